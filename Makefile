@@ -1,0 +1,30 @@
+# Two commands from a fresh clone: `make run` and `make test`. Each sets up .venv on its own.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PORT   ?= 8501
+
+.PHONY: run test venv sample bench clean
+
+$(STAMP): requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+sample: $(STAMP)
+	$(PY) -m engine sample ensure
+
+run: sample
+	$(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true
+
+test: $(STAMP)
+	$(PY) -m pytest -q tests
+
+bench: $(STAMP)
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) workspace

@@ -1,0 +1,54 @@
+"""`python -m engine ...`: the command line over the same engine calls the app makes.
+
+Each area registers its own sub-commands (`register(subparsers)` in engine/cli_*.py). Errors a user
+can act on print one line on stderr and exit with code 2 (bad input or usage) or 1 (a failure while
+running); a traceback is only printed with TRIPLET_LENS_DEBUG=1.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+#: modules providing `register(subparsers)`; a missing one is skipped so a partial install still runs
+COMMAND_MODULES = ("engine.cli_corpus", "engine.cli_extract", "engine.cli_ask", "engine.cli_eval")
+
+
+class UserError(Exception):
+    """Raised by commands for problems the user can fix; printed without a traceback."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m engine",
+                                     description="Triplet Lens: T2RAG and KG2RAG over your own documents.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted; finished work is saved and a rerun continues from there", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the one place errors become messages
+        if os.environ.get("TRIPLET_LENS_DEBUG"):
+            raise
+        from engine.store import CorpusError
+
+        code = 2 if isinstance(exc, (UserError, CorpusError, ValueError, FileNotFoundError)) else 1
+        print(f"error: {exc}", file=sys.stderr)
+        return code

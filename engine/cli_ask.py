@@ -1,0 +1,79 @@
+"""`ask CORPUS "question" --method ...`: one question through one method, printed with its summary."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from pathlib import Path
+
+from engine.config import AppSettings
+
+#: CLI flag -> settings field; a flag is applied only when the method's settings have that field
+_OVERRIDES = {"k": "k", "rounds": "rounds", "hops": "hops", "reranker": "reranker"}
+
+
+def method_settings(name: str, overrides: dict):
+    from engine.methods import method_class
+
+    cls = method_class(name)
+    settings = cls.settings_cls()
+    fields = {f.name for f in dataclasses.fields(settings)}
+    changes = {_OVERRIDES[k]: v for k, v in overrides.items() if v is not None and _OVERRIDES.get(k) in fields}
+    return dataclasses.replace(settings, **changes)
+
+
+def cmd_ask(args) -> int:
+    from engine.llm import make_reasoner
+    from engine.methods import build_method, method_class, save_result
+    from engine.store import Workspace
+
+    app = AppSettings.from_env()
+    ws = Workspace(app.workspace)
+    corpus = ws.open(args.corpus)
+    model = args.model if args.model is not None else app.model
+    api_base = args.api_base if args.api_base is not None else app.api_base
+    reasoner = make_reasoner(model, api_base=api_base, cache_path=app.workspace / "llm_cache.sqlite",
+                             embedder=corpus.embedder)
+    settings = method_settings(args.method, {"k": args.k, "rounds": args.rounds, "hops": args.hops,
+                                             "reranker": args.reranker})
+    method = build_method(args.method, reasoner)
+
+    def on_step(label: str, payload) -> None:
+        if not args.quiet:
+            print(f"  .. {label}", file=sys.stderr)
+
+    result = method.answer(args.question, corpus, settings, on_step=on_step)
+    if args.trace_out:
+        save_result(result, Path(args.trace_out))
+    if result.error:
+        print(f"{args.method} could not answer: {result.error}", file=sys.stderr)
+    print(f"answer: {result.answer}")
+    print(f"method: {args.method}   reasoner: {result.reasoner}   stop: {result.stop_reason or '-'}")
+    for line in method_class(args.method).summarize(result):
+        print(f"  {line}")
+    u = result.usage
+    cost = "unknown" if u.cost is None else f"${u.cost:.5f}"
+    print(f"usage: {u.calls} LLM calls ({u.cached_calls} cached), {u.prompt_tokens} prompt + "
+          f"{u.completion_tokens} completion tokens, {cost}, engine {u.engine_time:.2f}s, LLM {u.llm_time:.2f}s")
+    if args.trace_out:
+        print(f"trace written to {args.trace_out}")
+    return 1 if result.error else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from engine.methods import METHODS
+
+    p = sub.add_parser("ask", help="answer one question with one method and show how")
+    p.add_argument("corpus")
+    p.add_argument("question")
+    p.add_argument("--method", choices=list(METHODS), default="t2rag")
+    p.add_argument("--model", default=None, help="litellm model string; empty/unset = offline reasoner")
+    p.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint for --model")
+    p.add_argument("--k", type=int, default=None, help="chunks per round (T2RAG) / seeds (KG2RAG) / top-k")
+    p.add_argument("--rounds", type=int, default=None, help="T2RAG max rounds")
+    p.add_argument("--hops", type=int, default=None, help="KG2RAG expansion hops")
+    p.add_argument("--reranker", default=None, help="KG2RAG/rerank baselines: cross-encoder path or litellm rerank model")
+    p.add_argument("--trace-out", default=None, metavar="FILE", help="save the full trace as JSON")
+    p.add_argument("--quiet", action="store_true", help="no step-by-step progress on stderr")
+    p.set_defaults(func=cmd_ask)

@@ -1,0 +1,210 @@
+"""`corpus ...`, `triplets ...` and `sample ...` commands."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from engine.config import AppSettings
+from engine.progress import TerminalProgress
+
+
+def _workspace():
+    from engine.store import Workspace
+
+    return Workspace(AppSettings.from_env().workspace)
+
+
+def _print_errors(errors) -> None:
+    for path, msg in errors:
+        print(f"skipped {path}: {msg}", file=sys.stderr)
+
+
+def _ingest(corpus, paths: list[str], limit: int | None) -> int:
+    from engine.ingest import load_paths
+
+    settings = AppSettings.from_env()
+    batch = load_paths([Path(p) for p in paths], max_bytes=settings.max_file_bytes, limit_questions=limit)
+    _print_errors(batch.errors)
+    bar = TerminalProgress()
+    report = corpus.add_documents(batch.documents, on_progress=bar)
+    bar.close()
+    added_q = corpus.add_questions(batch.questions) if batch.questions else 0
+    print(f"{corpus.name}: +{report.documents_added} documents ({report.documents_skipped} already present), "
+          f"+{report.chunks_added} chunks, +{added_q} questions; {len(batch.errors)} file(s) rejected")
+    if not batch.documents and batch.errors:
+        return 2
+    return 0
+
+
+def cmd_create(args) -> int:
+    from engine.chunking import ChunkingSettings
+    from engine.store import CorpusSettings
+
+    ws = _workspace()
+    settings = CorpusSettings(ChunkingSettings(mode=args.chunking, max_words=args.max_words),
+                              embedder=args.embedder, index_kind=args.index)
+    corpus = ws.create(args.name, settings)
+    try:
+        code = _ingest(corpus, args.paths, args.limit_questions) if args.paths else 0
+    except BaseException:
+        ws.drop(args.name)  # a create that failed leaves nothing behind
+        raise
+    print(f"created corpus {args.name!r} at {corpus.path}")
+    return code
+
+
+def cmd_add(args) -> int:
+    return _ingest(_workspace().open(args.name), args.paths, args.limit_questions)
+
+
+def cmd_list(args) -> int:
+    ws = _workspace()
+    names = ws.list()
+    if not names:
+        print(f"no corpora in {ws.root}; create one with: python -m engine corpus create NAME --from PATH")
+    for name in names:
+        c = ws.open(name).counts()
+        print(f"{name:30s} {c.documents:6d} docs {c.chunks:7d} chunks {c.triplets:8d} triplets {c.questions:5d} questions")
+    return 0
+
+
+def cmd_show(args) -> int:
+    corpus = _workspace().open(args.name)
+    info = corpus.info()
+    if args.json:
+        print(json.dumps(info, indent=1))
+        return 0
+    c = corpus.counts()
+    done = c.extracted / c.chunks * 100 if c.chunks else 0.0
+    s = corpus.settings
+    print(f"corpus {corpus.name}  ({corpus.path})")
+    print(f"  documents {c.documents}, chunks {c.chunks}, triplets {c.triplets}, questions {c.questions}")
+    print(f"  extraction: {c.extracted} done, {c.pending} pending, {c.failed} failed ({done:.0f}%)")
+    print(f"  chunking {s.chunking.mode} (max {s.chunking.max_words} words), embedder {s.embedder}, "
+          f"index {s.index_kind}")
+    if args.documents:
+        for d in corpus.documents():
+            print(f"  {d.doc_id}  {d.n_chunks:3d} chunks  {d.kind:9s} {d.title[:70]}")
+    return 0
+
+
+def cmd_delete_doc(args) -> int:
+    corpus = _workspace().open(args.name)
+    corpus.delete_document(args.doc_id)
+    print(f"deleted document {args.doc_id} from {args.name}")
+    return 0
+
+
+def cmd_drop(args) -> int:
+    _workspace().drop(args.name)
+    print(f"dropped corpus {args.name}")
+    return 0
+
+
+def cmd_check(args) -> int:
+    problems = _workspace().open(args.name).check()
+    if problems:
+        for p in problems:
+            print(f"problem: {p}")
+        return 1
+    print(f"{args.name}: ok")
+    return 0
+
+
+def cmd_triplets_import(args) -> int:
+    from engine.triplet_io import read_triplet_file, resolve_rows
+
+    corpus = _workspace().open(args.name)
+    tf = read_triplet_file(Path(args.file), max_bytes=AppSettings.from_env().max_file_bytes)
+    for e in tf.errors[:20]:
+        print(f"skipped: {e}", file=sys.stderr)
+    if len(tf.errors) > 20:
+        print(f"... and {len(tf.errors) - 20} more skipped records", file=sys.stderr)
+    rows, unresolved = resolve_rows(tf.rows, corpus.chunks())
+    bar = TerminalProgress()
+    added = corpus.import_triplets(rows, on_progress=bar)
+    bar.close()
+    print(f"imported {added} triplet links from {args.file} ({unresolved} rows named no chunk of this corpus, "
+          f"{len(tf.errors)} malformed records skipped)")
+    return 0 if rows or not tf.rows else 2
+
+
+def cmd_triplets_export(args) -> int:
+    from engine.triplet_io import write_triplets
+
+    corpus = _workspace().open(args.name)
+    triplets = corpus.triplets()
+    write_triplets(Path(args.file), triplets, corpus.chunks())
+    print(f"wrote {len(triplets)} triplets to {args.file}")
+    return 0
+
+
+def cmd_sample_ensure(args) -> int:
+    from engine.samples import ensure_sample_corpora
+
+    for line in ensure_sample_corpora(_workspace(), on_progress=TerminalProgress()):
+        print(line)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    corpus = sub.add_parser("corpus", help="create, inspect and edit corpora").add_subparsers(
+        dest="corpus_cmd", metavar="ACTION")
+    corpus.required = True
+
+    p = corpus.add_parser("create", help="create a corpus from files or a QA dataset")
+    p.add_argument("name")
+    p.add_argument("--from", dest="paths", nargs="+", default=[], metavar="PATH",
+                   help="files: .txt .md .pdf .html, or dataset JSON/JSONL (HotpotQA, MuSiQue, 2Wiki, corpus.json)")
+    p.add_argument("--chunking", choices=["paragraph", "sentence"], default="paragraph")
+    p.add_argument("--max-words", type=int, default=200, help="paragraph window size in words")
+    p.add_argument("--embedder", default="bundled", help="bundled | st:/local/model/path | litellm:<model>")
+    p.add_argument("--index", choices=["flat", "hnsw"], default="flat", help="flat = exact; hnsw for large corpora")
+    p.add_argument("--limit-questions", type=int, default=None, help="take the first N questions of a dataset")
+    p.set_defaults(func=cmd_create)
+
+    p = corpus.add_parser("add", help="add documents to a corpus")
+    p.add_argument("name")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--limit-questions", type=int, default=None)
+    p.set_defaults(func=cmd_add)
+
+    corpus.add_parser("list", help="list corpora").set_defaults(func=cmd_list)
+
+    p = corpus.add_parser("show", help="counts and extraction progress")
+    p.add_argument("name")
+    p.add_argument("--documents", action="store_true", help="also list documents with their ids")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_show)
+
+    p = corpus.add_parser("delete-doc", help="delete one document (chunks, triplets and vectors go with it)")
+    p.add_argument("name")
+    p.add_argument("doc_id")
+    p.set_defaults(func=cmd_delete_doc)
+
+    p = corpus.add_parser("drop", help="delete a whole corpus")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_drop)
+
+    p = corpus.add_parser("check", help="integrity check of database and indexes")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_check)
+
+    trip = sub.add_parser("triplets", help="import or export triplet files").add_subparsers(
+        dest="triplets_cmd", metavar="ACTION")
+    trip.required = True
+    p = trip.add_parser("import", help="HippoRAG/T2RAG OpenIE JSON, KG2RAG per-title JSON, CSV or JSONL")
+    p.add_argument("name")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_triplets_import)
+    p = trip.add_parser("export", help="write all triplets with their chunk ids (.jsonl or .csv)")
+    p.add_argument("name")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_triplets_export)
+
+    sample = sub.add_parser("sample", help="bundled sample corpora").add_subparsers(dest="sample_cmd", metavar="ACTION")
+    sample.required = True
+    sample.add_parser("ensure", help="build the bundled sample corpora if missing (offline, no key)").set_defaults(
+        func=cmd_sample_ensure)

@@ -1,0 +1,165 @@
+"""The LLM protocol, the record of one call, and the Reasoner protocol over the four jobs.
+
+Two layers, on purpose:
+
+* `LLM` is a chat-completion client: messages in, `Completion` out (text, usage, cost, latency,
+  cached). The litellm client and the scripted test client implement it.
+* `Reasoner` is what the methods call: the four jobs both papers need (extract triplets, decompose
+  a question, fill placeholders, write the answer). `LLMReasoner` implements the jobs with prompts
+  over any `LLM`; `OfflineReasoner` implements them with rules. The methods never know which one
+  they hold, so the code path is the same with or without a model.
+
+Every job returns its parsed result together with an `LLMCall`, which the method puts into its
+trace: prompt, raw reply, parsed result, tokens, cost, latency and whether it was cached.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+class LLMError(RuntimeError):
+    """A provider failure that retrying will not fix (auth, unknown model, unreachable server).
+
+    The message names the provider and what to check; it never contains an API key.
+    """
+
+    def __init__(self, message: str, *, kind: str = "error", retryable: bool = False):
+        super().__init__(message)
+        self.kind = kind  # auth | not_found | unreachable | rate_limit | server | timeout | bad_request | error
+        self.retryable = retryable
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One chat completion as the client returns it."""
+
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None  # dollars from the provider's price table; None when unknown
+    latency: float = 0.0  # seconds spent waiting for the provider (0 for a cache hit)
+    cached: bool = False
+    attempts: int = 1  # provider requests this completion took (retries included; 0 for a cache hit)
+
+
+@dataclass
+class LLMCall:
+    """The trace record of one job call (an LLM call, or an offline-rules step).
+
+    `messages` is the prompt exactly as sent; `response` the raw reply; `parsed` the result the
+    method used (JSON-serializable). `error` is set when the call or the parse failed; the method
+    then continues with a documented fallback and the trace shows what happened.
+    """
+
+    job: str  # extract | decompose | solve | answer | cot
+    model: str
+    messages: list[dict[str, str]] = field(default_factory=list)
+    response: str = ""
+    parsed: Any = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    latency: float = 0.0
+    cached: bool = False
+    error: str = ""
+    attempts: int = 1
+
+    @classmethod
+    def from_completion(cls, job: str, messages: list[dict[str, str]], c: Completion, **kw) -> "LLMCall":
+        kw.setdefault("attempts", c.attempts)
+        return cls(job=job, model=c.model, messages=messages, response=c.text,
+                   prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens,
+                   cost=c.cost, latency=c.latency, cached=c.cached, **kw)
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat-completion client."""
+
+    model: str
+
+    def complete(self, messages: list[dict[str, str]], *, temperature: float = 0.0,
+                 max_tokens: int | None = None, json_mode: bool = False) -> Completion:
+        """Return one completion. Raises `LLMError` for failures retrying cannot fix."""
+        ...
+
+
+@dataclass(frozen=True)
+class QueryTriplet:
+    """A triplet of the question with `?` placeholders: `("?performer", "child", "?child")`."""
+
+    subject: str
+    predicate: str
+    object: str
+
+    @property
+    def parts(self) -> tuple[str, str, str]:
+        return (self.subject, self.predicate, self.object)
+
+    @property
+    def placeholders(self) -> tuple[str, ...]:
+        """Distinct placeholders in order of appearance (a bare `?` counts once per part)."""
+        seen: list[str] = []
+        for i, p in enumerate(self.parts):
+            if is_placeholder(p):
+                name = p.strip() if p.strip() != "?" else f"?#{i}"
+                if name not in seen:
+                    seen.append(name)
+        return tuple(seen)
+
+    def text(self) -> str:
+        return f"({self.subject}, {self.predicate}, {self.object})"
+
+
+def is_placeholder(part: str) -> bool:
+    return part.strip().startswith("?")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the solver sees in one T2RAG round."""
+
+    propositions: tuple[str, ...]
+    chunks: tuple[tuple[str, str], ...]  # (chunk_id, text); empty when chunk text is off
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """The solver's output: placeholder bindings and rewritten triplets."""
+
+    bindings: dict[str, str] = field(default_factory=dict)  # "?performer" -> "Kris Kristofferson"
+    triplets: tuple[QueryTriplet, ...] = ()  # triplets the solver returned, possibly rewritten
+    # where a binding came from, when the reasoner knows: "?x" -> proposition text
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Reasoner(Protocol):
+    """The four jobs both methods need. `name` appears in traces (`offline-rules` or the model)."""
+
+    name: str
+    #: False for the offline reasoner: free-form chain-of-thought (IRCoT) needs a real LLM.
+    supports_free_text: bool
+
+    def extract(self, title: str, text: str) -> tuple[list[tuple[str, str, str]], LLMCall]:
+        """Triplets stated by one chunk (already filtered and deduped)."""
+        ...
+
+    def decompose(self, question: str) -> tuple[list[QueryTriplet], LLMCall]:
+        """Query triplets with placeholders; an empty list when nothing parsed (call.error says why)."""
+        ...
+
+    def solve(self, question: str, resolved: list[QueryTriplet], open_triplets: list[QueryTriplet],
+              evidence: Evidence) -> tuple[SolveResult, LLMCall]:
+        """Fill placeholders of `open_triplets` from the evidence."""
+        ...
+
+    def answer(self, question: str, context: str, *, facts: list[str] | None = None) -> tuple[str, LLMCall]:
+        """A short factoid answer (`yes`/`no` for yes/no questions) from context and/or facts."""
+        ...
+
+    def chat(self, job: str, messages: list[dict[str, str]]) -> tuple[str, LLMCall]:
+        """Free-form completion (IRCoT). Raises `NotImplementedError` when unsupported."""
+        ...

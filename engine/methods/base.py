@@ -1,0 +1,123 @@
+"""The method protocol every method shares (T2RAG, KG2RAG, the baselines), and its result.
+
+A method is a small object built with its models (`T2RAG(reasoner)`), answering one question at a
+time against an opened corpus:
+
+    result = method.answer(question, corpus, settings, on_step=print_step)
+
+`Result` carries the answer, the method's own typed trace, the usage totals and the ids of the
+chunks the method finally used as evidence (what the evaluator scores and the Compare page
+overlaps). `save_result` / `load_result` round-trip it through JSON with a schema version.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from engine import serde
+from engine.llm.base import LLMCall
+
+TRACE_SCHEMA_VERSION = 1
+
+#: on_step(label, payload): label is a short human string ("round 2: retrieve"); payload is the
+#: trace fragment just completed (a dataclass) or None. The CLI prints labels; the app shows them.
+StepCallback = Callable[[str, Any], None]
+
+
+@dataclass
+class Usage:
+    """Totals over a question's LLM calls. Cache hits are counted apart and cost nothing."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = 0.0  # None when any billed call had an unknown price
+    llm_time: float = 0.0
+    engine_time: float = 0.0
+    total_time: float = 0.0
+
+    @classmethod
+    def from_calls(cls, calls: list[LLMCall], total_time: float) -> "Usage":
+        u = cls(total_time=total_time)
+        for c in calls:
+            if c.model == "offline-rules":
+                # rule steps are recorded in the trace but are not LLM calls
+                continue
+            u.calls += 1
+            if c.cached:
+                u.cached_calls += 1
+                continue
+            u.prompt_tokens += c.prompt_tokens
+            u.completion_tokens += c.completion_tokens
+            u.llm_time += c.latency
+            if c.cost is None or u.cost is None:
+                u.cost = None
+            else:
+                u.cost += c.cost
+        u.engine_time = max(0.0, total_time - u.llm_time)
+        return u
+
+
+@dataclass
+class Result:
+    method: str
+    question: str
+    answer: str
+    usage: Usage
+    evidence_chunk_ids: list[str] = field(default_factory=list)
+    stop_reason: str = ""
+    error: str = ""  # set when the method could not run at all (e.g. IRCoT without a real LLM)
+    reasoner: str = ""  # `offline-rules` or the model string
+    trace: Any = None  # the method's own trace dataclass
+    schema_version: int = TRACE_SCHEMA_VERSION
+
+
+class Method(Protocol):
+    name: str
+
+    def answer(self, question: str, corpus: Any, settings: Any = None,
+               on_step: StepCallback | None = None) -> Result:
+        ...
+
+
+# --- persistence -------------------------------------------------------------------------------
+
+#: method name -> its trace dataclass; each method module registers itself at import.
+TRACE_TYPES: dict[str, type] = {}
+
+
+def register_trace(method: str, trace_cls: type) -> None:
+    TRACE_TYPES[method] = trace_cls
+
+
+def result_to_json(result: Result, indent: int | None = 1) -> str:
+    return serde.dumps(result, indent=indent)
+
+
+def result_from_json(text: str) -> Result:
+    data = json.loads(text)
+    if not isinstance(data, dict) or "method" not in data:
+        raise ValueError("not a Triplet Lens trace: the JSON has no 'method' field")
+    version = data.get("schema_version")
+    if version != TRACE_SCHEMA_VERSION:
+        raise ValueError(f"trace schema version {version!r} is not supported (expected {TRACE_SCHEMA_VERSION})")
+    from engine.methods import register_all_traces
+
+    register_all_traces()
+
+    trace_cls = TRACE_TYPES.get(data["method"])
+    raw_trace = data.pop("trace", None)
+    result = serde.from_dict(Result, data)
+    result.trace = serde.from_dict(trace_cls, raw_trace) if trace_cls and raw_trace is not None else raw_trace
+    return result
+
+
+def save_result(result: Result, path: Path) -> None:
+    serde.atomic_write_text(Path(path), result_to_json(result))
+
+
+def load_result(path: Path) -> Result:
+    return result_from_json(Path(path).read_text(encoding="utf-8"))

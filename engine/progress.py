@@ -1,0 +1,49 @@
+"""Progress reporting: every long step takes `on_progress(done, total, label)`.
+
+The app connects it to `st.progress`; the CLI to `TerminalProgress`, a dependency-free bar on
+stderr that redraws at most ten times a second.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, TextIO
+
+ProgressCallback = Callable[[int, int, str], None]
+
+
+def no_progress(done: int, total: int, label: str = "") -> None:
+    """The default callback: report nothing."""
+
+
+class TerminalProgress:
+    def __init__(self, stream: TextIO | None = None, width: int = 30):
+        self.stream = stream or sys.stderr
+        self.width = width
+        self._last = 0.0
+        self._open = False
+
+    def __call__(self, done: int, total: int, label: str = "") -> None:
+        now = time.monotonic()
+        final = total > 0 and done >= total
+        if not final and now - self._last < 0.1:
+            return
+        self._last = now
+        frac = done / total if total else 1.0
+        filled = int(frac * self.width)
+        bar = "#" * filled + "-" * (self.width - filled)
+        line = f"\r[{bar}] {done}/{total} {label[:60]:<60}"
+        if self.stream.isatty() or final:
+            self.stream.write(line)
+            if final:
+                self.stream.write("\n")
+                self._open = False
+            else:
+                self._open = True
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self._open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open = False

@@ -1,0 +1,673 @@
+"""Corpora on disk: a Workspace folder holding one folder per corpus.
+
+A corpus folder holds `corpus.sqlite` (documents, chunks with their vectors, triplets with every
+source chunk, extraction status per chunk, questions, settings) and two FAISS index files
+(`chunks.index`, `propositions.index`). SQLite is the source of truth, vectors included; the index
+files are derived and carry the database generation they were built from. Opening a corpus loads
+the files; when a file is missing, broken or stale (a crash between commit and save) it is rebuilt
+from the stored vectors, so a reopen never re-embeds and never calls an LLM.
+
+Writers take an exclusive lock file, so two processes extracting into or adding to one corpus are
+serialized (or told, after a wait, that the corpus is busy).
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from engine import serde
+from engine.chunking import ChunkingSettings, chunk_document
+from engine.progress import ProgressCallback, no_progress
+from engine.textnorm import normalize_entity
+from engine.types import Chunk, Document, ExtractionStatus, IngestReport, Question, Triplet
+from engine.vectors import FaissVectorStore, IndexFileError
+
+SCHEMA_VERSION = 1
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL, source TEXT NOT NULL,
+    kind TEXT NOT NULL, sentences TEXT, added_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+    rid INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id TEXT NOT NULL UNIQUE,
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id), position INTEGER NOT NULL, title TEXT NOT NULL,
+    text TEXT NOT NULL, sent_start INTEGER NOT NULL, sent_end INTEGER NOT NULL, vec BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, position);
+CREATE TABLE IF NOT EXISTS triplets (
+    tid INTEGER PRIMARY KEY AUTOINCREMENT, subject TEXT NOT NULL, predicate TEXT NOT NULL,
+    object TEXT NOT NULL, vec BLOB, UNIQUE(subject, predicate, object));
+CREATE TABLE IF NOT EXISTS triplet_sources (
+    tid INTEGER NOT NULL REFERENCES triplets(tid), chunk_id TEXT NOT NULL REFERENCES chunks(chunk_id),
+    PRIMARY KEY (tid, chunk_id));
+CREATE INDEX IF NOT EXISTS sources_chunk ON triplet_sources(chunk_id);
+CREATE TABLE IF NOT EXISTS extraction (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(chunk_id), status TEXT NOT NULL, model TEXT NOT NULL,
+    error TEXT NOT NULL, calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL, cost REAL, updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS questions (qid TEXT PRIMARY KEY, position INTEGER NOT NULL, data TEXT NOT NULL);
+"""
+
+
+class CorpusError(RuntimeError):
+    """A problem a user can act on: unknown corpus, bad name, busy corpus, broken file."""
+
+
+class CorpusBusyError(CorpusError):
+    pass
+
+
+@dataclass(frozen=True)
+class CorpusSettings:
+    chunking: ChunkingSettings = ChunkingSettings()
+    embedder: str = "bundled"
+    """Embedder spec (see engine.embed.make_embedder); fixed at creation: vectors must agree."""
+    index_kind: str = "flat"
+    """`flat` (exact inner product) or `hnsw` (approximate, for large corpora)."""
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    doc_id: str
+    title: str
+    source: str
+    kind: str
+    n_chunks: int
+
+
+@dataclass(frozen=True)
+class CorpusCounts:
+    documents: int
+    chunks: int
+    triplets: int
+    questions: int
+    extracted: int
+    pending: int
+    failed: int
+
+
+def validate_name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
+        raise CorpusError(f"invalid corpus name {name!r}: use 1-64 letters, digits, '-', '_' or '.', "
+                          "starting with a letter or digit (no paths)")
+    return name
+
+
+def _vec_blob(v: np.ndarray) -> bytes:
+    return np.ascontiguousarray(v, dtype=np.float32).tobytes()
+
+
+class Workspace:
+    """A folder of corpora. `embedder`, when given, serves every corpus whose spec it matches
+    (tests and the app pass the one already loaded instead of loading it again)."""
+
+    def __init__(self, root: Path | str, embedder=None):
+        self.root = Path(root).expanduser().resolve()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._embedder = embedder
+
+    def path_of(self, name: str) -> Path:
+        path = (self.root / validate_name(name)).resolve()
+        if path.parent != self.root:
+            raise CorpusError(f"corpus name {name!r} escapes the workspace")
+        return path
+
+    def exists(self, name: str) -> bool:
+        return (self.path_of(name) / "corpus.sqlite").is_file()
+
+    def list(self) -> list[str]:
+        return sorted(p.name for p in self.root.iterdir()
+                      if p.is_dir() and (p / "corpus.sqlite").is_file() and _NAME_RE.match(p.name))
+
+    def create(self, name: str, settings: CorpusSettings | None = None, *,
+               chunking: ChunkingSettings | None = None, embedder: str | None = None) -> "Corpus":
+        settings = settings or CorpusSettings()
+        if chunking is not None:
+            settings = CorpusSettings(chunking, settings.embedder, settings.index_kind)
+        if embedder is not None:
+            settings = CorpusSettings(settings.chunking, embedder, settings.index_kind)
+        path = self.path_of(name)
+        if (path / "corpus.sqlite").exists():
+            raise CorpusError(f"corpus {name!r} already exists in {self.root}")
+        path.mkdir(parents=True, exist_ok=True)
+        return Corpus(path, create_with=settings, embedder=self._embedder)
+
+    def open(self, name: str) -> "Corpus":
+        path = self.path_of(name)
+        if not (path / "corpus.sqlite").is_file():
+            known = ", ".join(self.list()) or "none yet"
+            raise CorpusError(f"no corpus named {name!r} in {self.root} (corpora: {known})")
+        return Corpus(path, embedder=self._embedder)
+
+    def drop(self, name: str) -> None:
+        path = self.path_of(name)
+        if not path.exists():
+            raise CorpusError(f"no corpus named {name!r} in {self.root}")
+        # rename first so a crash mid-delete never leaves a half corpus that still opens
+        trash = path.with_name(f".{path.name}.dropped.{os.getpid()}")
+        os.replace(path, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+class Corpus:
+    """One corpus. Safe to share between threads; writes are serialized across processes."""
+
+    def __init__(self, path: Path, *, create_with: CorpusSettings | None = None, embedder=None):
+        self.path = Path(path)
+        self.name = self.path.name
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(self.path / "corpus.sqlite", check_same_thread=False,
+                                   isolation_level=None, timeout=30.0)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        if create_with is not None:
+            with self._write():
+                self._db.executescript(_SCHEMA)
+                self._set_meta("schema_version", SCHEMA_VERSION)
+                self._set_meta("settings", serde.to_dict(create_with))
+                self._set_meta("chunk_gen", 0)
+                self._set_meta("prop_gen", 0)
+        version = self._get_meta("schema_version")
+        if version != SCHEMA_VERSION:
+            raise CorpusError(f"corpus {self.name!r} has schema version {version!r}; this build reads {SCHEMA_VERSION}")
+        self.settings: CorpusSettings = serde.from_dict(CorpusSettings, self._get_meta("settings"))
+        self._given_embedder = embedder
+        self._embedder = None
+        self._indexes: dict[str, tuple[FaissVectorStore, int]] = {}
+        self._graph = None
+        self._graph_gen = -1
+
+    # --- plumbing --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _get_meta(self, key: str):
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def _set_meta(self, key: str, value) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, json.dumps(value)))
+
+    def _bump(self, key: str) -> None:
+        self._set_meta(key, int(self._get_meta(key) or 0) + 1)
+
+    @contextmanager
+    def _write(self, timeout: float = 30.0) -> Iterator[None]:
+        """One write transaction under the corpus's process lock."""
+        with self._lock, self._process_lock(timeout):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    @contextmanager
+    def _process_lock(self, timeout: float) -> Iterator[None]:
+        depth = getattr(self, "_lock_depth", 0)
+        if depth:  # re-entrant within this process
+            self._lock_depth = depth + 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        fh = open(self.path / "write.lock", "a+")
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    fh.close()
+                    raise CorpusBusyError(f"corpus {self.name!r} is busy: another process is writing to it; "
+                                          "try again when it finishes") from None
+                time.sleep(0.05)
+        self._lock_depth = 1
+        try:
+            yield
+        finally:
+            self._lock_depth = 0
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            fh.close()
+
+    @contextmanager
+    def writing(self, timeout: float = 30.0) -> Iterator[None]:
+        """Hold the corpus's write lock across several calls (an extraction run)."""
+        with self._lock, self._process_lock(timeout):
+            yield
+
+    # --- embedder and indexes ---------------------------------------------------------------
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            given = self._given_embedder
+            if given is not None and self.settings.embedder in ("bundled", getattr(given, "spec", None)):
+                self._embedder = given
+            else:
+                from engine.embed import make_embedder
+
+                self._embedder = make_embedder(self.settings.embedder)
+        return self._embedder
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embedder.encode(list(texts))
+
+    def _index(self, which: str) -> FaissVectorStore:
+        """The in-memory index for `chunks` or `propositions`, in step with the database."""
+        with self._lock:
+            gen_key = "chunk_gen" if which == "chunks" else "prop_gen"
+            if which == "propositions":
+                self._embed_pending_propositions()
+            gen = int(self._get_meta(gen_key))
+            cached = self._indexes.get(which)
+            if cached and cached[1] == gen:
+                return cached[0]
+            file = self.path / f"{which}.index"
+            dim = self.embedder.dim
+            try:
+                store, file_gen = FaissVectorStore.load(file, dim, self.settings.index_kind)
+                if file_gen != gen:
+                    raise IndexFileError("stale")
+            except IndexFileError:
+                store = self._rebuild_index(which, dim)
+                store.save(file, gen)
+            self._indexes[which] = (store, gen)
+            return store
+
+    def _rebuild_index(self, which: str, dim: int) -> FaissVectorStore:
+        store = FaissVectorStore(dim, self.settings.index_kind)
+        sql = ("SELECT rid, vec FROM chunks" if which == "chunks"
+               else "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")
+        rows = self._db.execute(sql).fetchall()
+        if rows:
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+            store.add(ids, vecs)
+        return store
+
+    def _save_index(self, which: str, store: FaissVectorStore, gen: int) -> None:
+        store.save(self.path / f"{which}.index", gen)
+        self._indexes[which] = (store, gen)
+
+    def _embed_pending_propositions(self, on_progress: ProgressCallback = no_progress, batch: int = 256) -> int:
+        """Embed triplets stored without a vector (new from extraction or import)."""
+        rows = self._db.execute("SELECT tid, subject, predicate, object FROM triplets WHERE vec IS NULL").fetchall()
+        if not rows:
+            return 0
+        with self._write():
+            for i in range(0, len(rows), batch):
+                part = rows[i:i + batch]
+                vecs = self.embed([f"{s} {p} {o}" for _, s, p, o in part])
+                self._db.executemany("UPDATE triplets SET vec=? WHERE tid=?",
+                                     [(_vec_blob(v), r[0]) for v, r in zip(vecs, part)])
+                on_progress(min(i + batch, len(rows)), len(rows), "embedding propositions")
+            self._bump("prop_gen")
+        return len(rows)
+
+    def refresh_indexes(self, on_progress: ProgressCallback = no_progress) -> None:
+        """Embed what is pending and bring both index files in step (end of a long write)."""
+        with self._lock:
+            self._embed_pending_propositions(on_progress)
+            for which in ("chunks", "propositions"):
+                self._index(which)
+
+    def search_chunks(self, query_vecs: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        with self._lock:
+            scores, ids = self._index("chunks").search(query_vecs, k)
+            rid_to_id = self._chunk_ids_for_rids({int(i) for i in ids.ravel() if i >= 0})
+        return [[(rid_to_id[int(i)], float(s)) for s, i in zip(srow, irow) if i >= 0 and int(i) in rid_to_id]
+                for srow, irow in zip(scores, ids)]
+
+    def search_propositions(self, query_vecs: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+        with self._lock:
+            scores, ids = self._index("propositions").search(query_vecs, k)
+        return [[(int(i), float(s)) for s, i in zip(srow, irow) if i >= 0] for srow, irow in zip(scores, ids)]
+
+    def _chunk_ids_for_rids(self, rids: set[int]) -> dict[int, str]:
+        if not rids:
+            return {}
+        out: dict[int, str] = {}
+        rl = list(rids)
+        for i in range(0, len(rl), 900):
+            part = rl[i:i + 900]
+            q = f"SELECT rid, chunk_id FROM chunks WHERE rid IN ({','.join('?' * len(part))})"
+            out.update(self._db.execute(q, part).fetchall())
+        return out
+
+    def chunk_vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            found = dict(self._in_query("SELECT chunk_id, vec FROM chunks WHERE chunk_id IN ({})", chunk_ids))
+        return self._stack([found.get(c) for c in chunk_ids])
+
+    def proposition_vectors(self, triplet_ids: Sequence[int]) -> np.ndarray:
+        with self._lock:
+            self._embed_pending_propositions()
+            found = dict(self._in_query("SELECT tid, vec FROM triplets WHERE tid IN ({})", list(triplet_ids)))
+        return self._stack([found.get(t) for t in triplet_ids])
+
+    def _stack(self, blobs: list[bytes | None]) -> np.ndarray:
+        dim = self.embedder.dim
+        out = np.zeros((len(blobs), dim), dtype=np.float32)
+        for i, b in enumerate(blobs):
+            if b is not None:
+                out[i] = np.frombuffer(b, dtype=np.float32)
+        return out
+
+    def _in_query(self, sql: str, values: Sequence) -> list[tuple]:
+        out: list[tuple] = []
+        values = list(values)
+        for i in range(0, len(values), 900):
+            part = values[i:i + 900]
+            out.extend(self._db.execute(sql.format(",".join("?" * len(part))), part).fetchall())
+        return out
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def documents(self) -> list[DocumentInfo]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT d.doc_id, d.title, d.source, d.kind, COUNT(c.rid) FROM documents d "
+                "LEFT JOIN chunks c ON c.doc_id = d.doc_id GROUP BY d.doc_id ORDER BY d.added_at, d.rowid").fetchall()
+        return [DocumentInfo(*r) for r in rows]
+
+    def get_document(self, doc_id: str) -> Document | None:
+        with self._lock:
+            r = self._db.execute("SELECT doc_id, title, text, source, kind, sentences FROM documents WHERE doc_id=?",
+                                 (doc_id,)).fetchone()
+        if not r:
+            return None
+        sents = tuple(json.loads(r[5])) if r[5] else None
+        return Document(r[0], r[1], r[2], r[3], r[4], sents)
+
+    _CHUNK_COLS = "chunk_id, doc_id, position, title, text, sent_start, sent_end"
+
+    def chunks(self, doc_id: str | None = None) -> list[Chunk]:
+        with self._lock:
+            if doc_id is None:
+                rows = self._db.execute(f"SELECT {self._CHUNK_COLS} FROM chunks ORDER BY rid").fetchall()
+            else:
+                rows = self._db.execute(f"SELECT {self._CHUNK_COLS} FROM chunks WHERE doc_id=? ORDER BY position",
+                                        (doc_id,)).fetchall()
+        return [Chunk(*r) for r in rows]
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        with self._lock:
+            rows = self._in_query(f"SELECT {self._CHUNK_COLS} FROM chunks WHERE chunk_id IN ({{}})", chunk_ids)
+        by_id = {r[0]: Chunk(*r) for r in rows}
+        return [by_id[c] for c in chunk_ids if c in by_id]
+
+    def _triplets_where(self, where: str = "", values: Sequence = ()) -> list[Triplet]:
+        sql = ("SELECT t.tid, t.subject, t.predicate, t.object, GROUP_CONCAT(s.chunk_id, char(31)) FROM triplets t "
+               "JOIN triplet_sources s ON s.tid = t.tid {} GROUP BY t.tid ORDER BY t.tid")
+        with self._lock:
+            if values:
+                rows = self._in_query(sql.format(where), values)
+            else:
+                rows = self._db.execute(sql.format(where)).fetchall()
+        out = {}
+        for tid, s, p, o, srcs in rows:
+            out[tid] = Triplet(s, p, o, tuple(sorted(srcs.split("\x1f"))), tid)
+        return [out[t] for t in sorted(out)]
+
+    def triplets(self, chunk_ids: Sequence[str] | None = None) -> list[Triplet]:
+        if chunk_ids is None:
+            return self._triplets_where()
+        if not chunk_ids:
+            return []
+        # all sources of each triplet, not only the asked chunks
+        where = "WHERE t.tid IN (SELECT tid FROM triplet_sources WHERE chunk_id IN ({}))"
+        return self._triplets_where(where, list(chunk_ids))
+
+    def get_triplets(self, triplet_ids: Sequence[int]) -> list[Triplet]:
+        if not triplet_ids:
+            return []
+        found = {t.triplet_id: t for t in self._triplets_where("WHERE t.tid IN ({})", list(triplet_ids))}
+        return [found[t] for t in triplet_ids if t in found]
+
+    def questions(self) -> list[Question]:
+        with self._lock:
+            rows = self._db.execute("SELECT data FROM questions ORDER BY position").fetchall()
+        return [serde.loads(Question, r[0]) for r in rows]
+
+    def get_question(self, qid: str) -> Question | None:
+        with self._lock:
+            r = self._db.execute("SELECT data FROM questions WHERE qid=?", (qid,)).fetchone()
+        return serde.loads(Question, r[0]) if r else None
+
+    def counts(self) -> CorpusCounts:
+        with self._lock:
+            one = lambda sql: self._db.execute(sql).fetchone()[0]  # noqa: E731
+            status = dict(self._db.execute("SELECT status, COUNT(*) FROM extraction GROUP BY status").fetchall())
+            return CorpusCounts(
+                documents=one("SELECT COUNT(*) FROM documents"), chunks=one("SELECT COUNT(*) FROM chunks"),
+                triplets=one("SELECT COUNT(*) FROM triplets"), questions=one("SELECT COUNT(*) FROM questions"),
+                extracted=status.get("done", 0), pending=status.get("pending", 0), failed=status.get("failed", 0))
+
+    def extraction_statuses(self) -> dict[str, ExtractionStatus]:
+        with self._lock:
+            rows = self._db.execute("SELECT chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, "
+                                    "cost FROM extraction").fetchall()
+        return {r[0]: ExtractionStatus(*r) for r in rows}
+
+    def pending_chunks(self) -> list[Chunk]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {', '.join('c.' + c for c in self._CHUNK_COLS.split(', '))} FROM chunks c "
+                "JOIN extraction e ON e.chunk_id = c.chunk_id WHERE e.status != 'done' ORDER BY c.rid").fetchall()
+        return [Chunk(*r) for r in rows]
+
+    def entity_graph(self):
+        """networkx MultiGraph: normalized entities as nodes, one edge per triplet (key = triplet id)."""
+        import networkx as nx
+
+        with self._lock:
+            gen = int(self._get_meta("prop_gen"))
+            if self._graph is not None and self._graph_gen == gen:
+                return self._graph
+            g = nx.MultiGraph()
+            for t in self.triplets():
+                h, tl = normalize_entity(t.subject), normalize_entity(t.object)
+                if not h or not tl:
+                    continue
+                g.add_node(h, label=t.subject) if h not in g else None
+                g.add_node(tl, label=t.object) if tl not in g else None
+                g.add_edge(h, tl, key=t.triplet_id, subject=t.subject, predicate=t.predicate, object=t.object,
+                           triplet_id=t.triplet_id, chunk_ids=t.chunk_ids)
+            self._graph, self._graph_gen = g, gen
+            return g
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def add_documents(self, docs: Iterable[Document], on_progress: ProgressCallback = no_progress,
+                      batch_size: int = 64) -> IngestReport:
+        """Chunk, embed and store documents. A document already present (same id) is skipped."""
+        report = IngestReport()
+        docs = list(docs)
+        with self._lock:
+            existing = {r[0] for r in self._in_query("SELECT doc_id FROM documents WHERE doc_id IN ({})",
+                                                     [d.doc_id for d in docs])}
+        new_docs: list[Document] = []
+        for d in docs:
+            if d.doc_id in existing:
+                report.documents_skipped += 1
+            else:
+                existing.add(d.doc_id)
+                new_docs.append(d)
+        chunks: list[Chunk] = []
+        for d in new_docs:
+            chunks.extend(chunk_document(d, self.settings.chunking))
+        if not chunks and not new_docs:
+            return report
+        vecs = np.zeros((0, self.embedder.dim), dtype=np.float32)
+        parts = []
+        for i in range(0, len(chunks), batch_size * 4):
+            parts.append(self.embed([c.text for c in chunks[i:i + batch_size * 4]]))
+            on_progress(min(i + batch_size * 4, len(chunks)), len(chunks), "embedding chunks")
+        if parts:
+            vecs = np.concatenate(parts)
+        now = time.time()
+        with self._write():
+            self._db.executemany(
+                "INSERT INTO documents(doc_id, title, text, source, kind, sentences, added_at) VALUES (?,?,?,?,?,?,?)",
+                [(d.doc_id, d.title, d.text, d.source, d.kind,
+                  json.dumps(list(d.sentences)) if d.sentences is not None else None, now) for d in new_docs])
+            self._db.executemany(
+                "INSERT INTO chunks(chunk_id, doc_id, position, title, text, sent_start, sent_end, vec) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                [(c.chunk_id, c.doc_id, c.position, c.title, c.text, c.sent_start, c.sent_end, _vec_blob(v))
+                 for c, v in zip(chunks, vecs)])
+            self._db.executemany(
+                "INSERT INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, "
+                "cost, updated_at) VALUES (?, 'pending', '', '', 0, 0, 0, NULL, ?)", [(c.chunk_id, now) for c in chunks])
+            self._bump("chunk_gen")
+        self._sync_chunk_index_after_add()
+        report.documents_added = len(new_docs)
+        report.chunks_added = len(chunks)
+        return report
+
+    def _sync_chunk_index_after_add(self) -> None:
+        with self._lock:
+            gen = int(self._get_meta("chunk_gen"))
+            cached = self._indexes.get("chunks")
+            if cached and cached[1] == gen - 1 and self.settings.index_kind == "flat":
+                # the index was current before this add: append the new rows instead of rebuilding
+                store = cached[0]
+                ids = store.ids()
+                top = int(ids.max()) if len(ids) else 0
+                rows = self._db.execute("SELECT rid, vec FROM chunks WHERE rid > ?", (top,)).fetchall()
+                if rows:
+                    store.add(np.array([r[0] for r in rows], np.int64),
+                              np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1))
+                self._save_index("chunks", store, gen)
+            else:
+                self._index("chunks")
+
+    def add_questions(self, questions: Iterable[Question]) -> int:
+        questions = list(questions)
+        with self._write():
+            start = self._db.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM questions").fetchone()[0]
+            before = self._db.total_changes
+            self._db.executemany("INSERT OR IGNORE INTO questions(qid, position, data) VALUES (?,?,?)",
+                                 [(q.qid, start + i, serde.dumps(q)) for i, q in enumerate(questions)])
+            return self._db.total_changes - before
+
+    def _insert_triplets(self, chunk_id: str, triplets: Iterable[tuple[str, str, str]]) -> int:
+        n = 0
+        for s, p, o in triplets:
+            self._db.execute("INSERT OR IGNORE INTO triplets(subject, predicate, object) VALUES (?,?,?)", (s, p, o))
+            tid = self._db.execute("SELECT tid FROM triplets WHERE subject=? AND predicate=? AND object=?",
+                                   (s, p, o)).fetchone()[0]
+            cur = self._db.execute("INSERT OR IGNORE INTO triplet_sources(tid, chunk_id) VALUES (?,?)", (tid, chunk_id))
+            n += cur.rowcount
+        return n
+
+    def _drop_orphan_triplets(self) -> int:
+        cur = self._db.execute("DELETE FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)")
+        return cur.rowcount
+
+    def store_extraction(self, chunk_id: str, triplets: Sequence[tuple[str, str, str]],
+                         status: ExtractionStatus) -> None:
+        """Replace the chunk's triplets and mark it done, in one transaction (resume relies on it)."""
+        with self._write():
+            if not self._db.execute("SELECT 1 FROM chunks WHERE chunk_id=?", (chunk_id,)).fetchone():
+                raise CorpusError(f"chunk {chunk_id!r} is not in corpus {self.name!r} (deleted meanwhile?)")
+            self._db.execute("DELETE FROM triplet_sources WHERE chunk_id=?", (chunk_id,))
+            self._insert_triplets(chunk_id, triplets)
+            self._drop_orphan_triplets()
+            self._db.execute(
+                "INSERT OR REPLACE INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, "
+                "completion_tokens, cost, updated_at) VALUES (?, 'done', ?, '', ?, ?, ?, ?, ?)",
+                (chunk_id, status.model, status.calls, status.prompt_tokens, status.completion_tokens, status.cost,
+                 time.time()))
+            self._bump("prop_gen")
+
+    def mark_extraction_failed(self, chunk_id: str, error: str, model: str = "") -> None:
+        with self._write():
+            self._db.execute("UPDATE extraction SET status='failed', error=?, model=?, updated_at=? WHERE chunk_id=?",
+                             (error[:2000], model, time.time(), chunk_id))
+
+    def import_triplets(self, rows: Iterable[tuple[str, str, str, str]],
+                        on_progress: ProgressCallback = no_progress) -> int:
+        """Add `(chunk_id, s, p, o)` rows (imported files); returns how many new (triplet, chunk) links.
+        Rows naming an unknown chunk are skipped. Imported chunks count as extracted."""
+        rows = list(rows)
+        with self._write():
+            known = {r[0] for r in self._in_query("SELECT chunk_id FROM chunks WHERE chunk_id IN ({})",
+                                                  list({r[0] for r in rows}))}
+            added = 0
+            for i, (cid, s, p, o) in enumerate(rows):
+                if cid in known:
+                    added += self._insert_triplets(cid, [(s, p, o)])
+            self._db.executemany("UPDATE extraction SET status='done', model='import', error='', updated_at=? "
+                                 "WHERE chunk_id=?", [(time.time(), c) for c in known])
+            self._bump("prop_gen")
+        self.refresh_indexes(on_progress)
+        return added
+
+    def delete_document(self, doc_id: str) -> None:
+        """Remove a document with its chunks, their triplet links, orphaned triplets and all vectors."""
+        with self._write():
+            if not self._db.execute("SELECT 1 FROM documents WHERE doc_id=?", (doc_id,)).fetchone():
+                raise CorpusError(f"no document {doc_id!r} in corpus {self.name!r}")
+            sub = "SELECT chunk_id FROM chunks WHERE doc_id=?"
+            self._db.execute(f"DELETE FROM triplet_sources WHERE chunk_id IN ({sub})", (doc_id,))
+            self._db.execute(f"DELETE FROM extraction WHERE chunk_id IN ({sub})", (doc_id,))
+            self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
+            self._db.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
+            self._drop_orphan_triplets()
+            self._bump("chunk_gen")
+            self._bump("prop_gen")
+        # rebuilt from the stored vectors: exact for both index kinds, and cheap next to embedding
+        self.refresh_indexes()
+
+    # --- integrity ----------------------------------------------------------------------------
+
+    def check(self) -> list[str]:
+        """Integrity problems (empty list = healthy): every triplet's chunk exists, every vector maps to
+        a row, counts agree between the database and both indexes."""
+        problems: list[str] = []
+        with self._lock:
+            q = lambda sql: self._db.execute(sql).fetchone()[0]  # noqa: E731
+            if (n := q("SELECT COUNT(*) FROM triplet_sources WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")):
+                problems.append(f"{n} triplet source links point at missing chunks")
+            if (n := q("SELECT COUNT(*) FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)")):
+                problems.append(f"{n} triplets have no source chunk")
+            if (n := q("SELECT COUNT(*) FROM chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM extraction)")):
+                problems.append(f"{n} chunks have no extraction status")
+            if (n := q("SELECT COUNT(*) FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)")):
+                problems.append(f"{n} chunks belong to missing documents")
+            if (r := self._db.execute("PRAGMA integrity_check").fetchone()[0]) != "ok":
+                problems.append(f"sqlite integrity check: {r}")
+            for which, sql in (("chunks", "SELECT rid FROM chunks"),
+                               ("propositions", "SELECT tid FROM triplets WHERE vec IS NOT NULL")):
+                rows = {r[0] for r in self._db.execute(sql).fetchall()}
+                ids = set(self._index(which).ids().tolist())
+                if ids != rows:
+                    problems.append(f"{which} index holds {len(ids)} vectors for {len(rows)} rows "
+                                    f"({len(ids - rows)} without a row, {len(rows - ids)} missing)")
+        return problems
+
+    def info(self) -> dict:
+        """Counts and settings as plain JSON for `corpus show` and the app."""
+        return {"name": self.name, "path": str(self.path), "settings": asdict(self.settings),
+                "counts": asdict(self.counts())}

@@ -1,0 +1,119 @@
+"""FAISS vector store: exact inner product (default) or HNSW for large corpora.
+
+The file format is one file: an 16-byte header (magic, generation) followed by the serialized
+index. The generation ties the file to the SQLite database it was built from: when they disagree
+(a crash between the database commit and the index save), the corpus rebuilds the index from the
+vectors stored in SQLite - no re-embedding. Writes go to a temporary file that is renamed over
+the old one, so the previous index survives a crash mid-write.
+"""
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+_MAGIC = b"TLVECv1\x00"
+_HEADER = struct.Struct("<8sq")
+
+
+class IndexFileError(RuntimeError):
+    pass
+
+
+def _faiss():
+    try:
+        import faiss
+    except ImportError as exc:  # pragma: no cover
+        raise ImportError("the vector index needs faiss: pip install faiss-cpu") from exc
+    return faiss
+
+
+class FaissVectorStore:
+    """`kind`: `flat` (exact inner product) or `hnsw` (approximate, for large corpora)."""
+
+    def __init__(self, dim: int, kind: str = "flat", hnsw_m: int = 32, index=None):
+        if kind not in ("flat", "hnsw"):
+            raise ValueError(f"unknown index kind {kind!r}: use 'flat' or 'hnsw'")
+        faiss = _faiss()
+        self.dim = dim
+        self.kind = kind
+        if index is None:
+            if kind == "flat":
+                base = faiss.IndexFlatIP(dim)
+            else:
+                base = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+                base.hnsw.efSearch = 128
+            index = faiss.IndexIDMap2(base)
+        self._index = index
+
+    def __len__(self) -> int:
+        return int(self._index.ntotal)
+
+    def add(self, ids: np.ndarray, vecs: np.ndarray) -> None:
+        if len(ids) == 0:
+            return
+        vecs = np.ascontiguousarray(vecs, dtype=np.float32).reshape(len(ids), self.dim)
+        self._index.add_with_ids(vecs, np.ascontiguousarray(ids, dtype=np.int64))
+
+    def remove(self, ids: np.ndarray) -> None:
+        if len(ids) == 0:
+            return
+        if self.kind == "hnsw":
+            # HNSW graphs cannot drop nodes; the corpus rebuilds the index from stored vectors.
+            raise NotImplementedError("HNSW indexes are rebuilt, not edited")
+        self._index.remove_ids(np.ascontiguousarray(ids, dtype=np.int64))
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        queries = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, self.dim)
+        if len(self) == 0 or k <= 0:
+            n = len(queries)
+            return np.zeros((n, max(k, 0)), np.float32), -np.ones((n, max(k, 0)), np.int64)
+        return self._index.search(queries, min(k, len(self)))
+
+    def ids(self) -> np.ndarray:
+        faiss = _faiss()
+        return faiss.vector_to_array(self._index.id_map).astype(np.int64)
+
+    def save(self, path: Path, generation: int) -> None:
+        faiss = _faiss()
+        data = faiss.serialize_index(self._index)
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_HEADER.pack(_MAGIC, generation))
+                fh.write(data.tobytes())
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+    @classmethod
+    def load(cls, path: Path, dim: int, kind: str) -> tuple["FaissVectorStore", int]:
+        """Return (store, generation). Raises IndexFileError on a missing, foreign or broken file."""
+        faiss = _faiss()
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            raise IndexFileError(f"cannot read index {path}: {exc.strerror}") from None
+        if len(raw) < _HEADER.size:
+            raise IndexFileError(f"index {path} is truncated")
+        magic, generation = _HEADER.unpack_from(raw)
+        if magic != _MAGIC:
+            raise IndexFileError(f"{path} is not a Triplet Lens index file")
+        try:
+            index = faiss.deserialize_index(np.frombuffer(raw[_HEADER.size:], dtype=np.uint8))
+        except Exception as exc:  # faiss raises RuntimeError with C++ text
+            raise IndexFileError(f"index {path} is corrupted: {str(exc).splitlines()[0][:200]}") from None
+        if index.d != dim:
+            raise IndexFileError(f"index {path} has dimension {index.d}, the corpus embedder has {dim}")
+        return cls(dim, kind, index=index), generation
