@@ -175,8 +175,9 @@ class Corpus:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         if create_with is not None:
+            with self._lock, self._process_lock(30.0):
+                self._db.executescript(_SCHEMA)  # executescript commits on its own
             with self._write():
-                self._db.executescript(_SCHEMA)
                 self._set_meta("schema_version", SCHEMA_VERSION)
                 self._set_meta("settings", serde.to_dict(create_with))
                 self._set_meta("chunk_gen", 0)

@@ -65,7 +65,8 @@ class SentenceTransformerEmbedder:
         from sentence_transformers import SentenceTransformer
 
         self._model = SentenceTransformer(str(path), device=device)
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
         self.spec = spec or f"st:{path}"
         # encode() is not documented as thread-safe; the app serves several sessions at once
         self._lock = threading.Lock()
