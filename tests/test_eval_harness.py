@@ -1,0 +1,87 @@
+"""The harness: scores, per-question records, resume after an interruption, errors, summaries."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.eval.harness import read_records, run_eval
+from engine.llm.base import LLMError
+from engine.methods import load_result
+from tests._eval_helpers import OracleMethod, make_hotpot_corpus
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, embedder):
+    # read-only in every test here, so one corpus serves the module
+    from engine.store import Workspace
+
+    return make_hotpot_corpus(Workspace(tmp_path_factory.mktemp("ws"), embedder=embedder), n=4)
+
+
+def test_resume_after_interrupt_redoes_no_question(corpus, tmp_path):
+    out = tmp_path / "run"
+    first = OracleMethod(interrupt_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        run_eval(corpus, ["oracle"], None, out_dir=out, method_factory=lambda n, r: first)
+    assert len(read_records(out / "oracle.jsonl")) == 2
+    # the process died mid-write of a third line
+    with open(out / "oracle.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"qid": "half-writ')
+
+    second = OracleMethod()
+    summary = run_eval(corpus, ["oracle"], None, out_dir=out, method_factory=lambda n, r: second)
+    assert second.calls == 2  # only the two questions not yet done
+    asked_first = set(first.asked)
+    assert asked_first.isdisjoint(second.asked)
+    lines = (out / "oracle.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 4 and all(json.loads(l)["qid"] for l in lines)  # the half line is gone
+    assert {json.loads(l)["qid"] for l in lines} == {q.qid for q in corpus.questions()}
+    m = summary.methods[0]
+    assert (m.n_done, m.n_questions, m.n_errors) == (4, 4, 0)
+    assert m.answer.em == 1.0 and m.answer.f1 == 1.0
+    assert m.answer.retrieval_recall == 1.0  # every gold paragraph given as evidence
+    assert m.calls_per_q == 2 and m.cost_total == pytest.approx(0.004)
+    for name in ("summary.json", "summary.csv", "summary.md"):
+        assert (out / name).is_file()
+    assert "| oracle | 4/4 | 1.000 | 1.000 |" in (out / "summary.md").read_text()
+    rec = json.loads(lines[0])
+    saved = load_result(out / rec["trace"])
+    assert saved.answer == rec["answer"] and saved.evidence_chunk_ids == rec["evidence_chunk_ids"]
+
+
+def test_question_errors_are_recorded_and_count_zero(corpus, tmp_path):
+    target = corpus.questions()[1]
+    summary = run_eval(corpus, ["oracle"], None, questions=3, out_dir=tmp_path / "r",
+                       method_factory=lambda n, r: OracleMethod(fail_on=target.question))
+    recs = read_records(tmp_path / "r" / "oracle.jsonl")
+    assert len(recs) == 3
+    assert recs[target.qid].error == "RuntimeError: boom" and recs[target.qid].failure == "error"
+    m = summary.methods[0]
+    assert m.n_errors == 1
+    assert m.answer.em == pytest.approx(2 / 3)
+    assert m.answer.retrieval_f1 < 1.0
+
+
+def test_fatal_provider_error_stops_the_whole_run(corpus, tmp_path):
+    built = []
+
+    def factory(name, reasoner):
+        built.append(name)
+        return OracleMethod(exc=LLMError("openai: the API key was rejected", kind="auth"))
+
+    summary = run_eval(corpus, ["oracle", "other"], None, out_dir=tmp_path / "r", method_factory=factory)
+    assert built == ["oracle"]  # the second method never started
+    assert "API key was rejected" in summary.stopped
+    assert read_records(tmp_path / "r" / "oracle.jsonl") == {}
+    assert "Stopped early" in (tmp_path / "r" / "summary.md").read_text()
+
+
+def test_selecting_questions_by_id_and_unknown_ids(corpus, tmp_path):
+    qs = corpus.questions()
+    summary = run_eval(corpus, ["oracle"], None, questions=[qs[3].qid], out_dir=tmp_path / "r",
+                       method_factory=lambda n, r: OracleMethod())
+    assert summary.n_questions == 1 and summary.methods[0].n_done == 1
+    with pytest.raises(ValueError, match="not in corpus"):
+        run_eval(corpus, ["oracle"], None, questions=["nope"], out_dir=tmp_path / "r2",
+                 method_factory=lambda n, r: OracleMethod())
