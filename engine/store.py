@@ -661,8 +661,8 @@ class Corpus:
                 problems.append(f"sqlite integrity check: {r}")
             for which, sql in (("chunks", "SELECT rid FROM chunks"),
                                ("propositions", "SELECT tid FROM triplets WHERE vec IS NOT NULL")):
+                ids = set(self._index(which).ids().tolist())  # first: it may embed pending propositions
                 rows = {r[0] for r in self._db.execute(sql).fetchall()}
-                ids = set(self._index(which).ids().tolist())
                 if ids != rows:
                     problems.append(f"{which} index holds {len(ids)} vectors for {len(rows)} rows "
                                     f"({len(ids - rows)} without a row, {len(rows - ids)} missing)")
