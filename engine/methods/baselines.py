@@ -1,0 +1,345 @@
+"""The simple baselines the comparison needs (SPEC.md section 3), one small class each.
+
+* `NoRetrieval` - the reasoner alone, no context.
+* `StandardRAG` - top-5 chunks by cosine, one answer call (T2RAG's baseline).
+* `SemanticRAG` - top-10 chunks by cosine (KG2RAG's baseline).
+* `SemanticRerankRAG` - top-N by cosine, reranked, best k kept.
+* `HybridRAG` - BM25 and dense lists fused by reciprocal rank, then reranked.
+
+Each records a `RetrievalTrace` subclass: the chunks and scores of every stage, the context
+exactly as sent, and the answer call.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from engine.llm.base import LLMCall, LLMError, Reasoner
+from engine.methods.base import Result, StepCallback, Usage, register_trace
+from engine.rerank import Reranker, is_cosine, make_reranker
+from engine.types import Chunk
+
+
+def format_context(chunks: list[Chunk]) -> str:
+    """Paragraphs in the order given, each under its title, separated by blank lines.
+
+    Shared by KG2RAG and the baselines so a comparison differs only in which chunks are sent.
+    Title-prefixed sentence chunks already start with their title; it is not repeated.
+    """
+    parts = []
+    for c in chunks:
+        text = c.text.strip()
+        title = (c.title or "").strip()
+        parts.append(text if not title or text.startswith(title) else f"{title}\n{text}")
+    return "\n\n".join(parts)
+
+
+# --- settings --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NoRetrievalSettings:
+    """No knobs: the question goes to the reasoner with an empty context."""
+
+
+@dataclass(frozen=True)
+class StandardRAGSettings:
+    k: int = 5
+    """Chunks retrieved by cosine similarity and sent to the reasoner (T2RAG's baseline uses 5)."""
+
+
+@dataclass(frozen=True)
+class SemanticRAGSettings:
+    k: int = 10
+    """Chunks retrieved by cosine similarity and sent to the reasoner (KG2RAG's baseline uses 10)."""
+
+
+@dataclass(frozen=True)
+class SemanticRerankSettings:
+    candidates: int = 30
+    """Chunks retrieved by cosine similarity before reranking."""
+
+    k: int = 10
+    """Chunks kept after reranking and sent to the reasoner."""
+
+    reranker: str = ""
+    """"" = embedding cosine (then the rerank equals the dense order); `ce:/local/cross-encoder`
+    or `litellm:<rerank model>` for a real reranker."""
+
+
+@dataclass(frozen=True)
+class HybridSettings:
+    candidates: int = 30
+    """Chunks taken from each retriever (BM25 and dense) before fusion."""
+
+    k: int = 10
+    """Chunks kept after fusion and reranking, sent to the reasoner."""
+
+    rrf_k: int = 60
+    """The constant of reciprocal-rank fusion: score = sum over lists of 1 / (rrf_k + rank)."""
+
+    reranker: str = ""
+    """"" = embedding cosine from stored chunk vectors; `ce:/...` or `litellm:<model>` otherwise."""
+
+
+# --- traces ----------------------------------------------------------------------------------
+
+
+@dataclass
+class RetrievedChunk:
+    chunk_id: str
+    title: str
+    score: float
+
+
+@dataclass
+class Stage:
+    """One retrieval stage: `dense`, `bm25`, `fusion` or `rerank`, with its chunks best first."""
+
+    name: str
+    chunks: list[RetrievedChunk] = field(default_factory=list)
+    note: str = ""
+
+
+@dataclass
+class RetrievalTrace:
+    question: str = ""
+    stages: list[Stage] = field(default_factory=list)
+    context: str = ""  # exactly as sent
+    call: LLMCall | None = None
+    answer: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class NoRetrievalTrace(RetrievalTrace):
+    settings: NoRetrievalSettings = field(default_factory=NoRetrievalSettings)
+
+
+@dataclass
+class StandardRAGTrace(RetrievalTrace):
+    settings: StandardRAGSettings = field(default_factory=StandardRAGSettings)
+
+
+@dataclass
+class SemanticRAGTrace(RetrievalTrace):
+    settings: SemanticRAGSettings = field(default_factory=SemanticRAGSettings)
+
+
+@dataclass
+class SemanticRerankTrace(RetrievalTrace):
+    settings: SemanticRerankSettings = field(default_factory=SemanticRerankSettings)
+
+
+@dataclass
+class HybridTrace(RetrievalTrace):
+    settings: HybridSettings = field(default_factory=HybridSettings)
+
+
+# --- shared machinery ------------------------------------------------------------------------
+
+
+class _Baseline:
+    name = ""
+    settings_cls: type = NoRetrievalSettings
+    trace_cls: type = RetrievalTrace
+
+    def __init__(self, reasoner: Reasoner, reranker: Reranker | None = None):
+        self.reasoner = reasoner
+        self.reranker = reranker  # overrides settings.reranker when given
+        self._rerankers: dict[str, Reranker] = {}
+
+    def answer(self, question: str, corpus, settings=None, on_step: StepCallback | None = None) -> Result:
+        s = settings or self.settings_cls()
+        step = on_step or (lambda label, payload: None)
+        t0 = time.perf_counter()
+        tr = self.trace_cls(question=question, settings=s)
+        ids = self._retrieve(question, corpus, s, tr)
+        tr.timings["retrieve"] = time.perf_counter() - t0
+        step(f"retrieve: {len(ids)} chunks", tr)
+        tr.context = format_context(corpus.get_chunks(ids)) if ids else ""
+        error = ""
+        t1 = time.perf_counter()
+        try:
+            tr.answer, tr.call = self.reasoner.answer(question, tr.context)
+        except LLMError as exc:
+            error = str(exc)
+            tr.call = LLMCall(job="answer", model=getattr(self.reasoner, "name", ""), error=error)
+        tr.timings["generate"] = time.perf_counter() - t1
+        total = time.perf_counter() - t0
+        tr.timings["total"] = total
+        step("answer", tr)
+        return Result(method=self.name, question=question, answer=tr.answer,
+                      usage=Usage.from_calls([tr.call] if tr.call else [], total), evidence_chunk_ids=ids,
+                      stop_reason="answered" if not error else "llm error", error=error,
+                      reasoner=getattr(self.reasoner, "name", ""), trace=tr)
+
+    def _retrieve(self, question: str, corpus, s, tr: RetrievalTrace) -> list[str]:
+        return []
+
+    # helpers
+
+    def _dense(self, question: str, corpus, k: int, tr: RetrievalTrace) -> tuple[np.ndarray, list[tuple[str, float]]]:
+        qvec = np.asarray(corpus.embed([question]), dtype=np.float32)[0]
+        hits = [(cid, float(sc)) for cid, sc in corpus.search_chunks(qvec[None, :], k)[0]]
+        tr.stages.append(Stage("dense", _named(corpus, hits)))
+        return qvec, hits
+
+    def _rerank(self, question: str, qvec: np.ndarray, corpus, ids: list[str], k: int, spec: str,
+                tr: RetrievalTrace) -> list[str]:
+        reranker = self.reranker or (self._reranker(spec, corpus) if spec else None)
+        if not ids:
+            tr.stages.append(Stage("rerank", [], note="nothing to rerank"))
+            return []
+        if is_cosine(reranker):
+            # The stored chunk vectors already hold what the cosine reranker would compute.
+            scores = [float(x) for x in np.asarray(corpus.chunk_vectors(ids), dtype=np.float32) @ qvec]
+            note = "embedding cosine from stored chunk vectors (no cross-encoder configured)"
+        else:
+            chunks = {c.chunk_id: c for c in corpus.get_chunks(ids)}
+            scores = reranker.score(question, [format_context([chunks[i]]) if i in chunks else "" for i in ids])
+            note = reranker.name
+        ranked = sorted(zip(ids, scores), key=lambda p: (-p[1], ids.index(p[0])))[:k]
+        tr.stages.append(Stage("rerank", _named(corpus, ranked), note=note))
+        return [cid for cid, _ in ranked]
+
+    def _reranker(self, spec: str, corpus) -> Reranker:
+        if spec not in self._rerankers:
+            self._rerankers[spec] = make_reranker(spec, getattr(corpus, "embedder", None))
+        return self._rerankers[spec]
+
+    def summarize(self, result: Result) -> list[str]:
+        tr: RetrievalTrace = result.trace
+        lines = []
+        if tr is not None:
+            for st in tr.stages:
+                lines.append(f"{st.name}: {len(st.chunks)} chunks" + (f" ({st.note})" if st.note else ""))
+        lines.append(f"context: {len(result.evidence_chunk_ids)} chunks")
+        lines.append(f"tokens: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion"
+                     f" in {result.usage.calls} call(s)")
+        lines.append(f"answer: {result.answer}")
+        return lines
+
+
+def _named(corpus, pairs: list[tuple[str, float]]) -> list[RetrievedChunk]:
+    titles = {c.chunk_id: c.title for c in corpus.get_chunks([cid for cid, _ in pairs])} if pairs else {}
+    return [RetrievedChunk(cid, titles.get(cid, ""), float(sc)) for cid, sc in pairs]
+
+
+# --- the baselines ---------------------------------------------------------------------------
+
+
+class NoRetrieval(_Baseline):
+    name = "none"
+    settings_cls = NoRetrievalSettings
+    trace_cls = NoRetrievalTrace
+
+
+class StandardRAG(_Baseline):
+    name = "standard"
+    settings_cls = StandardRAGSettings
+    trace_cls = StandardRAGTrace
+
+    def _retrieve(self, question, corpus, s, tr):
+        _, hits = self._dense(question, corpus, s.k, tr)
+        return [cid for cid, _ in hits]
+
+
+class SemanticRAG(StandardRAG):
+    name = "semantic"
+    settings_cls = SemanticRAGSettings
+    trace_cls = SemanticRAGTrace
+
+
+class SemanticRerankRAG(_Baseline):
+    name = "semantic-rerank"
+    settings_cls = SemanticRerankSettings
+    trace_cls = SemanticRerankTrace
+
+    def _retrieve(self, question, corpus, s, tr):
+        qvec, hits = self._dense(question, corpus, max(s.candidates, s.k), tr)
+        return self._rerank(question, qvec, corpus, [cid for cid, _ in hits], s.k, s.reranker, tr)
+
+
+class HybridRAG(_Baseline):
+    name = "hybrid"
+    settings_cls = HybridSettings
+    trace_cls = HybridTrace
+
+    def _retrieve(self, question, corpus, s, tr):
+        n = max(s.candidates, s.k)
+        qvec, dense = self._dense(question, corpus, n, tr)
+        sparse = bm25_index(corpus).search(question, n)
+        tr.stages.append(Stage("bm25", _named(corpus, sparse)))
+        fused = rrf([[cid for cid, _ in dense], [cid for cid, _ in sparse]], s.rrf_k)
+        tr.stages.append(Stage("fusion", _named(corpus, fused), note=f"reciprocal rank, k={s.rrf_k}"))
+        return self._rerank(question, qvec, corpus, [cid for cid, _ in fused], s.k, s.reranker, tr)
+
+
+def rrf(rankings: list[list[str]], k: int = 60) -> list[tuple[str, float]]:
+    """Reciprocal-rank fusion: sum of 1 / (k + rank) over lists (rank from 1), best first.
+    Ties keep the order of first appearance, so the result is deterministic."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, cid in enumerate(ranking, start=1):
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (k + rank)
+    first = {cid: i for i, cid in enumerate(dict.fromkeys(c for r in rankings for c in r))}
+    return sorted(scores.items(), key=lambda p: (-p[1], first[p[0]]))
+
+
+# --- BM25 index, cached per corpus in memory -------------------------------------------------
+
+
+class BM25Index:
+    """bm25s over the corpus's chunk texts (lower-cased, English stop words removed)."""
+
+    def __init__(self, chunks: list[Chunk]):
+        import bm25s
+
+        self._bm25s = bm25s
+        self.ids = [c.chunk_id for c in chunks]
+        self._retriever = bm25s.BM25()
+        if chunks:
+            tokens = bm25s.tokenize([f"{c.title} {c.text}" for c in chunks], stopwords="en", show_progress=False)
+            self._retriever.index(tokens, show_progress=False)
+
+    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        if not self.ids or k <= 0:
+            return []
+        q = self._bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)
+        if not q or not q[0]:
+            return []
+        docs, scores = self._retriever.retrieve(q, k=min(k, len(self.ids)), show_progress=False, n_threads=1)
+        # A zero score means no query term occurs in the chunk: not a BM25 hit.
+        return [(self.ids[int(d)], float(sc)) for d, sc in zip(docs[0], scores[0]) if sc > 0]
+
+
+_BM25_CACHE: "OrderedDict[tuple[Any, int], BM25Index]" = OrderedDict()
+_BM25_LOCK = threading.Lock()
+_BM25_MAX = 4
+
+
+def bm25_index(corpus) -> BM25Index:
+    """The corpus's BM25 index, built on first use and kept while the corpus's path and chunk
+    count stay the same (adding or deleting documents changes the count, so it is rebuilt)."""
+    where = getattr(corpus, "path", None) or getattr(corpus, "root", None) or id(corpus)
+    key = (str(where), int(corpus.counts().chunks))
+    with _BM25_LOCK:
+        if key in _BM25_CACHE:
+            _BM25_CACHE.move_to_end(key)
+            return _BM25_CACHE[key]
+    index = BM25Index(corpus.chunks())
+    with _BM25_LOCK:
+        _BM25_CACHE[key] = index
+        while len(_BM25_CACHE) > _BM25_MAX:
+            _BM25_CACHE.popitem(last=False)
+    return index
+
+
+for _cls in (NoRetrieval, StandardRAG, SemanticRAG, SemanticRerankRAG, HybridRAG):
+    register_trace(_cls.name, _cls.trace_cls)

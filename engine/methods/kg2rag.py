@@ -1,0 +1,252 @@
+"""KG2RAG (NAACL 2025): seed chunks, expand them over the entity graph, organize the expansion
+into maximum spanning trees, rank the trees and answer from the best ones (SPEC.md section 2).
+
+The graph algorithms live in `kg2rag_graph` and work on plain graphs; this module wires them to
+a corpus, a reranker and a reasoner, and records every step in a `KG2RAGTrace`.
+
+    result = KG2RAG(reasoner).answer("Who directed ...?", corpus, KG2RAGSettings(k=10))
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.llm.base import LLMCall, LLMError, Reasoner
+from engine.methods.base import Result, StepCallback, Usage, register_trace
+from engine.methods.baselines import format_context
+from engine.methods.kg2rag_graph import (GraphEdge, Hop, Tree, expand, fill_from_seeds, select_trees,
+                                         spanning_trees, weighted_edges)
+from engine.rerank import Reranker, is_cosine, make_reranker
+
+TREE_SCORES = ("max", "mean", "centroid")
+
+
+@dataclass(frozen=True)
+class KG2RAGSettings:
+    k: int = 10
+    """Seed chunks retrieved by similarity, and the most chunks the answer context may hold."""
+
+    hops: int = 1
+    """Breadth-first hops over the entity graph from the seeds' entities (the paper's m)."""
+
+    expansion_cap: int = 50
+    """At most this many chunks added by the expansion (the most similar ones); the trace lists the rest."""
+
+    max_entity_edges: int = 30
+    """Per hop, follow at most this many new triplets from one entity (its best), so a hub such as
+    a country name cannot flood the candidates. -1 = no per-entity cap."""
+
+    reranker: str = ""
+    """Tree ranker: "" = embedding cosine from stored proposition vectors; `ce:/local/cross-encoder`
+    or `litellm:<rerank model>` score the tree's triplet form as the paper does."""
+
+    tree_score: str = "max"
+    """With the cosine ranker, how a tree's proposition cosines combine: `max` (its best fact),
+    `mean`, or `centroid` (cosine with the mean proposition vector, closest to embedding the
+    whole triplet form)."""
+
+    def __post_init__(self):
+        if self.k < 1:
+            raise ValueError(f"k must be at least 1, got {self.k}")
+        if self.hops < 0:
+            raise ValueError(f"hops must be 0 or more, got {self.hops}")
+        if self.tree_score not in TREE_SCORES:
+            raise ValueError(f"tree_score must be one of {', '.join(TREE_SCORES)}, got {self.tree_score!r}")
+
+
+@dataclass
+class SeedChunk:
+    chunk_id: str
+    title: str
+    score: float
+    n_triplets: int  # triplets this chunk states (0 = it contributes no entity)
+
+
+@dataclass
+class KG2RAGTrace:
+    """Every KG2RAG step for one question, in order. Trees are listed in rank order; each
+    tree's `nodes` is its connected component of the weighted graph."""
+
+    question: str
+    settings: KG2RAGSettings
+    seeds: list[SeedChunk] = field(default_factory=list)
+    seed_entities: list[str] = field(default_factory=list)
+    hops: list[Hop] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+    edges: list[GraphEdge] = field(default_factory=list)  # every edge, parallel ones included
+    trees: list[Tree] = field(default_factory=list)
+    ranker: str = ""
+    selected_tree_ids: list[int] = field(default_factory=list)
+    tree_chunk_ids: list[str] = field(default_factory=list)  # chunks from the selected trees
+    fill_chunk_ids: list[str] = field(default_factory=list)  # seeds added because trees gave < k/2
+    context: str = ""  # exactly as sent to the reasoner
+    call: LLMCall | None = None
+    answer: str = ""
+    note: str = ""  # e.g. the seeds hold no triplets, so the answer used the seeds only
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per step, plus total
+
+
+register_trace("kg2rag", KG2RAGTrace)
+
+
+class KG2RAG:
+    name = "kg2rag"
+    settings_cls = KG2RAGSettings
+
+    def __init__(self, reasoner: Reasoner, reranker: Reranker | None = None):
+        self.reasoner = reasoner
+        self.reranker = reranker  # overrides settings.reranker when given
+        self._rerankers: dict[str, Reranker] = {}
+
+    # -- the method --------------------------------------------------------------------------
+
+    def answer(self, question: str, corpus, settings: KG2RAGSettings | None = None,
+               on_step: StepCallback | None = None) -> Result:
+        s = settings or KG2RAGSettings()
+        step = on_step or (lambda label, payload: None)
+        t_start = time.perf_counter()
+        tr = KG2RAGTrace(question=question, settings=s)
+        clock = _Clock(tr.timings)
+
+        # 1. seed: one question embedding, reused for every similarity below
+        qvec = np.asarray(corpus.embed([question]), dtype=np.float32)[0]
+        hits = corpus.search_chunks(qvec[None, :], s.k)[0]
+        seed_scores = {cid: float(sc) for cid, sc in hits}
+        seed_chunks = {c.chunk_id: c for c in corpus.get_chunks(list(seed_scores))}
+        seed_trips = corpus.triplets(chunk_ids=list(seed_scores)) if seed_scores else []
+        per_chunk = {cid: 0 for cid in seed_scores}
+        for t in seed_trips:
+            for cid in t.chunk_ids:
+                if cid in per_chunk:
+                    per_chunk[cid] += 1
+        tr.seeds = [SeedChunk(cid, getattr(seed_chunks.get(cid), "title", ""), sc, per_chunk[cid])
+                    for cid, sc in hits]
+        clock.lap("seed")
+        step(f"seed: {len(tr.seeds)} chunks", tr)
+
+        # 2. expand over the entity graph
+        if seed_trips:
+            graph = corpus.entity_graph()
+
+            def score_chunks(ids: list[str]) -> dict[str, float]:
+                vecs = np.asarray(corpus.chunk_vectors(ids), dtype=np.float32)
+                return {cid: float(v) for cid, v in zip(ids, vecs @ qvec)}
+
+            exp = expand(graph, seed_scores, {int(t.triplet_id): tuple(t.chunk_ids) for t in seed_trips},
+                         s.hops, score_chunks, s.expansion_cap, s.max_entity_edges)
+            tr.seed_entities = exp.seed_entities
+            tr.hops = exp.hops
+            clock.lap("expand")
+            step(f"expand: {sum(len(h.chunks_added) for h in exp.hops)} chunks added", tr)
+
+            # 3-5. weighted graph, one maximum spanning tree per component, walk
+            tr.edges = weighted_edges(graph, exp.triplet_ids, exp.chunk_scores)
+            tr.nodes = sorted({n for e in tr.edges for n in (e.u, e.v)})
+            trees = spanning_trees(tr.edges)
+            clock.lap("trees")
+            step(f"organize: {len(trees)} trees", tr)
+
+            # 6. rank
+            tr.ranker = self._rank(question, qvec, trees, corpus, s)
+            tr.trees = sorted(trees, key=lambda t: (-(t.rank_score if t.rank_score is not None else -np.inf),
+                                                    t.tree_id))
+            clock.lap("rank")
+        else:
+            tr.note = ("the seed chunks hold no triplets (not extracted yet, or nothing found): "
+                       "no graph to expand, so the answer uses the seed chunks only")
+
+        # 7. select trees, then fill with seeds below k/2
+        tr.tree_chunk_ids = select_trees(tr.trees, s.k)
+        tr.selected_tree_ids = [t.tree_id for t in tr.trees if t.selected]
+        tr.fill_chunk_ids = fill_from_seeds(tr.tree_chunk_ids, [cid for cid, _ in hits], s.k)
+        evidence = tr.tree_chunk_ids + tr.fill_chunk_ids
+        clock.lap("select")
+        step(f"select: {len(tr.selected_tree_ids)} trees, {len(evidence)} chunks", tr)
+
+        # 8. generate
+        tr.context = format_context(corpus.get_chunks(evidence))
+        error = ""
+        try:
+            tr.answer, tr.call = self.reasoner.answer(question, tr.context)
+        except LLMError as exc:
+            error = str(exc)
+            tr.call = LLMCall(job="answer", model=getattr(self.reasoner, "name", ""), error=error)
+        clock.lap("generate")
+        total = time.perf_counter() - t_start
+        tr.timings["total"] = total
+        step("answer", tr)
+
+        return Result(method=self.name, question=question, answer=tr.answer,
+                      usage=Usage.from_calls([tr.call] if tr.call else [], total),
+                      evidence_chunk_ids=evidence, stop_reason="answered" if not error else "llm error",
+                      error=error, reasoner=getattr(self.reasoner, "name", ""), trace=tr)
+
+    def _rank(self, question: str, qvec: np.ndarray, trees: list[Tree], corpus, s: KG2RAGSettings) -> str:
+        """Set each tree's `rank_score`; return a description of the ranker for the trace."""
+        if not trees:
+            return ""
+        reranker = self.reranker or (self._reranker(s.reranker, corpus) if s.reranker else None)
+        if not is_cosine(reranker):
+            scores = reranker.score(question, [t.triplet_form for t in trees])
+            for t, sc in zip(trees, scores):
+                t.rank_score = float(sc)
+            return f"{reranker.name} over each tree's triplet form"
+        # The fallback scores from the stored proposition vectors: encoding each tree's triplet
+        # form would cost an embedder call per question and break the speed target.
+        tids = sorted({e.triplet_id for t in trees for e in t.kept_edges})
+        vecs = np.asarray(corpus.proposition_vectors(tids), dtype=np.float32)
+        row = {tid: i for i, tid in enumerate(tids)}
+        cos = vecs @ qvec
+        for t in trees:
+            idx = [row[tid] for tid in dict.fromkeys(e.triplet_id for e in t.kept_edges)]
+            if s.tree_score == "max":
+                t.rank_score = float(cos[idx].max())
+            elif s.tree_score == "mean":
+                t.rank_score = float(cos[idx].mean())
+            else:
+                centroid = vecs[idx].mean(axis=0)
+                norm = float(np.linalg.norm(centroid)) or 1.0
+                t.rank_score = float(centroid @ qvec / norm)
+        return (f"embedding cosine ({s.tree_score} over the tree's stored proposition vectors; "
+                "no cross-encoder configured)")
+
+    def _reranker(self, spec: str, corpus) -> Reranker:
+        if spec not in self._rerankers:
+            self._rerankers[spec] = make_reranker(spec, getattr(corpus, "embedder", None))
+        return self._rerankers[spec]
+
+    # -- CLI -------------------------------------------------------------------------------
+
+    def summarize(self, result: Result) -> list[str]:
+        tr: KG2RAGTrace = result.trace
+        if tr is None:
+            return [f"answer: {result.answer}"]
+        added = sum(len(h.chunks_added) for h in tr.hops)
+        cut = sum(len(h.cut_by_total_cap) for h in tr.hops)
+        capped = sum(len(c.cut_triplet_ids) for h in tr.hops for c in h.entity_caps)
+        lines = [f"seeds: {len(tr.seeds)} chunks, {sum(x.n_triplets > 0 for x in tr.seeds)} with triplets",
+                 f"expansion: {len(tr.hops)} hop(s), +{added} chunks"
+                 + (f" ({cut} chunks cut by the cap, {capped} hub triplets not followed)" if cut or capped else ""),
+                 f"graph: {len(tr.nodes)} entities, {len(tr.edges)} edges, {len(tr.trees)} components/trees",
+                 f"ranker: {tr.ranker or '-'}",
+                 f"selected: {len(tr.selected_tree_ids)} trees -> {len(tr.tree_chunk_ids)} chunks"
+                 + (f", +{len(tr.fill_chunk_ids)} seed chunks as fill" if tr.fill_chunk_ids else ""),
+                 f"tokens: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion"
+                 f" in {result.usage.calls} call(s)"]
+        if tr.note:
+            lines.append(f"note: {tr.note}")
+        lines.append(f"answer: {result.answer}")
+        return lines
+
+
+class _Clock:
+    def __init__(self, timings: dict[str, float]):
+        self.timings = timings
+        self.t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.timings[name] = now - self.t
+        self.t = now

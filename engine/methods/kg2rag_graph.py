@@ -1,0 +1,353 @@
+"""KG2RAG's graph algorithms, free of any corpus or model: expansion, spanning trees, walk, selection.
+
+Everything here works on a `networkx.MultiGraph` shaped like `Corpus.entity_graph()` (nodes are
+normalized entities; one edge per triplet, keyed by triplet_id, carrying subject / predicate /
+object / triplet_id / chunk_ids) and on plain chunk scores, so each step can be checked by hand.
+`engine.methods.kg2rag` wires these steps to a corpus and a reasoner.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from engine.textnorm import normalize_entity
+
+import networkx as nx
+
+
+# --- trace records ---------------------------------------------------------------------------
+
+
+@dataclass
+class ScoredChunkId:
+    chunk_id: str
+    score: float
+
+
+@dataclass
+class EntityCap:
+    """A high-degree entity whose expansion was capped: only its best `kept` edges were followed."""
+
+    entity: str
+    degree: int  # expansion edges at this entity in this hop
+    kept: int
+    cut_triplet_ids: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Hop:
+    """One breadth-first hop over the entity graph."""
+
+    hop: int
+    frontier: list[str]  # entities expanded from
+    entities_reached: list[str]  # entities first reached in this hop
+    triplet_ids: list[int]  # triplets followed (within reach) in this hop
+    chunks_added: list[ScoredChunkId]  # new candidate chunks, best first
+    entity_caps: list[EntityCap] = field(default_factory=list)
+    cut_by_total_cap: list[ScoredChunkId] = field(default_factory=list)  # over `expansion_cap`
+
+
+@dataclass
+class GraphEdge:
+    """An edge of the weighted graph: triplet `triplet_id` as stated by `chunk_id`.
+
+    `u` / `v` are the normalized subject / object (the graph's nodes); `weight` is s(q, chunk).
+    """
+
+    u: str
+    v: str
+    subject: str
+    predicate: str
+    object: str
+    triplet_id: int
+    chunk_id: str
+    weight: float
+
+    @property
+    def sort_key(self) -> tuple[float, str, int, str, str]:
+        # Heaviest first; equal weights fall back to ids so the result never depends on
+        # dict or set iteration order.
+        return (-self.weight, self.chunk_id, self.triplet_id, self.u, self.v)
+
+    @property
+    def line(self) -> str:
+        return f"{self.subject} {self.predicate} {self.object}"
+
+
+@dataclass
+class PrunedEdge:
+    edge: GraphEdge
+    reason: str  # parallel (a heavier edge joins the same entities) | cycle | self-loop
+
+
+@dataclass
+class Tree:
+    """The maximum spanning tree of one connected component, arranged for the prompt."""
+
+    tree_id: int
+    nodes: list[str]
+    kept_edges: list[GraphEdge]  # in walk order
+    pruned_edges: list[PrunedEdge]
+    chunk_ids: list[str]  # text form: each edge's chunk in walk order, each once
+    triplet_form: str  # one "h r t" line per kept edge, in walk order
+    rank_score: float | None = None
+    selected: bool = False
+    note: str = ""  # why it was skipped, when it was
+
+
+# --- step 2: expansion -----------------------------------------------------------------------
+
+
+@dataclass
+class Expansion:
+    seed_entities: list[str]  # entities of the seeds' triplets: the first frontier
+    hops: list[Hop]
+    triplet_ids: list[int]  # every triplet within reach, in discovery order
+    chunk_scores: dict[str, float]  # every candidate chunk (seeds and added) -> s(q, c)
+
+
+def expand(graph: nx.MultiGraph, seed_scores: dict[str, float], seed_triplets: dict[int, tuple[str, ...]],
+           hops: int, score_chunks: Callable[[list[str]], dict[str, float]],
+           expansion_cap: int, max_entity_edges: int) -> Expansion:
+    """Breadth-first `hops` hops from the seeds' entities; chunks stating a reached triplet join.
+
+    `seed_scores` are the seed chunks with their similarity; `seed_triplets` the triplets they
+    state (triplet_id -> every chunk stating it); `score_chunks(ids)` gives s(q, c) for other
+    chunks. The seeds' own triplets are always within reach. Two caps keep a hub from flooding
+    the candidates: at most `max_entity_edges` new edges per entity per hop (its best, by the
+    best chunk stating each), and at most `expansion_cap` added chunks in all (the best ones;
+    the budget is shared by the hops).
+    """
+    scores = dict(seed_scores)
+    seeds = set(seed_scores)
+    seen_triplets: set[int] = set(seed_triplets)
+    triplets_in_reach: list[int] = sorted(seed_triplets)
+    index = triplet_index(graph)
+    frontier = sorted({n for t in seed_triplets if t in index for n in index[t][:2]})
+    seed_entities = list(frontier)
+    seen_entities = set(frontier)
+    added: list[str] = []
+    out_hops: list[Hop] = []
+    budget = max(0, expansion_cap)
+
+    for h in range(1, max(0, hops) + 1):
+        if not frontier:
+            break
+        # Edges incident to the frontier, both directions (the graph is undirected).
+        per_entity: dict[str, list[tuple[int, tuple[str, ...], str]]] = {}
+        for ent in frontier:
+            for a, b, key, data in graph.edges(ent, keys=True, data=True):
+                tid = int(data.get("triplet_id", key))
+                if tid not in seen_triplets:
+                    per_entity.setdefault(ent, []).append(
+                        (tid, tuple(data.get("chunk_ids", ())), b if a == ent else a))
+        unscored = sorted({c for es in per_entity.values() for _, cids, _ in es for c in cids} - scores.keys())
+        if unscored:
+            scores.update(score_chunks(unscored))
+
+        def edge_score(cids: tuple[str, ...]) -> float:
+            return max((scores.get(c, float("-inf")) for c in cids), default=float("-inf"))
+
+        followed: dict[int, tuple[tuple[str, ...], str]] = {}
+        caps: list[EntityCap] = []
+        for ent in frontier:
+            edges = sorted((e for e in per_entity.get(ent, []) if e[0] not in followed),
+                           key=lambda e: (-edge_score(e[1]), e[0]))
+            if max_entity_edges >= 0 and len(edges) > max_entity_edges:
+                caps.append(EntityCap(entity=ent, degree=len(edges), kept=max_entity_edges,
+                                      cut_triplet_ids=[e[0] for e in edges[max_entity_edges:]]))
+                edges = edges[:max_entity_edges]
+            for tid, cids, other in edges:
+                followed[tid] = (cids, other)
+
+        pool = {c for cids, _ in followed.values() for c in cids}
+        if h == 1:  # other chunks stating the seeds' own triplets are within reach too
+            pool.update(c for cids in seed_triplets.values() for c in cids)
+        pool -= seeds | set(added)
+        if pool - scores.keys():
+            scores.update(score_chunks(sorted(pool - scores.keys())))
+        new_chunks = sorted(pool, key=lambda c: (-scores.get(c, float("-inf")), c))
+        kept_chunks, cut = new_chunks[:budget], new_chunks[budget:]
+        budget -= len(kept_chunks)
+        added.extend(kept_chunks)
+        candidates = seeds | set(added)
+
+        # A triplet is within reach only if a surviving candidate states it; entities reached
+        # only through cut chunks are not expanded further.
+        tids = [t for t in sorted(followed) if candidates.intersection(followed[t][0])]
+        seen_triplets.update(followed)
+        triplets_in_reach.extend(tids)
+        reached = sorted({followed[t][1] for t in tids} - seen_entities)
+        seen_entities.update(reached)
+        out_hops.append(Hop(hop=h, frontier=list(frontier), entities_reached=reached, triplet_ids=tids,
+                            chunks_added=[ScoredChunkId(c, float(scores[c])) for c in kept_chunks],
+                            entity_caps=caps,
+                            cut_by_total_cap=[ScoredChunkId(c, float(scores[c])) for c in cut]))
+        frontier = reached
+
+    keep = seeds | set(added)
+    return Expansion(seed_entities=seed_entities, hops=out_hops, triplet_ids=triplets_in_reach,
+                     chunk_scores={c: float(s) for c, s in scores.items() if c in keep})
+
+
+def triplet_index(graph: nx.MultiGraph) -> dict[int, tuple[str, str, dict]]:
+    """triplet_id -> (node, node, edge data), built once per graph object and kept on it."""
+    idx = graph.graph.get("_kg2ragtriplet_index")
+    if idx is None or graph.graph.get("_kg2ragtriplet_index_size") != graph.number_of_edges():
+        idx = {int(d.get("triplet_id", k)): (a, b, d) for a, b, k, d in graph.edges(keys=True, data=True)}
+        graph.graph["_kg2ragtriplet_index"] = idx
+        graph.graph["_kg2ragtriplet_index_size"] = graph.number_of_edges()
+    return idx
+
+
+# --- step 3: the weighted graph --------------------------------------------------------------
+
+
+def weighted_edges(graph: nx.MultiGraph, triplet_ids: Iterable[int], chunk_scores: dict[str, float]) -> list[GraphEdge]:
+    """One edge per (triplet within reach, candidate chunk stating it), weighted s(q, chunk)."""
+    by_tid = triplet_index(graph)
+    out: list[GraphEdge] = []
+    for tid in dict.fromkeys(triplet_ids):
+        if tid not in by_tid:
+            continue
+        a, b, d = by_tid[tid]
+        # The graph is undirected, so (a, b) may come back in either order: orient by the subject.
+        u, v = _orient(a, b, d)
+        for cid in d.get("chunk_ids", ()):
+            if cid in chunk_scores:
+                out.append(GraphEdge(u=u, v=v, subject=d.get("subject", u), predicate=d.get("predicate", ""),
+                                     object=d.get("object", v), triplet_id=tid, chunk_id=cid,
+                                     weight=float(chunk_scores[cid])))
+    return out
+
+
+def _orient(a: str, b: str, data: dict) -> tuple[str, str]:
+    subj = data.get("subject")
+    if subj is not None and normalize_entity(subj) == b and normalize_entity(data.get("object", "")) == a:
+        return b, a
+    return a, b
+
+
+def build_multigraph(edges: list[GraphEdge]) -> nx.MultiGraph:
+    """The weighted graph with every parallel edge kept (the trace and the app draw it)."""
+    g = nx.MultiGraph()
+    for e in edges:
+        g.add_edge(e.u, e.v, key=(e.triplet_id, e.chunk_id), weight=e.weight, edge=e)
+    return g
+
+
+# --- steps 4-5: spanning trees and their arrangement ------------------------------------------
+
+
+def spanning_trees(edges: list[GraphEdge]) -> list[Tree]:
+    """A maximum spanning tree per connected component, each arranged by a depth-first walk.
+
+    Kruskal over edges sorted heaviest first: of parallel edges between the same two entities
+    only the heaviest can enter (the rest would close a 2-cycle), and any other edge closing a
+    cycle is pruned. Trees come back in the order of their heaviest edge.
+    """
+    g = build_multigraph(edges)
+    trees: list[Tree] = []
+    comps = [sorted(c) for c in nx.connected_components(g)]
+    comp_edges: list[list[GraphEdge]] = []
+    for comp in comps:
+        es = [d["edge"] for _, _, d in g.subgraph(comp).edges(data=True)]
+        comp_edges.append(sorted(es, key=lambda e: e.sort_key))
+    order = sorted(range(len(comps)), key=lambda i: (comp_edges[i][0].sort_key if comp_edges[i] else (0.0,), comps[i]))
+    for i in order:
+        kept, pruned = _kruskal(comp_edges[i])
+        walk = dfs_walk(kept)
+        chunk_ids = list(dict.fromkeys(e.chunk_id for e in walk))
+        trees.append(Tree(tree_id=len(trees), nodes=comps[i], kept_edges=walk, pruned_edges=pruned,
+                          chunk_ids=chunk_ids, triplet_form="\n".join(dict.fromkeys(e.line for e in walk))))
+    return trees
+
+
+def _kruskal(sorted_edges: list[GraphEdge]) -> tuple[list[GraphEdge], list[PrunedEdge]]:
+    uf = nx.utils.UnionFind()
+    kept: list[GraphEdge] = []
+    pruned: list[PrunedEdge] = []
+    pairs: set[frozenset[str]] = set()
+    for e in sorted_edges:
+        pair = frozenset((e.u, e.v))
+        if e.u == e.v:
+            pruned.append(PrunedEdge(e, "self-loop"))
+        elif uf[e.u] == uf[e.v]:
+            pruned.append(PrunedEdge(e, "parallel" if pair in pairs else "cycle"))
+        else:
+            uf.union(e.u, e.v)
+            pairs.add(pair)
+            kept.append(e)
+    return kept, pruned
+
+
+def dfs_walk(tree_edges: list[GraphEdge]) -> list[GraphEdge]:
+    """Depth-first walk of a tree starting at its heaviest edge.
+
+    Why the heaviest edge: it carries the chunk most similar to the question, so the paragraph
+    the reader most needs comes first, and the depth-first order then keeps each fact next to
+    the facts it connects to - a reasoning chain reads in chain order rather than by title.
+    At each entity, unvisited edges are taken heaviest first.
+    """
+    if not tree_edges:
+        return []
+    ordered = sorted(tree_edges, key=lambda e: e.sort_key)
+    adj: dict[str, list[GraphEdge]] = {}
+    for e in ordered:
+        adj.setdefault(e.u, []).append(e)
+        adj.setdefault(e.v, []).append(e)
+    root = ordered[0].u  # the heaviest edge is the heaviest at its subject, so it is walked first
+    walk: list[GraphEdge] = []
+    used: set[int] = set()
+    visited = {root}
+    stack = [(root, iter(adj[root]))]
+    while stack:
+        node, it = stack[-1]
+        for e in it:
+            if id(e) in used:
+                continue
+            nxt = e.v if e.u == node else e.u
+            if nxt in visited:
+                continue
+            used.add(id(e))
+            visited.add(nxt)
+            walk.append(e)
+            stack.append((nxt, iter(adj[nxt])))
+            break
+        else:
+            stack.pop()
+    return walk
+
+
+# --- step 7: selection -----------------------------------------------------------------------
+
+
+def select_trees(ranked: list[Tree], k: int) -> list[str]:
+    """Take trees in rank order while the distinct chunks stay within `k`; skip misfits.
+
+    (The reference code stops at the first tree that does not fit, so one big top tree leaves
+    the context empty; skipping it and trying the next follows the paper.) Marks each tree's
+    `selected` / `note` and returns the chosen chunk ids in context order.
+    """
+    chosen: list[str] = []
+    for t in ranked:
+        new = [c for c in t.chunk_ids if c not in chosen]
+        if not t.chunk_ids:
+            t.note = "no chunks"
+        elif len(chosen) + len(new) <= k:
+            chosen.extend(new)
+            t.selected = True
+        else:
+            t.note = f"skipped: {len(new)} more chunks would exceed k={k} (have {len(chosen)})"
+    return chosen
+
+
+def fill_from_seeds(chosen: list[str], seeds_ranked: list[str], k: int) -> list[str]:
+    """When trees gave fewer than k/2 chunks, top the context up to `k` with the best unused seeds.
+
+    Returns the seeds added (the caller appends them after the trees' chunks)."""
+    if len(chosen) * 2 >= k:
+        return []
+    have = set(chosen)
+    room = k - len(chosen)
+    return [c for c in seeds_ranked if c not in have][:room]
