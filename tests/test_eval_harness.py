@@ -85,3 +85,28 @@ def test_selecting_questions_by_id_and_unknown_ids(corpus, tmp_path):
     with pytest.raises(ValueError, match="not in corpus"):
         run_eval(corpus, ["oracle"], None, questions=["nope"], out_dir=tmp_path / "r2",
                  method_factory=lambda n, r: OracleMethod())
+
+
+def test_fatal_error_caught_inside_a_real_method_still_stops_the_run(corpus, tmp_path):
+    # the baseline catches the LLMError itself and returns Result.error; the harness must still stop
+    from engine.llm.reasoner import LLMReasoner
+    from engine.llm.scripted import ScriptedLLM
+
+    llm = ScriptedLLM([LLMError("openai/gpt-x: the model does not exist", kind="not_found")], repeat_last=True)
+    summary = run_eval(corpus, ["standard", "kg2rag"], LLMReasoner(llm), out_dir=tmp_path / "r")
+    assert llm.calls == 1
+    assert "model does not exist" in summary.stopped and "standard" in summary.stopped
+    assert [m.n_done for m in summary.methods] == [0, 0]
+
+
+def test_real_methods_with_a_scripted_llm_record_usage_and_cost(corpus, tmp_path):
+    from engine.llm.reasoner import LLMReasoner
+    from engine.llm.scripted import ScriptedLLM
+
+    llm = ScriptedLLM(lambda messages: "Paris", cost_per_call=0.01)
+    summary = run_eval(corpus, ["standard"], LLMReasoner(llm), questions=2, out_dir=tmp_path / "r")
+    m = summary.methods[0]
+    assert m.n_done == 2 and m.n_errors == 0
+    assert m.calls_per_q == 1 and m.prompt_tokens_per_q > 0
+    assert m.cost_total == pytest.approx(0.02)
+    assert m.answer.retrieval_recall > 0  # standard RAG found some gold paragraphs

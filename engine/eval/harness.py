@@ -158,6 +158,33 @@ def _fatal(exc: BaseException) -> LLMError | None:
     return None
 
 
+class _WatchedReasoner:
+    """The reasoner as the methods see it during a run, noting fatal provider errors on the way.
+
+    Methods catch `LLMError` themselves and return `Result.error` (one question must not crash
+    the app), which hides the error kind from the harness; watching the calls recovers it."""
+
+    _JOBS = ("extract", "decompose", "solve", "answer", "chat")
+
+    def __init__(self, inner: Any):
+        self._inner = inner
+        self.fatal: LLMError | None = None
+
+    def __getattr__(self, attr: str) -> Any:
+        value = getattr(self._inner, attr)
+        if attr not in self._JOBS or not callable(value):
+            return value
+
+        def watched(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return value(*args, **kwargs)
+            except LLMError as exc:
+                if exc.kind in FATAL_LLM_KINDS and self.fatal is None:
+                    self.fatal = exc
+                raise
+        return watched
+
+
 # --- running -----------------------------------------------------------------------------------
 
 def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: Any, out_dir: Path,
@@ -216,6 +243,7 @@ def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | i
         mode = getattr(getattr(getattr(corpus, "settings", None), "chunking", None), "mode", "paragraph")
         unit = SENTENCE if mode == "sentence" else PARAGRAPH
 
+    watched = _WatchedReasoner(reasoner) if reasoner is not None else None
     total = len(selected) * len(methods)
     done = 0
     stopped = ""
@@ -228,7 +256,7 @@ def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | i
         if not todo:
             continue
         try:
-            method = method_factory(name, reasoner)
+            method = method_factory(name, watched if watched is not None else reasoner)
         except Exception as exc:  # noqa: BLE001 -- e.g. a method module that fails to import
             stopped = f"method {name!r} could not be built: {type(exc).__name__}: {exc}"
             break
@@ -237,6 +265,9 @@ def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | i
                 for q in todo:
                     on_progress(done, total, f"{name}: {q.qid}")
                     rec = _evaluate_one(method, name, q, corpus, settings_by_method.get(name), out, k, correct_f1)
+                    if watched is not None and watched.fatal is not None:
+                        # not recorded: after fixing the key/model/server, a rerun redoes this question
+                        raise EvalStopped(f"{name} stopped on question {q.qid}: {watched.fatal}")
                     fh.write(serde.dumps(rec) + "\n")
                     fh.flush()
                     done += 1
