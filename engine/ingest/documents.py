@@ -1,0 +1,220 @@
+"""Readers for single documents: plain text, Markdown, HTML and PDF.
+
+Each reader takes the file's base name and its bytes and returns one `Document`, or raises
+`IngestError` with a message a user can act on. Markup is stripped lightly: the goal is the
+prose an extractor should read, not a faithful rendering.
+"""
+from __future__ import annotations
+
+import io
+import re
+from html.parser import HTMLParser
+from pathlib import PurePosixPath
+
+from engine.chunking import make_doc_id
+from engine.ingest.decode import IngestError, clean_text, decode_text
+from engine.types import Document
+
+
+def stem(name: str) -> str:
+    return PurePosixPath(name).stem or name
+
+
+def _make(name: str, title: str, text: str, kind: str) -> Document:
+    text = clean_text(text).strip()
+    title = clean_text(title).strip() or stem(name)
+    if not text:
+        raise IngestError("has no readable text")
+    return Document(make_doc_id(title, text), title, text, source=name, kind=kind)
+
+
+# --- plain text and Markdown ----------------------------------------------------------------
+
+
+def read_text(name: str, data: bytes) -> Document:
+    return _make(name, stem(name), decode_text(data), "text")
+
+
+_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
+_SETEXT = re.compile(r"^(.+)\n(=+|-+)[ \t]*$", re.M)
+_FENCE = re.compile(r"^ {0,3}(```|~~~).*$", re.M)
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
+_LINK = re.compile(r"\[([^\]\n]+)\]\([^)\n]*\)")
+_REF_LINK = re.compile(r"\[([^\]\n]+)\]\[[^\]\n]*\]")
+_LINK_DEF = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s+\S+.*$", re.M)
+_HTML_TAG = re.compile(r"</?[A-Za-z][^>\n]{0,200}>")
+_EMPHASIS = re.compile(r"(\*{1,3}|_{2,3}|~~)(?=\S)(.+?)(?<=\S)\1")
+_CODE = re.compile(r"`+([^`\n]*)`+")
+_LIST = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+", re.M)
+_QUOTE = re.compile(r"^[ \t]*>[ \t]?", re.M)
+_RULE = re.compile(r"^ {0,3}([-*_])([ \t]*\1){2,}[ \t]*$", re.M)
+_TABLE_SEP = re.compile(r"^[ \t]*\|?[ \t:|-]+\|[ \t:|-]*$", re.M)
+
+
+def strip_markdown(md: str) -> tuple[str, str]:
+    """`(title, text)`: the first heading (empty if none) and the prose without markup.
+
+    Headings end in a period so the sentence splitter does not glue them to the next line.
+    """
+    md = _FRONT_MATTER.sub("", md.replace("\r\n", "\n"))
+    title = ""
+    m = _HEADING.search(md)
+    s = _SETEXT.search(md)
+    if s and (not m or s.start() < m.start()) and s.group(1).strip():
+        title = s.group(1).strip()
+    elif m:
+        title = m.group(2).strip()
+    text = _FENCE.sub("", md)
+    text = _SETEXT.sub(lambda x: _as_heading(x.group(1)), text)
+    text = _HEADING.sub(lambda x: _as_heading(x.group(2)), text)
+    text = _RULE.sub("", text)
+    text = _TABLE_SEP.sub("", text)
+    text = _LINK_DEF.sub("", text)
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _REF_LINK.sub(r"\1", text)
+    text = _HTML_TAG.sub("", text)
+    text = _CODE.sub(r"\1", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    text = _QUOTE.sub("", text)
+    text = _LIST.sub("", text)
+    text = re.sub(r"[ \t]*\|[ \t]*", " | ", text)  # table cells stay readable as one line
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return _EMPHASIS.sub(r"\2", title), text
+
+
+def _as_heading(h: str) -> str:
+    h = h.strip()
+    return f"\n{h}{'' if h[-1:] in '.!?:' else '.'}\n" if h else ""
+
+
+def read_markdown(name: str, data: bytes) -> Document:
+    title, text = strip_markdown(decode_text(data))
+    return _make(name, title or stem(name), text, "markdown")
+
+
+# --- HTML -----------------------------------------------------------------------------------
+
+_SKIP = frozenset({"script", "style", "noscript", "template", "head", "svg", "iframe", "object"})
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
+_BLOCK = frozenset(
+    "p div br li ul ol h1 h2 h3 h4 h5 h6 tr table section article header footer nav aside main "
+    "blockquote pre dd dt dl figcaption figure hr form fieldset address caption td th".split()
+)
+
+
+_WS = re.compile(r"\s+")
+
+
+class _Visible(HTMLParser):
+    """Collects visible text; `<title>` is read even though `<head>` is otherwise skipped."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.title_parts: list[str] = []
+        self.h1_parts: list[str] = []
+        self._skip: list[str] = []  # open skipped elements, so nesting inside them is ignored
+        self._in_title = self._in_h1 = False
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        if tag == "title":
+            self._in_title = True
+        elif tag in _SKIP:
+            self._skip.append(tag)
+        elif tag == "h1":
+            self._in_h1 = True
+        if tag in _BLOCK and not self._skip:
+            self.parts.append("\n\n")
+
+    def handle_startendtag(self, tag: str, attrs) -> None:
+        if tag in _BLOCK and not self._skip:
+            self.parts.append("\n\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+        elif tag in _SKIP and tag in self._skip:
+            while self._skip and self._skip.pop() != tag:
+                pass
+        elif tag == "h1":
+            self._in_h1 = False
+        if tag in ("h1", "h2", "h3", "h4", "h5", "h6") and not self._skip:
+            self._end_sentence()
+        if tag in _BLOCK and not self._skip:
+            self.parts.append("\n\n")
+
+    def _end_sentence(self) -> None:
+        """A heading is its own sentence (see strip_markdown): give it a period if it has none."""
+        for i in range(len(self.parts) - 1, -1, -1):
+            t = self.parts[i].rstrip()
+            if t:
+                if t[-1] not in ".!?:":
+                    self.parts[i] = t + "."
+                return
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title_parts.append(data)
+        elif not self._skip:
+            data = _WS.sub(" ", data)  # source line wraps are not paragraph breaks; block tags are
+            self.parts.append(data)
+            if self._in_h1:
+                self.h1_parts.append(data)
+
+
+def html_to_text(html: str) -> tuple[str, str]:
+    """`(title, visible text)` of an HTML page, paragraphs separated by blank lines."""
+    p = _Visible()
+    p.feed(html)
+    p.close()
+    text = "".join(p.parts)
+    text = re.sub(r"[ \t\r\f\v\u00a0]+", " ", text)
+    text = re.sub(r" ?\n ?", "\n", text)
+    text = re.sub(r"\n{3,}", "\n\n", text).strip()
+    title = " ".join("".join(p.title_parts).split()) or " ".join("".join(p.h1_parts).split())
+    return title, text
+
+
+def read_html(name: str, data: bytes) -> Document:
+    title, text = html_to_text(decode_text(data))
+    return _make(name, title or stem(name), text, "html")
+
+
+# --- PDF ------------------------------------------------------------------------------------
+
+
+def read_pdf(name: str, data: bytes) -> Document:
+    """The PDF's text layer, pages separated by blank lines; no OCR."""
+    import logging
+
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # malformed-PDF warnings are not for users
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            try:
+                if not reader.decrypt(""):
+                    raise IngestError("is an encrypted PDF; remove the password and try again")
+            except IngestError:
+                raise
+            except Exception:
+                raise IngestError("is an encrypted PDF; remove the password and try again") from None
+        pages = [(page.extract_text() or "") for page in reader.pages]
+        meta_title = ""
+        try:
+            meta_title = str((reader.metadata or {}).get("/Title") or "")
+        except Exception:
+            meta_title = ""
+    except IngestError:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError, RecursionError) as e:
+        raise IngestError(f"is not a readable PDF ({type(e).__name__}: {str(e)[:120]})") from None
+    text = "\n\n".join(p.strip() for p in pages if p.strip())
+    if not clean_text(text).strip():
+        n = len(pages)
+        raise IngestError(f"has no text layer (scanned?): {n} page{'s' if n != 1 else ''} without extractable text")
+    return _make(name, meta_title or stem(name), text, "pdf")
