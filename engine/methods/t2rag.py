@@ -1,0 +1,231 @@
+"""T2RAG (triplet-driven thinking): decompose -> rounds of retrieve + solve -> synthesize.
+
+    method = T2RAG(reasoner)
+    result = method.answer("Who is the child of the performer of Me and Bobby McGee?", corpus)
+
+The question becomes query triplets with placeholders; each round retrieves propositions for the
+searchable ones (no LLM call), the solver fills placeholders, and the engine folds the reply into a
+monotone state (engine/methods/t2rag_state.py). Compact triplets, not chain-of-thought, pass
+between rounds, so a question costs about 3 to 5 LLM calls. Every step lands in a `T2RAGTrace`.
+
+A failed or unparseable reasoner reply never crashes a question: the call is recorded with its
+error and the method continues with the documented fallback. A provider failure (`LLMError`:
+bad key, unknown model, unreachable server) ends the question with `Result.error`, since further
+calls would fail the same way.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from engine import serde
+from engine.llm.base import Evidence, LLMCall, LLMError, SolveResult
+from engine.methods.base import Result, StepCallback, Usage, register_trace
+from engine.methods.t2rag_retrieval import build_queries, chunk_for_solver, retrieve
+from engine.methods.t2rag_state import State, apply_solve, fact_text
+from engine.methods.t2rag_trace import (STOP_REASONS, BindingRecord, DecompositionTrace, RoundTiming, RoundTrace,
+                                        SynthesisTrace, T2RAGSettings, T2RAGTrace, WalkedProposition)
+
+__all__ = ["T2RAG", "T2RAGSettings", "T2RAGTrace"]
+
+
+class _ProviderFailure(Exception):
+    def __init__(self, call: LLMCall, exc: LLMError):
+        super().__init__(str(exc))
+        self.call = call
+
+
+def _clean_call(call: LLMCall) -> LLMCall:
+    # `parsed` is free-form; passing it through JSON once makes the saved trace load back equal
+    call.parsed = serde.loads(Any, serde.dumps(call.parsed)) if call.parsed is not None else None
+    return call
+
+
+class T2RAG:
+    name = "t2rag"
+    settings_cls = T2RAGSettings
+
+    def __init__(self, reasoner: Any):
+        self.reasoner = reasoner
+
+    # --- one reasoner call, never raising -------------------------------------------------------
+
+    def _call(self, job: str, fn: Callable[[], tuple[Any, LLMCall]], empty: Any) -> tuple[Any, LLMCall, float]:
+        t0 = time.perf_counter()
+        try:
+            value, call = fn()
+        except LLMError as exc:
+            call = LLMCall(job=job, model=self.reasoner.name, error=f"{exc.kind}: {exc}")
+            raise _ProviderFailure(call, exc) from None
+        except Exception as exc:  # a reasoner bug or odd reply must not lose the question
+            value, call = empty, LLMCall(job=job, model=self.reasoner.name, error=f"{type(exc).__name__}: {exc}")
+        return value, _clean_call(call), time.perf_counter() - t0
+
+    # --- the method -----------------------------------------------------------------------------
+
+    def answer(self, question: str, corpus: Any, settings: T2RAGSettings | None = None,
+               on_step: StepCallback | None = None) -> Result:
+        settings = settings or T2RAGSettings()
+        step = on_step or (lambda label, payload: None)
+        start = time.perf_counter()
+        trace = T2RAGTrace(settings=settings, reasoner=str(getattr(self.reasoner, "name", "")), question=question)
+        error = ""
+        try:
+            self._run(question, corpus, settings, trace, step)
+        except _ProviderFailure as fail:
+            error = f"the LLM call failed: {fail}"
+            trace.stop_reason = "llm_error"
+            self._attach_failed_call(trace, fail.call)
+            step(f"stopped: {error}", None)
+        trace.total_seconds = time.perf_counter() - start
+        answer = trace.synthesis.answer if trace.synthesis else ""
+        if not error and trace.synthesis and trace.synthesis.call and trace.synthesis.call.error and not answer:
+            error = f"the answer step failed: {trace.synthesis.call.error}"
+        return Result(method=self.name, question=question, answer=answer,
+                      usage=Usage.from_calls(trace.calls(), trace.total_seconds),
+                      evidence_chunk_ids=trace.chunk_ids_shown(), stop_reason=trace.stop_reason, error=error,
+                      reasoner=trace.reasoner, trace=trace)
+
+    @staticmethod
+    def _attach_failed_call(trace: T2RAGTrace, call: LLMCall) -> None:
+        if trace.decomposition is None:
+            trace.decomposition = DecompositionTrace(call=call, failure=call.error)
+        elif call.job == "answer":
+            if trace.synthesis is None:
+                trace.synthesis = SynthesisTrace(mode="failed")
+            trace.synthesis.call = call
+        elif trace.rounds and trace.rounds[-1].solve_call is None:
+            trace.rounds[-1].solve_call = call
+
+    def _run(self, question: str, corpus: Any, settings: T2RAGSettings, trace: T2RAGTrace,
+             step: StepCallback) -> None:
+        # 1-2. decompose and classify
+        triplets, call, secs = self._call("decompose", lambda: self.reasoner.decompose(question), [])
+        state = State.from_decomposition(list(triplets or []))
+        failure = call.error or ("" if triplets else "the decomposition returned no triplet")
+        trace.decomposition = DecompositionTrace(call=call, triplets=list(state.resolved) + list(state.triplets),
+                                                 state=state.snapshot(), failure=failure, seconds=secs)
+        step(f"decompose: {state.snapshot().counts()}" + (f" ({failure})" if failure else ""), trace.decomposition)
+
+        nothing_open = not state.triplets
+        seen: set[str] = set()
+        last_chunks: list = []
+        for index in range(1, settings.rounds + 1):
+            rnd = RoundTrace(index=index, state_before=state.snapshot(), timing=RoundTiming())
+            trace.rounds.append(rnd)
+            # 3. retrieve (no LLM call)
+            got = retrieve(corpus, build_queries(state, question, settings), settings, seen, rnd.timing)
+            rnd.queries, rnd.pool_size, rnd.walked, rnd.chunks = got.queries, got.pool_size, got.walked, got.chunks
+            seen.update(c.chunk_id for c in got.chunks)
+            last_chunks = got.chunks
+            if nothing_open:
+                # nothing to fill: the retrieved chunks go straight to the answer step
+                rnd.solve_skipped = "no open triplet"
+                rnd.state_after = state.snapshot()
+                trace.stop_reason = "no_open_triplets"
+                step(f"round {index}: {len(rnd.chunks)} chunks (question query)", rnd)
+                break
+            # 4. solve
+            evidence = Evidence(propositions=tuple(w.text for w in rnd.walked),
+                                chunks=tuple((c.chunk_id, chunk_for_solver(c)) for c in rnd.chunks)
+                                if settings.include_chunk_text else ())
+            resolved_q = [t.query for t in state.resolved]
+            open_q = [t.query for t in state.triplets]
+            solved, call, secs = self._call_solve(question, resolved_q, open_q, evidence)
+            rnd.solve_call, rnd.timing.solve = call, secs
+            # 5. update the state
+            t0 = time.perf_counter()
+            outcome = apply_solve(state, solved if isinstance(solved, SolveResult) else SolveResult())
+            _attribute_bindings(outcome.bindings, solved, rnd.walked)
+            rnd.bindings, rnd.unmatched = outcome.bindings, outcome.unmatched
+            rnd.newly_resolved, rnd.new_searchable = outcome.newly_resolved, outcome.new_searchable
+            rnd.state_after = state.snapshot()
+            rnd.timing.update = time.perf_counter() - t0
+            step(f"round {index}: {len(rnd.chunks)} chunks, {sum(1 for b in rnd.bindings if b.applied_to)} "
+                 f"bindings -> {rnd.state_after.counts()}", rnd)
+            # 6. stop?
+            if not state.triplets:
+                trace.stop_reason = "complete"
+                break
+            if not outcome.new_searchable and not state.fuzzy:
+                trace.stop_reason = "early_stop"
+                break
+        else:
+            trace.stop_reason = "round_cap"
+
+        # 7. synthesize
+        facts = state.facts()
+        if trace.stop_reason == "complete":
+            mode, context = "complete", ""
+        else:
+            mode = "forced"
+            lines = [f"Still unresolved: {fact_text(t)}" for t in state.searchable + state.fuzzy]
+            if trace.stop_reason == "no_open_triplets":
+                # placeholder-free triplets straight from the decomposition restate the question's own
+                # claims ("X is American"); nothing verified them, so they are context, not facts
+                lines = [f"Claim in the question: {f}" for f in facts]
+                facts = []
+            context = "\n".join(lines + ([""] if lines else []) + [chunk_for_solver(c) + "\n" for c in last_chunks])
+            context = context.strip()
+        t0 = time.perf_counter()
+        trace.synthesis = SynthesisTrace(mode=mode, facts=facts, context=context)
+        text, call, _ = self._call("answer", lambda: self.reasoner.answer(question, context, facts=facts), "")
+        trace.synthesis.call, trace.synthesis.answer = call, str(text or "").strip()
+        trace.synthesis.seconds = time.perf_counter() - t0
+        step(f"answer ({mode}): {trace.synthesis.answer or '(none)'}", trace.synthesis)
+
+    def _call_solve(self, question, resolved_q, open_q, evidence):
+        return self._call("solve", lambda: self.reasoner.solve(question, resolved_q, open_q, evidence), SolveResult())
+
+    # --- CLI ------------------------------------------------------------------------------------
+
+    @staticmethod
+    def summarize(result: Result) -> list[str]:
+        trace: T2RAGTrace | None = result.trace
+        if trace is None:
+            return [f"error: {result.error}"] if result.error else []
+        lines = []
+        if trace.decomposition is not None:
+            d = trace.decomposition
+            lines.append(f"decompose: {d.state.counts()}, {_tokens(d.call)}" + (f" [{d.failure}]" if d.failure else ""))
+        for r in trace.rounds:
+            solve = _tokens(r.solve_call) if r.solve_call else f"no solve ({r.solve_skipped})"
+            bound = ", ".join(f"{b.placeholder}={b.value}" for b in r.bindings if b.applied_to)
+            lines.append(f"round {r.index}: {r.state_before.counts()} -> {r.state_after.counts()}; "
+                         f"{len(r.queries)} queries, {len(r.walked)} propositions, {len(r.chunks)} chunks; "
+                         f"{solve}" + (f"; {bound}" if bound else "")
+                         + (f" [{r.solve_call.error}]" if r.solve_call and r.solve_call.error else ""))
+        lines.append(f"stop: {trace.stop_reason} ({STOP_REASONS.get(trace.stop_reason, '')})")
+        if trace.synthesis is not None:
+            s = trace.synthesis
+            lines.append(f"answer ({s.mode}, {len(s.facts)} facts): {s.answer!r}, {_tokens(s.call)}"
+                         + (f" [{s.call.error}]" if s.call and s.call.error else ""))
+        return lines
+
+
+def _tokens(call: LLMCall | None) -> str:
+    if call is None:
+        return "no call"
+    return f"{call.prompt_tokens}+{call.completion_tokens} tokens" + (" (cached)" if call.cached else "")
+
+
+def _attribute_bindings(bindings: list[BindingRecord], solved: Any, walked: list[WalkedProposition]) -> None:
+    """Point each binding at the walked proposition it came from: the solver's `sources` when it gave
+    one, else the best-scored walked proposition that contains the value."""
+    sources = solved.sources if isinstance(solved, SolveResult) else {}
+    low_sources = {str(k).strip().lower(): str(v) for k, v in sources.items()}
+    for b in bindings:
+        hint = low_sources.get(b.placeholder.lower(), "").strip()
+        match = None
+        if hint:
+            match = next((w for w in walked if w.text.strip().lower() == hint.lower()), None) or \
+                next((w for w in walked if hint.lower() in w.text.lower() or w.text.lower() in hint.lower()), None)
+        if match is None and b.value:
+            match = next((w for w in walked if b.value.lower() in w.text.lower()), None)
+        if match is not None:
+            b.proposition, b.proposition_triplet_id, b.chunk_ids = match.text, match.triplet_id, list(match.chunk_ids)
+        elif hint:
+            b.proposition = hint
+
+
+register_trace("t2rag", T2RAGTrace)

@@ -1,0 +1,119 @@
+"""T2RAG's retrieval step (no LLM call): queries -> one global proposition pool -> a walk to k chunks.
+
+Why a global pool: each searchable triplet asks for a different fact, and a per-query top-k would
+spend the budget evenly even when one query's best hit is far stronger than another's. Merging all
+candidates by their best score and walking down until `k` distinct source chunks are covered lets
+the strongest evidence for any open triplet win the budget.
+
+The corpus calls are batched: one `embed` for all queries and one `search_propositions` for all
+vectors, so a round costs one encoder pass and one index search however many triplets are open.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.methods.t2rag_state import State, known_parts_query, strip_wh_words
+from engine.methods.t2rag_trace import RetrievalQuery, RoundTiming, ShownChunk, T2RAGSettings, WalkedProposition
+
+
+def build_queries(state: State, question: str, settings: T2RAGSettings) -> list[RetrievalQuery]:
+    queries: list[RetrievalQuery] = []
+    seen: set[str] = set()
+
+    def add(text: str, kind: str, tid: str = "") -> None:
+        key = text.strip().lower()
+        if key and key not in seen:
+            seen.add(key)
+            queries.append(RetrievalQuery(text.strip(), kind, tid))
+
+    for t in state.searchable:
+        add(known_parts_query(t), "triplet", t.id)
+    if not queries:
+        # the paper's fallback: with nothing searchable (all fuzzy, or no triplet at all) ask the question
+        add(question, "question")
+    if settings.question_query:
+        add(strip_wh_words(question), "question_stripped")
+    return queries
+
+
+@dataclass
+class RetrievalOutcome:
+    queries: list[RetrievalQuery]
+    pool_size: int = 0
+    walked: list[WalkedProposition] = field(default_factory=list)
+    chunks: list[ShownChunk] = field(default_factory=list)
+
+
+def retrieve(corpus: Any, queries: list[RetrievalQuery], settings: T2RAGSettings, seen_chunks: set[str],
+             timing: RoundTiming) -> RetrievalOutcome:
+    """Walk the global pool by descending best score until `settings.k` distinct chunks are covered.
+
+    A proposition stated by several chunks covers all of them. The round shows exactly `k` chunks at
+    most: when the last proposition would overflow the budget, only its first chunks are taken.
+    With `skip_seen_chunks`, chunks in `seen_chunks` do not count and are not shown, and a
+    proposition whose chunks were all shown before is skipped.
+    """
+    out = RetrievalOutcome(queries=queries)
+    if not queries:
+        return out
+    t0 = time.perf_counter()
+    vecs = corpus.embed([q.text for q in queries])
+    t1 = time.perf_counter()
+    hits = corpus.search_propositions(vecs, settings.candidate_depth)
+    t2 = time.perf_counter()
+    timing.embed, timing.search = t1 - t0, t2 - t1
+
+    best: dict[int, tuple[float, int]] = {}  # triplet_id -> (best score, query index)
+    for qi, row in enumerate(hits):
+        for tid, score in row:
+            tid, score = int(tid), float(score)
+            if tid < 0:
+                continue
+            if tid not in best or score > best[tid][0]:
+                best[tid] = (score, qi)
+    out.pool_size = len(best)
+    # ties broken by triplet id so a run is reproducible
+    order = sorted(best, key=lambda tid: (-best[tid][0], tid))
+
+    covered: list[str] = []
+    covered_set: set[str] = set()
+    batch = max(4 * settings.k, 16)
+    i = 0
+    # triplets are fetched in slices of the walk order: the walk usually ends within the first few
+    while i < len(order) and len(covered) < settings.k:
+        ids = order[i:i + batch]
+        i += batch
+        by_id = {t.triplet_id: t for t in corpus.get_triplets(ids)}
+        for tid in ids:
+            trip = by_id.get(tid)
+            if trip is None:
+                continue
+            chunk_ids = list(dict.fromkeys(trip.chunk_ids))
+            eligible = [c for c in chunk_ids if not (settings.skip_seen_chunks and c in seen_chunks)]
+            if not eligible:
+                continue
+            new = []
+            for c in eligible:
+                if c not in covered_set and len(covered) < settings.k:
+                    covered.append(c)
+                    covered_set.add(c)
+                    new.append(c)
+            score, qi = best[tid]
+            out.walked.append(WalkedProposition(triplet_id=tid, text=trip.proposition, score=score,
+                                                query_index=qi, chunk_ids=chunk_ids, new_chunk_ids=new))
+            if len(covered) >= settings.k:
+                break
+
+    for c in corpus.get_chunks(covered):
+        out.chunks.append(ShownChunk(chunk_id=c.chunk_id, title=c.title, text=c.text))
+    timing.retrieve = time.perf_counter() - t0
+    return out
+
+
+def chunk_for_solver(c: ShownChunk) -> str:
+    """Chunk text with its title in front (a paragraph often names its subject only in the title)."""
+    if c.title and not c.text.lstrip().startswith(c.title):
+        return f"{c.title}\n{c.text}"
+    return c.text

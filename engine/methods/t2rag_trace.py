@@ -1,0 +1,223 @@
+"""T2RAG's settings and its typed trace: every step a user can inspect, as plain dataclasses.
+
+The trace is what the app draws and what a saved result stores, so it holds the full story of a
+question: the decomposition, each round's state before and after, the queries, every proposition
+walked with its score and source chunks, the chunks the solver saw, the solver call, where each
+binding came from, why the loop stopped, and the synthesis call. It round-trips through
+`engine.serde` unchanged and never contains an API key (the reasoner's calls carry only messages,
+replies and usage).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.llm.base import LLMCall, QueryTriplet
+
+
+@dataclass(frozen=True)
+class T2RAGSettings:
+    """T2RAG knobs with the paper's defaults (k = 5 unique chunks, N = 3 rounds)."""
+
+    k: int = 5
+    """Distinct source chunks covered per round: the proposition walk stops once it has this many."""
+
+    rounds: int = 3
+    """Round cap N: retrieve-and-solve rounds before a forced synthesis."""
+
+    include_chunk_text: bool = True
+    """Show the covered chunks' texts to the solver, not only the propositions (the paper's ablation:
+    dropping chunk text costs up to 29% F1)."""
+
+    question_query: bool = True
+    """Also query with the question minus its wh-words (removed as whole words, so "show" stays)."""
+
+    skip_seen_chunks: bool = False
+    """Chunks shown to the solver in an earlier round neither count towards `k` nor are shown again,
+    so a later round sees new evidence."""
+
+    candidate_depth: int = 50
+    """Propositions fetched from the index per query before they are merged into the global pool."""
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise ValueError(f"k must be at least 1 chunk per round, got {self.k}")
+        if self.rounds < 1:
+            raise ValueError(f"rounds must be at least 1, got {self.rounds}")
+        if self.candidate_depth < 1:
+            raise ValueError(f"candidate_depth must be at least 1, got {self.candidate_depth}")
+
+
+@dataclass(frozen=True)
+class StateTriplet:
+    """A query triplet in the state, under an id (`t1`, `t2`, ...) that stays fixed while bindings
+    rewrite its parts, so the trace can follow one triplet from fuzzy to searchable to resolved."""
+
+    id: str
+    subject: str
+    predicate: str
+    object: str
+
+    @property
+    def query(self) -> QueryTriplet:
+        return QueryTriplet(self.subject, self.predicate, self.object)
+
+    @property
+    def placeholders(self) -> tuple[str, ...]:
+        return self.query.placeholders
+
+    def text(self) -> str:
+        return self.query.text()
+
+
+@dataclass
+class StateSnapshot:
+    """The three queues at one moment. Resolved triplets are the facts found so far."""
+
+    resolved: list[StateTriplet] = field(default_factory=list)
+    searchable: list[StateTriplet] = field(default_factory=list)
+    fuzzy: list[StateTriplet] = field(default_factory=list)
+
+    def counts(self) -> str:
+        return f"{len(self.resolved)} resolved / {len(self.searchable)} searchable / {len(self.fuzzy)} fuzzy"
+
+
+@dataclass
+class DecompositionTrace:
+    call: LLMCall
+    triplets: list[StateTriplet] = field(default_factory=list)
+    state: StateSnapshot = field(default_factory=StateSnapshot)
+    #: why nothing usable came out (parse failure, provider error); the rounds then use the question
+    failure: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class RetrievalQuery:
+    text: str
+    #: triplet (known parts of a searchable triplet) | question (fallback) | question_stripped
+    kind: str
+    state_triplet_id: str = ""
+
+
+@dataclass
+class WalkedProposition:
+    """One proposition taken from the global pool, in walk order (descending best score)."""
+
+    triplet_id: int  # the corpus triplet behind the proposition
+    text: str
+    score: float  # best score over all queries
+    query_index: int  # the query that gave that score
+    chunk_ids: list[str] = field(default_factory=list)  # every chunk stating it
+    #: the chunks this proposition added to the round's budget (empty: all already covered/seen)
+    new_chunk_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ShownChunk:
+    chunk_id: str
+    title: str
+    text: str
+
+
+@dataclass
+class BindingRecord:
+    """A placeholder value the solver found, and where it came from when that is identifiable."""
+
+    placeholder: str
+    value: str
+    #: bindings (the solver's binding map) | triplet (read off a triplet the solver rewrote)
+    origin: str = "bindings"
+    #: state triplets the value was substituted into (deterministic propagation)
+    applied_to: list[str] = field(default_factory=list)
+    proposition: str = ""  # the walked proposition supporting the value, if found
+    proposition_triplet_id: int | None = None
+    chunk_ids: list[str] = field(default_factory=list)
+    note: str = ""  # e.g. why a binding was ignored
+
+
+@dataclass
+class RoundTiming:
+    """Seconds. `engine` is everything but the reasoner call; `llm` is the reasoner call's wall time."""
+
+    retrieve: float = 0.0
+    embed: float = 0.0
+    search: float = 0.0
+    solve: float = 0.0
+    update: float = 0.0
+
+    @property
+    def engine(self) -> float:
+        return self.retrieve + self.update
+
+    @property
+    def llm(self) -> float:
+        return self.solve
+
+
+@dataclass
+class RoundTrace:
+    index: int  # 1-based
+    state_before: StateSnapshot
+    queries: list[RetrievalQuery] = field(default_factory=list)
+    pool_size: int = 0  # distinct propositions in the global pool
+    walked: list[WalkedProposition] = field(default_factory=list)
+    chunks: list[ShownChunk] = field(default_factory=list)
+    solve_call: LLMCall | None = None
+    solve_skipped: str = ""  # why no solve call was made (nothing left to fill)
+    bindings: list[BindingRecord] = field(default_factory=list)
+    #: triplets the solver returned that match no open triplet (kept for the user to see)
+    unmatched: list[str] = field(default_factory=list)
+    newly_resolved: list[str] = field(default_factory=list)  # state triplet ids
+    new_searchable: list[str] = field(default_factory=list)
+    state_after: StateSnapshot = field(default_factory=StateSnapshot)
+    timing: RoundTiming = field(default_factory=RoundTiming)
+
+
+@dataclass
+class SynthesisTrace:
+    #: complete (all placeholders filled) | forced (answer from what is known plus the last chunks)
+    mode: str
+    facts: list[str] = field(default_factory=list)
+    context: str = ""
+    call: LLMCall | None = None
+    answer: str = ""
+    seconds: float = 0.0
+
+
+#: Why the loop ended; `summarize` and the app show the sentence.
+STOP_REASONS: dict[str, str] = {
+    "complete": "every query triplet resolved",
+    "early_stop": "the round produced no new searchable triplet and no fuzzy triplet is left",
+    "round_cap": "round cap reached",
+    "no_open_triplets": "the decomposition left nothing to fill: one retrieval with the question",
+    "llm_error": "the LLM provider failed",
+}
+
+
+@dataclass
+class T2RAGTrace:
+    settings: T2RAGSettings
+    reasoner: str
+    question: str
+    decomposition: DecompositionTrace | None = None
+    rounds: list[RoundTrace] = field(default_factory=list)
+    stop_reason: str = ""
+    synthesis: SynthesisTrace | None = None
+    total_seconds: float = 0.0
+
+    def calls(self) -> list[LLMCall]:
+        """Every reasoner call in order: decompose, one solve per round, answer."""
+        out: list[LLMCall] = []
+        if self.decomposition is not None:
+            out.append(self.decomposition.call)
+        out.extend(r.solve_call for r in self.rounds if r.solve_call is not None)
+        if self.synthesis is not None and self.synthesis.call is not None:
+            out.append(self.synthesis.call)
+        return out
+
+    def chunk_ids_shown(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for r in self.rounds:
+            for c in r.chunks:
+                seen.setdefault(c.chunk_id, None)
+        return list(seen)
