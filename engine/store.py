@@ -310,18 +310,28 @@ class Corpus:
         store.save(self.path / f"{which}.index", gen)
         self._indexes[which] = (store, gen)
 
+    def _embed_batched(self, texts: list[str], on_progress: ProgressCallback, label: str,
+                       block: int = 256) -> np.ndarray:
+        """Embed in blocks (so progress can be reported) sorted by length: each block then pads as
+        little as one big encode call would, which keeps the store within a few % of raw encoding."""
+        out = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), block):
+            idx = order[start:start + block]
+            out[idx] = self.embed([texts[i] for i in idx])
+            on_progress(min(start + block, len(texts)), len(texts), label)
+        return out
+
     def _embed_pending_propositions(self, on_progress: ProgressCallback = no_progress, batch: int = 256) -> int:
         """Embed triplets stored without a vector (new from extraction or import)."""
         rows = self._db.execute("SELECT tid, subject, predicate, object FROM triplets WHERE vec IS NULL").fetchall()
         if not rows:
             return 0
+        vecs = self._embed_batched([f"{s} {p} {o}" for _, s, p, o in rows], on_progress,
+                                   "embedding propositions", batch)
         with self._write():
-            for i in range(0, len(rows), batch):
-                part = rows[i:i + batch]
-                vecs = self.embed([f"{s} {p} {o}" for _, s, p, o in part])
-                self._db.executemany("UPDATE triplets SET vec=? WHERE tid=?",
-                                     [(_vec_blob(v), r[0]) for v, r in zip(vecs, part)])
-                on_progress(min(i + batch, len(rows)), len(rows), "embedding propositions")
+            self._db.executemany("UPDATE triplets SET vec=? WHERE tid=? AND vec IS NULL",
+                                 [(_vec_blob(v), r[0]) for v, r in zip(vecs, rows)])
             self._bump("prop_gen")
         return len(rows)
 
@@ -519,13 +529,7 @@ class Corpus:
             chunks.extend(chunk_document(d, self.settings.chunking))
         if not chunks and not new_docs:
             return report
-        vecs = np.zeros((0, self.embedder.dim), dtype=np.float32)
-        parts = []
-        for i in range(0, len(chunks), batch_size * 4):
-            parts.append(self.embed([c.text for c in chunks[i:i + batch_size * 4]]))
-            on_progress(min(i + batch_size * 4, len(chunks)), len(chunks), "embedding chunks")
-        if parts:
-            vecs = np.concatenate(parts)
+        vecs = self._embed_batched([c.text for c in chunks], on_progress, "embedding chunks", batch_size * 4)
         now = time.time()
         with self._write():
             self._db.executemany(
