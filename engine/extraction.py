@@ -1,0 +1,310 @@
+"""Per-chunk triplet extraction: the filters, the concurrent resumable runner, the cost estimate.
+
+Extraction is the expensive, billed step, so the runner is built around not paying twice:
+only `corpus.pending_chunks()` are sent, each finished chunk is stored the moment its reply
+arrives (an interrupted run loses at most the calls in flight), and the LLM response cache
+answers a repeated prompt for free.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from contextlib import nullcontext
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from engine.llm.base import LLMCall, LLMError, Reasoner
+from engine.progress import ProgressCallback, no_progress
+from engine.types import Chunk, ExtractionStatus
+
+# --- filters (SPEC section 0) -------------------------------------------------------------------
+
+#: Parts that mean "the model did not know"; a triplet holding one says nothing.
+PLACEHOLDER_PARTS = frozenset({
+    "", "?", "-", "--", "_", "unknown", "none", "null", "nil", "n/a", "na", "nan", "undefined", "unspecified",
+    "not specified", "not mentioned", "not given", "not available", "not applicable", "no", "empty", "tbd",
+    "<unknown>", "[unknown]", "(unknown)", "entity", "subject", "predicate", "object", "head", "relation", "tail",
+})
+_STOPWORDS = frozenset("a an the of in on at to for by with from and or as is was were be been are its it "
+                       "his her their this that".split())
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def _clean(part: Any) -> str:
+    s = " ".join(str(part).split()) if part is not None else ""
+    return s.strip().strip("\"'`").strip()
+
+
+def _occurs(part: str, text_lower: str, text_tokens: set[str]) -> bool:
+    """Case-insensitive substring, or every content word of `part` among the chunk's words.
+
+    Token level so "born in" still matches "was born on 3 May 1960 in"; stopwords are ignored so
+    "the director of" does not count as occurring because "the" does.
+    """
+    low = part.lower()
+    if low and low in text_lower:
+        return True
+    words = [w for w in _TOKEN.findall(low) if w not in _STOPWORDS]
+    return bool(words) and all(w in text_tokens for w in words)
+
+
+def filter_triplets(triplets: Iterable[Sequence[Any]], chunk_text: str) -> list[tuple[str, str, str]]:
+    """Keep well-formed, grounded, distinct triplets of one chunk, in their original order.
+
+    Drops: arity other than 3, an empty or placeholder part, subject equal to object, and a triplet
+    whose predicate and object both do not occur in the chunk text (KG2RAG's grounding rule: a
+    relation that is nowhere in the text was invented). Dedupes case- and space-insensitively,
+    keeping the first surface form.
+    """
+    text_lower = chunk_text.lower()
+    tokens = set(_TOKEN.findall(text_lower))
+    seen: set[tuple[str, str, str]] = set()
+    out: list[tuple[str, str, str]] = []
+    for t in triplets:
+        if isinstance(t, (str, bytes)) or not isinstance(t, Sequence) or len(t) != 3:
+            continue
+        s, p, o = (_clean(x) for x in t)
+        if any(x.lower() in PLACEHOLDER_PARTS for x in (s, p, o)):
+            continue
+        if s.lower() == o.lower():
+            continue
+        if not _occurs(p, text_lower, tokens) and not _occurs(o, text_lower, tokens):
+            continue
+        key = (s.lower(), p.lower(), o.lower())
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append((s, p, o))
+    return out
+
+
+# --- the runner ---------------------------------------------------------------------------------
+
+#: Error kinds after which continuing would only repeat the same failure for every chunk.
+FATAL_KINDS = ("auth", "not_found", "unreachable")
+
+
+@dataclass
+class ExtractionSummary:
+    """What one extraction run did. Tokens and cost count billed calls only (not cache hits)."""
+
+    model: str = ""
+    chunks_total: int = 0  # pending chunks when the run started
+    chunks_done: int = 0
+    chunks_failed: int = 0
+    chunks_skipped: int = 0  # previously failed chunks left alone (retry_failed=False), or not reached
+    triplets: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = 0.0  # None when any billed call had no known price
+    seconds: float = 0.0
+    stopped: str = ""  # set when the run stopped early (auth / unknown model / unreachable server)
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (chunk_id, error), first 20
+
+    @property
+    def ok(self) -> bool:
+        return not self.stopped and self.chunks_failed == 0
+
+
+def _calls_of(reasoner: Reasoner) -> int:
+    # LLMReasoner says how many provider calls one extract makes (2 with the NER pass); the
+    # offline reasoner makes none.
+    return int(getattr(reasoner, "calls_per_extract", 0))
+
+
+def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress: ProgressCallback | None = None,
+                   retry_failed: bool = True) -> ExtractionSummary:
+    """Extract triplets for every pending chunk of `corpus`, `concurrency` chunks at a time.
+
+    Store writes happen on the calling thread as results arrive, so the corpus sees one writer.
+    An auth / unknown-model / unreachable error stops the run: nothing more is submitted, the
+    chunks in flight are left pending, and `summary.stopped` holds the one message to show.
+    """
+    progress = on_progress or no_progress
+    t0 = time.perf_counter()
+    pending = list(corpus.pending_chunks())
+    summary = ExtractionSummary(model=getattr(reasoner, "name", ""))
+    if not retry_failed:
+        statuses = corpus.extraction_statuses()
+        before = len(pending)
+        pending = [c for c in pending if getattr(statuses.get(c.chunk_id), "status", "") != "failed"]
+        summary.chunks_skipped = before - len(pending)
+    summary.chunks_total = len(pending)
+    total = len(pending)
+    progress(0, total, "extracting")
+    if not pending:
+        summary.seconds = time.perf_counter() - t0
+        return summary
+
+    per_call = _calls_of(reasoner)
+    stop = threading.Event()
+
+    def job(chunk: Chunk) -> tuple[list[tuple[str, str, str]], LLMCall] | None:
+        if stop.is_set():
+            return None  # the run is stopping; leave this chunk pending
+        return reasoner.extract(chunk.title, chunk.text)
+
+    todo = iter(pending)
+    inflight: dict[Future, Chunk] = {}
+    finished = 0
+    # Hold the corpus's write lock for the whole run: a second process extracting the same corpus
+    # would pay for the same chunks twice. (A fake corpus in tests may not have one.)
+    writing = getattr(corpus, "writing", None)
+    with (writing() if writing else nullcontext()), \
+            ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="extract") as pool:
+        def submit_next() -> None:
+            chunk = next(todo, None)
+            if chunk is not None and not stop.is_set():
+                inflight[pool.submit(job, chunk)] = chunk
+
+        # Keep a bounded window in flight so stopping early wastes at most `concurrency` calls.
+        for _ in range(max(1, concurrency) * 2):
+            submit_next()
+        while inflight:
+            done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+            for fut in done:
+                chunk = inflight.pop(fut)
+                try:
+                    result = fut.result()
+                except LLMError as err:
+                    if err.kind in FATAL_KINDS:
+                        if not summary.stopped:
+                            summary.stopped = str(err)
+                        stop.set()
+                        continue
+                    result = ([], LLMCall(job="extract", model=summary.model, error=str(err)))
+                except Exception as err:  # noqa: BLE001 - a bug in one chunk must not lose the others
+                    result = ([], LLMCall(job="extract", model=summary.model,
+                                          error=f"{type(err).__name__}: {err}"))
+                if result is None:
+                    continue
+                _record(corpus, chunk, result, per_call, summary)
+                finished += 1
+                progress(finished, total, chunk.title or chunk.chunk_id)
+                submit_next()
+    summary.chunks_skipped += total - summary.chunks_done - summary.chunks_failed
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def _record(corpus, chunk: Chunk, result: tuple[list[tuple[str, str, str]], LLMCall], per_call: int,
+            summary: ExtractionSummary) -> None:
+    triplets, call = result
+    calls = per_call
+    summary.calls += calls
+    if calls and call.cached:
+        summary.cache_hits += calls
+    elif calls:
+        summary.prompt_tokens += call.prompt_tokens
+        summary.completion_tokens += call.completion_tokens
+        if call.cost is None or summary.cost is None:
+            summary.cost = None
+        else:
+            summary.cost += call.cost
+    if call.error:
+        summary.chunks_failed += 1
+        if len(summary.failures) < 20:
+            summary.failures.append((chunk.chunk_id, call.error))
+        corpus.mark_extraction_failed(chunk.chunk_id, call.error, call.model or summary.model)
+        return
+    summary.chunks_done += 1
+    summary.triplets += len(triplets)
+    corpus.store_extraction(chunk.chunk_id, triplets, ExtractionStatus(
+        chunk_id=chunk.chunk_id, status="done", model=call.model or summary.model, calls=calls,
+        prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
+        cost=0.0 if call.cached else call.cost))
+
+
+# --- the cost estimate --------------------------------------------------------------------------
+
+#: Expected completion tokens per chunk, as a fraction of the chunk's own tokens plus a constant.
+#: A triple list restates most facts of a chunk with some bracket overhead (about 0.6x plus
+#: framing); an entity list is a fraction of that. Measured loosely on HotpotQA paragraphs with
+#: gpt-4o-mini; the estimate is a budget guide, not a quote.
+COMPLETION_RATIO = {"extract": (0.6, 20), "ner": (0.25, 10)}
+
+
+@dataclass(frozen=True)
+class ExtractionEstimate:
+    model: str
+    style: str
+    chunks: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None  # dollars; None when the model has no price in litellm's table
+    token_counter: str  # "litellm" or "chars/4"
+    note: str = ""
+
+
+def _counter(model: str):
+    """litellm.token_counter when litellm is importable, else a characters/4 rule of thumb."""
+    try:
+        from engine.llm.litellm_client import import_litellm
+
+        litellm = import_litellm()
+    except Exception:  # noqa: BLE001
+        litellm = None
+
+    def by_chars(messages: list[dict[str, str]]) -> int:
+        return sum(len(m.get("content", "")) for m in messages) // 4 + 4 * len(messages)
+
+    if litellm is None or not model:
+        return by_chars, "chars/4"
+
+    def by_litellm(messages: list[dict[str, str]]) -> int:
+        try:
+            return int(litellm.token_counter(model=model, messages=messages))
+        except Exception:  # noqa: BLE001 - a tokenizer litellm cannot load offline
+            return by_chars(messages)
+
+    return by_litellm, "litellm"
+
+
+def estimate_extraction(corpus_chunks: Sequence[Chunk], model: str, style: str = "json") -> ExtractionEstimate:
+    """Tokens and dollars to extract `corpus_chunks` with `model` in `style`, before paying."""
+    from engine.llm import prompts
+
+    if style not in ("json", "json+ner", "kg2rag"):
+        raise ValueError(f"unknown extraction style {style!r}; use json, json+ner or kg2rag")
+    chunks = list(corpus_chunks)
+    if not model:
+        return ExtractionEstimate(model="offline-rules", style=style, chunks=len(chunks), calls=0, prompt_tokens=0,
+                                  completion_tokens=0, cost=0.0, token_counter="none",
+                                  note="offline rules: no LLM calls")
+    count, how = _counter(model)
+    prompt = completion = 0
+    er, ec = COMPLETION_RATIO["extract"]
+    nr, nc = COMPLETION_RATIO["ner"]
+    for ch in chunks:
+        own = count([{"role": "user", "content": ch.text}])
+        if style == "kg2rag":
+            prompt += count(prompts.extract_kg2rag_messages(ch.title, ch.text))
+        elif style == "json":
+            prompt += count(prompts.extract_json_messages(ch.title, ch.text))
+        else:
+            ner_out = int(nr * own + nc)
+            prompt += count(prompts.ner_messages(ch.title, ch.text))
+            prompt += count(prompts.extract_json_messages(ch.title, ch.text, [])) + ner_out
+            completion += ner_out
+        completion += int(er * own + ec)
+    calls = len(chunks) * (2 if style == "json+ner" else 1)
+    cost = _price(model, prompt, completion)
+    note = "" if cost is not None else f"no price for {model!r} in litellm's table"
+    return ExtractionEstimate(model=model, style=style, chunks=len(chunks), calls=calls, prompt_tokens=prompt,
+                              completion_tokens=completion, cost=cost, token_counter=how, note=note)
+
+
+def _price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    try:
+        from engine.llm.litellm_client import import_litellm
+
+        p, c = import_litellm().cost_per_token(model=model, prompt_tokens=prompt_tokens,
+                                               completion_tokens=completion_tokens)
+        return float(p) + float(c)
+    except Exception:  # noqa: BLE001 - "model isn't mapped yet": unknown, never a guess
+        return None

@@ -1,0 +1,264 @@
+"""The `LLM` implementation over litellm: any provider litellm knows, plus a persistent cache.
+
+    client = LiteLLMClient("openai/gpt-4o-mini", api_key=key, cache=ResponseCache(ws / "llm_cache.sqlite"))
+    c = client.complete([{"role": "user", "content": "..."}])   # -> Completion
+
+Model strings are litellm's (`openai/...`, `anthropic/...`, `gemini/...`, `azure/...`,
+`ollama/...`, `hosted_vllm/...`); `api_base` points any of them at an OpenAI-compatible server.
+
+The API key is held in memory only. It is never part of the cache key, never logged, and it is
+scrubbed from every error message, because provider errors sometimes echo the request back.
+litellm is imported on the first call: importing it takes seconds and most commands never need it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from engine.llm.base import Completion, LLMError
+from engine.llm.cache import CachedResponse, ResponseCache, cache_key
+
+_litellm = None
+_import_lock = threading.Lock()
+
+
+def import_litellm():
+    """Import litellm once, with the offline price table and without its console chatter."""
+    global _litellm
+    with _import_lock:
+        if _litellm is None:
+            # the bundled price table: no network fetch at import time, reproducible costs
+            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+            import litellm
+
+            litellm.suppress_debug_info = True
+            litellm.telemetry = False
+            _litellm = litellm
+    return _litellm
+
+
+# Long random-looking tokens that look like credentials, scrubbed even when we were not told them.
+_SECRET_PATTERNS = [re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
+                    re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{6,}")]
+
+
+def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """Remove the given secrets and anything shaped like an API key from `text`."""
+    for s in secrets:
+        if s and len(s) >= 4:
+            text = text.replace(s, "***")
+    for pat in _SECRET_PATTERNS:
+        text = pat.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
+    return text
+
+
+def _env_secrets() -> tuple[str, ...]:
+    # Keys litellm reads from the environment itself; scrub those too in case a provider echoes them.
+    return tuple(v for k, v in os.environ.items()
+                 if (k.endswith("_API_KEY") or k.endswith("_TOKEN") or k.endswith("_SECRET")) and len(v) >= 8)
+
+
+def provider_of(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else "unknown provider"
+
+
+class LiteLLMClient:
+    """Chat completions through litellm with retries, backoff, cost accounting and a cache.
+
+    Retried: timeouts, 429, 5xx, malformed response bodies, an unreachable server (twice), and an
+    empty reply. A reply cut by `max_tokens` is retried once with twice the budget. Not retried:
+    authentication failures, an unknown model or provider, and other rejected requests; these
+    raise `LLMError` at once, naming the provider and what to check.
+    """
+
+    def __init__(self, model: str, *, api_base: str = "", api_key: str | None = None,
+                 cache: ResponseCache | Path | str | None = None, timeout: float = 60.0,
+                 max_attempts: int = 4, backoff: float = 1.0, max_backoff: float = 20.0,
+                 extra_params: dict[str, Any] | None = None):
+        if not model.strip():
+            raise ValueError("a model string is required (e.g. openai/gpt-4o-mini)")
+        self.model = model.strip()
+        self.api_base = api_base.strip()
+        self._api_key = api_key or None  # memory only
+        self.cache = ResponseCache(cache) if isinstance(cache, (str, Path)) else cache
+        self.timeout = timeout
+        self.max_attempts = max(1, max_attempts)
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.extra_params = dict(extra_params or {})
+
+    def __repr__(self) -> str:  # never show the key
+        return f"LiteLLMClient(model={self.model!r}, api_base={self.api_base!r})"
+
+    # -- the LLM protocol --------------------------------------------------------------------
+    def complete(self, messages: list[dict[str, str]], *, temperature: float = 0.0,
+                 max_tokens: int | None = None, json_mode: bool = False) -> Completion:
+        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, "json_mode": json_mode,
+                                  **{k: v for k, v in self.extra_params.items() if "key" not in k.lower()}}
+        key = cache_key(self.model, self.api_base, messages, params)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                # Token counts are kept so a method's size does not depend on a warm cache; the
+                # bill (cost) is zero and usage trackers skip cached calls.
+                return Completion(text=hit.text, model=self.model, prompt_tokens=hit.prompt_tokens,
+                                  completion_tokens=hit.completion_tokens, cost=0.0, latency=0.0,
+                                  cached=True, attempts=0)
+
+        prompt_tokens = completion_tokens = 0
+        cost: float | None = 0.0
+        latency = 0.0
+        budget = max_tokens
+        bumped = False
+        text, finish = "", ""
+        attempt = 0
+        while True:
+            attempt += 1
+            t0 = time.perf_counter()
+            try:
+                resp = self._call(messages, temperature, budget, json_mode)
+            except Exception as exc:  # noqa: BLE001 - every provider error is classified below
+                latency += time.perf_counter() - t0
+                err = self._classify(exc, attempt)
+                limit = min(self.max_attempts, 2) if err.kind == "unreachable" else self.max_attempts
+                if not err.retryable or attempt >= limit:
+                    err.attempts = attempt  # type: ignore[attr-defined]
+                    raise err from None
+                self._sleep(attempt, exc)
+                continue
+            latency += time.perf_counter() - t0
+            text, finish, p, c = _unpack(resp)
+            # every answered request is billed, including an empty one we retry
+            prompt_tokens += p
+            completion_tokens += c
+            one = self._cost(resp)
+            cost = None if (cost is None or one is None) else cost + one
+            if not text.strip() and attempt < self.max_attempts:
+                self._sleep(attempt, None)
+                continue
+            if finish == "length" and budget is not None and not bumped and attempt < self.max_attempts:
+                budget, bumped = budget * 2, True
+                continue
+            break
+
+        if self.cache is not None and text.strip():
+            self.cache.put(key, CachedResponse(text=text, model=self.model, prompt_tokens=prompt_tokens,
+                                               completion_tokens=completion_tokens))
+        return Completion(text=text, model=self.model, prompt_tokens=prompt_tokens,
+                          completion_tokens=completion_tokens, cost=cost, latency=latency,
+                          cached=False, attempts=attempt)
+
+    # -- internals ---------------------------------------------------------------------------
+    def _call(self, messages, temperature, max_tokens, json_mode):
+        litellm = import_litellm()
+        kw: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature,
+                              "timeout": self.timeout, "num_retries": 0, "max_retries": 0,
+                              "drop_params": True}  # a provider without e.g. response_format still answers
+        if max_tokens is not None:
+            kw["max_tokens"] = max_tokens
+        if json_mode:
+            kw["response_format"] = {"type": "json_object"}
+        if self.api_base:
+            kw["api_base"] = self.api_base
+        if self._api_key:
+            kw["api_key"] = self._api_key
+        kw.update(self.extra_params)
+        return litellm.completion(**kw)
+
+    def _sleep(self, attempt: int, exc: BaseException | None) -> None:
+        delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+        retry_after = _retry_after(exc)
+        if retry_after is not None:
+            delay = min(self.max_backoff, max(delay, retry_after))
+        # jitter keeps many worker threads from retrying in lockstep
+        time.sleep(delay * random.uniform(0.5, 1.0))
+
+    def _cost(self, resp) -> float | None:
+        """Dollars from litellm's price table; None when the model has no price there."""
+        litellm = import_litellm()
+        try:
+            value = litellm.completion_cost(completion_response=resp, model=self.model)
+        except Exception:  # noqa: BLE001 - "model isn't mapped yet" and friends
+            return None
+        return float(value) if value is not None else None
+
+    def _classify(self, exc: Exception, attempt: int) -> LLMError:
+        litellm = import_litellm()
+        ex = litellm.exceptions
+        provider = provider_of(self.model)
+        where = f"{provider} model {self.model!r}" + (f" at {self.api_base}" if self.api_base else "")
+        detail = scrub(f"{type(exc).__name__}: {str(exc)[:400]}", (self._api_key or "",) + _env_secrets())
+        low = str(exc).lower()
+        tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
+
+        if isinstance(exc, (ex.AuthenticationError, ex.PermissionDeniedError)):
+            return LLMError(f"{where}: authentication failed. Check the API key (entered, or the provider's "
+                            f"environment variable such as {provider.upper()}_API_KEY). [{detail}]", kind="auth")
+        if "llm provider not provided" in low or isinstance(exc, ex.NotFoundError) or (
+                "model" in low and "not found" in low):
+            return LLMError(f"{where}: unknown model or provider. Check the model string: it needs a provider "
+                            f"prefix such as openai/, anthropic/, gemini/, azure/, ollama/ or hosted_vllm/, and a "
+                            f"model name the provider serves. [{detail}]", kind="not_found")
+        if isinstance(exc, ex.Timeout):
+            return LLMError(f"{where}: no reply within {self.timeout:g}s {tries}. [{detail}]",
+                            kind="timeout", retryable=True)
+        if isinstance(exc, ex.RateLimitError):
+            return LLMError(f"{where}: rate limited {tries}. Lower the concurrency or wait. [{detail}]",
+                            kind="rate_limit", retryable=True)
+        if "connection error" in low or "connection refused" in low or isinstance(exc, ex.APIConnectionError) and (
+                "connect" in low):
+            target = self.api_base or f"the {provider} API"
+            return LLMError(f"{where}: server unreachable {tries}. Check that {target} is running and reachable "
+                            f"from this machine. [{detail}]", kind="unreachable", retryable=True)
+        if isinstance(exc, ex.ContextWindowExceededError):
+            return LLMError(f"{where}: the prompt is longer than the model's context window. [{detail}]",
+                            kind="bad_request")
+        status = getattr(exc, "status_code", None)
+        if isinstance(exc, (ex.InternalServerError, ex.ServiceUnavailableError, ex.BadGatewayError,
+                            ex.APIConnectionError)) or (isinstance(status, int) and status >= 500):
+            return LLMError(f"{where}: provider error {tries}. [{detail}]", kind="server", retryable=True)
+        if isinstance(exc, ex.BadRequestError):
+            return LLMError(f"{where}: the provider rejected the request. [{detail}]", kind="bad_request")
+        return LLMError(f"{where}: call failed. [{detail}]", kind="error")
+
+
+def _unpack(resp) -> tuple[str, str, int, int]:
+    choice = resp.choices[0] if getattr(resp, "choices", None) else None
+    text = (choice.message.content or "") if choice is not None and choice.message is not None else ""
+    finish = (getattr(choice, "finish_reason", "") or "") if choice is not None else ""
+    usage = getattr(resp, "usage", None)
+    p = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0
+    c = int(getattr(usage, "completion_tokens", 0) or 0) if usage else 0
+    return text, finish, p, c
+
+
+def _retry_after(exc: BaseException | None) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        return float(headers.get("retry-after"))
+    except (TypeError, ValueError):
+        return None
+
+
+def list_ollama_models(base: str = "http://127.0.0.1:11434", timeout: float = 0.5) -> list[str]:
+    """Models a local Ollama serves, as litellm model strings (`ollama/llama3:latest`); [] if none.
+
+    Never raises: no Ollama running is the common case, not an error.
+    """
+    try:
+        with urllib.request.urlopen(base.rstrip("/") + "/api/tags", timeout=timeout) as r:
+            data = json.loads(r.read().decode("utf-8"))
+    except Exception:  # noqa: BLE001
+        return []
+    names = [m.get("name") or m.get("model") for m in data.get("models", []) if isinstance(m, dict)]
+    return [f"ollama/{n}" for n in names if n]
