@@ -1,0 +1,118 @@
+"""`eval CORPUS --methods t2rag,kg2rag,standard --out DIR`: score methods on a corpus's questions.
+
+    python -m engine eval hotpot --methods t2rag,kg2rag,standard --questions 50 --out runs/hotpot
+    python -m engine eval hotpot --methods t2rag,kg2rag --drop-triplets 0.05 --out runs/drop5
+    python -m engine eval hotpot --methods t2rag,none --shuffle --out runs/shuffled
+
+A rerun with the same `--out` continues where the last one stopped. Probes (`--drop-triplets`,
+`--shuffle`) run on a copy of the corpus saved beside it (`<corpus>-drop5-s0`,
+`<corpus>-shuffled-s0`); a copy made by an earlier run with the same seed is reused, so a resumed
+probe run scores against the same perturbed corpus.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from engine.config import AppSettings
+
+
+def _read_ids(path: str) -> list[str]:
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+        if isinstance(data, list):
+            return [str(x) for x in data]
+    except json.JSONDecodeError:
+        pass
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def _probe_corpus(ws, corpus, args):
+    """The corpus to evaluate: the original, or a (reused) perturbed copy."""
+    from engine.eval.probes import drop_triplets, probe_name, shuffle_entities
+    from engine.progress import TerminalProgress
+
+    if args.shuffle:
+        name = probe_name(corpus.name, f"shuffled-s{args.seed}")
+        if ws.exists(name):
+            print(f"reusing shuffled copy {name!r}", file=sys.stderr)
+            corpus = ws.open(name)
+        else:
+            bar = TerminalProgress()
+            corpus, report = shuffle_entities(ws, corpus, seed=args.seed, name=name, on_progress=bar)
+            bar.close()
+            kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.entities.items()))
+            print(f"shuffled copy {name!r}: renamed {kinds}; {len(report.frozen)} entities kept to keep answers "
+                  f"findable; {len(report.inconsistent)} questions inconsistent", file=sys.stderr)
+    if args.drop_triplets:
+        name = probe_name(corpus.name, f"drop{round(args.drop_triplets * 100):g}-s{args.seed}")
+        if ws.exists(name):
+            print(f"reusing triplet-drop copy {name!r}", file=sys.stderr)
+            corpus = ws.open(name)
+        else:
+            corpus, rep = drop_triplets(ws, corpus, args.drop_triplets, seed=args.seed, name=name)
+            print(f"copy {name!r}: dropped {rep.triplets_dropped} of {rep.triplets_before} triplets",
+                  file=sys.stderr)
+    return corpus
+
+
+def cmd_eval(args) -> int:
+    from engine.cli import UserError
+    from engine.eval.harness import run_eval
+    from engine.llm import make_reasoner
+    from engine.methods import METHODS
+    from engine.progress import TerminalProgress
+    from engine.store import Workspace
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in METHODS]
+    if not methods or unknown:
+        raise UserError(f"unknown method(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(METHODS)}")
+    if args.drop_triplets is not None and not 0.0 < args.drop_triplets < 1.0:
+        raise UserError(f"--drop-triplets is a fraction between 0 and 1 (0.05 = 5%), got {args.drop_triplets}")
+    questions = _read_ids(args.ids) if args.ids else args.questions
+
+    app = AppSettings.from_env()
+    ws = Workspace(app.workspace)
+    corpus = _probe_corpus(ws, ws.open(args.corpus), args)
+    model = args.model if args.model is not None else app.model
+    api_base = args.api_base if args.api_base is not None else app.api_base
+    reasoner = make_reasoner(model, api_base=api_base, cache_path=app.workspace / "llm_cache.sqlite",
+                             embedder=corpus.embedder)
+    bar = TerminalProgress()
+    try:
+        summary = run_eval(corpus, methods, reasoner, questions=questions, out_dir=Path(args.out),
+                           on_progress=bar, unit=args.unit, k=args.recall_k)
+    finally:
+        bar.close()
+    print(summary.markdown())
+    print(f"per-question results and traces in {args.out}", file=sys.stderr)
+    if summary.stopped:
+        print(f"stopped early: {summary.stopped}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="score methods on a corpus's questions (EM/F1, retrieval, cost); resumable")
+    p.add_argument("corpus")
+    p.add_argument("--methods", default="t2rag,kg2rag,standard",
+                   help="comma-separated method names (default: t2rag,kg2rag,standard)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--questions", type=int, default=None, metavar="N", help="only the first N questions")
+    which.add_argument("--ids", default=None, metavar="FILE", help="question ids, one per line (or a JSON list)")
+    p.add_argument("--model", default=None, help="litellm model string; empty/unset = offline reasoner")
+    p.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint for --model")
+    p.add_argument("--out", required=True, metavar="DIR", help="results folder; a rerun resumes from it")
+    p.add_argument("--drop-triplets", type=float, default=None, metavar="FRACTION",
+                   help="evaluate on a copy missing this random share of triplets (e.g. 0.05)")
+    p.add_argument("--shuffle", action="store_true",
+                   help="evaluate on a copy with every entity consistently renamed (Shuffle-HotpotQA)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the probes (default 0)")
+    p.add_argument("--unit", choices=("auto", "paragraph", "sentence"), default="auto",
+                   help="retrieval unit of the table (auto: sentence for sentence-chunked corpora)")
+    p.add_argument("--recall-k", type=int, default=5, metavar="K", help="k of recall@k, in evidence chunks")
+    p.set_defaults(func=cmd_eval)

@@ -1,0 +1,58 @@
+"""`python -m engine eval`: the table, resume, probes and readable errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.cli import main
+from engine.extraction import run_extraction
+from engine.llm import make_reasoner
+from tests._eval_helpers import make_hotpot_corpus
+
+
+@pytest.fixture(scope="module")
+def _ws(tmp_path_factory, embedder):
+    from engine.store import Workspace
+
+    ws = Workspace(tmp_path_factory.mktemp("ws"), embedder=embedder)
+    c = make_hotpot_corpus(ws, n=3, name="hp")
+    run_extraction(c, make_reasoner("", embedder=embedder))
+    return ws
+
+
+@pytest.fixture()
+def ws_env(_ws, monkeypatch):
+    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(_ws.root))
+    monkeypatch.delenv("TRIPLET_LENS_MODEL", raising=False)
+    return _ws
+
+
+def test_eval_prints_the_table_and_resumes(ws_env, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["eval", "hp", "--methods", "standard,none", "--questions", "2", "--out", str(out)]) == 0
+    first = capsys.readouterr().out
+    assert "| standard | 2/2 |" in first and "| none | 2/2 |" in first
+    lines = (out / "standard.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+    # a rerun over all 3 questions only adds the missing one
+    assert main(["eval", "hp", "--methods", "standard", "--out", str(out)]) == 0
+    assert "| standard | 3/3 |" in capsys.readouterr().out
+    assert (out / "standard.jsonl").read_text().splitlines()[:2] == lines
+
+
+def test_eval_on_a_triplet_drop_copy(ws_env, tmp_path, capsys):
+    ids = tmp_path / "ids.txt"
+    qid = ws_env.open("hp").questions()[0].qid
+    ids.write_text(qid + "\n")
+    assert main(["eval", "hp", "--methods", "t2rag", "--ids", str(ids), "--drop-triplets", "0.1",
+                 "--out", str(tmp_path / "d")]) == 0
+    captured = capsys.readouterr()
+    assert "| t2rag | 1/1 |" in captured.out and "failure labels" in captured.out
+    assert "hp-drop10-s0" in captured.err and ws_env.exists("hp-drop10-s0")
+    assert json.loads((tmp_path / "d" / "t2rag.jsonl").read_text())["qid"] == qid
+
+
+def test_eval_unknown_method_is_a_usage_error(tmp_path, capsys):
+    assert main(["eval", "hp", "--methods", "t2rag,nope", "--out", str(tmp_path / "x")]) == 2
+    assert "unknown method(s) nope" in capsys.readouterr().err
