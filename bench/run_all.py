@@ -1,0 +1,191 @@
+"""Run every benchmark under bench/ and write docs/benchmarks.md with their tables.
+
+    .venv/bin/python bench/run_all.py [--only index_bench,t2rag_bench] [--budget 840] [--out docs/benchmarks.md]
+
+Each script runs as its own process with this same Python (so one cannot skew another through
+caches or threads), its printed table is captured, and the report gets a description of the
+machine (CPU, cores, RAM, load, library versions) because every figure is only meaningful next to
+it. A missing script, a failing one or one that overruns its time share is noted in the report
+and the others still run. The whole run stays under `--budget` seconds (15 minutes by default
+minus a margin): each script may use the time left minus a reserve for each script after it,
+and is stopped when it overruns.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+#: In reading order: the store, extraction, each method, then answer/retrieval quality.
+SCRIPTS = ("index_bench", "extraction_bench", "t2rag_bench", "kg2rag_bench", "retrieval_quality")
+#: Seconds kept in reserve for each script still to come, so an early slow one cannot starve them.
+MIN_SHARE = 90.0
+
+
+@dataclass
+class BenchRun:
+    name: str
+    status: str  # ok | failed (exit N) | missing | timed out | skipped (no time left)
+    seconds: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _ram_gb() -> str:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return f"{int(line.split()[1]) / 1024 / 1024:.1f} GB"
+    except (OSError, ValueError):
+        pass
+    return "unknown"
+
+
+def _version(dist: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=10)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def machine_description() -> list[tuple[str, str]]:
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 0
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "unknown"
+    return [
+        ("date", dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
+        ("commit", _git_commit()),
+        ("CPU", _cpu_model()),
+        ("cores", f"{usable} usable of {os.cpu_count()}"),
+        ("RAM", _ram_gb()),
+        ("load average (1/5/15 min) at start", load),
+        ("OS", f"{platform.system()} {platform.release()}"),
+        ("python", platform.python_version()),
+        ("torch", _version("torch")),
+        ("faiss", _version("faiss-cpu")),
+        ("sentence-transformers", _version("sentence-transformers")),
+        ("litellm", _version("litellm")),
+    ]
+
+
+def run_one(path: Path, timeout: float) -> BenchRun:
+    name = path.stem
+    if not path.is_file():
+        return BenchRun(name, "missing")
+    t0 = time.perf_counter()
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               PYTHONUNBUFFERED="1")
+    try:
+        p = subprocess.run([sys.executable, str(path)], cwd=ROOT, capture_output=True, text=True,
+                           timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        return BenchRun(name, f"timed out after {timeout:.0f} s", time.perf_counter() - t0, out, err)
+    status = "ok" if p.returncode == 0 else f"failed (exit {p.returncode})"
+    return BenchRun(name, status, time.perf_counter() - t0, p.stdout, p.stderr)
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def render(runs: list[BenchRun], machine: list[tuple[str, str]], total: float) -> str:
+    out = ["# Benchmarks", "",
+           "Written by `bench/run_all.py` (`make bench`); every script runs in its own process and prints "
+           "its own table, with ratios against a baseline measured in the same run. Figures depend on the "
+           "machine below; the machine may have been shared with other work.", "",
+           "## Machine", "", "| | |", "|---|---|"]
+    out += [f"| {k} | {v} |" for k, v in machine]
+    out += ["", f"Total run time: {total:.0f} s.", "", "| benchmark | status | seconds |", "|---|---|---|"]
+    out += [f"| `{r.name}` | {r.status} | {r.seconds:.1f} |" for r in runs]
+    for r in runs:
+        out += ["", f"## {r.name}", ""]
+        if r.status == "missing":
+            out.append(f"`bench/{r.name}.py` does not exist in this checkout; nothing was measured.")
+            continue
+        if r.status.startswith("skipped"):
+            out.append("Not run: the time budget was used up by the scripts before it.")
+            continue
+        out.append(f"`python bench/{r.name}.py`: {r.status}, {r.seconds:.1f} s.")
+        if r.stdout.strip():
+            out += ["", "```", r.stdout.rstrip(), "```"]
+        if r.status != "ok" and r.stderr.strip():
+            out += ["", "Last lines of stderr:", "", "```", _tail(r.stderr), "```"]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default="", help="comma-separated script names (default: all)")
+    ap.add_argument("--budget", type=float, default=840.0, help="seconds for the whole run (default 840)")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    ap.add_argument("--bench-dir", type=Path, default=ROOT / "bench")
+    args = ap.parse_args(argv)
+
+    names = list(SCRIPTS)
+    # any other benchmark someone added later runs too, after the known ones
+    names += sorted(p.stem for p in args.bench_dir.glob("*.py")
+                    if p.stem not in names and p.stem != "run_all" and not p.stem.startswith("_"))
+    if args.only:
+        wanted = [n.strip().removesuffix(".py") for n in args.only.split(",") if n.strip()]
+        names = wanted
+    machine = machine_description()
+    start = time.monotonic()
+    runs: list[BenchRun] = []
+    for i, name in enumerate(names):
+        left = args.budget - (time.monotonic() - start)
+        path = args.bench_dir / f"{name}.py"
+        if not path.is_file():
+            runs.append(BenchRun(name, "missing"))
+        elif left < 10:
+            runs.append(BenchRun(name, "skipped (no time left)"))
+        else:
+            to_run = sum(1 for n in names[i:] if (args.bench_dir / f"{n}.py").is_file())
+            share = min(left, max(MIN_SHARE, left - MIN_SHARE * (to_run - 1)))
+            print(f"[run_all] {name} (up to {share:.0f} s)", file=sys.stderr, flush=True)
+            runs.append(run_one(path, share))
+        r = runs[-1]
+        print(f"[run_all] {name}: {r.status} {r.seconds:.1f} s", file=sys.stderr, flush=True)
+        if r.stdout.strip():
+            print(r.stdout.rstrip(), flush=True)
+    total = time.monotonic() - start
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(render(runs, machine, total), encoding="utf-8")
+    print(f"[run_all] wrote {args.out} in {total:.0f} s", file=sys.stderr)
+    # a missing script is a note, not a failure; a failing or overrunning one fails the run
+    return 0 if all(r.status in ("ok", "missing") for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
