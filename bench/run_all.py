@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         path = args.bench_dir / f"{name}.py"
         if not path.is_file():
             runs.append(BenchRun(name, "missing"))
-        elif left < 10:
+        elif left < min(10.0, MIN_SHARE):
             runs.append(BenchRun(name, "skipped (no time left)"))
         else:
             to_run = sum(1 for n in names[i:] if (args.bench_dir / f"{n}.py").is_file())
