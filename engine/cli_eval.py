@@ -85,7 +85,7 @@ def cmd_eval(args) -> int:
     bar = TerminalProgress()
     try:
         summary = run_eval(corpus, methods, reasoner, questions=questions, out_dir=Path(args.out),
-                           on_progress=bar, unit=args.unit, k=args.recall_k)
+                           on_progress=bar, unit=args.unit, k=args.recall_k, concurrency=args.concurrency)
     finally:
         bar.close()
     print(summary.markdown())
@@ -111,6 +111,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="evaluate on a copy missing this random share of triplets (e.g. 0.05)")
     p.add_argument("--shuffle", action="store_true",
                    help="evaluate on a copy with every entity consistently renamed (Shuffle-HotpotQA)")
+    p.add_argument("--concurrency", type=int, default=1, metavar="N",
+                   help="questions answered at once (useful with a remote model; default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of the probes (default 0)")
     p.add_argument("--unit", choices=("auto", "paragraph", "sentence"), default="auto",
                    help="retrieval unit of the table (auto: sentence for sentence-chunked corpora)")

@@ -110,3 +110,12 @@ def test_real_methods_with_a_scripted_llm_record_usage_and_cost(corpus, tmp_path
     assert m.calls_per_q == 1 and m.prompt_tokens_per_q > 0
     assert m.cost_total == pytest.approx(0.02)
     assert m.answer.retrieval_recall > 0  # standard RAG found some gold paragraphs
+
+
+def test_concurrent_run_records_every_question_once(corpus, tmp_path):
+    method = OracleMethod()
+    summary = run_eval(corpus, ["oracle"], None, out_dir=tmp_path / "r", concurrency=3,
+                       method_factory=lambda n, r: method)
+    lines = (tmp_path / "r" / "oracle.jsonl").read_text().splitlines()
+    assert sorted(json.loads(l)["qid"] for l in lines) == sorted(q.qid for q in corpus.questions())
+    assert summary.methods[0].answer.em == 1.0 and method.calls == 4

@@ -21,12 +21,13 @@ import io
 import json
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from engine import serde
-from engine.eval.failures import CORRECT, ERROR, LABELS, label_t2rag
+from engine.eval.failures import ERROR, LABELS, label_t2rag
 from engine.eval.metrics import (PARAGRAPH, SENTENCE, AverageMetrics, QuestionMetrics, average_metrics,
                                  failed_question_metrics, score_question)
 from engine.llm.base import LLMError
@@ -187,6 +188,23 @@ class _WatchedReasoner:
 
 # --- running -----------------------------------------------------------------------------------
 
+def _results(fn: Callable[[Question], QuestionRecord], todo: list[Question],
+             concurrency: int) -> Iterator[tuple[Question, QuestionRecord]]:
+    """(question, record) as each finishes; in order when sequential."""
+    if concurrency <= 1:
+        for q in todo:
+            yield q, fn(q)
+        return
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="eval")
+    futures = {pool.submit(fn, q): q for q in todo}
+    try:
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()
+    finally:
+        # on a stop or Ctrl-C: questions not started are cancelled; running ones finish unrecorded
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: Any, out_dir: Path,
                   k: int, correct_f1: float) -> QuestionRecord:
     gold = list(q.answers)
@@ -223,13 +241,14 @@ def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: An
 def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | int | Sequence[str] = None,
              out_dir: Path | str = "eval_out", settings_by_method: dict[str, Any] | None = None,
              on_progress: ProgressCallback | None = None, *, unit: str = "auto", k: int = 5,
-             correct_f1: float = 0.8,
+             correct_f1: float = 0.8, concurrency: int = 1,
              method_factory: Callable[[str, Any], Any] | None = None) -> EvalSummary:
     """Run each method on the selected questions; resume from `out_dir`; write and return the summary.
 
     `unit` picks the retrieval unit of the headline columns (`auto`: sentences for a corpus
     chunked by sentence, paragraphs otherwise; both are always in summary.json). `k` is the
-    cut-off of recall@k, in evidence chunks. `method_factory(name, reasoner)` defaults to
+    cut-off of recall@k, in evidence chunks. `concurrency` questions run at once (threads; worth
+    it with a remote LLM, whose latency dominates). `method_factory(name, reasoner)` defaults to
     `engine.methods.build_method`.
     """
     out = Path(out_dir)
@@ -260,11 +279,12 @@ def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | i
         except Exception as exc:  # noqa: BLE001 -- e.g. a method module that fails to import
             stopped = f"method {name!r} could not be built: {type(exc).__name__}: {exc}"
             break
+        def run_one(q: Question) -> QuestionRecord:
+            return _evaluate_one(method, name, q, corpus, settings_by_method.get(name), out, k, correct_f1)
+
         try:
             with open(path, "a", encoding="utf-8") as fh:
-                for q in todo:
-                    on_progress(done, total, f"{name}: {q.qid}")
-                    rec = _evaluate_one(method, name, q, corpus, settings_by_method.get(name), out, k, correct_f1)
+                for q, rec in _results(run_one, todo, concurrency):
                     if watched is not None and watched.fatal is not None:
                         # not recorded: after fixing the key/model/server, a rerun redoes this question
                         raise EvalStopped(f"{name} stopped on question {q.qid}: {watched.fatal}")
