@@ -150,7 +150,6 @@ def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress
 
     todo = iter(pending)
     inflight: dict[Future, Chunk] = {}
-    finished = 0
     # Hold the corpus's write lock for the whole run: a second process extracting the same corpus
     # would pay for the same chunks twice. (A fake corpus in tests may not have one.)
     writing = getattr(corpus, "writing", None)
@@ -164,31 +163,44 @@ def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress
         # Keep a bounded window in flight so stopping early wastes at most `concurrency` calls.
         for _ in range(max(1, concurrency) * 2):
             submit_next()
-        while inflight:
-            done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
-            for fut in done:
-                chunk = inflight.pop(fut)
-                try:
-                    result = fut.result()
-                except LLMError as err:
-                    if err.kind in FATAL_KINDS:
-                        if not summary.stopped:
-                            summary.stopped = str(err)
-                        stop.set()
-                        continue
-                    result = ([], LLMCall(job="extract", model=summary.model, error=str(err)))
-                except Exception as err:  # noqa: BLE001 - a bug in one chunk must not lose the others
-                    result = ([], LLMCall(job="extract", model=summary.model,
-                                          error=f"{type(err).__name__}: {err}"))
-                if result is None:
-                    continue
-                _record(corpus, chunk, result, per_call, summary)
-                finished += 1
-                progress(finished, total, chunk.title or chunk.chunk_id)
-                submit_next()
+        try:
+            _drain(corpus, inflight, submit_next, stop, per_call, summary, progress, total)
+        except BaseException:
+            # Ctrl-C or a store error: queued chunks return at once; calls already sent finish
+            # (their replies land in the response cache, so a rerun gets them free)
+            stop.set()
+            raise
     summary.chunks_skipped += total - summary.chunks_done - summary.chunks_failed
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def _drain(corpus, inflight: dict, submit_next, stop: threading.Event, per_call: int, summary: ExtractionSummary,
+           progress: ProgressCallback, total: int) -> None:
+    """Collect results as they complete, store them on this thread, keep the window full."""
+    finished = 0
+    while inflight:
+        done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+        for fut in done:
+            chunk = inflight.pop(fut)
+            try:
+                result = fut.result()
+            except LLMError as err:
+                if err.kind in FATAL_KINDS:
+                    if not summary.stopped:
+                        summary.stopped = str(err)
+                    stop.set()
+                    continue
+                result = ([], LLMCall(job="extract", model=summary.model, error=str(err)))
+            except Exception as err:  # noqa: BLE001 - a bug in one chunk must not lose the others
+                result = ([], LLMCall(job="extract", model=summary.model,
+                                      error=f"{type(err).__name__}: {err}"))
+            if result is None:
+                continue
+            _record(corpus, chunk, result, per_call, summary)
+            finished += 1
+            progress(finished, total, chunk.title or chunk.chunk_id)
+            submit_next()
 
 
 def _record(corpus, chunk: Chunk, result: tuple[list[tuple[str, str, str]], LLMCall], per_call: int,

@@ -242,3 +242,17 @@ def test_extract_command_estimates_runs_and_fails_clearly(workspace, loopback_ll
     assert "extracted 3 chunks (3 triplets), 0 failed" in out and "3 LLM calls (0 from cache)" in out
     assert main(args) == 0
     assert "nothing to do" in capsys.readouterr().out
+
+
+def test_extract_command_without_a_model_runs_the_offline_rules(workspace, monkeypatch, capsys):
+    from engine.cli import main
+
+    people_corpus(workspace, 3)
+    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(workspace.root))
+    monkeypatch.delenv("TRIPLET_LENS_MODEL", raising=False)
+    assert main(["extract", "people"]) == 0
+    out = capsys.readouterr().out
+    assert "offline rules reasoner (free)" in out and "extracted 3 chunks" in out and "0 LLM calls" in out
+    corpus = workspace.open("people")
+    assert corpus.counts().pending == 0
+    assert all(s.model == "offline-rules" for s in corpus.extraction_statuses().values())

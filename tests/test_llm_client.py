@@ -114,7 +114,7 @@ def test_401_is_one_clear_auth_error_without_retries(loopback_llm):
     assert "openai" in str(err) and "API key" in str(err) and "OPENAI_API_KEY" in str(err)
     assert KEY not in str(err)
     assert len(loopback_llm.chat_requests()) == 1
-    assert err.__cause__ is None and err.__suppress_context__
+    assert err.__cause__ is None and err.__context__ is None  # the provider's exception is not attached
 
 
 def test_key_echoed_by_the_provider_is_scrubbed_from_the_error(loopback_llm):
@@ -177,6 +177,14 @@ def test_the_key_never_reaches_the_cache_files(loopback_llm, tmp_path):
     assert b"question 2" in blobs  # the replies are there
     assert KEY.encode() not in blobs and b"SECRET" not in blobs
     assert KEY not in repr(c)
+
+
+def test_a_damaged_cache_file_costs_hits_not_the_run(loopback_llm, tmp_path):
+    path = tmp_path / "llm_cache.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    c = client(loopback_llm, cache=path)
+    assert c.cache is None and "unusable" in c.cache_error
+    assert c.complete(MSG).text.startswith("echo:")
 
 
 def test_cache_is_safe_under_threads_and_processes(tmp_path):

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -66,19 +69,30 @@ class ResponseCache:
         return conn
 
     def get(self, key: str) -> CachedResponse | None:
-        row = self._conn().execute(
-            "SELECT text, model, prompt_tokens, completion_tokens FROM responses WHERE key = ?", (key,)
-        ).fetchone()
+        """The cached reply, or None (also when the cache cannot be read: a miss costs money, a
+        crash would cost the run)."""
+        try:
+            row = self._conn().execute(
+                "SELECT text, model, prompt_tokens, completion_tokens FROM responses WHERE key = ?", (key,)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            log.warning("LLM cache %s unreadable (%s); calling the provider", self.path, exc)
+            return None
         return CachedResponse(*row) if row else None
 
     def put(self, key: str, resp: CachedResponse) -> None:
+        """Store a reply; a failed write (disk full, read-only) is logged, never raised, so a
+        paid-for reply still reaches the caller."""
         conn = self._conn()
-        with conn:  # one short transaction per write
-            conn.execute(
-                "INSERT OR REPLACE INTO responses (key, model, text, prompt_tokens, completion_tokens, created)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (key, resp.model, resp.text, resp.prompt_tokens, resp.completion_tokens, time.time()),
-            )
+        try:
+            with conn:  # one short transaction per write
+                conn.execute(
+                    "INSERT OR REPLACE INTO responses (key, model, text, prompt_tokens, completion_tokens, created)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (key, resp.model, resp.text, resp.prompt_tokens, resp.completion_tokens, time.time()),
+                )
+        except sqlite3.Error as exc:
+            log.warning("LLM cache %s not written (%s)", self.path, exc)
 
     def __len__(self) -> int:
         return self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0]

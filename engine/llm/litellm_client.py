@@ -13,9 +13,11 @@ litellm is imported on the first call: importing it takes seconds and most comma
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import re
+import sqlite3
 import threading
 import time
 import urllib.request
@@ -25,6 +27,7 @@ from typing import Any
 from engine.llm.base import Completion, LLMError
 from engine.llm.cache import CachedResponse, ResponseCache, cache_key
 
+log = logging.getLogger(__name__)
 _litellm = None
 _import_lock = threading.Lock()
 
@@ -87,7 +90,16 @@ class LiteLLMClient:
         self.model = model.strip()
         self.api_base = api_base.strip()
         self._api_key = api_key or None  # memory only
-        self.cache = ResponseCache(cache) if isinstance(cache, (str, Path)) else cache
+        self.cache_error = ""
+        if isinstance(cache, (str, Path)):
+            try:
+                cache = ResponseCache(cache)
+            except (sqlite3.Error, OSError) as exc:
+                # a damaged cache file must not stop the run; it only costs the cache hits
+                self.cache_error = f"LLM response cache {cache} unusable ({exc}); running without it"
+                log.warning(self.cache_error)
+                cache = None
+        self.cache = cache
         self.timeout = timeout
         self.max_attempts = max(1, max_attempts)
         self.backoff = backoff
@@ -122,18 +134,22 @@ class LiteLLMClient:
         while True:
             attempt += 1
             t0 = time.perf_counter()
+            err: LLMError | None = None
             try:
                 resp = self._call(messages, temperature, budget, json_mode)
             except Exception as exc:  # noqa: BLE001 - every provider error is classified below
-                latency += time.perf_counter() - t0
                 err = self._classify(exc, attempt)
+                retry_after = _retry_after(exc)
+                del exc  # the provider's exception holds the request, key header included
+            latency += time.perf_counter() - t0
+            if err is not None:
                 limit = min(self.max_attempts, 2) if err.kind == "unreachable" else self.max_attempts
                 if not err.retryable or attempt >= limit:
                     err.attempts = attempt  # type: ignore[attr-defined]
-                    raise err from None
-                self._sleep(attempt, exc)
+                    # raised outside the except block: no __context__ pointing at the original
+                    raise err
+                self._sleep(attempt, retry_after)
                 continue
-            latency += time.perf_counter() - t0
             text, finish, p, c = _unpack(resp)
             # every answered request is billed, including an empty one we retry
             prompt_tokens += p
@@ -141,7 +157,7 @@ class LiteLLMClient:
             one = self._cost(resp)
             cost = None if (cost is None or one is None) else cost + one
             if not text.strip() and attempt < self.max_attempts:
-                self._sleep(attempt, None)
+                self._sleep(attempt)
                 continue
             if finish == "length" and budget is not None and not bumped and attempt < self.max_attempts:
                 budget, bumped = budget * 2, True
@@ -172,9 +188,8 @@ class LiteLLMClient:
         kw.update(self.extra_params)
         return litellm.completion(**kw)
 
-    def _sleep(self, attempt: int, exc: BaseException | None) -> None:
+    def _sleep(self, attempt: int, retry_after: float | None = None) -> None:
         delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
-        retry_after = _retry_after(exc)
         if retry_after is not None:
             delay = min(self.max_backoff, max(delay, retry_after))
         # jitter keeps many worker threads from retrying in lockstep
