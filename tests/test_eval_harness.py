@@ -119,3 +119,14 @@ def test_concurrent_run_records_every_question_once(corpus, tmp_path):
     lines = (tmp_path / "r" / "oracle.jsonl").read_text().splitlines()
     assert sorted(json.loads(l)["qid"] for l in lines) == sorted(q.qid for q in corpus.questions())
     assert summary.methods[0].answer.em == 1.0 and method.calls == 4
+
+
+def test_resuming_into_a_folder_of_another_run_is_refused(corpus, tmp_path):
+    from engine.llm.reasoner import LLMReasoner
+    from engine.llm.scripted import ScriptedLLM
+
+    out = tmp_path / "r"
+    run_eval(corpus, ["standard"], LLMReasoner(ScriptedLLM(lambda m: "x", model="model-a")), questions=1, out_dir=out)
+    with pytest.raises(ValueError, match="reasoner 'model-a'"):
+        run_eval(corpus, ["standard"], LLMReasoner(ScriptedLLM(lambda m: "x", model="model-b")), questions=1,
+                 out_dir=out)

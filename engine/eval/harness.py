@@ -144,6 +144,31 @@ def read_records(path: Path, repair: bool = False) -> dict[str, QuestionRecord]:
     return out
 
 
+def check_run_config(out: Path, corpus: Any, reasoner: Any, methods: list[str],
+                     settings_by_method: dict[str, Any]) -> None:
+    """Refuse to resume into a folder that holds another run (other corpus, model or settings):
+    mixing its records with new ones would average two different experiments."""
+    config = {"corpus": getattr(corpus, "name", ""), "reasoner": getattr(reasoner, "name", "") if reasoner else "",
+              "settings": {m: serde.to_dict(settings_by_method.get(m)) for m in methods}}
+    path = out / "run.json"
+    old: dict = {}
+    if path.exists():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            old = {}
+    for key in ("corpus", "reasoner"):
+        if old.get(key, config[key]) != config[key]:
+            raise ValueError(f"{out} holds results for {key} {old[key]!r}, not {config[key]!r}; "
+                             "use another output folder")
+    old_settings = old.get("settings", {})
+    for m in methods:
+        if m in old_settings and old_settings[m] != config["settings"][m] and (out / f"{m}.jsonl").exists():
+            raise ValueError(f"{out} holds {m} results made with other settings; use another output folder")
+    merged = {**config, "settings": {**old_settings, **config["settings"]}}
+    serde.atomic_write_text(path, json.dumps(merged, indent=1))
+
+
 def _safe_name(qid: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", qid)[:120] or "q"
 
@@ -262,6 +287,7 @@ def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | i
         mode = getattr(getattr(getattr(corpus, "settings", None), "chunking", None), "mode", "paragraph")
         unit = SENTENCE if mode == "sentence" else PARAGRAPH
 
+    check_run_config(out, corpus, reasoner, methods, settings_by_method)
     watched = _WatchedReasoner(reasoner) if reasoner is not None else None
     total = len(selected) * len(methods)
     done = 0
