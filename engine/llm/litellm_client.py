@@ -208,8 +208,10 @@ class LiteLLMClient:
         litellm = import_litellm()
         ex = litellm.exceptions
         provider = provider_of(self.model)
-        where = f"{provider} model {self.model!r}" + (f" at {self.api_base}" if self.api_base else "")
-        detail = scrub(f"{type(exc).__name__}: {str(exc)[:400]}", (self._api_key or "",) + _env_secrets())
+        where = (f"{provider} model {self.model!r}" if "/" in self.model
+                 else f"model {self.model!r} (no provider prefix)") + (f" at {self.api_base}" if self.api_base else "")
+        detail = " ".join(f"{type(exc).__name__}: {str(exc)[:400]}".split())  # one line for logs and the CLI
+        detail = scrub(detail, (self._api_key or "",) + _env_secrets())
         low = str(exc).lower()
         tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
 
