@@ -197,6 +197,10 @@ class LiteLLMClient:
 
     def _cost(self, resp) -> float | None:
         """Dollars from litellm's price table; None when the model has no price there."""
+        # litellm already priced the reply while returning it; reading that saves a second lookup
+        hidden = getattr(resp, "_hidden_params", None) or {}
+        if isinstance(hidden, dict) and isinstance(hidden.get("response_cost"), (int, float)):
+            return float(hidden["response_cost"])
         litellm = import_litellm()
         try:
             value = litellm.completion_cost(completion_response=resp, model=self.model)
