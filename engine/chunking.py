@@ -72,6 +72,7 @@ _STARTERS = frozenset(
 )
 _BOUNDARY = re.compile(r"([.!?\u2026]+)([\"'\u201d\u2019)\]]*)\s+")
 _DOTTED = re.compile(r"^(?:[A-Za-z]\.)+[A-Za-z]?$")  # U.S / e.g / Ph.D (final dot already cut)
+_ALNUM = re.compile(r"\w")
 
 
 def _is_boundary(text: str, m: re.Match) -> bool:
@@ -84,12 +85,13 @@ def _is_boundary(text: str, m: re.Match) -> bool:
     if "." not in m.group(1):
         return True  # ! ? and ellipsis before a capital
     start = m.start()
-    before = text[max(0, start - 40) : start]
-    token = before.rsplit(None, 1)[-1] if before.strip() else ""
-    token = token.lstrip("\"'(\u201c\u2018[").rstrip(".")
-    low = token.lower()
+    # the token before the dot: from the last whitespace within 40 characters
+    lo = max(0, start - 40)
+    cut = max(text.rfind(" ", lo, start), text.rfind("\n", lo, start), text.rfind("\t", lo, start))
+    token = text[(cut + 1 if cut >= 0 else lo) : start].lstrip("\"'(\u201c\u2018[").rstrip(".")
     if not token:
         return True
+    low = token.lower()
     if low in _STRONG_ABBR:
         return False
     if len(token) == 1 and token.isalpha() and token.isupper():
@@ -107,20 +109,26 @@ def split_sentences(text: str) -> list[str]:
 
     Handles titles ("Dr. Smith"), initials ("J. K. Rowling"), dotted acronyms ("the U.S. Army";
     split only before a typical opener such as "The"), decimals ("3.14" has no space after the
-    dot) and "No. 5". Runs in one linear pass, so a 10 MB line is fine.
+    dot) and "No. 5". Runs in one linear pass. A piece with no letter or digit (". . .", "!!")
+    is glued to the sentence before it, so junk cannot turn into millions of one-dot sentences.
     """
-    out: list[str] = []
+    spans: list[list[int]] = []  # [start, end] of each sentence; gluing only moves an end
     pos = 0
     for m in _BOUNDARY.finditer(text):
-        if _is_boundary(text, m):
-            piece = text[pos : m.end(2)].strip()
-            if piece:
-                out.append(piece)
-            pos = m.end()
-    tail = text[pos:].strip()
-    if tail:
-        out.append(tail)
-    return out
+        if not _is_boundary(text, m):
+            continue
+        end = m.end(2)
+        if spans and not _ALNUM.search(text, pos, end):
+            spans[-1][1] = end
+        elif text[pos:end].strip():
+            spans.append([pos, end])
+        pos = m.end()
+    if text[pos:].strip():
+        if spans and not _ALNUM.search(text, pos):
+            spans[-1][1] = len(text)
+        else:
+            spans.append([pos, len(text)])
+    return [text[a:b].strip() for a, b in spans]
 
 
 def _count_words(s: str) -> int:
@@ -156,7 +164,7 @@ def _split_long(sentence: str, max_words: int) -> list[str]:
 
 # --- documents -> sentences -> chunks -------------------------------------------------------
 
-_PARA_BREAK = re.compile(r"\n[ \t\r\f\v]*\n")
+_PARA_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")  # any run of blank lines is one break
 
 
 def _paragraphs(doc: Document) -> list[list[tuple[int, str]]]:
@@ -235,23 +243,22 @@ def chunk_document(doc: Document, settings: ChunkingSettings = ChunkingSettings(
     if settings.mode != "paragraph":
         raise ValueError(f"unknown chunking mode {settings.mode!r}; use 'paragraph' or 'sentence'")
 
-    units_by_para = [
-        [_Unit(i, piece, _weight(piece), p) for i, s in para if s for piece in _split_long(s, max_words)]
-        for p, para in enumerate(paras)
-    ]
-    units_by_para = [u for u in units_by_para if u]
     groups: list[list[_Unit]] = []
-    for units in units_by_para:
+    group_words: list[int] = []
+    for p, para in enumerate(paras):
+        units = [_Unit(i, piece, _weight(piece), p) for i, s in para if s for piece in _split_long(s, max_words)]
+        if not units:
+            continue
         words = sum(u.words for u in units)
-        last = groups[-1] if groups else None
-        last_words = sum(u.words for u in last) if last else 0
-        if last is not None and last_words < max_words * _MERGE_BELOW and last_words + words <= max_words:
-            last.extend(units)
+        if groups and group_words[-1] < max_words * _MERGE_BELOW and group_words[-1] + words <= max_words:
+            groups[-1].extend(units)
+            group_words[-1] += words
         else:
-            groups.append(list(units))
+            groups.append(units)
+            group_words.append(words)
     whole_dataset_para = doc.sentences is not None and len(groups) == 1
-    for group in groups:
-        if sum(u.words for u in group) <= max_words:
+    for group, words in zip(groups, group_words):
+        if words <= max_words:
             text = doc.text.strip() if whole_dataset_para and doc.text.strip() else _join(group)
             emit(text, group[0].sent, group[-1].sent + 1)
             continue
