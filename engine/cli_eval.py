@@ -32,11 +32,11 @@ def _read_ids(path: str) -> list[str]:
 
 def _probe_corpus(ws, corpus, args):
     """The corpus to evaluate: the original, or a (reused) perturbed copy."""
-    from engine.eval.probes import drop_triplets, probe_name, shuffle_entities
+    from engine.eval.probes import drop_copy_name, drop_triplets, shuffle_copy_name, shuffle_entities
     from engine.progress import TerminalProgress
 
     if args.shuffle:
-        name = probe_name(corpus.name, f"shuffled-s{args.seed}")
+        name = shuffle_copy_name(corpus.name, args.seed)
         if ws.exists(name):
             print(f"reusing shuffled copy {name!r}", file=sys.stderr)
             corpus = ws.open(name)
@@ -48,7 +48,7 @@ def _probe_corpus(ws, corpus, args):
             print(f"shuffled copy {name!r}: renamed {kinds}; {len(report.frozen)} entities kept to keep answers "
                   f"findable; {len(report.inconsistent)} questions inconsistent", file=sys.stderr)
     if args.drop_triplets:
-        name = probe_name(corpus.name, f"drop{round(args.drop_triplets * 100):g}-s{args.seed}")
+        name = drop_copy_name(corpus.name, args.drop_triplets, args.seed)
         if ws.exists(name):
             print(f"reusing triplet-drop copy {name!r}", file=sys.stderr)
             corpus = ws.open(name)

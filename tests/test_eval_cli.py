@@ -56,3 +56,17 @@ def test_eval_on_a_triplet_drop_copy(ws_env, tmp_path, capsys):
 def test_eval_unknown_method_is_a_usage_error(tmp_path, capsys):
     assert main(["eval", "hp", "--methods", "t2rag,nope", "--out", str(tmp_path / "x")]) == 2
     assert "unknown method(s) nope" in capsys.readouterr().err
+
+
+def test_eval_on_the_shuffled_copy_reuses_it_on_rerun(ws_env, tmp_path, capsys):
+    out = tmp_path / "s"
+    assert main(["eval", "hp", "--methods", "standard", "--questions", "1", "--shuffle", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "shuffled copy 'hp-shuffled-s0'" in err and "0 questions inconsistent" in err
+    shuffled = ws_env.open("hp-shuffled-s0")
+    # the question scored is the renamed one
+    rec = json.loads((out / "standard.jsonl").read_text().splitlines()[0])
+    assert rec["question"] == shuffled.questions()[0].question
+    assert main(["eval", "hp", "--methods", "standard", "--questions", "2", "--shuffle", "--out", str(out)]) == 0
+    assert "reusing shuffled copy 'hp-shuffled-s0'" in capsys.readouterr().err
+    assert len((out / "standard.jsonl").read_text().splitlines()) == 2

@@ -37,6 +37,14 @@ def probe_name(base: str, suffix: str) -> str:
     return f"{base[:63 - len(suffix)]}-{suffix}"
 
 
+def drop_copy_name(base: str, fraction: float, seed: int) -> str:
+    return probe_name(base, f"drop{fraction * 100:g}-s{seed}")
+
+
+def shuffle_copy_name(base: str, seed: int) -> str:
+    return probe_name(base, f"shuffled-s{seed}")
+
+
 def copy_corpus(ws: Workspace, corpus: Corpus, name: str, *, replace: bool = False) -> Corpus:
     """A byte-exact copy of `corpus` named `name` in `ws` (documents, chunks, vectors, triplets,
     questions, extraction statuses). The FAISS files are rebuilt from the copied vectors."""
@@ -63,7 +71,7 @@ def drop_triplets(ws: Workspace, corpus: Corpus, fraction: float, *, seed: int =
     The same seed on the same corpus drops the same triplets. The original is untouched."""
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"fraction must be between 0 and 1, got {fraction}")
-    name = name or probe_name(corpus.name, f"drop{round(fraction * 100):g}-s{seed}")
+    name = name or drop_copy_name(corpus.name, fraction, seed)
     copy = copy_corpus(ws, corpus, name, replace=replace)
     triplets = copy.triplets()
     n_drop = round(fraction * len(triplets))

@@ -296,9 +296,9 @@ def shuffle_document(d: Document, rn: Renamer) -> Document:
 def shuffle_corpus(ws: Workspace, corpus: Corpus, *, seed: int = 0, name: str | None = None,
                    replace: bool = True, on_progress: Any = None) -> tuple[Corpus, ShuffleReport]:
     """A renamed copy of `corpus` (documents re-embedded, triplets renamed and re-linked)."""
-    from engine.eval.probes import probe_name
+    from engine.eval.probes import shuffle_copy_name
 
-    name = name or probe_name(corpus.name, f"shuffled-s{seed}")
+    name = name or shuffle_copy_name(corpus.name, seed)
     if ws.exists(name):
         if not replace:
             raise CorpusError(f"corpus {name!r} already exists; drop it or pass replace=True")
