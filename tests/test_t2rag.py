@@ -245,3 +245,32 @@ def test_registry_and_summary():
 def test_settings_reject_nonsense():
     with pytest.raises(ValueError, match="k must be at least 1"):
         T2RAGSettings(k=0)
+
+
+def test_through_llm_reasoner_and_scripted_llm():
+    import json
+
+    from engine.llm.reasoner import LLMReasoner
+    from engine.llm.scripted import ScriptedLLM
+
+    replies = [json.dumps({"triplets": [["Me and Bobby McGee", "performer", "?performer"],
+                                        ["?performer", "child", "?child"]]}),
+               json.dumps({"bindings": {"?performer": "Kris Kristofferson"},
+                           "triplets": [["Me and Bobby McGee", "performer", "Kris Kristofferson"],
+                                        ["Kris Kristofferson", "child", "?child"]]}),
+               "this is not JSON",  # round 2's solver reply cannot be parsed
+               "Tracy Kristofferson"]
+    llm = ScriptedLLM(replies)
+    result = T2RAG(LLMReasoner(llm)).answer(BRIDGE, bobby_mcgee_corpus())
+    trace = result.trace
+    assert [bool(r.solve_call.error) for r in trace.rounds] == [False, True]
+    # nothing new came from round 2 and nothing is fuzzy: early stop, forced synthesis with the chunks
+    assert result.stop_reason == "early_stop" and trace.synthesis.mode == "forced"
+    assert "Still unresolved: Kris Kristofferson | child | ?child" in trace.synthesis.context
+    assert "His child is Tracy Kristofferson" in trace.synthesis.context
+    assert result.answer == "Tracy Kristofferson"
+    # the solver prompt carries the retrieved chunk text
+    assert "performed by Kris Kristofferson" in llm.prompts[1][-1]["content"]
+    assert result.usage.calls == llm.calls == 4
+    assert result.usage.prompt_tokens == sum(len(m["content"].split()) for p in llm.prompts for m in p)
+    assert result_from_json(result_to_json(result)) == result

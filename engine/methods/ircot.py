@@ -19,10 +19,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine import serde
 from engine.llm import prompts
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import Result, StepCallback, Usage, register_trace
+from engine.methods.t2rag import clean_call
 from engine.methods.t2rag_trace import ShownChunk
 
 UNAVAILABLE = "IRCoT needs a real LLM; the offline reasoner cannot write chain-of-thought"
@@ -115,9 +115,7 @@ class IRCoT:
             raise _Abort(call, str(exc)) from None
         except Exception as exc:  # an odd reply must not lose the question
             value, call = "", LLMCall(job=job, model=self.reasoner.name, error=f"{type(exc).__name__}: {exc}")
-        if call.parsed is not None:
-            call.parsed = serde.loads(Any, serde.dumps(call.parsed))
-        return value, call, time.perf_counter() - t0
+        return value, clean_call(call), time.perf_counter() - t0
 
     def _retrieve(self, corpus: Any, query: str, k: int, trace: IRCoTTrace, have: set[str]) -> IRCoTRetrieval:
         t0 = time.perf_counter()

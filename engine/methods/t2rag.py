@@ -35,9 +35,14 @@ class _ProviderFailure(Exception):
         self.call = call
 
 
-def _clean_call(call: LLMCall) -> LLMCall:
-    # `parsed` is free-form; passing it through JSON once makes the saved trace load back equal
-    call.parsed = serde.loads(Any, serde.dumps(call.parsed)) if call.parsed is not None else None
+def clean_call(call: LLMCall) -> LLMCall:
+    """`parsed` is free-form; passing it through JSON once makes a saved trace load back equal
+    (tuples become lists now rather than on reload). Anything JSON cannot hold becomes its repr."""
+    if call.parsed is not None:
+        try:
+            call.parsed = serde.loads(Any, serde.dumps(call.parsed))
+        except (TypeError, ValueError):
+            call.parsed = repr(call.parsed)
     return call
 
 
@@ -59,7 +64,7 @@ class T2RAG:
             raise _ProviderFailure(call, exc) from None
         except Exception as exc:  # a reasoner bug or odd reply must not lose the question
             value, call = empty, LLMCall(job=job, model=self.reasoner.name, error=f"{type(exc).__name__}: {exc}")
-        return value, _clean_call(call), time.perf_counter() - t0
+        return value, clean_call(call), time.perf_counter() - t0
 
     # --- the method -----------------------------------------------------------------------------
 
