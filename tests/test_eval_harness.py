@@ -45,6 +45,9 @@ def test_resume_after_interrupt_redoes_no_question(corpus, tmp_path):
     for name in ("summary.json", "summary.csv", "summary.md"):
         assert (out / name).is_file()
     assert "| oracle | 4/4 | 1.000 | 1.000 |" in (out / "summary.md").read_text()
+    from engine.eval.report import load_summary
+
+    assert load_summary(out) == summary  # the app can show a past run as it was
     rec = json.loads(lines[0])
     saved = load_result(out / rec["trace"])
     assert saved.answer == rec["answer"] and saved.evidence_chunk_ids == rec["evidence_chunk_ids"]

@@ -132,3 +132,8 @@ def write_summary(s: EvalSummary, out: Path) -> None:
             w.writerow({**r, "failures": json.dumps(m.failures) if m.failures else ""})
     serde.atomic_write_text(out / "summary.csv", buf.getvalue())
     serde.atomic_write_text(out / "summary.md", summary_markdown(s))
+
+
+def load_summary(out: Path) -> EvalSummary:
+    """The summary a finished (or stopped) run wrote, e.g. for the app to show a past run."""
+    return serde.loads(EvalSummary, (Path(out) / "summary.json").read_text(encoding="utf-8"))
