@@ -70,7 +70,9 @@ _STARTERS = frozenset(
     "at after before during when while however but and as for from by with since although "
     "also then thus later today".split()
 )
-_BOUNDARY = re.compile(r"([.!?\u2026]+)([\"'\u201d\u2019)\]]*)\s+")
+# Punctuation after a non-space character, closing quotes or brackets, then whitespace. A dot
+# standing alone between spaces (". . .") is never a sentence end, and not even a candidate.
+_BOUNDARY = re.compile(r"(?<=\S)([.!?\u2026]+)([\"'\u201d\u2019)\]]*)\s+")
 _DOTTED = re.compile(r"^(?:[A-Za-z]\.)+[A-Za-z]?$")  # U.S / e.g / Ph.D (final dot already cut)
 _ALNUM = re.compile(r"\w")
 
@@ -114,14 +116,19 @@ def split_sentences(text: str) -> list[str]:
     """
     spans: list[list[int]] = []  # [start, end] of each sentence; gluing only moves an end
     pos = 0
+    no_alnum_to = 0  # text[pos:no_alnum_to] is known to hold no letter or digit (keeps it linear)
     for m in _BOUNDARY.finditer(text):
         if not _is_boundary(text, m):
             continue
         end = m.end(2)
-        if spans and not _ALNUM.search(text, pos, end):
-            spans[-1][1] = end
-        elif text[pos:end].strip():
-            spans.append([pos, end])
+        if not _ALNUM.search(text, max(pos, no_alnum_to), end):
+            if spans:
+                spans[-1][1] = end
+                pos = m.end()
+            else:
+                no_alnum_to = end  # leading junk: keep `pos`, so it joins the first real sentence
+            continue
+        spans.append([pos, end])
         pos = m.end()
     if text[pos:].strip():
         if spans and not _ALNUM.search(text, pos):

@@ -40,6 +40,7 @@ PLACEHOLDERS = frozenset(
      "...", "not specified", "not mentioned", "not available", "not applicable", "not given"}
 )
 _CHUNK_ID = re.compile(r"^[0-9a-f]{16}#\d+$")
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024  # AppSettings.max_file_mb's default
 _MAX_MESSAGES = 50  # keep the first reasons; `skipped` counts them all
 
 
@@ -106,7 +107,10 @@ def filter_reason(subject: str, predicate: str, obj: str) -> str | None:
     return None
 
 
-def _dedupe(tf: TripletFile) -> TripletFile:
+def _finish(tf: TripletFile) -> TripletFile:
+    """Drop duplicate rows; list a whole-file error in `errors` too, for callers that print only those."""
+    if tf.error and tf.error not in tf.errors:
+        tf.errors.insert(0, tf.error)
     seen: set[TripletRow] = set()
     rows = []
     for r in tf.rows:
@@ -202,7 +206,8 @@ def _from_mapping(m: Mapping[str, Any], where: str, tf: TripletFile) -> None:
         return
     if kind == "title" and sent_id is not None:
         kind = "title_sentence"
-    tf.add(f.get("subject"), f.get("predicate"), f.get("object"), ref, kind, sent_id if kind == "title_sentence" else None, where)
+    sent = sent_id if kind == "title_sentence" else None
+    tf.add(f.get("subject"), f.get("predicate"), f.get("object"), ref, kind, sent, where)
 
 
 def _from_sequence(seq: list, where: str, tf: TripletFile) -> None:
@@ -246,19 +251,20 @@ def _read_records(records: list, tf: TripletFile, label: str = "line") -> None:
 
 
 def _is_kg2rag(value: dict) -> bool:
-    return bool(value) and all(str(k).strip().isdigit() for k in value) and all(isinstance(v, list) for v in value.values())
+    keys_ok = all(str(k).strip().isdigit() for k in value)
+    return bool(value) and keys_ok and all(isinstance(v, list) for v in value.values())
 
 
-def read_triplet_bytes(name: str, data: bytes, max_bytes: int) -> TripletFile:
+def read_triplet_bytes(name: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> TripletFile:
     """Read one triplet file given as name + bytes (an upload); only the base name is used."""
     name = str(name).replace("\\", "/").split("/")[-1] or "upload"
     tf = TripletFile(source=name)
     if len(data) > max_bytes:
         tf.error = f"{name} is {len(data):,} bytes, over the {max_bytes:,}-byte limit; not read"
-        return tf
+        return _finish(tf)
     if not data:
         tf.error = f"{name} is empty (0 bytes)"
-        return tf
+        return _finish(tf)
     ext = PurePosixPath(name.lower()).suffix
     try:
         text = decode_text(data)
@@ -280,7 +286,8 @@ def read_triplet_bytes(name: str, data: bytes, max_bytes: int) -> TripletFile:
                 tf.format = "json"
                 _read_records(value, tf, "record")
             else:
-                tf.error = f"{name} is JSON, but neither OpenIE output ({{\"docs\": [...]}}) nor KG2RAG {{sentence_index: triples}}"
+                tf.error = (f"{name} is JSON, but neither OpenIE output ({{\"docs\": [...]}}) "
+                            "nor KG2RAG {sentence_index: triples}")
         else:
             tf.error = f"{name} has an unsupported triplet file type '{ext}' (use .json, .jsonl, .csv or .tsv)"
     except IngestError as e:
@@ -289,10 +296,10 @@ def read_triplet_bytes(name: str, data: bytes, max_bytes: int) -> TripletFile:
         tf.error = f"{name} is nested too deeply to read"
     if not tf.error and not tf.rows and tf.skipped == 0 and tf.format != "openie":
         tf.error = f"{name} holds no triplets"
-    return _dedupe(tf)
+    return _finish(tf)
 
 
-def read_triplet_file(path: str | os.PathLike, max_bytes: int) -> TripletFile:
+def read_triplet_file(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTES) -> TripletFile:
     """Read a triplet file, or a directory of KG2RAG per-title files (size checked before reading)."""
     p = Path(path)
     if p.is_dir():
@@ -304,17 +311,18 @@ def read_triplet_file(path: str | os.PathLike, max_bytes: int) -> TripletFile:
             one = read_triplet_file(f, max_bytes)
             merged.rows.extend(one.rows)
             merged.skipped += one.skipped + (1 if one.error else 0)
-            for msg in ([one.error] if one.error else []) + one.errors:
+            for msg in one.errors:  # a whole-file error is listed first among them
                 if len(merged.errors) < _MAX_MESSAGES:
                     merged.errors.append(msg if msg.startswith(f.name) else f"{f.name}: {msg}")
-        return _dedupe(merged)
+        return _finish(merged)
     try:
         size = os.stat(p).st_size
         if size > max_bytes:
-            return TripletFile(source=p.name, error=f"{p.name} is {size:,} bytes, over the {max_bytes:,}-byte limit; not read")
+            msg = f"{p.name} is {size:,} bytes, over the {max_bytes:,}-byte limit; not read"
+            return _finish(TripletFile(source=p.name, error=msg))
         data = p.read_bytes()
     except OSError as e:
-        return TripletFile(source=p.name, error=f"{p.name} cannot be read ({e.strerror or e})")
+        return _finish(TripletFile(source=p.name, error=f"{p.name} cannot be read ({e.strerror or e})"))
     return read_triplet_bytes(p.name, data, max_bytes)
 
 
@@ -441,7 +449,9 @@ def triplets_to_text(triplets: Iterable[Triplet], chunks: Iterable[Chunk] | Mapp
     return _render(_export_rows(triplets, chunks), fmt)
 
 
-def write_triplets(path: str | os.PathLike, triplets: Iterable[Triplet], chunks: Iterable[Chunk] | Mapping[str, Chunk]) -> int:
+def write_triplets(
+    path: str | os.PathLike, triplets: Iterable[Triplet], chunks: Iterable[Chunk] | Mapping[str, Chunk]
+) -> int:
     """Write the export to `path` (.jsonl or .csv by extension, atomically); returns rows written."""
     p = Path(path)
     fmt = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}.get(p.suffix.lower())

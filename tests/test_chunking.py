@@ -35,6 +35,8 @@ def _doc(title: str, text: str, sentences=None) -> Document:
         ("He earned a Ph.D. in physics. Later he taught.", ["He earned a Ph.D. in physics.", "Later he taught."]),
         ("Mr. and Mrs. Smith (née Jones) married. They moved.", ["Mr. and Mrs. Smith (née Jones) married.", "They moved."]),
         ("No final period", ["No final period"]),
+        ("Stop. . . . Go on.", ["Stop.", ". . . Go on."]),  # a lone dot is no sentence of its own
+        (". . . Start here.", [". . . Start here."]),
         ("", []),
         ("   \n  ", []),
     ],
@@ -155,6 +157,13 @@ def test_ten_megabyte_single_line_chunks_quickly_into_bounded_pieces():
         assert len(chunks) > 100
         assert max(len(c.text) for c in chunks) <= 200 * 30
         assert max(len(c.text.split()) for c in chunks) <= 200
+
+
+def test_punctuation_junk_does_not_explode_into_millions_of_chunks():
+    doc = _doc("Junk", ". " * 200_000 + "\n\n" * 200_000 + "A real sentence.")
+    for mode in ("paragraph", "sentence"):
+        chunks = chunk_document(doc, ChunkingSettings(mode=mode, max_words=200))
+        assert len(chunks) < 2_000
 
 
 def test_empty_document_has_no_chunks_and_unknown_mode_is_refused():

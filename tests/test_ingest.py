@@ -135,6 +135,11 @@ def test_text_markdown_html_and_pdf_documents():
     assert all(d.source == p for d, p in zip(batch.documents, ("turing.txt", "notes.md", "page.html", "text_layer.pdf")))
 
 
+def test_default_size_limit_lets_callers_omit_it(shared_data):
+    batch = load_paths([shared_data / "hoprag_quickstart" / "wiki_example.jsonl"])
+    assert len(batch.questions) == 10 and batch.errors == []
+
+
 def test_upload_names_never_carry_paths_and_directories_are_walked(tmp_path):
     batch = load_bytes("../../etc/secret notes.txt", b"Plain words in an upload.", MB)
     assert batch.documents[0].source == "secret notes.txt" and batch.documents[0].title == "secret notes"

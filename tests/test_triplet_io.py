@@ -171,6 +171,7 @@ def test_headerless_csv_tsv_and_jsonl_lists_are_read():
 def test_bad_triplet_files_give_a_readable_error(name, data, message):
     tf = read_triplet_bytes(f"../up/{name}", data, 1000 if name == "big.csv" else MB)
     assert tf.rows == [] and message in tf.error and tf.error.startswith(name)
+    assert tf.errors[0] == tf.error  # callers that only print `errors` still show it
 
 
 def test_oversize_triplet_file_is_refused_before_reading(tmp_path):

@@ -23,6 +23,7 @@ from engine.types import Document, Question
 
 __all__ = [
     "DATASET_ATTRIBUTION",
+    "DEFAULT_MAX_BYTES",
     "IngestBatch",
     "IngestError",
     "SUPPORTED_EXTENSIONS",
@@ -36,8 +37,12 @@ _TEXT = (".txt", ".text", ".rst")
 _MARKDOWN = (".md", ".markdown")
 _HTML = (".html", ".htm", ".xhtml")
 _JSON = (".json", ".jsonl", ".ndjson")
+#: Size limit when the caller gives none (AppSettings.max_file_mb's default, 50 MB).
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 #: Extensions offered in the app's file picker.
-SUPPORTED_EXTENSIONS = ("txt", "text", "rst", "md", "markdown", "html", "htm", "xhtml", "pdf", "json", "jsonl", "ndjson")
+SUPPORTED_EXTENSIONS = (
+    "txt", "text", "rst", "md", "markdown", "html", "htm", "xhtml", "pdf", "json", "jsonl", "ndjson",
+)
 
 
 @dataclass
@@ -171,7 +176,7 @@ def _expand(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 
 def load_paths(
-    paths: Iterable[str | os.PathLike], max_bytes: int, limit_questions: int | None = None
+    paths: Iterable[str | os.PathLike], max_bytes: int = DEFAULT_MAX_BYTES, limit_questions: int | None = None
 ) -> IngestBatch:
     """Read files (directories are walked). `limit_questions` keeps the first N questions of
     each dataset file, with only their paragraphs."""
@@ -203,14 +208,14 @@ def load_paths(
 
 
 def load_bytes(
-    name: str, data: bytes, max_bytes: int, limit_questions: int | None = None
+    name: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES, limit_questions: int | None = None
 ) -> IngestBatch:
     """Read one upload. Only the base name of `name` is used, as title fallback and source."""
     return load_uploads([(name, data)], max_bytes, limit_questions)
 
 
 def load_uploads(
-    files: Iterable[tuple[str, bytes]], max_bytes: int, limit_questions: int | None = None
+    files: Iterable[tuple[str, bytes]], max_bytes: int = DEFAULT_MAX_BYTES, limit_questions: int | None = None
 ) -> IngestBatch:
     """Several uploads at once (name, bytes), so corpus.json + questions dedupe and limit together."""
     results: list[tuple[str, _FileResult | str]] = []

@@ -252,7 +252,9 @@ def parse_dataset_value(value: Any, source: str, limit: int | None = None) -> Da
                     out.documents.append(doc)
             if out.documents:
                 return out
-        raise IngestError("is JSON, but not a layout this app reads (QA records, [{title, text}] or {title: [sentences]})")
+        raise IngestError(
+            "is JSON, but not a layout this app reads (QA records, [{title, text}] or {title: [sentences]})"
+        )
     if isinstance(value, list):
         dicts = [r for r in value if isinstance(r, dict)]
         if not dicts:

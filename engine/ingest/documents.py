@@ -97,7 +97,6 @@ def read_markdown(name: str, data: bytes) -> Document:
 # --- HTML -----------------------------------------------------------------------------------
 
 _SKIP = frozenset({"script", "style", "noscript", "template", "head", "svg", "iframe", "object"})
-_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
 _BLOCK = frozenset(
     "p div br li ul ol h1 h2 h3 h4 h5 h6 tr table section article header footer nav aside main "
     "blockquote pre dd dt dl figcaption figure hr form fieldset address caption td th".split()
