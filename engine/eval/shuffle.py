@@ -124,7 +124,8 @@ def discover(texts: Iterable[str], titles: Iterable[str], triplets: Iterable[tup
             if not s:
                 continue
             names.add(s)
-            at_start = m.start() == 0 or re.search(r"[.!?:;\"(]\s*$", t[max(0, m.start() - 3):m.start()])
+            at_start = m.group(0).startswith(s) and (
+                m.start() == 0 or re.search(r"[.!?:;\"(]\s*$", t[max(0, m.start() - 3):m.start()]))
             (initial_only if at_start and " " not in s else mid).add(s)
             before = t[max(0, m.start() - 6):m.start()].lower()
             after = t[m.end():m.end() + 12].lower()
@@ -231,6 +232,13 @@ def _conflicts(answer: str, text: str, renamer: Renamer) -> set[str]:
     """Entities whose renaming makes `answer` unfindable in `text`: those matched inside the answer
     and those overlapping one of its occurrences in the text."""
     bad = {s for _, _, s in renamer.spans(answer)}
+    # the text may write the answer differently ("Come with Me( Pure" for "Come With Me (Pure"):
+    # compare normalized words too
+    na = f" {normalize_answer(answer)} "
+    for e in renamer.mapping:
+        ne = normalize_answer(e)
+        if ne and (f" {ne} " in na or (na.strip() and na in f" {ne} ")):
+            bad.add(e)
     low = text.lower()
     spans = renamer.spans(text)
     start = low.find(answer.lower())
