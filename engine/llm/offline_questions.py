@@ -1,0 +1,239 @@
+"""Question patterns for the offline reasoner: recognise the question's shape, produce query triplets.
+
+Shapes, tried in this order (the first that matches wins):
+
+* comparison  "Which band was formed first, The Exies or Circus Diablo?"
+              -> (The Exies, formed, ?a), (Circus Diablo, formed, ?b); op = earlier
+* yes/no      "Were Scott Derrickson and Ed Wood of the same nationality?"
+              -> (Scott Derrickson, nationality, ?a), (Ed Wood, nationality, ?b); op = same
+              "Are Christopher Nolan and Sathish Kalathil both film directors?" -> (A, is, ?a), (B, is, ?b); op = both
+* chain       "What is the nationality of the director of Inception?"
+              -> (Inception, director, ?director), (?director, nationality, ?answer)
+              "When was the director of Inception born?" -> (..., ?director), (?director, born, ?answer)
+* relative    "Who directed the film that was shot in Leland?"
+              -> (?film, shot in, Leland), (?film, directed by, ?answer)
+* fallback    (main entity, remaining content words, ?answer)
+
+`QuestionShape` keeps what `answer` needs later (the operation and the two compared entities), so the
+answer step re-parses the question rather than depending on state kept between calls.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from engine.llm.offline_patterns import NAME_CONNECTORS, STOPWORDS, find_spans
+
+WH = r"(?:what|who|whom|which|where|when|how|whose)"
+#: comparison keyword -> (operation, attribute used when the question names none)
+COMPARATIVES = {
+    "first": ("earlier", "date"), "earlier": ("earlier", "date"), "earliest": ("earlier", "date"),
+    "before": ("earlier", "date"), "older": ("earlier", "born"), "oldest": ("earlier", "born"),
+    "later": ("later", "date"), "last": ("later", "date"), "latest": ("later", "date"),
+    "recently": ("later", "date"), "recent": ("later", "date"), "newer": ("later", "date"),
+    "younger": ("later", "born"), "youngest": ("later", "born"),
+    "larger": ("larger", "size"), "largest": ("larger", "size"), "bigger": ("larger", "size"),
+    "more": ("larger", "number"), "most": ("larger", "number"), "higher": ("larger", "height"),
+    "taller": ("larger", "height"), "longer": ("larger", "length"), "longest": ("larger", "length"),
+    "smaller": ("smaller", "size"), "fewer": ("smaller", "number"), "less": ("smaller", "number"),
+    "shorter": ("smaller", "length"), "lower": ("smaller", "height"),
+}
+#: verbs whose date a comparison is about: "formed first" compares formation dates
+EVENT_VERBS = ("born", "founded", "formed", "established", "released", "published", "opened", "created",
+               "built", "started", "founded", "launched", "debuted", "died", "written", "produced", "made",
+               "introduced", "invented", "discovered", "elected", "signed", "completed", "premiered")
+AUX = {"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "can", "could", "will", "would"}
+
+
+@dataclass
+class QuestionShape:
+    """What the rules recognised. `entities` are the compared/checked entities (comparison, yes/no)."""
+
+    qtype: str  # comparison | yesno | chain | relative | fallback
+    triplets: list[tuple[str, str, str]] = field(default_factory=list)
+    op: str = ""  # earlier | later | larger | smaller | match | same | both | check
+    attribute: str = ""  # what is compared or checked ("formed", "nationality", "film directors")
+    entities: list[str] = field(default_factory=list)
+    wh: str = ""  # who | when | where | how many | ...
+
+    def to_dict(self) -> dict:
+        return {"type": self.qtype, "op": self.op, "attribute": self.attribute, "entities": self.entities,
+                "wh": self.wh, "triplets": [list(t) for t in self.triplets]}
+
+
+def clean_question(q: str) -> str:
+    q = q.replace("“", '"').replace("”", '"').replace("’", "'")
+    return re.sub(r"\s+", " ", q).strip().rstrip("?").strip()
+
+
+def wh_word(q: str) -> str:
+    low = q.lower()
+    for key in ("how many", "how much", "how long", "how old", "what year", "which year", "in what year",
+                "what city", "what state", "what country", "what nationality"):
+        if key in low:
+            return key
+    m = re.search(rf"\b({WH})\b", low)
+    return m.group(1) if m else ""
+
+
+def named_spans(q: str) -> list[str]:
+    """Entities of a question: quoted titles first, then capitalised runs (the wh-word excluded)."""
+    return [s.text for s in find_spans(q, ("quote", "name", "date"))]
+
+
+def _slug(words: str) -> str:
+    w = [x for x in re.findall(r"[a-z0-9]+", words.lower()) if x not in STOPWORDS]
+    return "?" + (w[-1] if w else "x")
+
+
+def _pair(q: str) -> tuple[str, str] | None:
+    """The two sides of "A or B" / "A and B", preferring named spans that touch the conjunction."""
+    spans = find_spans(q, ("quote", "name"))
+    for conj in ("or", "and"):
+        for a, b in zip(spans, spans[1:]):
+            if q[a.end:b.start].strip(' ",').lower() in (conj, conj + " the"):
+                return a.text, b.text
+    # no capitalised spans: split the clause after the last comma ("..., the Pterocarya or the Cotula")
+    tail = q.rsplit(",", 1)[-1]
+    m = re.search(r"(?:^|\b)(?:the )?([\w'\-. ]+?) or (?:the )?([\w'\-. ]+)$", tail.strip(), re.I)
+    if m and len(m.group(1).split()) <= 6:
+        return m.group(1).strip(), m.group(2).strip()
+    return None
+
+
+def parse_comparison(q: str) -> QuestionShape | None:
+    low = q.lower()
+    if " or " not in low:
+        return None
+    pair = _pair(q)
+    if not pair:
+        return None
+    a, b = pair
+    words = re.findall(r"[a-z]+", low[:low.find(a.lower())] if a.lower() in low else low)
+    op, attr = "", ""
+    for w in words:
+        if w in COMPARATIVES:
+            op, attr = COMPARATIVES[w]
+            break
+    verb = next((w for w in words if w in EVENT_VERBS), "")
+    if verb:
+        attr = verb if verb != "born" or not op else "born"
+        op = op or "earlier"
+    if not op:
+        # "Which singer is American, Mark King or Nick Hexum?": the property to match
+        m = re.search(r"\b(?:is|was|are|were)\s+(?:an?\s+|the\s+)?([\w\- ]+?)\s*,", q)
+        op, attr = "match", (m.group(1) if m else "")
+    pred = {"born": "born on", "date": "date"}.get(attr, attr or "is")
+    if op == "match":
+        pred = "is"
+    return QuestionShape("comparison", [(a, pred, "?a"), (b, pred, "?b")], op=op, attribute=attr,
+                         entities=[a, b], wh=wh_word(q))
+
+
+def parse_yesno(q: str) -> QuestionShape | None:
+    first = q.split()[0].lower() if q.split() else ""
+    low = q.lower()
+    # "Do Lafzon Ki Kahani, ... released in which year": a name that starts like a yes/no question
+    if first not in AUX or re.search(rf"\b{WH}\b", low):
+        return None
+    spans = named_spans(q)
+    pair = _pair(q)
+    if pair:
+        spans = list(pair) + [s for s in spans if s not in pair]
+    same = re.search(r"\bsame ([a-z]+(?: [a-z]+)?)", low)
+    both = re.search(r"\bboth\s+(?:an?\s+|the\s+)?([a-z][\w\- ]*)$", low)
+    if not both and " both " in f" {low} " and len(spans) >= 2:
+        # "Are both magazines, A and B, British publications?": the attribute follows the pair
+        both = re.search(rf"{re.escape(spans[1].lower())}[\s,]+(?:an?\s+|the\s+)?([a-z][\w\- ]*)$", low)
+    if same and len(spans) >= 2:
+        attr = same.group(1)
+        return QuestionShape("yesno", [(spans[0], attr, "?a"), (spans[1], attr, "?b")], op="same",
+                             attribute=attr, entities=spans[:2])
+    if both and len(spans) >= 2:
+        attr = both.group(1).strip()
+        return QuestionShape("yesno", [(spans[0], "is", "?a"), (spans[1], "is", "?b")], op="both",
+                             attribute=attr, entities=spans[:2])
+    if spans:
+        m = re.match(rf"\w+ {re.escape(spans[0])} (?:an?\s+|the\s+)?(.+)$", q)
+        attr = m.group(1) if m else ""
+        return QuestionShape("yesno", [(spans[0], "is", "?a")], op="check", attribute=attr, entities=spans[:1])
+    return None
+
+
+def parse_chain(q: str) -> QuestionShape | None:
+    """ "What is the R1 of the R2 of Z" and "When was the R of Z born" """
+    m = re.match(rf"(?:{WH}|in what year|what year)\s+(?:is|was|are|were|did|does)\s+the\s+(.+)$", q, re.I)
+    if not m:
+        return None
+    body = m.group(1)
+    event = re.search(r"\s+(born|die|died|founded|formed|released|established|published)$", body)
+    if event:
+        body = body[:event.start()]
+    # the entity is the first "of ..." tail that reads as a name: "of Me and Bobby McGee",
+    # "of Bank of America" (a name may contain "and" and "of"; the relations never start upper-case)
+    entity, rel_text = "", ""
+    for m_of in re.finditer(r"\bof\s+(?:the\s+)?", body):
+        tail = body[m_of.end():].strip(' "')
+        words = tail.split()
+        if words and words[0][:1].isupper() and all(
+                w[:1].isupper() or w[:1].isdigit() or w in NAME_CONNECTORS | {"and", "&"} for w in words):
+            entity, rel_text = tail, body[:m_of.start()]
+            break
+    if not entity:
+        return None
+    rels = [r.strip() for r in re.split(r"\s+of\s+(?:the\s+)?", rel_text.strip())]
+    rels = [r for r in rels if r]
+    if not rels or any(len(r.split()) > 3 or r[0].isupper() for r in rels):
+        return None
+    if event:
+        rels.insert(0, event.group(1))
+    triplets, subject = [], entity
+    for i, rel in enumerate(reversed(rels)):
+        last = i == len(rels) - 1
+        ph = "?answer" if last else _slug(rel)
+        triplets.append((subject, rel, ph))
+        subject = ph
+    return QuestionShape("chain", triplets, entities=[entity], wh=wh_word(q))
+
+
+def parse_relative(q: str) -> QuestionShape | None:
+    """ "Who directed the film that was shot in Leland?" """
+    m = re.match(rf"({WH})\s+([a-z]+(?: [a-z]+)?)\s+the\s+([a-z]+)\s+(?:that|which|who|where)\s+(.+)$", q, re.I)
+    if not m or m.group(2).split()[0] in AUX:
+        return None
+    clause = re.sub(r"^(?:was|were|is|are|has been|had been)\s+", "", m.group(4))
+    spans = find_spans(clause, ("quote", "name", "date"))
+    if not spans:
+        return None
+    noun = "?" + m.group(3).lower()
+    rel = clause[:spans[0].start].strip() or "related to"
+    verb = m.group(2)
+    pred = verb if verb.endswith(" by") or not verb.endswith("ed") else verb
+    return QuestionShape("relative", [(noun, rel, spans[0].text), (noun, pred, "?answer")],
+                         entities=[spans[0].text], wh=wh_word(q))
+
+
+def parse_fallback(q: str) -> QuestionShape:
+    spans = named_spans(q)
+    quoted = [s.text for s in find_spans(q, ("quote",))]
+    # a demonym ("American", "Israeli") is rarely what the question is about
+    spans = [s.removesuffix("'s").removesuffix("'") for s in spans
+             if len(s.split()) > 1 or not re.search(r"(?:an|ese|ish|i)$", s)] or spans
+    entity = quoted[0] if quoted else (max(spans, key=lambda s: len(s.split())) if spans else "")
+    rest = q.replace(entity, " ") if entity else q
+    words = [w for w in re.findall(r"[A-Za-z0-9][\w'\-]*", rest)
+             if w.lower() not in STOPWORDS and w.lower() not in ("many", "much", "year", "name")]
+    relation = " ".join(words[:6]) or "related to"
+    if not entity:
+        return QuestionShape("fallback", [], wh=wh_word(q))
+    return QuestionShape("fallback", [(entity, relation, "?answer")], entities=[entity], wh=wh_word(q))
+
+
+def parse_question(question: str) -> QuestionShape:
+    q = clean_question(question)
+    for parser in (parse_comparison, parse_yesno, parse_chain, parse_relative):
+        shape = parser(q)
+        if shape and shape.triplets:
+            shape.wh = shape.wh or wh_word(q)
+            return shape
+    return parse_fallback(q)
