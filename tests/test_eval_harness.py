@@ -62,6 +62,7 @@ def test_question_errors_are_recorded_and_count_zero(corpus, tmp_path):
     assert recs[target.qid].error == "RuntimeError: boom" and recs[target.qid].failure == "error"
     m = summary.methods[0]
     assert m.n_errors == 1
+    assert f"oracle: 1 question(s) failed, e.g. {target.qid}: RuntimeError: boom" in summary.markdown()
     assert m.answer.em == pytest.approx(2 / 3)
     assert m.answer.retrieval_f1 < 1.0
 

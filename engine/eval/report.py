@@ -39,6 +39,7 @@ class MethodSummary:
     engine_time_per_q: float = 0.0
     llm_time_per_q: float = 0.0
     failures: dict[str, int] = field(default_factory=dict)  # T2RAG only
+    first_error: str = ""  # one example, so the table says why a method scored 0
 
 
 @dataclass
@@ -83,7 +84,8 @@ def summarize_method(name: str, records: dict[str, Any], selected: list[Question
         completion_tokens_per_q=_mean([u.completion_tokens for u in usages]),
         cost_total=cost, cost_per_q=(cost / len(usages) if cost is not None and usages else (None if cost is None else 0.0)),
         engine_time_per_q=_mean([u.engine_time for u in usages]), llm_time_per_q=_mean([u.llm_time for u in usages]),
-        failures=failures)
+        failures=failures,
+        first_error=next((f"{r.qid}: {r.error}" for r in got if r.error and r.failure == ERROR), ""))
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -116,6 +118,9 @@ def summary_markdown(s: EvalSummary) -> str:
             lines += ["", f"T2RAG failure labels ({m.n_done} questions):", "",
                       "| " + " | ".join(m.failures) + " |", "|" + "|".join("---" for _ in m.failures) + "|",
                       "| " + " | ".join(str(v) for v in m.failures.values()) + " |"]
+    errs = [m for m in s.methods if m.n_errors]
+    if errs:
+        lines += [""] + [f"- {m.method}: {m.n_errors} question(s) failed, e.g. {m.first_error[:300]}" for m in errs]
     if s.stopped:
         lines += ["", f"**Stopped early:** {s.stopped}"]
     return "\n".join(lines) + "\n"
