@@ -8,7 +8,7 @@ from engine.llm.base import LLMError, SolveResult
 from engine.methods import build_method
 from engine.methods.base import result_from_json, result_to_json
 from engine.methods.t2rag import T2RAG, T2RAGSettings
-from tests._t2rag_helpers import Q, ScriptedReasoner, Unparseable, bobby_mcgee_corpus
+from tests._t2rag_helpers import OfflineLikeReasoner, Q, ScriptedReasoner, Unparseable, bobby_mcgee_corpus
 
 BRIDGE = "Who is the child of the performer of Me and Bobby McGee?"
 
@@ -274,3 +274,33 @@ def test_through_llm_reasoner_and_scripted_llm():
     assert result.usage.calls == llm.calls == 4
     assert result.usage.prompt_tokens == sum(len(m["content"].split()) for p in llm.prompts for m in p)
     assert result_from_json(result_to_json(result)) == result
+
+
+def test_forced_synthesis_context_for_the_offline_rules_holds_passages_only():
+    # the offline rules read the context as prose: the "Still unresolved" lines are for an LLM only
+    reasoner = OfflineLikeReasoner(decomposition=[Q("Roger Miller", "child", "?child")], solves=[SolveResult()],
+                                   answers=["Dean Miller"])
+    result = T2RAG(reasoner).answer("Who is Roger Miller's child?", bobby_mcgee_corpus())
+    syn = result.trace.synthesis
+    assert result.stop_reason == "early_stop" and "Still unresolved" not in syn.context
+    assert "His child is Dean Miller" in syn.context
+
+
+def test_a_corpus_without_triplets_is_refused_before_any_llm_call():
+    from dataclasses import dataclass
+
+    from engine.methods.t2rag import NO_TRIPLETS
+
+    @dataclass
+    class Counts:
+        triplets: int = 0
+
+    class Unextracted(type(bobby_mcgee_corpus())):
+        def counts(self):
+            return Counts()
+
+    base = bobby_mcgee_corpus()
+    reasoner = _bridge_reasoner()
+    result = T2RAG(reasoner).answer(BRIDGE, Unextracted(base.chunk_rows, []))
+    assert result.error == NO_TRIPLETS and result.stop_reason == "no_triplets"
+    assert result.usage.calls == 0 and reasoner.solve_inputs == [] and result.answer == ""

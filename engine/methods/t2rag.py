@@ -29,6 +29,10 @@ from engine.methods.t2rag_trace import (STOP_REASONS, BindingRecord, Decompositi
 __all__ = ["T2RAG", "T2RAGSettings", "T2RAGTrace"]
 
 
+NO_TRIPLETS = ("this corpus has no triplets yet: run the triplet extraction first "
+               "(T2RAG retrieves through the proposition index)")
+
+
 class _ProviderFailure(Exception):
     def __init__(self, call: LLMCall, exc: LLMError):
         super().__init__(str(exc))
@@ -75,8 +79,14 @@ class T2RAG:
         start = time.perf_counter()
         trace = T2RAGTrace(settings=settings, reasoner=str(getattr(self.reasoner, "name", "")), question=question)
         error = ""
+        counts = corpus.counts() if hasattr(corpus, "counts") else None
         try:
-            self._run(question, corpus, settings, trace, step)
+            if counts is not None and counts.triplets == 0:
+                # every round searches propositions: without triplets the LLM calls would be wasted
+                error, trace.stop_reason = NO_TRIPLETS, "no_triplets"
+                step(error, None)
+            else:
+                self._run(question, corpus, settings, trace, step)
         except _ProviderFailure as fail:
             error = f"the LLM call failed: {fail}"
             trace.stop_reason = "llm_error"
@@ -165,6 +175,10 @@ class T2RAG:
         else:
             mode = "forced"
             lines = [f"Still unresolved: {fact_text(t)}" for t in state.searchable + state.fuzzy]
+            if not getattr(self.reasoner, "supports_free_text", True):
+                # the offline rules read the context as prose and would take a word of these lines
+                # ("Still", a bridge entity) for the answer; an LLM reads them as the open questions
+                lines = []
             if trace.stop_reason == "no_open_triplets":
                 # placeholder-free triplets straight from the decomposition restate the question's own
                 # claims ("X is American"); nothing verified them, so they are context, not facts
@@ -195,6 +209,8 @@ class T2RAG:
             lines.append(f"decompose: {d.state.counts()}, {_tokens(d.call)}" + (f" [{d.failure}]" if d.failure else ""))
         for r in trace.rounds:
             solve = _tokens(r.solve_call) if r.solve_call else f"no solve ({r.solve_skipped})"
+            if r.pool_size == 0:
+                solve += "; no proposition matched"
             bound = ", ".join(f"{b.placeholder}={b.value}" for b in r.bindings if b.applied_to)
             lines.append(f"round {r.index}: {r.state_before.counts()} -> {r.state_after.counts()}; "
                          f"{len(r.queries)} queries, {len(r.walked)} propositions, {len(r.chunks)} chunks; "

@@ -191,6 +191,7 @@ STOP_REASONS: dict[str, str] = {
     "round_cap": "round cap reached",
     "no_open_triplets": "the decomposition left nothing to fill: one retrieval with the question",
     "llm_error": "the LLM provider failed",
+    "no_triplets": "the corpus has no triplets: nothing to retrieve",
 }
 
 
