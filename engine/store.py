@@ -169,6 +169,9 @@ class Corpus:
         self.path = Path(path)
         self.name = self.path.name
         self._lock = threading.RLock()
+        self._plock_guard = threading.Lock()
+        self._plock_count = 0
+        self._plock_fh = None
         self._db = sqlite3.connect(self.path / "corpus.sqlite", check_same_thread=False,
                                    isolation_level=None, timeout=30.0)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -222,38 +225,39 @@ class Corpus:
 
     @contextmanager
     def _process_lock(self, timeout: float) -> Iterator[None]:
-        depth = getattr(self, "_lock_depth", 0)
-        if depth:  # re-entrant within this process
-            self._lock_depth = depth + 1
-            try:
-                yield
-            finally:
-                self._lock_depth -= 1
-            return
-        fh = open(self.path / "write.lock", "a+")
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    fh.close()
-                    raise CorpusBusyError(f"corpus {self.name!r} is busy: another process is writing to it; "
-                                          "try again when it finishes") from None
-                time.sleep(0.05)
-        self._lock_depth = 1
+        """The cross-process write lock (flock on `write.lock`), shared by this object's threads:
+        taken when the first holder enters, released when the last one leaves."""
+        with self._plock_guard:
+            if self._plock_count == 0:
+                fh = open(self.path / "write.lock", "a+")
+                deadline = time.monotonic() + timeout
+                while True:
+                    try:
+                        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if time.monotonic() > deadline:
+                            fh.close()
+                            raise CorpusBusyError(f"corpus {self.name!r} is busy: another process is writing to "
+                                                  "it; try again when it finishes") from None
+                        time.sleep(0.05)
+                self._plock_fh = fh
+            self._plock_count += 1
         try:
             yield
         finally:
-            self._lock_depth = 0
-            fcntl.flock(fh, fcntl.LOCK_UN)
-            fh.close()
+            with self._plock_guard:
+                self._plock_count -= 1
+                if self._plock_count == 0:
+                    fcntl.flock(self._plock_fh, fcntl.LOCK_UN)
+                    self._plock_fh.close()
+                    self._plock_fh = None
 
     @contextmanager
     def writing(self, timeout: float = 30.0) -> Iterator[None]:
-        """Hold the corpus's write lock across several calls (an extraction run)."""
-        with self._lock, self._process_lock(timeout):
+        """Hold the corpus's cross-process write lock across several calls (an extraction run).
+        Readers in other threads are not blocked; each write still runs as its own transaction."""
+        with self._process_lock(timeout):
             yield
 
     # --- embedder and indexes ---------------------------------------------------------------
