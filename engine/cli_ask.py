@@ -9,8 +9,9 @@ from pathlib import Path
 
 from engine.config import AppSettings
 
-#: CLI flag -> settings field; a flag is applied only when the method's settings have that field
-_OVERRIDES = {"k": "k", "rounds": "rounds", "hops": "hops", "reranker": "reranker"}
+#: CLI flag -> settings fields it sets; applied to whichever of them the method's settings have
+#: (IRCoT calls its round cap `steps`)
+_OVERRIDES = {"k": ("k",), "rounds": ("rounds", "steps"), "hops": ("hops",), "reranker": ("reranker",)}
 
 
 def method_settings(name: str, overrides: dict):
@@ -19,7 +20,8 @@ def method_settings(name: str, overrides: dict):
     cls = method_class(name)
     settings = cls.settings_cls()
     fields = {f.name for f in dataclasses.fields(settings)}
-    changes = {_OVERRIDES[k]: v for k, v in overrides.items() if v is not None and _OVERRIDES.get(k) in fields}
+    changes = {field: v for k, v in overrides.items() if v is not None
+               for field in _OVERRIDES.get(k, ()) if field in fields}
     return dataclasses.replace(settings, **changes)
 
 
