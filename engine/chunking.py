@@ -70,9 +70,10 @@ _STARTERS = frozenset(
     "at after before during when while however but and as for from by with since although "
     "also then thus later today".split()
 )
-# Punctuation after a non-space character, closing quotes or brackets, then whitespace. A dot
-# standing alone between spaces (". . .") is never a sentence end, and not even a candidate.
-_BOUNDARY = re.compile(r"(?<=\S)([.!?\u2026]+)([\"'\u201d\u2019)\]]*)\s+")
+# Punctuation after a word character, closing quotes or brackets, then whitespace. A dot
+# standing alone between spaces (". . .") is never a sentence end, and not even a candidate;
+# the lookbehind and possessive runs keep a 10 MB line of "!!!!" or "...." linear.
+_BOUNDARY = re.compile(r"(?<=[^\s.!?\u2026])([.!?\u2026]++)([\"'\u201d\u2019)\]]*+)\s+")
 _DOTTED = re.compile(r"^(?:[A-Za-z]\.)+[A-Za-z]?$")  # U.S / e.g / Ph.D (final dot already cut)
 _ALNUM = re.compile(r"\w")
 

@@ -166,6 +166,15 @@ def test_punctuation_junk_does_not_explode_into_millions_of_chunks():
         assert len(chunks) < 2_000
 
 
+def test_long_punctuation_runs_are_split_in_linear_time():
+    start = time.perf_counter()
+    for run in ("." * 1_000_000, "!" * 1_000_000):
+        assert split_sentences(f"Start{run} End.") == [f"Start{run}", "End."]
+    quotes = "Start." + '"' * 1_000_000
+    assert split_sentences(f"{quotes} End.") == [quotes, "End."]
+    assert time.perf_counter() - start < 5
+
+
 def test_empty_document_has_no_chunks_and_unknown_mode_is_refused():
     assert chunk_document(_doc("E", "   ")) == []
     with pytest.raises(ValueError, match="unknown chunking mode"):

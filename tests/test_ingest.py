@@ -223,6 +223,16 @@ def test_ten_megabyte_single_line_loads_and_chunks(tmp_path):
     assert batch.errors == [] and len(chunks) > 1000
 
 
+def test_hostile_markdown_and_html_are_read_in_linear_time():
+    line = "[a *b __c ~~d <e `f | " * 800  # unclosed markup of every kind, 17 KB per line
+    start = time.perf_counter()
+    md = load_bytes("hostile.md", ("\n".join([line] * 40)).encode(), 10 * MB)
+    html = load_bytes("hostile.html", ("<div><p>x <b>y" * 30_000).encode(), 10 * MB)
+    assert time.perf_counter() - start < 30
+    assert md.errors == [] and html.errors == []
+    assert "x y" in html.documents[0].text
+
+
 def test_triplet_file_dropped_into_ingest_points_to_the_importer():
     msg = _only_error(load_paths([FIX / "openie_sample.json"], MB))
     assert "import it as triplets" in msg

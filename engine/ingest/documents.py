@@ -36,57 +36,95 @@ def read_text(name: str, data: bytes) -> Document:
 
 
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
-_SETEXT = re.compile(r"^(.+)\n(=+|-+)[ \t]*$", re.M)
-_FENCE = re.compile(r"^ {0,3}(```|~~~).*$", re.M)
-_IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
-_LINK = re.compile(r"\[([^\]\n]+)\]\([^)\n]*\)")
-_REF_LINK = re.compile(r"\[([^\]\n]+)\]\[[^\]\n]*\]")
-_LINK_DEF = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s+\S+.*$", re.M)
-_HTML_TAG = re.compile(r"</?[A-Za-z][^>\n]{0,200}>")
-_EMPHASIS = re.compile(r"(\*{1,3}|_{2,3}|~~)(?=\S)(.+?)(?<=\S)\1")
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*)$")
+_LINK_DEF = re.compile(r"^ {0,3}\[[^\[\]\n]+\]:\s+\S")
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
+_LIST = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
+# Inline patterns. Each character class stops at the next marker of its own kind, so a scan
+# never runs past it: a 10 MB line full of "[" or "*" is still read in linear time.
+_IMAGE = re.compile(r"!\[([^\[\]\n]*)\]\([^()\n]*\)")
+_LINK = re.compile(r"\[([^\[\]\n]+)\]\([^()\n]*\)")
+_REF_LINK = re.compile(r"\[([^\[\]\n]+)\]\[[^\[\]\n]*\]")
+_HTML_TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,200}>")
 _CODE = re.compile(r"`+([^`\n]*)`+")
-_LIST = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+", re.M)
-_QUOTE = re.compile(r"^[ \t]*>[ \t]?", re.M)
-_RULE = re.compile(r"^ {0,3}([-*_])([ \t]*\1){2,}[ \t]*$", re.M)
-_TABLE_SEP = re.compile(r"^[ \t]*\|?[ \t:|-]+\|[ \t:|-]*$", re.M)
+_EMPHASIS = (
+    re.compile(r"(\*{1,3})(?=\S)([^*\n]+)(?<=\S)\1"),
+    re.compile(r"(_{2,3})(?=\S)([^_\n]+)(?<=\S)\1"),
+    re.compile(r"(~~)(?=\S)([^~\n]+)(?<=\S)\1"),
+)
+_MAX_INLINE = 20_000  # longer "lines" are not prose; leave them as they are
 
 
-def strip_markdown(md: str) -> tuple[str, str]:
-    """`(title, text)`: the first heading (empty if none) and the prose without markup.
+def _inline(line: str) -> str:
+    if len(line) > _MAX_INLINE:
+        return line
+    if "[" in line:  # the `in` checks skip patterns that cannot match: most lines have no markup
+        for pat in (_IMAGE, _LINK, _REF_LINK):
+            line = pat.sub(r"\1", line)
+    if "<" in line:
+        line = _HTML_TAG.sub("", line)
+    if "`" in line:
+        line = _CODE.sub(r"\1", line)
+    for marker, pat in zip("*_~", _EMPHASIS):
+        if marker in line:
+            line = pat.sub(r"\2", pat.sub(r"\2", line))  # twice: "**bold *and italic* text**"
+    if "|" in line:
+        s = line.strip()
+        if s.startswith("|") or s.endswith("|"):  # a table row reads as one line
+            line = " | ".join(cell.strip() for cell in s.strip("|").split("|"))
+    return line
 
-    Headings end in a period so the sentence splitter does not glue them to the next line.
-    """
-    md = _FRONT_MATTER.sub("", md.replace("\r\n", "\n"))
-    title = ""
-    m = _HEADING.search(md)
-    s = _SETEXT.search(md)
-    if s and (not m or s.start() < m.start()) and s.group(1).strip():
-        title = s.group(1).strip()
-    elif m:
-        title = m.group(2).strip()
-    text = _FENCE.sub("", md)
-    text = _SETEXT.sub(lambda x: _as_heading(x.group(1)), text)
-    text = _HEADING.sub(lambda x: _as_heading(x.group(2)), text)
-    text = _RULE.sub("", text)
-    text = _TABLE_SEP.sub("", text)
-    text = _LINK_DEF.sub("", text)
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    text = _REF_LINK.sub(r"\1", text)
-    text = _HTML_TAG.sub("", text)
-    text = _CODE.sub(r"\1", text)
-    text = _EMPHASIS.sub(r"\2", text)
-    text = _QUOTE.sub("", text)
-    text = _LIST.sub("", text)
-    text = re.sub(r"[ \t]*\|[ \t]*", " | ", text)  # table cells stay readable as one line
-    text = re.sub(r"\n{3,}", "\n\n", text)
-    return _EMPHASIS.sub(r"\2", title), text
+
+def _is_rule(s: str) -> bool:
+    t = s.replace(" ", "").replace("\t", "")
+    return len(t) >= 3 and t[0] in "-*_" and t == t[0] * len(t)
+
+
+def _is_table_sep(s: str) -> bool:
+    return "|" in s and "-" in s and not s.strip(" \t:|-")
 
 
 def _as_heading(h: str) -> str:
     h = h.strip()
     return f"\n{h}{'' if h[-1:] in '.!?:' else '.'}\n" if h else ""
+
+
+def strip_markdown(md: str) -> tuple[str, str]:
+    """`(title, text)`: the first heading (empty if none) and the prose without markup.
+
+    Line by line, so no pattern can scan across the whole file. Headings end in a period so
+    the sentence splitter does not glue them to the next line; code is kept as plain text.
+    """
+    md = _FRONT_MATTER.sub("", md.replace("\r\n", "\n"), count=1)
+    out: list[str] = []
+    title = ""
+    prev_text = False  # the previous line is plain text (a setext underline makes it a heading)
+    for line in md.split("\n"):
+        s = line.strip()
+        if s[:3] in ("```", "~~~"):
+            prev_text = False
+            continue
+        if prev_text and s and (s == "=" * len(s) or s == "-" * len(s)):
+            heading = out.pop().strip()
+            title = title or heading
+            out.append(_as_heading(heading))
+            prev_text = False
+            continue
+        if _is_rule(s) or _is_table_sep(s) or _LINK_DEF.match(line):
+            prev_text = False
+            continue
+        m = _HEADING.match(line)
+        if m:
+            heading = _inline(m.group(1).rstrip(" \t#")).strip()
+            title = title or heading
+            out.append(_as_heading(heading))
+            prev_text = False
+            continue
+        line = _inline(_LIST.sub("", _QUOTE.sub("", line, count=1), count=1))
+        out.append(line)
+        prev_text = bool(s)
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(out))
+    return title, text
 
 
 def read_markdown(name: str, data: bytes) -> Document:
