@@ -72,6 +72,9 @@ def drop_triplets(ws: Workspace, corpus: Corpus, fraction: float, *, seed: int =
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"fraction must be between 0 and 1, got {fraction}")
     name = name or drop_copy_name(corpus.name, fraction, seed)
+    # propositions are embedded lazily; embedding them once in the source (what its first search
+    # would do anyway) spares every copy from embedding them again
+    corpus.refresh_indexes()
     copy = copy_corpus(ws, corpus, name, replace=replace)
     triplets = copy.triplets()
     n_drop = round(fraction * len(triplets))
