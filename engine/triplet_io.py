@@ -355,6 +355,15 @@ class _Index:
             if alt not in self.by_title:
                 self.by_title[alt] = self.by_title[t]
         self._passages: dict[str, list[Chunk]] = {}
+        self._folded: dict[str, str] = {}
+
+    def folded(self, c: Chunk) -> str:
+        """Case-folded chunk text without the sentence-mode title prefix (which would make every
+        chunk "mention" the title), computed once per chunk however many rows ask."""
+        f = self._folded.get(c.chunk_id)
+        if f is None:
+            f = self._folded[c.chunk_id] = _body(c).casefold()
+        return f
 
     def titled(self, title: str) -> list[Chunk]:
         return self.by_title.get(title) or self.by_title.get(title.strip()) or []
@@ -375,12 +384,12 @@ def _overlaps(chunk_body: str, passage_body: str) -> bool:
     return bool(chunk_body) and (chunk_body in passage_body or passage_body in chunk_body)
 
 
-def _mentioning(cands: list[Chunk], s: str, o: str) -> list[Chunk]:
+def _mentioning(idx: _Index, cands: list[Chunk], s: str, o: str) -> list[Chunk]:
     """Among a document's chunks, those that name the subject or object; all if none does."""
     if len(cands) <= 1:
         return cands
     s, o = s.casefold(), o.casefold()
-    hit = [c for c in cands if s in c.text.casefold() or o in c.text.casefold()]
+    hit = [c for c in cands if s in idx.folded(c) or o in idx.folded(c)]
     return hit or cands
 
 
@@ -401,9 +410,9 @@ def resolve_rows(rows: Iterable[TripletRow], chunks: Iterable[Chunk]) -> tuple[l
         elif r.ref_kind == "title_sentence" and r.sent_id is not None:
             cands = [c for c in idx.titled(r.chunk_ref) if c.sent_start <= r.sent_id < c.sent_end]
         elif r.ref_kind in ("title", "title_sentence"):
-            cands = _mentioning(idx.titled(r.chunk_ref), r.subject, r.object)
+            cands = _mentioning(idx, idx.titled(r.chunk_ref), r.subject, r.object)
         elif r.ref_kind == "passage":
-            cands = _mentioning(idx.passage(r.chunk_ref), r.subject, r.object)
+            cands = _mentioning(idx, idx.passage(r.chunk_ref), r.subject, r.object)
         else:
             cands = []
         if not cands:

@@ -121,6 +121,15 @@ def test_csv_by_title_applies_filters_and_picks_chunks_that_name_the_entities():
     assert unresolved == 0
 
 
+def test_title_rows_in_a_sentence_corpus_attach_to_the_sentence_that_names_them():
+    chunks = _chunks("sentence")
+    rows = [TripletRow("Alan Turing", "born in", "Maida Vale", "Alan Turing", "title")]
+    resolved, unresolved = resolve_rows(rows, chunks)
+    by_id = s_chunks_by_id(chunks)
+    assert unresolved == 0
+    assert [by_id[cid].text for cid, *_ in resolved] == ["Alan Turing: Alan Turing was born in Maida Vale, London."]
+
+
 def test_export_then_import_round_trips_in_csv_and_jsonl(tmp_path):
     chunks = _chunks()
     tricky = [
