@@ -140,6 +140,18 @@ def test_default_size_limit_lets_callers_omit_it(shared_data):
     assert len(batch.questions) == 10 and batch.errors == []
 
 
+def test_html_line_breaks_and_self_closed_scripts():
+    page = b"<title>T</title><script src='a.js'/><p>One<br>two<br/>three.</p><script/><p>Still visible.</p>"
+    doc = load_bytes("p.html", page, MB).documents[0]
+    assert doc.text == "One\ntwo\nthree.\n\nStill visible."
+
+
+def test_popqa_style_answer_list_stored_as_a_string():
+    data = json.dumps([{"id": 7, "question": "Who wrote it?", "possible_answers": '["Ann Lee", "A. Lee"]'}])
+    q = load_bytes("popqa.json", data.encode(), MB).questions[0]
+    assert q.qid == "7" and q.answers == ("Ann Lee", "A. Lee")
+
+
 def test_upload_names_never_carry_paths_and_directories_are_walked(tmp_path):
     batch = load_bytes("../../etc/secret notes.txt", b"Plain words in an upload.", MB)
     assert batch.documents[0].source == "secret notes.txt" and batch.documents[0].title == "secret notes"

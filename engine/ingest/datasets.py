@@ -15,6 +15,7 @@ Dataset sentences are kept with their numbering, which the gold `(title, sent_id
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -86,6 +87,11 @@ def _answers(rec: dict) -> tuple[str, ...]:
     out: list[str] = []
     for key in ("answer", "answers", "answer_aliases", "possible_answers"):
         v = rec.get(key)
+        if isinstance(v, str) and v.lstrip().startswith("["):  # PopQA stores a JSON list as a string
+            try:
+                v = json.loads(v)
+            except (ValueError, RecursionError):
+                pass
         vals = v if isinstance(v, list) else [v]
         for a in vals:
             a = _s(a)

@@ -136,7 +136,7 @@ def read_markdown(name: str, data: bytes) -> Document:
 
 _SKIP = frozenset({"script", "style", "noscript", "template", "head", "svg", "iframe", "object"})
 _BLOCK = frozenset(
-    "p div br li ul ol h1 h2 h3 h4 h5 h6 tr table section article header footer nav aside main "
+    "p div li ul ol h1 h2 h3 h4 h5 h6 tr table section article header footer nav aside main "
     "blockquote pre dd dt dl figcaption figure hr form fieldset address caption td th".split()
 )
 
@@ -162,11 +162,16 @@ class _Visible(HTMLParser):
             self._skip.append(tag)
         elif tag == "h1":
             self._in_h1 = True
-        if tag in _BLOCK and not self._skip:
+        if tag == "br" and not self._skip:
+            self.parts.append("\n")  # a line break, not a new paragraph
+        elif tag in _BLOCK and not self._skip:
             self.parts.append("\n\n")
 
     def handle_startendtag(self, tag: str, attrs) -> None:
-        if tag in _BLOCK and not self._skip:
+        # `<br/>`, `<hr/>`: a break only; a self-closed `<script/>` must not hide the rest
+        if tag == "br" and not self._skip:
+            self.parts.append("\n")
+        elif tag in _BLOCK and not self._skip:
             self.parts.append("\n\n")
 
     def handle_endtag(self, tag: str) -> None:
