@@ -1,0 +1,29 @@
+"""Triplet Lens: `streamlit run app.py`. Sets up state and navigation; each page lives in pages/."""
+from __future__ import annotations
+
+import streamlit as st
+
+from components.state import init_state, show_flash
+from components.sidebar import sidebar
+
+st.set_page_config(page_title="Triplet Lens", page_icon="🔺", layout="wide")
+init_state()
+
+PAGES = [
+    st.Page("pages/corpora.py", title="Corpora", icon="📚", url_path="corpora", default=True),
+    st.Page("pages/ask.py", title="Ask (T2RAG)", icon="🔺", url_path="ask"),
+    st.Page("pages/kg2rag.py", title="KG2RAG", icon="🕸️", url_path="kg2rag"),
+    st.Page("pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),
+    st.Page("pages/evaluate.py", title="Evaluate", icon="📊", url_path="evaluate"),
+    st.Page("pages/settings.py", title="Settings", icon="⚙️", url_path="settings"),
+]
+PRESENT = st.Page("pages/present.py", title="Presentation", icon="🎬", url_path="present")
+
+if st.session_state["present"]:
+    # presentation mode: one page, no navigation, no sidebar controls
+    st.navigation([PRESENT], position="hidden").run()
+else:
+    nav = st.navigation(PAGES)
+    sidebar()
+    show_flash()
+    nav.run()

@@ -1,0 +1,102 @@
+"""Side-by-side comparison of several methods on one question: answers, evidence overlap, costs."""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from components.steps import METHOD_TITLES
+
+COLORS = {"t2rag": "#3b6ea8", "kg2rag": "#2a9d8f"}
+
+
+def _title(m: str) -> str:
+    return METHOD_TITLES.get(m, m)
+
+
+def scores(run) -> dict[str, tuple[float, float] | None]:
+    from engine.eval.metrics import answer_score
+
+    out: dict[str, tuple[float, float] | None] = {}
+    for r in run.results:
+        if run.gold:
+            s = answer_score(r.answer or "", run.gold)
+            out[r.method] = (s.em, s.f1)
+        else:
+            out[r.method] = None
+    return out
+
+
+def answers(run) -> None:
+    sc = scores(run)
+    cols = st.columns(len(run.results))
+    for col, r in zip(cols, run.results):
+        with col:
+            st.markdown(f"#### {_title(r.method)}")
+            s = sc.get(r.method)
+            verdict = "" if s is None else (" ✅ correct" if s[0] == 1 else (" 🟡 partly" if s[1] > 0 else " ❌ wrong"))
+            box = st.error if r.error else (st.warning if s is not None and s[1] == 0 else st.success)
+            box(f"{r.answer or '(no answer)'}{verdict}")
+            if s is not None:
+                st.caption(f"EM {s[0]:.0f} · F1 {s[1]:.2f}")
+            if r.error:
+                st.caption(r.error)
+            u = r.usage
+            st.caption(f"{u.calls} LLM calls · {u.prompt_tokens + u.completion_tokens} tokens · "
+                       + ("price unknown" if u.cost is None else f"${u.cost:.5f}")
+                       + f" · engine {u.engine_time:.2f}s · LLM {u.llm_time:.2f}s")
+    if run.gold:
+        st.caption(f"Gold answer: {' / '.join(run.gold)}")
+
+
+def overlap_frame(run) -> pd.DataFrame:
+    """One row per evidence chunk: which methods used it."""
+    methods = [r.method for r in run.results]
+    used = {r.method: list(r.evidence_chunk_ids) for r in run.results}
+    order: dict[str, None] = {}
+    for m in methods:
+        for cid in used[m]:
+            order.setdefault(cid, None)
+    rows = []
+    for cid in order:
+        who = [m for m in methods if cid in used[m]]
+        rows.append({"chunk": cid, **{_title(m): ("✓" if m in who else "") for m in methods},
+                     "shared by": "all" if len(who) == len(methods) else ", ".join(_title(m) for m in who)})
+    return pd.DataFrame(rows, columns=["chunk"] + [_title(m) for m in methods] + ["shared by"])
+
+
+def overlap(run, corpus=None) -> None:
+    df = overlap_frame(run)
+    sets = [set(r.evidence_chunk_ids) for r in run.results]
+    shared = set.intersection(*sets) if sets else set()
+    st.markdown(f"**Evidence overlap**: {len(shared)} chunks shared by all, "
+                + ", ".join(f"{len(s - set().union(*(o for o in sets if o is not s)))} only in {_title(r.method)}"
+                            for r, s in zip(run.results, sets)))
+    if corpus is not None and not df.empty:
+        titles = {c.chunk_id: c.title for c in corpus.get_chunks(list(df["chunk"]))}
+        df.insert(1, "title", [titles.get(c, "") for c in df["chunk"]])
+    st.dataframe(df, hide_index=True, width="stretch")
+
+
+def _bar(title: str, run, values: list[float | None], fmt: str = "") -> go.Figure:
+    names = [_title(r.method) for r in run.results]
+    fig = go.Figure(go.Bar(x=names, y=[v if v is not None else 0 for v in values],
+                           marker_color=[COLORS.get(r.method, "#999") for r in run.results],
+                           text=["unknown" if v is None else format(v, fmt) for v in values], textposition="auto"))
+    fig.update_layout(title=title, height=260, margin=dict(l=10, r=10, t=40, b=10), showlegend=False)
+    return fig
+
+
+def cost_charts(run) -> None:
+    us = [r.usage for r in run.results]
+    c1, c2, c3 = st.columns(3)
+    c1.plotly_chart(_bar("LLM calls", run, [u.calls for u in us], "d"), key="cmp_calls")
+    c2.plotly_chart(_bar("Tokens (prompt + completion)", run, [u.prompt_tokens + u.completion_tokens for u in us], ","),
+                    key="cmp_tokens")
+    c3.plotly_chart(_bar("Dollars", run, [u.cost for u in us], ".5f"), key="cmp_cost")
+    names = [_title(r.method) for r in run.results]
+    fig = go.Figure([go.Bar(name="engine time", x=names, y=[u.engine_time for u in us], marker_color="#8fb3d9"),
+                     go.Bar(name="LLM time", x=names, y=[u.llm_time for u in us], marker_color="#e9a23b")])
+    fig.update_layout(barmode="stack", title="Seconds: engine vs LLM", height=280,
+                      margin=dict(l=10, r=10, t=40, b=10))
+    st.plotly_chart(fig, key="cmp_time")

@@ -1,0 +1,200 @@
+"""The Corpora page's write actions: create, add, delete, extract, import, drop.
+
+Each draws its widgets, makes the engine call with a progress bar, and reports in plain words.
+All of them are disabled in the read-only demo.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from components import state
+from components.progress import ProgressBar
+from components.safe import engine_errors
+
+
+def _uploads(files) -> list[tuple[str, bytes]]:
+    return [(f.name, f.getvalue()) for f in (files or [])]
+
+
+def _show_ingest_errors(errors: list[tuple[str, str]]) -> None:
+    for _, msg in errors[:20]:
+        st.warning(msg)
+    if len(errors) > 20:
+        st.warning(f"... and {len(errors) - 20} more problems")
+
+
+def create_corpus() -> None:
+    from engine.ingest import SUPPORTED_EXTENSIONS
+
+    demo = state.is_demo()
+    with st.form("create_corpus", clear_on_submit=False):
+        name = st.text_input("Name", placeholder="my-corpus", disabled=demo, key="create_name",
+                             help="1-64 letters, digits, '-', '_' or '.'")
+        mode = st.radio("Chunking", ["paragraph", "sentence"], horizontal=True, disabled=demo,
+                        help="paragraph: windows of whole sentences (default); sentence: one chunk per "
+                             "sentence with its title (KG2RAG's HotpotQA setup)")
+        files = st.file_uploader("Documents (.txt .md .html .pdf) or a dataset file (HotpotQA, MuSiQue, 2Wiki, "
+                                 "corpus.json) with its questions", type=list(SUPPORTED_EXTENSIONS),
+                                 accept_multiple_files=True, disabled=demo, key="create_files")
+        limit = st.number_input("Keep only the first N questions of a dataset file (0 = all)", min_value=0,
+                                value=0, step=10, disabled=demo)
+        go = st.form_submit_button("Create corpus", type="primary", disabled=demo, key="create_go")
+    if not go or demo:
+        return
+    if not name.strip():
+        st.error("Give the corpus a name.")
+        return
+    if not files:
+        st.error("Add at least one file.")
+        return
+    with engine_errors("Creating the corpus"):
+        from engine.chunking import ChunkingSettings
+        from engine.ingest import load_uploads
+
+        batch = load_uploads(_uploads(files), state.settings().max_file_bytes, int(limit) or None)
+        _show_ingest_errors(batch.errors)
+        if not batch.documents:
+            st.error("No document could be read from those files; nothing was created.")
+            return
+        corpus = state.workspace().create(name.strip(), chunking=ChunkingSettings(mode=mode))
+        bar = ProgressBar("Chunking and embedding")
+        report = corpus.add_documents(batch.documents, on_progress=bar)
+        nq = corpus.add_questions(batch.questions)
+        bar.done()
+        state.forget_corpus()
+        state.select_corpus(name.strip())
+        state.flash("success", f"Created {name.strip()}: {report.documents_added} documents, {report.chunks_added} "
+                               f"chunks, {nq} questions. Run the triplet extraction next.")
+        st.rerun()
+
+
+def add_documents(corpus) -> None:
+    from engine.ingest import SUPPORTED_EXTENSIONS
+
+    demo = state.is_demo()
+    files = st.file_uploader("Add documents or a dataset file", type=list(SUPPORTED_EXTENSIONS),
+                             accept_multiple_files=True, key="add_docs_files", disabled=demo)
+    if st.button("Add to this corpus", key="add_docs_go", disabled=demo or not files):
+        with engine_errors("Adding documents"):
+            from engine.ingest import load_uploads
+
+            batch = load_uploads(_uploads(files), state.settings().max_file_bytes)
+            _show_ingest_errors(batch.errors)
+            bar = ProgressBar("Chunking and embedding")
+            report = corpus.add_documents(batch.documents, on_progress=bar)
+            nq = corpus.add_questions(batch.questions)
+            bar.done()
+            st.success(f"Added {report.documents_added} documents ({report.documents_skipped} already present), "
+                       f"{report.chunks_added} chunks, {nq} questions. New chunks wait for extraction.")
+
+
+def delete_documents(corpus, docs: list) -> None:
+    demo = state.is_demo()
+    by_id = {d.doc_id: d for d in docs}
+    chosen = st.multiselect("Documents to delete", list(by_id), key="del_docs",
+                            format_func=lambda i: f"{by_id[i].title} ({by_id[i].n_chunks} chunks)", disabled=demo)
+    if st.button("Delete selected documents", key="del_docs_go", disabled=demo or not chosen):
+        with engine_errors("Deleting documents"):
+            for doc_id in chosen:
+                corpus.delete_document(doc_id)
+            state.clear_results()
+            state.flash("success", f"Deleted {len(chosen)} documents with their chunks and triplet sources.")
+            st.rerun()
+
+
+def extraction(corpus) -> None:
+    """The cost estimate first, then the run with a live progress bar."""
+    from engine.extraction import estimate_extraction, run_extraction
+
+    demo = state.is_demo()
+    pending = corpus.pending_chunks()
+    c = corpus.counts()
+    st.caption(f"{c.extracted} chunks extracted, {c.pending} pending, {c.failed} failed · reasoner "
+               f"**{state.model_label()}**")
+    if not pending:
+        st.success("Every chunk has its triplets.")
+        return
+    with engine_errors("Estimating the extraction cost"):
+        est = estimate_extraction(pending, st.session_state.get("model") or "")
+        cost = "unknown" if est.cost is None else f"${est.cost:.4f}"
+        cols = st.columns(4)
+        cols[0].metric("Chunks to extract", est.chunks)
+        cols[1].metric("LLM calls", est.calls)
+        cols[2].metric("Tokens (est.)", f"{est.prompt_tokens + est.completion_tokens:,}")
+        cols[3].metric("Cost (est.)", cost)
+        st.caption(f"Estimate for {est.model} ({est.style}, tokens by {est.token_counter})"
+                   + (f" · {est.note}" if est.note else ""))
+    if st.button(f"Run extraction on {len(pending)} chunks", type="primary", key="extract_go", disabled=demo):
+        with engine_errors("Extraction"):
+            reasoner = state.make_reasoner(corpus)
+            bar = ProgressBar("Extracting triplets")
+            summary = run_extraction(corpus, reasoner, on_progress=bar)
+            bar.done("Indexing propositions")
+            corpus.refresh_indexes()
+            bar.done("Done")
+            cost = "unknown" if summary.cost is None else f"${summary.cost:.4f}"
+            msg = (f"{summary.chunks_done} chunks extracted, {summary.chunks_failed} failed, {summary.triplets} "
+                   f"triplets, {summary.calls} LLM calls ({summary.cache_hits} cached), {cost}, "
+                   f"{summary.seconds:.1f}s")
+            if summary.stopped:
+                st.error(f"Extraction stopped: {summary.stopped}")
+            for cid, err in summary.failures[:5]:
+                st.warning(f"{cid}: {err}")
+            state.flash("success" if summary.ok else "warning", msg)
+            st.rerun()
+
+
+def import_triplets(corpus) -> None:
+    demo = state.is_demo()
+    st.caption("HippoRAG / T2RAG OpenIE JSON, KG2RAG per-title JSON, or CSV / JSONL with subject, predicate, "
+               "object and a chunk_id / title / passage column. Imported chunks count as extracted.")
+    up = st.file_uploader("Triplet file", type=["json", "jsonl", "csv", "tsv"], key="import_trip_file",
+                          disabled=demo)
+    if st.button("Import triplets", key="import_trip_go", disabled=demo or up is None):
+        with engine_errors("Importing triplets"):
+            from engine.triplet_io import read_triplet_bytes, resolve_rows
+
+            tf = read_triplet_bytes(up.name, up.getvalue(), state.settings().max_file_bytes)
+            if tf.error:
+                st.error(tf.error)
+                return
+            rows, unresolved = resolve_rows(tf.rows, corpus.chunks())
+            bar = ProgressBar("Importing and indexing")
+            added = corpus.import_triplets(rows, on_progress=bar)
+            bar.done()
+            st.success(f"Imported {added} triplet links ({tf.format}); {unresolved} rows named no chunk of this "
+                       f"corpus; {tf.skipped} malformed records skipped.")
+            for e in tf.errors[:5]:
+                st.caption(f"skipped: {e}")
+
+
+def drop_corpus(corpus) -> None:
+    demo = state.is_demo()
+    confirm = st.text_input(f"Type the corpus name ({corpus.name}) to delete it with all its files",
+                            key="drop_confirm", disabled=demo)
+    if st.button("Delete this corpus", key="drop_go", disabled=demo or confirm != corpus.name):
+        with engine_errors("Deleting the corpus"):
+            name = corpus.name
+            state.forget_corpus()
+            state.workspace().drop(name)
+            state.forget_corpus()
+            st.session_state["corpus"] = None
+            state.clear_results()
+            state.flash("success", f"Deleted corpus {name}.")
+            st.rerun()
+
+
+def build_samples() -> None:
+    """Build the bundled sample corpora (offline, no key) when they are missing."""
+    if st.button("Build the sample corpora (offline, about a minute)", disabled=state.is_demo(), key="samples_go"):
+        with engine_errors("Building the sample corpora"):
+            from engine.samples import ensure_sample_corpora
+
+            bar = ProgressBar("Building samples")
+            lines = list(ensure_sample_corpora(state.workspace(), on_progress=bar))
+            bar.done()
+            state.forget_corpus()
+            st.session_state["corpus"] = None
+            state.init_state()
+            state.flash("success", "; ".join(lines))
+            st.rerun()

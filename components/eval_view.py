@@ -1,0 +1,128 @@
+"""Evaluation results: the per-method table, charts, per-question drill-down and downloads."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from components.compare_view import COLORS
+from components.steps import METHOD_TITLES
+
+
+def _t(m: str) -> str:
+    return METHOD_TITLES.get(m, m)
+
+
+def summary_frame(summary) -> pd.DataFrame:
+    rows = []
+    for m in summary.methods:
+        a = m.answer
+        rows.append({"method": _t(m.method), "done": f"{m.n_done}/{m.n_questions}", "EM": a.em, "F1": a.f1,
+                     f"retrieval recall ({m.retrieval_unit})": a.retrieval_recall, f"recall@{m.k}": a.recall_at_k,
+                     "retrieval F1": a.retrieval_f1, "chunks/q": a.avg_evidence_chunks,
+                     "LLM calls/q": m.calls_per_q, "tokens/q": m.prompt_tokens_per_q + m.completion_tokens_per_q,
+                     "$ total": m.cost_total, "$ per q": m.cost_per_q, "engine s/q": m.engine_time_per_q,
+                     "LLM s/q": m.llm_time_per_q, "errors": m.n_errors})
+    return pd.DataFrame(rows)
+
+
+def show_summary(summary) -> None:
+    if summary.stopped:
+        st.error(f"The evaluation stopped early: {summary.stopped}")
+    st.caption(f"Corpus {summary.corpus} · reasoner {summary.reasoner} · {summary.n_questions} questions · "
+               "averages over all questions (an error counts 0); $ shows None when a price is unknown")
+    df = summary_frame(summary)
+    st.dataframe(df, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.3f")
+                                for c in df.columns if df[c].dtype.kind == "f" and not c.startswith("$")})
+    names = [_t(m.method) for m in summary.methods]
+    fig = go.Figure()
+    for label, get in [("EM", lambda m: m.answer.em), ("F1", lambda m: m.answer.f1),
+                       ("retrieval recall", lambda m: m.answer.retrieval_recall or 0.0)]:
+        fig.add_bar(name=label, x=names, y=[get(m) for m in summary.methods])
+    fig.update_layout(barmode="group", title="Answer and retrieval quality", height=300, yaxis_range=[0, 1],
+                      margin=dict(l=10, r=10, t=40, b=10))
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(fig, key="eval_quality")
+    fig2 = go.Figure()
+    fig2.add_bar(x=names, y=[m.cost_per_q or 0.0 for m in summary.methods], name="$ per question",
+                 marker_color=[COLORS.get(m.method, "#999") for m in summary.methods],
+                 text=["unknown" if m.cost_per_q is None else f"{m.cost_per_q:.5f}" for m in summary.methods])
+    fig2.update_layout(title="Dollars per question", height=300, margin=dict(l=10, r=10, t=40, b=10))
+    c2.plotly_chart(fig2, key="eval_cost")
+    fig3 = go.Figure([go.Bar(name="engine s/q", x=names, y=[m.engine_time_per_q for m in summary.methods]),
+                      go.Bar(name="LLM s/q", x=names, y=[m.llm_time_per_q for m in summary.methods]),
+                      go.Bar(name="LLM calls/q", x=names, y=[m.calls_per_q for m in summary.methods])])
+    fig3.update_layout(barmode="group", title="Time and calls per question", height=300,
+                       margin=dict(l=10, r=10, t=40, b=10))
+    st.plotly_chart(fig3, key="eval_time")
+
+
+def records(summary) -> dict[str, dict]:
+    from engine.eval.harness import read_records
+
+    out = Path(summary.out_dir)
+    return {m.method: read_records(out / f"{m.method}.jsonl") for m in summary.methods}
+
+
+def questions_frame(recs: dict[str, dict]) -> pd.DataFrame:
+    rows: dict[str, dict] = {}
+    for method, by_q in recs.items():
+        for qid, r in by_q.items():
+            row = rows.setdefault(qid, {"qid": qid, "question": r.question, "gold": " / ".join(r.gold)})
+            row[f"{_t(method)} answer"] = r.answer
+            row[f"{_t(method)} F1"] = round(r.metrics.f1, 3)
+            para = r.metrics.paragraph
+            row[f"{_t(method)} recall"] = None if para is None else round(para.recall, 3)
+            if r.error:
+                row[f"{_t(method)} error"] = r.error
+    return pd.DataFrame(list(rows.values()))
+
+
+def downloads(summary, per_question: pd.DataFrame) -> None:
+    out = Path(summary.out_dir)
+    c1, c2, c3 = st.columns(3)
+    csv_path, json_path = out / "summary.csv", out / "summary.json"
+    if csv_path.exists():
+        c1.download_button("⬇ Summary CSV", csv_path.read_bytes(), file_name="evaluation-summary.csv",
+                           mime="text/csv", key="eval_dl_csv", on_click="ignore")
+    if json_path.exists():
+        c2.download_button("⬇ Summary JSON", json_path.read_bytes(), file_name="evaluation-summary.json",
+                           mime="application/json", key="eval_dl_json", on_click="ignore")
+    c3.download_button("⬇ Per-question CSV", per_question.to_csv(index=False).encode("utf-8"),
+                       file_name="evaluation-questions.csv", mime="text/csv", key="eval_dl_q", on_click="ignore")
+
+
+def load_trace(summary, rec):
+    from engine.methods.base import load_result
+
+    if not rec.trace:
+        return None
+    path = (Path(summary.out_dir) / rec.trace).resolve()
+    if Path(summary.out_dir).resolve() not in path.parents or not path.is_file():
+        return None
+    return load_result(path)
+
+
+def saved_evaluations(runs_dir: Path) -> list[Path]:
+    if not runs_dir.is_dir():
+        return []
+    return sorted((p for p in runs_dir.glob("eval-*") if (p / "summary.json").is_file()), reverse=True)
+
+
+def load_summary(folder: Path):
+    from engine import serde
+    from engine.eval.report import EvalSummary
+
+    s = serde.loads(EvalSummary, (folder / "summary.json").read_text(encoding="utf-8"))
+    s.out_dir = str(folder)  # the folder may have moved with the workspace
+    return s
+
+
+def summary_json(summary) -> str:
+    from engine import serde
+
+    return json.dumps(serde.to_dict(summary), indent=1)

@@ -1,0 +1,24 @@
+"""Ask a question: type one, or pick one of the corpus's questions (its gold answer shown)."""
+from __future__ import annotations
+
+import streamlit as st
+
+
+def pick_question(corpus, key: str):
+    """Return (question text, Question or None). The choice persists per page via widget keys."""
+    questions = corpus.questions() if corpus is not None else []
+    modes = ["Pick a corpus question", "Type a question"] if questions else ["Type a question"]
+    mode = st.radio("Question", modes, key=f"{key}_mode", horizontal=True, label_visibility="collapsed")
+    if mode == "Type a question":
+        text = st.text_input("Your question", key=f"{key}_text",
+                             placeholder="e.g. Which magazine was started first, Arthur's Magazine or First for Women?")
+        return text.strip(), None
+    by_id = {q.qid: q for q in questions}
+    qid = st.selectbox(f"Corpus question ({len(questions)})", list(by_id), key=f"{key}_qid",
+                       format_func=lambda i: f"{by_id[i].question}  [{i}]")
+    q = by_id.get(qid)
+    if q is not None:
+        gold = " / ".join(q.answers) or "(none)"
+        st.caption(f"Gold answer: **{gold}**" + (f" · type: {q.qtype}" if q.qtype else ""))
+        return q.question, q
+    return "", None

@@ -1,0 +1,45 @@
+"""Draw any method's result with its own stepper, plus a usage line and save / export buttons."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from components.llm_calls import show_call
+from components.t2rag_view import show_answer_box
+
+
+def usage_caption(result) -> str:
+    u = result.usage
+    cost = "price unknown" if u.cost is None else f"${u.cost:.5f}"
+    return (f"{result.reasoner or '-'} · {u.calls} LLM calls ({u.cached_calls} cached) · "
+            f"{u.prompt_tokens}+{u.completion_tokens} tokens · {cost} · engine {u.engine_time:.2f}s · "
+            f"LLM {u.llm_time:.2f}s")
+
+
+def show_baseline(result) -> None:
+    tr = result.trace
+    show_answer_box(result)
+    if tr is None or not hasattr(tr, "stages"):
+        return
+    for s in tr.stages:
+        st.markdown(f"**{s.name}**" + (f" — {s.note}" if s.note else ""))
+        st.dataframe(pd.DataFrame([{"chunk": c.chunk_id, "title": c.title, "score": round(c.score, 4)}
+                                   for c in s.chunks], columns=["chunk", "title", "score"]),
+                     hide_index=True, width="stretch")
+    with st.expander("Context exactly as sent"):
+        st.code(tr.context or "(empty)", language=None, wrap_lines=True)
+    show_call(tr.call, label="answer")
+
+
+def show_result(result, corpus=None, state_key: str = "ask_round") -> None:
+    if result.method == "t2rag":
+        from components.t2rag_view import show_t2rag
+
+        show_t2rag(result, corpus, state_key)
+    elif result.method == "kg2rag":
+        from components.kg2rag_view import show_kg2rag
+
+        show_kg2rag(result, state_key)
+    else:
+        show_baseline(result)
+    st.caption(usage_caption(result))

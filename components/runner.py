@@ -1,0 +1,24 @@
+"""Run methods on one question with the session's reasoner and settings, showing steps as they go."""
+from __future__ import annotations
+
+import time
+
+from components import state
+from components.progress import StepLog
+from components.runs import Run
+from components.steps import METHOD_TITLES
+
+
+def run_methods(methods: list[str], corpus, question: str, q=None) -> Run:
+    """One Run holding each method's Result for `question` (gold answers from the corpus question)."""
+    from engine.methods import build_method
+
+    reasoner = state.make_reasoner(corpus)
+    results = []
+    for name in methods:
+        log = StepLog(f"{METHOD_TITLES.get(name, name)}: running")
+        result = build_method(name, reasoner).answer(question, corpus, state.method_settings(name), on_step=log)
+        log.finish(f"{METHOD_TITLES.get(name, name)}: {result.answer or '(no answer)'}", ok=not result.error)
+        results.append(result)
+    return Run(question=question, results=results, gold=list(q.answers) if q is not None else [],
+               qid=q.qid if q is not None else "", corpus=corpus.name, created=time.time())

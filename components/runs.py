@@ -1,0 +1,95 @@
+"""Saved runs: one result (a trace file, the same JSON the CLI writes with --trace-out) or one
+comparison (several results for one question), kept under `<corpus>/runs/`.
+
+A saved run reopens with the full step-through and needs no LLM: everything the views draw is in
+the trace. Results are (de)serialized by engine.methods.base; this module only names files and
+wraps a comparison's results in one JSON object.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine import serde
+from engine.methods.base import Result, result_from_json, result_to_json
+
+COMPARISON_KIND = "triplet-lens-comparison"
+
+
+@dataclass
+class Run:
+    """What a page shows: one question, one or more method results, and the gold answer if known."""
+
+    question: str
+    results: list[Result] = field(default_factory=list)
+    gold: list[str] = field(default_factory=list)
+    qid: str = ""
+    corpus: str = ""
+    created: float = 0.0
+
+    @property
+    def kind(self) -> str:
+        return "comparison" if len(self.results) > 1 else "result"
+
+    def by_method(self, method: str) -> Result | None:
+        return next((r for r in self.results if r.method == method), None)
+
+
+def runs_dir(corpus) -> Path:
+    return Path(corpus.path) / "runs"
+
+
+def _slug(text: str, n: int = 40) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:n].lower() or "run"
+
+
+def run_to_json(run: Run) -> str:
+    """A single result saves as the plain trace JSON; a comparison as a wrapper object."""
+    if len(run.results) == 1 and not run.gold and not run.qid:
+        return result_to_json(run.results[0])
+    return json.dumps({"kind": COMPARISON_KIND, "schema_version": 1, "question": run.question,
+                       "gold": list(run.gold), "qid": run.qid, "corpus": run.corpus, "created": run.created,
+                       "results": [serde.to_dict(r) for r in run.results]},
+                      ensure_ascii=False, indent=1, allow_nan=False)
+
+
+def run_from_json(text: str) -> Run:
+    """Parse a saved run; raises ValueError with a readable message for anything else."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not a JSON file ({exc.msg} at line {exc.lineno})") from None
+    if isinstance(data, dict) and data.get("kind") == COMPARISON_KIND:
+        results = [result_from_json(json.dumps(r)) for r in data.get("results") or []]
+        if not results:
+            raise ValueError("the comparison file holds no results")
+        return Run(question=str(data.get("question") or results[0].question), results=results,
+                   gold=[str(g) for g in data.get("gold") or []], qid=str(data.get("qid") or ""),
+                   corpus=str(data.get("corpus") or ""), created=float(data.get("created") or 0.0))
+    result = result_from_json(text)
+    return Run(question=result.question, results=[result])
+
+
+def save_run(corpus, run: Run) -> Path:
+    """Write the run under `<corpus>/runs/` and return its path."""
+    run.created = run.created or time.time()
+    methods = "+".join(r.method for r in run.results)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(run.created))
+    path = runs_dir(corpus) / f"{stamp}_{methods}_{_slug(run.question)}.json"
+    serde.atomic_write_text(path, run_to_json(run))
+    return path
+
+
+def list_runs(corpus) -> list[Path]:
+    """Saved run files, newest first (evaluation folders are listed by the Evaluate page)."""
+    d = runs_dir(corpus)
+    if not d.is_dir():
+        return []
+    return sorted((p for p in d.glob("*.json") if p.is_file()), key=lambda p: p.name, reverse=True)
+
+
+def load_run(path: Path) -> Run:
+    return run_from_json(Path(path).read_text(encoding="utf-8"))

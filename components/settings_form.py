@@ -1,0 +1,64 @@
+"""A form for any frozen settings dataclass, with each field's docstring as its help text."""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import textwrap
+import typing
+from functools import lru_cache
+
+import streamlit as st
+
+
+@lru_cache(maxsize=None)
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring written under each field (the house style puts one there)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    docs: dict[str, str] = {}
+    for a, b in zip(body, body[1:]):
+        if (isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name) and isinstance(b, ast.Expr)
+                and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)):
+            docs[a.target.id] = " ".join(b.value.value.split())
+    return docs
+
+
+def settings_form(name: str, current, *, key: str, disabled: bool = False) -> dict | None:
+    """Draw one input per field; return the new values when the form is submitted, else None."""
+    if current is None or not dataclasses.is_dataclass(current):
+        st.caption("This method has no settings.")
+        return None
+    cls = type(current)
+    hints = typing.get_type_hints(cls)
+    docs = field_docs(cls)
+    defaults = cls()
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    if not fields:
+        st.caption("This method has no settings.")
+        return None
+    with st.form(key):
+        values = {}
+        for f in fields:
+            value, tp = getattr(current, f.name), hints.get(f.name)
+            default = getattr(defaults, f.name)
+            label = f"{f.name} (paper default: {default!r})" if value != default else f"{f.name}"
+            help_ = docs.get(f.name) or None
+            wkey = f"{key}_{f.name}"
+            if tp is bool:
+                values[f.name] = st.checkbox(label, value=bool(value), help=help_, key=wkey, disabled=disabled)
+            elif tp is int:
+                values[f.name] = int(st.number_input(label, value=int(value), step=1, help=help_, key=wkey,
+                                                     disabled=disabled))
+            elif tp is float:
+                values[f.name] = float(st.number_input(label, value=float(value), help=help_, key=wkey,
+                                                       disabled=disabled, format="%.4f"))
+            else:
+                values[f.name] = st.text_input(label, value="" if value is None else str(value), help=help_,
+                                               key=wkey, disabled=disabled)
+        if st.form_submit_button("Apply", disabled=disabled, key=f"{key}_apply"):
+            return values
+    return None

@@ -1,0 +1,228 @@
+"""Session state and shared resources: the one place the app's state is initialised.
+
+Two kinds of state, kept apart on purpose:
+
+* `st.session_state` holds the user's own values (chosen corpus, model, API key, method settings,
+  the last results and where each stepper stands). `init_state()` sets every key once per session;
+  pages read and write those keys and never invent new ones.
+* `st.cache_resource` holds shared read-only things: the workspace (with its embedder) and each
+  opened corpus. They are keyed by the workspace path, so a test that points
+  TRIPLET_LENS_WORKSPACE at a temp folder never sees another test's corpus.
+
+The API key typed on the Settings page lives in `st.session_state["api_key"]` only: it is handed
+to `make_reasoner` for the duration of a run and is never written to disk or put in a trace.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import fields, is_dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from engine.config import AppSettings  # noqa: E402
+
+#: The sample corpus `python -m engine sample ensure` builds; preselected when it exists.
+SAMPLE_CORPUS = "hotpotqa-sample"
+#: Methods the app offers, by their engine name, with the label shown to the user.
+METHOD_LABELS = {"t2rag": "T2RAG", "kg2rag": "KG2RAG", "semantic": "Semantic RAG (baseline)",
+                 "hybrid": "Hybrid RAG (baseline)", "none": "No retrieval (baseline)"}
+
+# key -> default; factories for mutable defaults so sessions never share one dict
+_DEFAULTS: dict[str, Any] = {
+    "corpus": None,          # name of the selected corpus
+    "model": None,           # litellm model string; "" = offline reasoner (filled from AppSettings)
+    "api_base": None,
+    "api_key": "",           # session only, never persisted
+    "method_settings": dict,  # method name -> its settings dataclass instance
+    "ask_result": None,      # components.runs.Run of the last T2RAG run (or a reopened trace)
+    "ask_round": 0,
+    "kg_result": None,       # components.runs.Run of the last KG2RAG run
+    "kg_step": 0,
+    "compare": None,         # components.runs.Run with several results
+    "cmp_step_t2rag": 0,     # one stepper per method on the Compare page
+    "cmp_step_kg2rag": 0,
+    "eval_step_t2rag": 0,    # drill-down steppers on the Evaluate page
+    "eval_step_kg2rag": 0,
+    "present_run": None,     # the Run presentation mode walks
+    "eval_report": None,
+    "present": False,        # presentation mode: controls hidden
+    "present_step": 0,
+    "flash": None,           # one message to show after a rerun: (kind, text)
+}
+
+
+def init_state() -> None:
+    """Set every session key this app uses, once per session. Called first by app.py."""
+    ss = st.session_state
+    if "settings" not in ss:
+        ss["settings"] = AppSettings.from_env()
+    for key, default in _DEFAULTS.items():
+        if key not in ss:
+            ss[key] = default() if callable(default) else default
+    s: AppSettings = ss["settings"]
+    if ss["model"] is None:
+        ss["model"] = s.model
+    if ss["api_base"] is None:
+        ss["api_base"] = s.api_base
+    if ss["corpus"] is None:
+        names = corpus_names()
+        # a link may name the corpus (`?corpus=name`): shareable demo links open on it
+        wanted = st.query_params.get("corpus")
+        if wanted in names:
+            ss["corpus"] = wanted
+        else:
+            ss["corpus"] = SAMPLE_CORPUS if SAMPLE_CORPUS in names else (names[0] if names else None)
+
+
+def settings() -> AppSettings:
+    return st.session_state["settings"]
+
+
+def is_demo() -> bool:
+    return bool(settings().demo)
+
+
+# --- shared resources ---------------------------------------------------------------------------
+
+@st.cache_resource(show_spinner="Loading the embedding model...")
+def _workspace(root: str):
+    from engine.store import Workspace
+
+    return Workspace(Path(root))
+
+
+def workspace():
+    return _workspace(str(settings().workspace))
+
+
+@st.cache_resource(show_spinner="Opening the corpus...")
+def _open_corpus(root: str, name: str):
+    return _workspace(root).open(name)
+
+
+def corpus_names() -> list[str]:
+    root = settings().workspace
+    if not Path(root).exists():
+        return []
+    try:
+        return sorted(workspace().list())
+    except Exception:  # a broken workspace shows as empty; the Corpora page reports details
+        return []
+
+
+def current_corpus():
+    """The opened corpus the user picked, or None."""
+    name = st.session_state.get("corpus")
+    if not name:
+        return None
+    return _open_corpus(str(settings().workspace), name)
+
+
+def forget_corpus(name: str | None = None) -> None:
+    """Drop cached corpus handles (after a drop or a rebuild)."""
+    _open_corpus.clear()
+    _workspace.clear()
+
+
+def select_corpus(name: str | None) -> None:
+    ss = st.session_state
+    if ss.get("corpus") != name:
+        ss["corpus"] = name
+        clear_results()
+
+
+def clear_results() -> None:
+    ss = st.session_state
+    for key in ("ask_result", "kg_result", "compare", "eval_report"):
+        ss[key] = None
+    for key in ("ask_round", "kg_step", "present_step"):
+        ss[key] = 0
+    reset_steppers("cmp_step_")
+
+
+def reset_steppers(prefix: str) -> None:
+    """Put every stepper whose state key starts with `prefix` back on its first step."""
+    ss = st.session_state
+    for key in [k for k in ss.keys() if isinstance(k, str) and k.startswith(prefix) and not k.endswith(("_prev", "_next", "_slider"))]:
+        ss[key] = 0
+
+
+# --- reasoner and method settings ---------------------------------------------------------------
+
+def model_label() -> str:
+    return st.session_state.get("model") or "offline-rules"
+
+
+def make_reasoner(corpus=None):
+    """A reasoner for one run, from the session's model, endpoint and key.
+
+    The offline reasoner matches by embeddings, so it gets the corpus's embedder.
+    """
+    from engine.llm import make_reasoner as _make
+
+    ss = st.session_state
+    cache = Path(settings().workspace) / "llm_cache.sqlite"
+    kwargs: dict[str, Any] = {"api_base": ss.get("api_base") or "", "cache_path": cache}
+    if ss.get("api_key"):
+        kwargs["api_key"] = ss["api_key"]
+    if corpus is not None:
+        kwargs["embedder"] = corpus.embedder
+    return _make(ss.get("model") or "", **kwargs)
+
+
+def method_settings(name: str):
+    """The session's settings for a method (the paper's defaults until the user changes them)."""
+    from engine.methods import method_class
+
+    store = st.session_state["method_settings"]
+    if name not in store:
+        cls = getattr(method_class(name), "settings_cls", None)
+        store[name] = cls() if cls is not None else None
+    return store[name]
+
+
+def set_method_settings(name: str, values: dict[str, Any]) -> None:
+    current = method_settings(name)
+    if current is None or not is_dataclass(current):
+        return
+    allowed = {f.name for f in fields(current)}
+    st.session_state["method_settings"][name] = replace(current, **{k: v for k, v in values.items() if k in allowed})
+
+
+def reset_method_settings(name: str) -> None:
+    st.session_state["method_settings"].pop(name, None)
+
+
+def flash(kind: str, text: str) -> None:
+    """Queue a message to show after the next rerun (st.rerun drops what was drawn)."""
+    st.session_state["flash"] = (kind, text)
+
+
+def show_flash() -> None:
+    msg = st.session_state.get("flash")
+    if msg:
+        kind, text = msg
+        getattr(st, kind if kind in ("success", "info", "warning", "error") else "info")(text)
+        st.session_state["flash"] = None
+
+
+def ensure_app() -> None:
+    """Make sure app.py (state, sidebar, st.navigation) runs, even when Streamlit ran a page alone.
+
+    Streamlit still honours the old `pages/` folder convention until the first st.navigation call:
+    when the first request to a fresh server is a deep link (`/ask`), or in AppTest reruns, it runs
+    `pages/ask.py` by itself, without app.py. Every page calls this first; in that case it switches
+    the legacy mode off and reruns, so app.py runs and routes to the same page by its url path.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a Streamlit without the legacy flag: app.py always runs first
+        return
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+    init_state()

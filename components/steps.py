@@ -1,0 +1,147 @@
+"""A result told as a list of plain-text steps: what presentation mode walks and what the offline
+HTML export embeds. Text only (no markup), so every consumer can show it with textContent.
+
+The interactive pages draw richer views from the same traces (components/t2rag_view.py,
+components/kg2rag_view.py); this is the compact story of the same run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from components.llm_calls import call_summary
+
+METHOD_TITLES = {"t2rag": "T2RAG", "kg2rag": "KG2RAG", "semantic": "Semantic RAG", "standard": "Standard RAG",
+                 "semantic-rerank": "Semantic RAG + rerank", "hybrid": "Hybrid RAG", "none": "No retrieval",
+                 "ircot": "IRCoT"}
+
+
+@dataclass
+class Section:
+    heading: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Step:
+    title: str
+    sections: list[Section] = field(default_factory=list)
+    #: LLM calls of this step, as (summary line, prompt text, raw reply) for the export
+    calls: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+def _call_tuple(call) -> tuple[str, str, str]:
+    prompt = "\n\n".join(f"[{m.get('role', '')}]\n{m.get('content', '')}" for m in (call.messages or []))
+    return (call_summary(call), prompt, call.response or "")
+
+
+def _calls(*calls) -> list[tuple[str, str, str]]:
+    return [_call_tuple(c) for c in calls if c is not None]
+
+
+def _state_lines(snap) -> list[str]:
+    if snap is None:
+        return []
+    out = []
+    for name in ("resolved", "searchable", "fuzzy"):
+        for t in getattr(snap, name):
+            out.append(f"[{name}] {t.id}: {t.text()}")
+    return out or ["(empty)"]
+
+
+def t2rag_steps(result) -> list[Step]:
+    from engine.methods.t2rag_trace import STOP_REASONS
+
+    tr = result.trace
+    steps: list[Step] = []
+    if tr is None:
+        return [Step("Answer", [Section("Answer", [result.answer or "(none)"])])]
+    d = tr.decomposition
+    if d is not None:
+        secs = [Section("Query triplets", _state_lines(d.state))]
+        if d.failure:
+            secs.append(Section("Note", [d.failure]))
+        steps.append(Step("Decompose the question", secs, _calls(d.call)))
+    for r in tr.rounds:
+        secs = [Section("Queries", [f"{q.text}  ({q.kind})" for q in r.queries] or ["(none)"]),
+                Section(f"Walked propositions (pool of {r.pool_size})",
+                        [f"{w.score:.3f}  {w.text}  [{', '.join(w.chunk_ids)}]" for w in r.walked] or ["(none)"]),
+                Section("Chunks shown to the solver", [f"{c.chunk_id} ({c.title}): {c.text}" for c in r.chunks]
+                        or ["(none)"])]
+        fills = [f"{b.placeholder} = {b.value}" + (f"  <- {b.proposition}" if b.proposition else "")
+                 + (f"  [{', '.join(b.chunk_ids)}]" if b.chunk_ids else "") for b in r.bindings]
+        secs.append(Section("Placeholders filled", fills or ["(none this round)"]))
+        secs.append(Section("State after the round", _state_lines(r.state_after)))
+        if r.solve_skipped:
+            secs.append(Section("Solve skipped", [r.solve_skipped]))
+        steps.append(Step(f"Round {r.index}", secs, _calls(r.solve_call)))
+    fin = [Section("Stop reason", [f"{tr.stop_reason}: {STOP_REASONS.get(tr.stop_reason, '')}".strip(": ")])]
+    syn = tr.synthesis
+    if syn is not None:
+        fin.append(Section(f"Synthesis ({syn.mode})", syn.facts or ["(no resolved facts)"]))
+    fin.append(Section("Answer", [result.answer or "(no answer)"] + ([f"error: {result.error}"] if result.error else [])))
+    steps.append(Step("Answer", fin, _calls(syn.call if syn else None)))
+    return steps
+
+
+def kg2rag_steps(result) -> list[Step]:
+    tr = result.trace
+    if tr is None:
+        return [Step("Answer", [Section("Answer", [result.answer or "(none)"])])]
+    steps = [Step("Seed chunks", [Section(f"Top {len(tr.seeds)} chunks by similarity",
+                                          [f"{s.score:.3f}  {s.chunk_id} ({s.title}), {s.n_triplets} triplets"
+                                           for s in tr.seeds] or ["(none)"]),
+                                  Section("Seed entities", [", ".join(tr.seed_entities) or "(none)"])])]
+    for h in tr.hops:
+        steps.append(Step(f"Expansion hop {h.hop}", [
+            Section("Expanded from", [", ".join(h.frontier) or "(none)"]),
+            Section("Entities reached", [", ".join(h.entities_reached) or "(none)"]),
+            Section("Chunks added", [f"{c.score:.3f}  {c.chunk_id}" for c in h.chunks_added] or ["(none)"]),
+            Section("Cut by caps", [f"{c.entity}: kept {c.kept} of {c.degree} edges" for c in h.entity_caps]
+                    + [f"{c.chunk_id} (over the expansion cap)" for c in h.cut_by_total_cap] or ["(nothing cut)"])]))
+    tree_lines = []
+    for t in tr.trees:
+        tree_lines.append(f"tree {t.tree_id}: score {t.rank_score if t.rank_score is None else round(t.rank_score, 3)}"
+                          f"{' SELECTED' if t.selected else ''}{' - ' + t.note if t.note else ''}")
+        tree_lines += [f"    {i}. {e.line}  [{e.chunk_id}, w={e.weight:.3f}]" for i, e in enumerate(t.kept_edges, 1)]
+        tree_lines += [f"    pruned ({p.reason}): {p.edge.line}" for p in t.pruned_edges]
+    steps.append(Step("Spanning trees and ranking", [
+        Section(f"Weighted graph: {len(tr.nodes)} entities, {len(tr.edges)} edges", tree_lines or ["(no graph)"]),
+        Section("Ranker", [tr.ranker or "(none)"])]))
+    sel = [Section("Chunks from selected trees", tr.tree_chunk_ids or ["(none)"])]
+    if tr.fill_chunk_ids:
+        sel.append(Section("Seed chunks added as fill", tr.fill_chunk_ids))
+    sel.append(Section("Context as sent", [tr.context or "(empty)"]))
+    if tr.note:
+        sel.append(Section("Note", [tr.note]))
+    steps.append(Step("Selected context", sel))
+    steps.append(Step("Answer", [Section("Answer", [result.answer or "(no answer)"]
+                                         + ([f"error: {result.error}"] if result.error else []))], _calls(tr.call)))
+    return steps
+
+
+def baseline_steps(result) -> list[Step]:
+    tr = result.trace
+    if tr is None or not hasattr(tr, "stages"):
+        return [Step("Answer", [Section("Answer", [result.answer or "(none)"])])]
+    secs = [Section(f"{s.name}", [f"{c.score:.3f}  {c.chunk_id} ({c.title})" for c in s.chunks] + ([s.note] if s.note else []))
+            for s in tr.stages]
+    return [Step("Retrieval", secs or [Section("Retrieval", ["(none)"])]),
+            Step("Answer", [Section("Context as sent", [tr.context or "(empty)"]),
+                            Section("Answer", [result.answer or "(no answer)"])], _calls(tr.call))]
+
+
+def result_steps(result) -> list[Step]:
+    if result.method == "t2rag":
+        return t2rag_steps(result)
+    if result.method == "kg2rag":
+        return kg2rag_steps(result)
+    return baseline_steps(result)
+
+
+def usage_lines(result) -> list[str]:
+    u = result.usage
+    cost = "unknown" if u.cost is None else f"${u.cost:.5f}"
+    return [f"reasoner: {result.reasoner or '-'}", f"LLM calls: {u.calls} ({u.cached_calls} cached)",
+            f"tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion", f"cost: {cost}",
+            f"engine time: {u.engine_time:.3f}s, LLM time: {u.llm_time:.3f}s",
+            f"evidence chunks: {', '.join(result.evidence_chunk_ids) or '-'}"]

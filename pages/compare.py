@@ -1,0 +1,49 @@
+"""Compare: one question through T2RAG and KG2RAG (plus an optional baseline), side by side."""
+import streamlit as st
+
+from components import compare_view as cv
+from components import state
+from components.question_input import pick_question
+from components.result_view import show_result
+from components.run_controls import open_saved, save_and_export
+from components.runner import run_methods
+from components.safe import engine_errors, esc, html_block
+from components.steps import METHOD_TITLES
+
+state.ensure_app()
+
+st.title("⚖️ Compare")
+ss = st.session_state
+corpus = None
+with engine_errors("Opening the corpus"):
+    corpus = state.current_corpus()
+if corpus is None:
+    st.info("Pick or create a corpus first (Corpora page).")
+    st.stop()
+
+opened = open_saved(corpus, "cmp_open")
+if opened is not None:
+    ss["compare"] = opened
+    state.reset_steppers("cmp_step_")
+
+question, q = pick_question(corpus, "cmp_q")
+baseline = st.selectbox("Baseline (optional)", ["", "semantic", "hybrid", "standard", "none"], key="cmp_baseline",
+                        format_func=lambda m: METHOD_TITLES.get(m, m) if m else "(no baseline)")
+if st.button("Compare", type="primary", disabled=not question, key="cmp_go"):
+    with engine_errors("The comparison"):
+        ss["compare"] = run_methods(["t2rag", "kg2rag"] + ([baseline] if baseline else []), corpus, question, q)
+        state.reset_steppers("cmp_step_")
+
+run = ss.get("compare")
+if run is not None:
+    st.divider()
+    html_block(f"<b>Question:</b> {esc(run.question)}")
+    cv.answers(run)
+    cv.overlap(run, corpus)
+    cv.cost_charts(run)
+    st.markdown("**Traces**")
+    tabs = st.tabs([METHOD_TITLES.get(r.method, r.method) for r in run.results])
+    for tab, r in zip(tabs, run.results):
+        with tab:
+            show_result(r, corpus, f"cmp_step_{r.method}")
+    save_and_export(run, corpus, "cmp")

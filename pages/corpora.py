@@ -1,0 +1,74 @@
+"""Corpora: pick or create a corpus; browse documents, chunks, triplets, questions and the graph;
+extract triplets (cost estimate first); add, delete, import."""
+import streamlit as st
+
+from components import corpus_actions as actions
+from components import state
+from components.graph import DEFAULT_NODE_CAP, entity_subgraph, show_graph
+from components.safe import engine_errors
+from components.tables import (chunks_frame, documents_frame, questions_frame, searchable_table,
+                               triplets_frame)
+
+state.ensure_app()
+
+st.title("📚 Corpora")
+names = state.corpus_names()
+
+with st.expander("➕ Create a corpus from files", expanded=not names):
+    actions.create_corpus()
+if state.SAMPLE_CORPUS not in names:
+    with st.expander("Sample corpora", expanded=not names):
+        st.caption("HotpotQA and MuSiQue samples bundled with the app (CC BY-SA 4.0 / CC BY 4.0).")
+        actions.build_samples()
+
+corpus = None
+with engine_errors("Opening the corpus"):
+    corpus = state.current_corpus()
+if corpus is None:
+    st.info("Pick a corpus in the sidebar, or create one above.")
+    st.stop()
+
+c = corpus.counts()
+st.subheader(f"Corpus: {corpus.name}")
+cols = st.columns(6)
+for col, (label, value) in zip(cols, [("Documents", c.documents), ("Chunks", c.chunks), ("Triplets", c.triplets),
+                                      ("Questions", c.questions), ("Extracted", c.extracted), ("Pending", c.pending)]):
+    col.metric(label, value)
+st.caption(f"Chunking: {corpus.settings.chunking.mode} · embedder: {corpus.settings.embedder}")
+
+tabs = st.tabs(["Documents", "Chunks", "Triplets", "Questions", "Graph", "Extraction", "Manage"])
+with tabs[0], engine_errors("Listing documents"):
+    docs = corpus.documents()
+    searchable_table(documents_frame(docs), key="docs", search_cols=["title", "source", "doc_id"], label="documents")
+with tabs[1], engine_errors("Listing chunks"):
+    searchable_table(chunks_frame(corpus.chunks(), corpus.extraction_statuses()), key="chunks",
+                     search_cols=["title", "text", "chunk_id"], label="chunks")
+with tabs[2], engine_errors("Listing triplets"):
+    searchable_table(triplets_frame(corpus.triplets()), key="triplets",
+                     search_cols=["subject", "predicate", "object"], label="triplets")
+with tabs[3], engine_errors("Listing questions"):
+    searchable_table(questions_frame(corpus.questions()), key="questions",
+                     search_cols=["question", "answer", "qid"], label="questions")
+with tabs[4], engine_errors("Drawing the graph"):
+    g1, g2 = st.columns([3, 1])
+    search = g1.text_input("Find entities", key="graph_search", placeholder="e.g. Arthur's Magazine")
+    cap = g2.number_input("Node cap", min_value=10, max_value=400, value=DEFAULT_NODE_CAP, step=10, key="graph_cap")
+    nodes, edges, matched = entity_subgraph(corpus.entity_graph(), search, int(cap))
+    show_graph(nodes, edges, height=560,
+               caption=f"Showing {len(nodes)} entities (cap {int(cap)} nodes) and {len(edges)} triplet edges; "
+                       + (f"{matched} entities match “{search}” (orange), plus their neighbours."
+                          if search.strip() else f"the best-connected of {matched} entities."))
+with tabs[5]:
+    actions.extraction(corpus)
+with tabs[6]:
+    st.markdown("**Add documents**")
+    actions.add_documents(corpus)
+    st.divider()
+    st.markdown("**Delete documents**")
+    actions.delete_documents(corpus, corpus.documents())
+    st.divider()
+    st.markdown("**Import triplets**")
+    actions.import_triplets(corpus)
+    st.divider()
+    st.markdown("**Delete the corpus**")
+    actions.drop_corpus(corpus)

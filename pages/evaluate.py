@@ -1,0 +1,80 @@
+"""Evaluate: a method set over the corpus's questions; EM, F1, retrieval recall, cost; drill-down."""
+import time
+
+import streamlit as st
+
+from components import eval_view as ev
+from components import state
+from components.progress import ProgressBar
+from components.result_view import show_result
+from components.runs import runs_dir
+from components.safe import engine_errors
+from components.steps import METHOD_TITLES
+
+state.ensure_app()
+
+st.title("📊 Evaluate")
+ss = st.session_state
+corpus = None
+with engine_errors("Opening the corpus"):
+    corpus = state.current_corpus()
+if corpus is None:
+    st.info("Pick or create a corpus first (Corpora page).")
+    st.stop()
+n_q = corpus.counts().questions
+if not n_q:
+    st.info("This corpus has no questions: add a dataset file (HotpotQA, MuSiQue, 2Wiki) on the Corpora page.")
+    st.stop()
+
+methods = st.multiselect("Methods", ["t2rag", "kg2rag", "semantic", "hybrid", "standard", "none"],
+                         default=["t2rag", "kg2rag"], key="eval_methods", format_func=lambda m: METHOD_TITLES.get(m, m))
+c1, c2 = st.columns(2)
+scope = c1.radio("Questions", ["First N", "All"], horizontal=True, key="eval_scope")
+n = c2.number_input("N", min_value=1, max_value=n_q, value=min(5, n_q), key="eval_n", disabled=scope == "All")
+st.caption(f"Reasoner: {state.model_label()} · method settings from the Settings page · results and traces are "
+           f"written under runs/ of the corpus")
+if st.button("Run evaluation", type="primary", disabled=not methods or state.is_demo(), key="eval_go"):
+    with engine_errors("The evaluation"):
+        from engine.eval.harness import run_eval
+
+        out = runs_dir(corpus) / time.strftime("eval-%Y%m%d-%H%M%S")
+        bar = ProgressBar("Evaluating")
+        ss["eval_report"] = run_eval(corpus, list(methods), state.make_reasoner(corpus),
+                                     questions=None if scope == "All" else int(n), out_dir=out,
+                                     settings_by_method={m: state.method_settings(m) for m in methods},
+                                     on_progress=bar)
+        bar.done()
+
+saved = ev.saved_evaluations(runs_dir(corpus))
+if saved:
+    with st.expander(f"📂 Open a saved evaluation ({len(saved)})"):
+        pick = st.selectbox("Saved evaluations", [p.name for p in saved], key="eval_pick")
+        if st.button("Open", key="eval_open"):
+            with engine_errors("Opening the evaluation"):
+                ss["eval_report"] = ev.load_summary(runs_dir(corpus) / pick)
+
+summary = ss.get("eval_report")
+if summary is not None:
+    st.divider()
+    with engine_errors("Showing the evaluation"):
+        ev.show_summary(summary)
+        recs = ev.records(summary)
+        per_q = ev.questions_frame(recs)
+        st.markdown("**Per question**")
+        st.dataframe(per_q, hide_index=True, width="stretch")
+        ev.downloads(summary, per_q)
+        if not per_q.empty:
+            qid = st.selectbox("Drill down into a question", list(per_q["qid"]), key="eval_qid",
+                               format_func=lambda i: f"{i}: {per_q.set_index('qid').loc[i, 'question']}")
+            tabs = st.tabs([METHOD_TITLES.get(m, m) for m in recs])
+            for tab, (m, by_q) in zip(tabs, recs.items()):
+                with tab:
+                    rec = by_q.get(qid)
+                    if rec is None:
+                        st.caption("No record for this question.")
+                        continue
+                    result = ev.load_trace(summary, rec)
+                    if result is None:
+                        st.write(f"Answer: {rec.answer}")
+                    else:
+                        show_result(result, corpus, f"eval_step_{m}")

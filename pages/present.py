@@ -1,0 +1,38 @@
+"""Presentation mode: controls hidden, one saved comparison walked step by step."""
+import streamlit as st
+
+from components import compare_view as cv
+from components import state
+from components.present_view import present_steps, show_present_step
+from components.runs import list_runs, load_run
+from components.safe import engine_errors
+from components.stepper import stepper
+
+state.ensure_app()
+
+ss = st.session_state
+
+
+def _exit() -> None:
+    ss["present"] = False
+
+
+st.button("✖ Exit presentation", on_click=_exit, key="present_exit", type="tertiary")
+run = ss.get("present_run") or ss.get("compare")
+if run is None:
+    corpus = state.current_corpus() if ss.get("corpus") else None
+    saved = [p for p in list_runs(corpus)] if corpus is not None else []
+    if not saved:
+        st.info("Nothing to present yet: run a comparison on the Compare page (or save one) first.")
+        st.stop()
+    pick = st.selectbox("Saved run to present", [p.name for p in saved], key="present_pick")
+    if st.button("Start", key="present_start", type="primary"):
+        with engine_errors("Opening the run"):
+            ss["present_run"] = load_run(next(p for p in saved if p.name == pick))
+            ss["present_step"] = 0
+            st.rerun()
+    st.stop()
+
+steps = present_steps(run)
+pos = stepper("present_step", [s[0] for s in steps], slider=False)
+show_present_step(run, steps[pos])
