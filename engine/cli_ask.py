@@ -27,7 +27,7 @@ def method_settings(name: str, overrides: dict):
 
 def cmd_ask(args) -> int:
     from engine.llm import make_reasoner
-    from engine.methods import build_method, method_class, save_result
+    from engine.methods import build_method, save_result
     from engine.store import Workspace
 
     app = AppSettings.from_env()
@@ -52,7 +52,7 @@ def cmd_ask(args) -> int:
         print(f"{args.method} could not answer: {result.error}", file=sys.stderr)
     print(f"answer: {result.answer}")
     print(f"method: {args.method}   reasoner: {result.reasoner}   stop: {result.stop_reason or '-'}")
-    for line in method_class(args.method).summarize(result):
+    for line in method.summarize(result):
         print(f"  {line}")
     u = result.usage
     cost = "unknown" if u.cost is None else f"${u.cost:.5f}"
