@@ -92,3 +92,26 @@ def test_module_entry_point_runs_in_a_fresh_process(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "engine", "corpus", "list"], cwd=REPO, capture_output=True,
                           text=True, env={"TRIPLET_LENS_WORKSPACE": str(tmp_path), "PATH": "/usr/bin:/bin"}, timeout=120)
     assert proc.returncode == 0 and "no corpora" in proc.stdout
+
+
+def test_extract_then_ask_each_method_offline_with_a_trace(ws, tmp_path, capsys):
+    from engine.methods import load_result
+
+    src = SHARED_DATA / "hotpotqa_hipporag_train100" / "hotpotqa_train.json"
+    assert run(capsys, "corpus", "create", "hp", "--from", str(src), "--limit-questions", "2")[0] == 0
+    code, out, _ = run(capsys, "extract", "hp")
+    assert code == 0
+    code, out, _ = run(capsys, "corpus", "show", "hp", "--json")
+    counts = json.loads(out)["counts"]
+    assert counts["pending"] == 0 and counts["triplets"] > 0
+    question = json.loads(src.read_text())[1]["question"]
+    for method in ("t2rag", "kg2rag", "standard"):
+        trace = tmp_path / f"{method}.json"
+        code, out, err = run(capsys, "ask", "hp", question, "--method", method, "--trace-out", str(trace), "--quiet")
+        assert code == 0, err
+        assert out.startswith("answer: ") and "reasoner: offline-rules" in out
+        result = load_result(trace)
+        assert result.method == method and result.question == question
+        assert out.splitlines()[0] == f"answer: {result.answer}"
+    code, _, err = run(capsys, "ask", "hp", question, "--method", "ircot")
+    assert code == 1 and "needs a real LLM" in err
