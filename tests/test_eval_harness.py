@@ -44,7 +44,9 @@ def test_resume_after_interrupt_redoes_no_question(corpus, tmp_path):
     assert m.calls_per_q == 2 and m.cost_total == pytest.approx(0.004)
     for name in ("summary.json", "summary.csv", "summary.md"):
         assert (out / name).is_file()
-    assert "| oracle | 4/4 | 1.000 | 1.000 |" in (out / "summary.md").read_text()
+    md = (out / "summary.md").read_text()
+    assert "| oracle | 4/4 | 1.000 | 1.000 |" in md
+    assert "| method | bridge (3) | comparison (1) |" in md and "| oracle | 1.000 | 1.000 |" in md
     from engine.eval.report import load_summary
 
     assert load_summary(out) == summary  # the app can show a past run as it was

@@ -40,6 +40,8 @@ class MethodSummary:
     llm_time_per_q: float = 0.0
     failures: dict[str, int] = field(default_factory=dict)  # T2RAG only
     first_error: str = ""  # one example, so the table says why a method scored 0
+    #: question type (bridge, comparison, 2hop...) -> averages over the questions of that type
+    by_qtype: dict[str, AverageMetrics] = field(default_factory=dict)
 
 
 @dataclass
@@ -70,6 +72,9 @@ def summarize_method(name: str, records: dict[str, Any], selected: list[Question
     cost: float | None = 0.0
     for u in usages:
         cost = None if (cost is None or u.cost is None) else cost + u.cost
+    types = sorted({q.qtype for q in selected if q.qtype})
+    by_qtype = {t: average_metrics([m for q, m in zip(selected, metrics) if q.qtype == t], unit)
+                for t in types} if len(types) > 1 else {}
     failures: dict[str, int] = {}
     if name == "t2rag":
         failures = {label: 0 for label in LABELS}
@@ -84,7 +89,7 @@ def summarize_method(name: str, records: dict[str, Any], selected: list[Question
         completion_tokens_per_q=_mean([u.completion_tokens for u in usages]),
         cost_total=cost, cost_per_q=(cost / len(usages) if cost is not None and usages else (None if cost is None else 0.0)),
         engine_time_per_q=_mean([u.engine_time for u in usages]), llm_time_per_q=_mean([u.llm_time for u in usages]),
-        failures=failures,
+        failures=failures, by_qtype=by_qtype,
         first_error=next((f"{r.qid}: {r.error}" for r in got if r.error and r.failure == ERROR), ""))
 
 
@@ -113,6 +118,14 @@ def summary_markdown(s: EvalSummary) -> str:
         head = list(rows[0])
         lines += ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
         lines += ["| " + " | ".join(r[h] for h in head) + " |" for r in rows]
+    types = sorted({t for m in s.methods for t in m.by_qtype})
+    if types:
+        count = {t: next(m.by_qtype[t].n for m in s.methods if t in m.by_qtype) for t in types}
+        lines += ["", "F1 by question type (questions):", "",
+                  "| method | " + " | ".join(f"{t} ({count[t]})" for t in types) + " |",
+                  "|---|" + "---|" * len(types)]
+        lines += ["| " + m.method + " | " + " | ".join(_fmt(m.by_qtype[t].f1) if t in m.by_qtype else "n/a"
+                                                      for t in types) + " |" for m in s.methods]
     for m in s.methods:
         if m.failures:
             lines += ["", f"T2RAG failure labels ({m.n_done} questions):", "",
