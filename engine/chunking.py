@@ -61,7 +61,7 @@ _STRONG_ABBR = frozenset(
 )
 # End a sentence only when a number does not follow ("No. 5", "Jan. 12", "p. 4").
 _NUMERIC_ABBR = frozenset(
-    "no nos vol vols p pp fig figs art ch sec op ed eds jan feb mar apr jun jul aug sep sept oct nov dec".split()
+    "c no nos vol vols p pp fig figs art ch sec op ed eds jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
 # Often end a sentence too ("... Apple Inc. The company"): split only before a typical opener.
 _WEAK_ABBR = frozenset("inc ltd co corp etc bros dept est assn univ".split())
@@ -88,10 +88,10 @@ def _is_boundary(text: str, m: re.Match) -> bool:
     if "." not in m.group(1):
         return True  # ! ? and ellipsis before a capital
     start = m.start()
-    # the token before the dot: from the last whitespace within 40 characters
-    lo = max(0, start - 40)
-    cut = max(text.rfind(" ", lo, start), text.rfind("\n", lo, start), text.rfind("\t", lo, start))
-    token = text[(cut + 1 if cut >= 0 else lo) : start].lstrip("\"'(\u201c\u2018[").rstrip(".")
+    # the token before the dot: after the last whitespace of any kind (no-break and thin spaces
+    # too: "12:25\u00a0a.m.") within 40 characters
+    words = text[max(0, start - 40) : start].split()
+    token = (words[-1] if words else "").lstrip("\"'(\u201c\u2018[").rstrip(".")
     if not token:
         return True
     low = token.lower()

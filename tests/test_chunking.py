@@ -34,6 +34,8 @@ def _doc(title: str, text: str, sentences=None) -> Document:
         ("Yahoo! is a site. Approx. five people came.", ["Yahoo! is a site.", "Approx. five people came."]),
         ("He earned a Ph.D. in physics. Later he taught.", ["He earned a Ph.D. in physics.", "Later he taught."]),
         ("Mr. and Mrs. Smith (née Jones) married. They moved.", ["Mr. and Mrs. Smith (née Jones) married.", "They moved."]),
+        ("It was composed (c. 1711) by Handel. It is short.", ["It was composed (c. 1711) by Handel.", "It is short."]),
+        ("At 12:25\u00a0a.m. EST, a watch began. Then rain.", ["At 12:25\u00a0a.m. EST, a watch began.", "Then rain."]),
         ("No final period", ["No final period"]),
         ("Stop. . . . Go on.", ["Stop.", ". . . Go on."]),  # a lone dot is no sentence of its own
         (". . . Start here.", [". . . Start here."]),
@@ -43,6 +45,31 @@ def _doc(title: str, text: str, sentences=None) -> Document:
 )
 def test_split_sentences_edge_cases(text, expected):
     assert split_sentences(text) == expected
+
+
+def test_splitter_agrees_with_hotpotqa_gold_sentence_splits(shared_data):
+    """Plain-text documents are split by our regex; on real Wikipedia paragraphs it should cut
+    where the dataset's own splitter did (measured: 94% of paragraphs identical, boundary
+    precision 0.99, recall 0.99)."""
+    import json
+
+    from engine.ingest.datasets import join_sentences
+
+    corpus = json.loads((shared_data / "hotpotqa_hipporag_train100" / "hotpotqa_train_corpus.json").read_text())
+    tp = fp = fn = identical = 0
+    for sents in corpus.values():
+        gold = [s.strip() for s in sents if s.strip()]
+        pred = split_sentences(join_sentences(gold))
+        offsets = [set(), set()]
+        for k, ss in enumerate((gold, pred)):
+            n = 0
+            for s in ss[:-1]:
+                n += len("".join(s.split()))
+                offsets[k].add(n)
+        g, p = offsets
+        tp, fp, fn, identical = tp + len(g & p), fp + len(p - g), fn + len(g - p), identical + (g == p)
+    assert tp / (tp + fp) >= 0.98 and tp / (tp + fn) >= 0.98
+    assert identical / len(corpus) >= 0.92
 
 
 def test_doc_id_is_stable_short_hex_and_depends_on_title_and_text():
