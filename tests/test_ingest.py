@@ -109,6 +109,10 @@ def test_limit_questions_takes_only_their_paragraphs_from_a_corpus_file(shared_d
     assert len(full.documents) == len({(p["title"], p["text"]) for p in corpus})
     assert full.questions[0].answers[1:] == tuple(records[0]["answer_aliases"])
 
+    (tmp_path / "bare.json").write_text(json.dumps([{"id": "b1", "question": "Who?", "answer": ["x"]}]))
+    bare = load_paths([tmp_path / "corpus.json", tmp_path / "bare.json"], BIG, limit_questions=1)
+    assert len(bare.documents) == len(full.documents)  # nothing to select by: the corpus stays whole
+
     small = load_paths([tmp_path / "corpus.json", tmp_path / "gold_only.json"], BIG, limit_questions=1)
     assert [q.qid for q in small.questions] == ["g1"]
     assert {d.title for d in small.documents} == {"My Fair Lady (film)"}

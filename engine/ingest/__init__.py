@@ -133,7 +133,8 @@ def _collect(results: Iterable[tuple[str, _FileResult | str]], limit: int | None
     # kept questions mention, so "first N questions" really is a small corpus.
     wanted: set[str] | None = None
     if limit is not None and any(r.questions for r, _ in kept):
-        wanted = set().union(*(r.question_titles for r, _ in kept))
+        # questions that name no paragraph at all (NQ/PopQA style) cannot select any: keep everything
+        wanted = set().union(*(r.question_titles for r, _ in kept)) or None
     seen_docs: set[str] = set()
     seen_q: set[str] = set()
     for res, _ in kept:
