@@ -56,7 +56,7 @@ def make_doc_id(title: str, text: str) -> str:
 
 # Never end a sentence: titles and words that are followed by a name.
 _STRONG_ABBR = frozenset(
-    "mr mrs ms dr prof st sr jr mt ft gen col lt sgt capt cpt cmdr adm maj rev hon gov sen rep pres "
+    "mr mrs ms dr prof st mt ft gen col lt sgt capt cpt cmdr adm maj rev hon gov sen rep pres "
     "supt messrs mme mlle vs cf al approx ca viz e.g i.e esp".split()
 )
 # End a sentence only when a number does not follow ("No. 5", "Jan. 12", "p. 4").
@@ -64,7 +64,7 @@ _NUMERIC_ABBR = frozenset(
     "c no nos vol vols p pp fig figs art ch sec op ed eds jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
 # Often end a sentence too ("... Apple Inc. The company"): split only before a typical opener.
-_WEAK_ABBR = frozenset("inc ltd co corp etc bros dept est assn univ".split())
+_WEAK_ABBR = frozenset("inc ltd co corp etc bros dept est assn univ jr sr".split())
 _STARTERS = frozenset(
     "the a an he she it they we i you this that these those there his her its their our my in on "
     "at after before during when while however but and as for from by with since although "
