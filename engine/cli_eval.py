@@ -82,9 +82,16 @@ def cmd_eval(args) -> int:
     api_base = args.api_base if args.api_base is not None else app.api_base
     reasoner = make_reasoner(model, api_base=api_base, cache_path=app.workspace / "llm_cache.sqlite",
                              embedder=corpus.embedder)
+    overrides = {"k": args.k, "rounds": args.rounds, "hops": args.hops}
+    settings_by_method = None
+    if any(v is not None for v in overrides.values()):
+        from engine.cli_ask import method_settings
+
+        settings_by_method = {m: method_settings(m, overrides) for m in methods}
     bar = TerminalProgress()
     try:
         summary = run_eval(corpus, methods, reasoner, questions=questions, out_dir=Path(args.out),
+                           settings_by_method=settings_by_method,
                            on_progress=bar, unit=args.unit, k=args.recall_k, concurrency=args.concurrency)
     finally:
         bar.close()
@@ -113,6 +120,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="evaluate on a copy with every entity consistently renamed (Shuffle-HotpotQA)")
     p.add_argument("--concurrency", type=int, default=1, metavar="N",
                    help="questions answered at once (useful with a remote model; default 1)")
+    p.add_argument("--k", type=int, default=None,
+                   help="chunks per round (T2RAG) / seeds (KG2RAG) / top-k (baselines); default: each paper's")
+    p.add_argument("--rounds", type=int, default=None, help="T2RAG round cap")
+    p.add_argument("--hops", type=int, default=None, help="KG2RAG expansion hops")
     p.add_argument("--seed", type=int, default=0, help="seed of the probes (default 0)")
     p.add_argument("--unit", choices=("auto", "paragraph", "sentence"), default="auto",
                    help="retrieval unit of the table (auto: sentence for sentence-chunked corpora)")

@@ -39,6 +39,12 @@ def test_eval_prints_the_table_and_resumes(ws_env, tmp_path, capsys):
     assert main(["eval", "hp", "--methods", "standard", "--out", str(out)]) == 0
     assert "| standard | 3/3 |" in capsys.readouterr().out
     assert (out / "standard.jsonl").read_text().splitlines()[:2] == lines
+    # other settings into the same folder would mix two experiments: refused with a message
+    assert main(["eval", "hp", "--methods", "standard", "--k", "2", "--out", str(out)]) == 2
+    assert "other settings" in capsys.readouterr().err
+    assert main(["eval", "hp", "--methods", "standard", "--k", "2", "--questions", "1", "--out", str(out) + "-k2"]) == 0
+    assert json.loads((tmp_path / "run-k2" / "summary.json").read_text())["methods"][0]["answer"][
+        "avg_evidence_chunks"] == 2.0
 
 
 def test_eval_on_a_triplet_drop_copy(ws_env, tmp_path, capsys):
