@@ -136,3 +136,30 @@ def test_resuming_into_a_folder_of_another_run_is_refused(corpus, tmp_path):
     with pytest.raises(ValueError, match="reasoner 'model-a'"):
         run_eval(corpus, ["standard"], LLMReasoner(ScriptedLLM(lambda m: "x", model="model-b")), questions=1,
                  out_dir=out)
+
+
+class GoldSentenceMethod:
+    """Returns exactly the chunks holding the gold supporting sentences (a perfect retriever)."""
+
+    def __init__(self, reasoner=None):
+        pass
+
+    def answer(self, question, corpus, settings=None, on_step=None):
+        from engine.methods.base import Result, Usage
+
+        q = next(q for q in corpus.questions() if q.question == question)
+        gold = set(q.supporting_facts)
+        ids = [c.chunk_id for c in corpus.chunks() if (c.title, c.sent_start) in gold]
+        return Result("gold", question, q.answer, Usage(), ids)
+
+
+def test_sentence_chunked_corpus_scores_gold_sentences_perfectly(workspace, tmp_path):
+    # real chunker, real HotpotQA sentence numbering: chunk (title, sent_start) must be the gold sent_id
+    corpus = make_hotpot_corpus(workspace, n=2, name="hs", mode="sentence")
+    summary = run_eval(corpus, ["gold"], None, out_dir=tmp_path / "r", method_factory=lambda n, r: GoldSentenceMethod())
+    m = summary.methods[0]
+    assert m.retrieval_unit == "sentence"
+    a = m.by_unit["sentence"]
+    assert (a.retrieval_precision, a.retrieval_recall, a.retrieval_f1) == (1.0, 1.0, 1.0)
+    n_facts = sum(len(q.supporting_facts) for q in corpus.questions())
+    assert a.avg_evidence_chunks == n_facts / 2
