@@ -48,6 +48,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from engine.chunking import chunk_document
+    from engine.store import embedding_text
     from engine.embed import get_bundled_embedder
     from engine.llm.offline import OfflineReasoner
     from engine.store import Workspace
@@ -56,7 +57,7 @@ def main() -> None:
     emb = get_bundled_embedder()
     model = emb.model
     docs = load_documents(args.docs)
-    texts = [c.text for d in docs for c in chunk_document(d)]
+    texts = [embedding_text(c) for d in docs for c in chunk_document(d)]
     raw = lambda tx: model.encode(tx, batch_size=64, normalize_embeddings=True, show_progress_bar=False)  # noqa
     raw(texts[:64])  # warm-up
 

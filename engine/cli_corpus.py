@@ -118,16 +118,18 @@ def cmd_triplets_import(args) -> int:
 
     corpus = _workspace().open(args.name)
     tf = read_triplet_file(Path(args.file), max_bytes=AppSettings.from_env().max_file_bytes)
+    if tf.error:
+        raise ValueError(f"{args.file}: {tf.error}")
     for e in tf.errors[:20]:
         print(f"skipped: {e}", file=sys.stderr)
-    if len(tf.errors) > 20:
-        print(f"... and {len(tf.errors) - 20} more skipped records", file=sys.stderr)
+    if tf.skipped > 20:
+        print(f"... and {tf.skipped - 20} more skipped records", file=sys.stderr)
     rows, unresolved = resolve_rows(tf.rows, corpus.chunks())
     bar = TerminalProgress()
     added = corpus.import_triplets(rows, on_progress=bar)
     bar.close()
     print(f"imported {added} triplet links from {args.file} ({unresolved} rows named no chunk of this corpus, "
-          f"{len(tf.errors)} malformed records skipped)")
+          f"{tf.skipped} malformed records skipped)")
     return 0 if rows or not tf.rows else 2
 
 

@@ -106,6 +106,14 @@ def validate_name(name: str) -> str:
     return name
 
 
+def embedding_text(chunk: Chunk) -> str:
+    """What a chunk's vector encodes: its text, headed by its title unless the text already starts
+    with it (a paragraph saying "He was born in..." is only findable through its title)."""
+    if chunk.title and not chunk.text.startswith(chunk.title):
+        return f"{chunk.title}\n{chunk.text}"
+    return chunk.text
+
+
 def _vec_blob(v: np.ndarray) -> bytes:
     return np.ascontiguousarray(v, dtype=np.float32).tobytes()
 
@@ -533,7 +541,8 @@ class Corpus:
             chunks.extend(chunk_document(d, self.settings.chunking))
         if not chunks and not new_docs:
             return report
-        vecs = self._embed_batched([c.text for c in chunks], on_progress, "embedding chunks", batch_size * 4)
+        vecs = self._embed_batched([embedding_text(c) for c in chunks], on_progress, "embedding chunks",
+                                   batch_size * 4)
         now = time.time()
         with self._write():
             self._db.executemany(
