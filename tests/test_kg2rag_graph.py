@@ -127,3 +127,11 @@ def test_weighted_edges_one_per_stating_chunk_oriented_subject_to_object():
     edges = weighted_edges(g, [7], {"p1": 0.8, "p2": 0.3})
     assert [(e.u, e.v, e.chunk_id, e.weight) for e in edges] == [("paris", "france", "p1", 0.8),
                                                                  ("paris", "france", "p2", 0.3)]
+
+
+def test_a_component_of_self_loops_only_yields_an_empty_tree_that_is_never_selected():
+    trees = spanning_trees([E("a", "a", "loop", 0.9, 1), E("x", "y", "c2", 0.5, 2)])
+    loop = [t for t in trees if t.nodes == ["a"]][0]
+    assert loop.kept_edges == [] and loop.chunk_ids == []
+    assert [p.reason for p in loop.pruned_edges] == ["self-loop"]
+    assert select_trees(trees, k=10) == ["c2"] and not loop.selected

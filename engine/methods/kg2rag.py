@@ -162,6 +162,9 @@ class KG2RAG:
         tr.selected_tree_ids = [t.tree_id for t in tr.trees if t.selected]
         tr.fill_chunk_ids = fill_from_seeds(tr.tree_chunk_ids, [cid for cid, _ in hits], s.k)
         evidence = tr.tree_chunk_ids + tr.fill_chunk_ids
+        if tr.fill_chunk_ids and tr.trees:
+            tr.note = (f"the selected trees gave {len(tr.tree_chunk_ids)} chunks, fewer than k/2 = {s.k / 2:g}: "
+                       f"added the {len(tr.fill_chunk_ids)} best remaining seed chunks")
         clock.lap("select")
         step(f"select: {len(tr.selected_tree_ids)} trees, {len(evidence)} chunks", tr)
 
@@ -201,7 +204,9 @@ class KG2RAG:
         cos = vecs @ qvec
         for t in trees:
             idx = [row[tid] for tid in dict.fromkeys(e.triplet_id for e in t.kept_edges)]
-            if s.tree_score == "max":
+            if not idx:  # a component of self-loops only: no edge survives, nothing to rank
+                t.rank_score = None
+            elif s.tree_score == "max":
                 t.rank_score = float(cos[idx].max())
             elif s.tree_score == "mean":
                 t.rank_score = float(cos[idx].mean())

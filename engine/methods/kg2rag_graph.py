@@ -333,7 +333,7 @@ def select_trees(ranked: list[Tree], k: int) -> list[str]:
     for t in ranked:
         new = [c for c in t.chunk_ids if c not in chosen]
         if not t.chunk_ids:
-            t.note = "no chunks"
+            t.note = "no edge survived (self-loops only): nothing to select"
         elif len(chosen) + len(new) <= k:
             chosen.extend(new)
             t.selected = True
