@@ -136,6 +136,30 @@ def test_decompose_comparisons_from_hotpotqa(reasoner):
     assert call.parsed["entities"] == ["Pterocarya", "Cotula"] and call.parsed["op"] == "larger"
 
 
+def test_decompose_2wiki_shapes(reasoner, shared_data):
+    questions = {}
+    with open(shared_data / "hoprag_quickstart" / "wiki_example.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            questions[rec["question"]] = rec
+    # titles with small words survive, and the compared value belongs to each film's director
+    q = "Which film has the director born earlier, The Temptation Of Carlton Earle or The Steel Helmet?"
+    assert q in questions
+    ts, call = reasoner.decompose(q)
+    assert _parts(ts) == [("The Temptation Of Carlton Earle", "director", "?director_a"),
+                          ("?director_a", "born on", "?a"), ("The Steel Helmet", "director", "?director_b"),
+                          ("?director_b", "born on", "?b")]
+    assert call.parsed["via"] == "director" and call.parsed["op"] == "earlier"
+    q = "Where was the place of death of the director of film The Hi-Jackers?"
+    assert q in questions
+    ts, _ = reasoner.decompose(q)
+    assert _parts(ts) == [("The Hi-Jackers", "director", "?director"), ("?director", "place of death", "?answer")]
+    ts, _ = reasoner.decompose("Who is Konrad V Kantner's paternal grandfather?")
+    assert _parts(ts) == [("Konrad V Kantner", "paternal grandfather", "?answer")]
+    ts, call = reasoner.decompose("Which album came out first, Stands For Decibels or Pleasure Victim?")
+    assert [t.subject for t in ts] == ["Stands For Decibels", "Pleasure Victim"] and call.parsed["op"] == "earlier"
+
+
 def test_decompose_yes_no(reasoner):
     ts, call = reasoner.decompose("Were Scott Derrickson and Ed Wood of the same nationality?")
     assert _parts(ts) == [("Scott Derrickson", "nationality", "?a"), ("Ed Wood", "nationality", "?b")]
@@ -215,6 +239,24 @@ def test_answer_comparisons_by_dates(reasoner):
     band = ["The Exies | formed | 1997", "Circus Diablo | formed | 2006"]
     answer, call = reasoner.answer("Which band was formed first The Exies or Circus Diablo ?", "", facts=band)
     assert answer == "The Exies" and "1997" in call.parsed["how"]
+
+
+def test_answer_compares_through_a_related_entity(reasoner):
+    q = "Which film has the director who died first, The Return Of October or Brilliant Marriage?"
+    facts = ["The Return Of October | director | Joseph H. Lewis", "Brilliant Marriage | director | Phil Rosen",
+             "Joseph H. Lewis | died on | August 30, 2000", "Phil Rosen | died in | Hollywood, California",
+             "Phil Rosen | died on | October 22, 1951"]
+    answer, call = reasoner.answer(q, "", facts=facts)
+    assert answer == "Brilliant Marriage" and "1951" in call.parsed["how"]  # the city is not a date
+
+
+def test_solve_keeps_dates_and_places_apart(reasoner):
+    ev = Evidence(propositions=("Phil Rosen died in Hollywood, California", "Phil Rosen died on October 22, 1951"),
+                  chunks=())
+    res, _ = reasoner.solve("", [], [QueryTriplet("Phil Rosen", "died", "?d")], ev)
+    assert res.bindings == {"?d": "October 22, 1951"}
+    res, _ = reasoner.solve("", [], [QueryTriplet("Phil Rosen", "place of death", "?p")], ev)
+    assert res.bindings == {"?p": "Hollywood, California"}
 
 
 def test_answer_yes_no(reasoner):

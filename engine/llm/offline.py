@@ -30,6 +30,8 @@ from engine.llm.offline_questions import QuestionShape, parse_question
 from engine.textnorm import normalize_entity
 
 MODEL = "offline-rules"
+#: Relation words asking for a place rather than a date ("place of death", "birthplace").
+PLACE_WORDS = {"place", "birthplace", "location", "city", "country", "state", "where", "hometown"}
 #: A binding needs entity match x relation similarity at least this high (see tests for examples).
 BIND_THRESHOLD = 0.45
 
@@ -111,12 +113,15 @@ class OfflineReasoner:
                     best = (d, f.source, e)
             return best
         sims = self.scorer.score(relation, [f.predicate for f, _ in cands])
+        # "born" / "died" / "formed" want a date, "place of death" a place: "born in London" is
+        # not a birth date, and a comparison of dates must not be handed a city
+        wants_place = bool(PLACE_WORDS & set(relation.lower().split()))
+        wants_date = rel_key in DATE_RELATIONS and not wants_place
         best = ("", "", 0.0)
         for (f, e), sim in zip(cands, sims):
             value = f.object if forward else f.subject
-            if rel_key in DATE_RELATIONS and forward and not parse_date(value):
-                if not re.search(r"\bin$", f.predicate) or rel_key in ("born", "birth", "date"):
-                    continue  # a date relation needs a date ("born in London" is not a birth date)
+            if forward and ((wants_date and not parse_date(value)) or (wants_place and find_spans(value, ("date",)))):
+                continue
             score = e * sim
             if score > best[2] and entity_score(entity, value) < 0.9:
                 best = (value, f.source, score)
@@ -180,7 +185,13 @@ class OfflineReasoner:
 
     def _compare(self, shape: QuestionShape, facts: list[Fact]) -> tuple[str, str]:
         values: list[str] = []
-        for ent, (_s, pred, _o) in zip(shape.entities, shape.triplets):
+        pred = shape.triplets[1 if shape.via else 0][1]
+        for ent in shape.entities:
+            if shape.via:  # "whose director is younger": compare the directors' birth dates
+                ent, _src, score = self._best_value(ent, shape.via, facts, True)
+                if score < BIND_THRESHOLD:
+                    values.append("")
+                    continue
             v, _src, score = self._best_value(ent, pred, facts, True)
             values.append(v if score >= BIND_THRESHOLD * 0.8 else "")
         if shape.op in ("earlier", "later", "larger", "smaller") and len(values) == 2 and all(values):
@@ -240,6 +251,8 @@ class OfflineReasoner:
         sims = self.scorer.score(relation, [f.predicate for f in facts])
         best, best_score = "", 0.0
         for f, sim in zip(facts, sims):
+            if sim < BIND_THRESHOLD:
+                continue  # an intermediate hop ("?director") is not the answer to "place of death"
             for value in (f.object, f.subject):
                 if normalize_entity(value) and normalize_entity(value) not in qn:
                     if sim > best_score:

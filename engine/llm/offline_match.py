@@ -28,6 +28,9 @@ RELATION_FORMS = {
     "date": ["born on", "founded in", "formed in", "established in", "released in", "published in", "opened in"],
     "location": ["located in", "based in"], "located": ["located in", "based in"], "based": ["based in"],
     "headquarters": ["headquartered in", "based in"], "spouse": ["married"], "population": ["had a population of"],
+    # whole phrases, looked up before their last word
+    "place of death": ["died in"], "place of birth": ["born in"], "date of birth": ["born on"],
+    "date of death": ["died on"], "birthplace": ["born in"],
 }
 #: Relations whose value is the demonym inside a copula object ("is an English film director").
 NATIONALITY = {"nationality", "country", "citizenship", "origin"}
@@ -86,7 +89,7 @@ class RelationScorer:
 
     def forms(self, relation: str) -> list[str]:
         rel = relation.strip().lower()
-        return [rel] + RELATION_FORMS.get(relation_key(rel), [])
+        return [rel] + RELATION_FORMS.get(rel, RELATION_FORMS.get(relation_key(rel), []))
 
     def score(self, relation: str, predicates: list[str]) -> list[float]:
         if not predicates:

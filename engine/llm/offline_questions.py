@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from engine.llm.offline_patterns import NAME_CONNECTORS, STOPWORDS, find_spans
+from engine.llm.offline_patterns import NAME_CONNECTORS, STOPWORDS, TITLE_NOUNS, find_spans
 
 WH = r"(?:what|who|whom|which|where|when|how|whose)"
 #: comparison keyword -> (operation, attribute used when the question names none)
@@ -42,6 +42,8 @@ COMPARATIVES = {
 EVENT_VERBS = ("born", "founded", "formed", "established", "released", "published", "opened", "created",
                "built", "started", "founded", "launched", "debuted", "died", "written", "produced", "made",
                "introduced", "invented", "discovered", "elected", "signed", "completed", "premiered")
+COMPOUND_RELATIONS = ("place of birth", "place of death", "date of birth", "date of death", "cause of death",
+                      "country of origin", "country of citizenship", "place of burial")
 AUX = {"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "can", "could", "will", "would"}
 
 
@@ -55,10 +57,11 @@ class QuestionShape:
     attribute: str = ""  # what is compared or checked ("formed", "nationality", "film directors")
     entities: list[str] = field(default_factory=list)
     wh: str = ""  # who | when | where | how many | ...
+    via: str = ""  # comparison of a related entity's value: "director" in "whose director is younger"
 
     def to_dict(self) -> dict:
         return {"type": self.qtype, "op": self.op, "attribute": self.attribute, "entities": self.entities,
-                "wh": self.wh, "triplets": [list(t) for t in self.triplets]}
+                "via": self.via, "wh": self.wh, "triplets": [list(t) for t in self.triplets]}
 
 
 def clean_question(q: str) -> str:
@@ -101,20 +104,37 @@ def _pair(q: str) -> tuple[str, str] | None:
     return None
 
 
+def _comparison_pair(q: str) -> tuple[str, str] | None:
+    """ "..., A or B": the literal text after the last comma, so titles with small words survive
+    ("Stands For Decibels", "King Arthur Was A Gentleman"); else named spans around "or"."""
+    if "," in q:
+        parts = q.rsplit(",", 1)[1].split(" or ")
+        if len(parts) == 2 and all(1 <= len(p.split()) <= 8 for p in parts):
+            a, b = (re.sub(r"^(?:the|a|an)\s+", "", p.strip(' "')) for p in parts)
+            if a and b and (a[:1].isupper() or a[:1].isdigit()):
+                return a, b
+    return _pair(q)
+
+
+#: "Which film has the director born earlier, A or B?": the compared value belongs to A's director
+VIA_RE = re.compile(r"\b(?:whose|the|has the|with the)\s+(director|author|composer|performer|creator|producer|"
+                    r"writer|founder|singer|father|mother|spouse|husband|wife)\b")
+
+
 def parse_comparison(q: str) -> QuestionShape | None:
     low = q.lower()
     if " or " not in low:
         return None
-    pair = _pair(q)
+    pair = _comparison_pair(q)
     if not pair:
         return None
     a, b = pair
     words = re.findall(r"[a-z]+", low[:low.find(a.lower())] if a.lower() in low else low)
     op, attr = "", ""
-    for w in words:
-        if w in COMPARATIVES:
-            op, attr = COMPARATIVES[w]
-            break
+    # "more recently" compares dates; "more" alone is the weakest hint, used only when nothing else is
+    for w in sorted((w for w in words if w in COMPARATIVES), key=lambda w: w in ("more", "most")):
+        op, attr = COMPARATIVES[w]
+        break
     verb = next((w for w in words if w in EVENT_VERBS), "")
     if verb:
         attr = verb if verb != "born" or not op else "born"
@@ -126,6 +146,12 @@ def parse_comparison(q: str) -> QuestionShape | None:
     pred = {"born": "born on", "date": "date"}.get(attr, attr or "is")
     if op == "match":
         pred = "is"
+    via = VIA_RE.search(low[:low.find(a.lower())] if a.lower() in low else low)
+    if via and op != "match":
+        rel = via.group(1)
+        triplets = [(a, rel, f"?{rel}_a"), (f"?{rel}_a", pred, "?a"), (b, rel, f"?{rel}_b"), (f"?{rel}_b", pred, "?b")]
+        return QuestionShape("comparison", triplets, op=op, attribute=attr, entities=[a, b], wh=wh_word(q),
+                             via=rel)
     return QuestionShape("comparison", [(a, pred, "?a"), (b, pred, "?b")], op=op, attribute=attr,
                          entities=[a, b], wh=wh_word(q))
 
@@ -166,23 +192,25 @@ def parse_chain(q: str) -> QuestionShape | None:
     if not m:
         return None
     body = m.group(1)
+    for compound in COMPOUND_RELATIONS:  # "place of death" is one relation, not two hops
+        body = re.sub(rf"\b{compound}\b", compound.replace(" of ", "_of_"), body)
     event = re.search(r"\s+(born|die|died|founded|formed|released|established|published)$", body)
     if event:
         body = body[:event.start()]
     # the entity is the first "of ..." tail that reads as a name: "of Me and Bobby McGee",
     # "of Bank of America" (a name may contain "and" and "of"; the relations never start upper-case)
-    entity, rel_text = "", ""
-    for m_of in re.finditer(r"\bof\s+(?:the\s+)?", body):
+    entity, rel_text, owned = "", "", ""
+    for m_of in re.finditer(r"\bof\s+(?:the\s+)?(?:(?:%s)\s+(?=[A-Z\"]))?" % "|".join(TITLE_NOUNS), body):
         tail = body[m_of.end():].strip(' "')
-        words = tail.split()
-        if words and words[0][:1].isupper() and all(
-                w[:1].isupper() or w[:1].isdigit() or w in NAME_CONNECTORS | {"and", "&"} for w in words):
-            entity, rel_text = tail, body[:m_of.start()]
+        pos = re.match(r"(.+?)'s? ([a-z][a-z ]{1,30})$", tail)  # "of Gloria in D Major's composer"
+        name = pos.group(1).strip('"') if pos else tail
+        if _looks_like_name(name):
+            entity, rel_text, owned = name, body[:m_of.start()], (pos.group(2) if pos else "")
             break
     if not entity:
         return None
-    rels = [r.strip() for r in re.split(r"\s+of\s+(?:the\s+)?", rel_text.strip())]
-    rels = [r for r in rels if r]
+    rels = [r.strip().replace("_of_", " of ") for r in re.split(r"\s+of\s+(?:the\s+)?", rel_text.strip())]
+    rels = [r for r in rels if r] + ([owned] if owned else [])
     if not rels or any(len(r.split()) > 3 or r[0].isupper() for r in rels):
         return None
     if event:
@@ -194,6 +222,21 @@ def parse_chain(q: str) -> QuestionShape | None:
         triplets.append((subject, rel, ph))
         subject = ph
     return QuestionShape("chain", triplets, entities=[entity], wh=wh_word(q))
+
+
+def _looks_like_name(text: str) -> bool:
+    words = text.split()
+    return bool(words) and words[0][:1].isupper() and all(
+        w[:1].isupper() or w[:1].isdigit() or w in NAME_CONNECTORS | {"and", "&"} for w in words)
+
+
+def parse_possessive(q: str) -> QuestionShape | None:
+    """ "Who is Konrad V Kantner's paternal grandfather?" -> (Konrad V Kantner, paternal grandfather, ?answer)"""
+    m = re.match(rf"(?:{WH})\s+(?:is|was|are|were)\s+(?:the\s+)?(.+?)'s? ([a-z][a-z ]{{1,40}})$", q, re.I)
+    if not m or not _looks_like_name(m.group(1).strip('"')):
+        return None
+    entity = m.group(1).strip('"')
+    return QuestionShape("chain", [(entity, m.group(2).strip(), "?answer")], entities=[entity], wh=wh_word(q))
 
 
 def parse_relative(q: str) -> QuestionShape | None:
@@ -231,7 +274,7 @@ def parse_fallback(q: str) -> QuestionShape:
 
 def parse_question(question: str) -> QuestionShape:
     q = clean_question(question)
-    for parser in (parse_comparison, parse_yesno, parse_chain, parse_relative):
+    for parser in (parse_comparison, parse_yesno, parse_possessive, parse_chain, parse_relative):
         shape = parser(q)
         if shape and shape.triplets:
             shape.wh = shape.wh or wh_word(q)
