@@ -82,7 +82,7 @@ def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, dir
     payload = json_for_script({"nodes": vnodes, "edges": vedges, "options": options})
     return f"""<!doctype html><html><head><meta charset="utf-8">
 <style>{css}
-html,body{{margin:0;padding:0;font-family:sans-serif}} #g{{width:100%;height:{int(height)}px;border:1px solid #ddd}}</style>
+html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-sizing:border-box;width:100%;height:{int(height)}px;border:1px solid #ddd}}</style>
 <script>{js}</script></head><body><div id="g"></div>
 <script type="application/json" id="graph-data">{payload}</script>
 <script>

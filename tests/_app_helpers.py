@@ -146,7 +146,8 @@ class Browser:
                 ws_url = line.split("DevTools listening on ", 1)[1].strip()
         if ws_url is None:
             raise RuntimeError("chromium did not print its DevTools address")
-        self.ws = connect(ws_url, max_size=64 << 20, open_timeout=20)
+        self._conn = connect(ws_url, max_size=64 << 20, open_timeout=20)
+        self.ws = self._conn.__enter__()
         self._ids = itertools.count(1)
         self.events: list[dict] = []
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -238,7 +239,7 @@ class Browser:
         except Exception:
             pass
         try:
-            self.ws.close()
+            self._conn.__exit__(None, None, None)
         except Exception:
             pass
         try:
