@@ -1,0 +1,112 @@
+"""Document text stays text in every rendering the app builds itself: highlights, graph pages,
+the offline HTML export; saved runs reopen unchanged. Uses real T2RAG and KG2RAG traces over a
+corpus whose entity and chunk text are an HTML payload."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests._app_helpers import XSS, build_xss_corpus
+
+BREAKOUT = "</script><script>alert(2)</script>"
+
+
+@pytest.fixture(scope="module")
+def xss_run(tmp_path_factory, embedder):
+    from components.runs import Run
+    from engine.llm import make_reasoner
+    from engine.methods import build_method
+    from engine.store import Workspace
+
+    root = tmp_path_factory.mktemp("xss_ws")
+    build_xss_corpus(root, "xss", embedder=embedder)
+    corpus = Workspace(root, embedder=embedder).open("xss")
+    reasoner = make_reasoner("", embedder=corpus.embedder)
+    q = corpus.questions()[0]
+    results = [build_method(m, reasoner).answer(q.question, corpus) for m in ("t2rag", "kg2rag")]
+    return corpus, Run(question=q.question + " " + BREAKOUT, results=results, gold=list(q.answers), qid=q.qid,
+                       corpus=corpus.name)
+
+
+def test_highlight_escapes_text_and_marks_only_the_needles():
+    from components.safe import highlight
+
+    out = highlight(f"{XSS} was born in Lisbon.", ["lisbon", "<b>"])
+    assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
+    assert out.endswith("<mark>Lisbon</mark>.")
+    assert out.count("<mark>") == 1  # "<b>" occurs nowhere, so nothing else is wrapped
+
+
+def test_json_for_script_cannot_close_the_script_element():
+    from components.safe import json_for_script
+
+    data = {"label": BREAKOUT, "amp": "a & b", "ls": "x\u2028y"}
+    out = json_for_script(data)
+    assert "</script" not in out.lower() and "<" not in out and "&" not in out
+    assert json.loads(out) == data
+
+
+def test_graph_page_escapes_labels_and_titles():
+    from components.graph import GEdge, GNode, graph_html
+
+    html = graph_html([GNode("a", XSS, title=BREAKOUT), GNode("b", "Lisbon")],
+                      [GEdge("a", "b", label=f"born in {XSS}")])
+    assert "<img" not in html
+    # only the three script elements this module writes: vis-network, the data, the bootstrap
+    assert html.lower().count("</script>") == 3
+    data = json.loads(re.search(r'id="graph-data">(.*?)</script>', html, re.S).group(1))
+    assert {n["label"] for n in data["nodes"]} == {"&lt;img src=x onerror=alert(1)&gt;", "Lisbon"}
+    # no external resource: vis-network is inlined (its licence comment may mention URLs)
+    assert not re.search(r'(src|href)\s*=\s*["\']?https?:', html)
+
+
+def test_export_is_self_contained_and_inert(xss_run):
+    from components.export import export_html
+
+    _, run = xss_run
+    html = export_html(run)
+    assert "<img" not in html and "alert(2)</script>" not in html
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    assert not re.search(r'(src|href)\s*=\s*["\']?https?:', html)
+    payload = json.loads(re.search(r'id="run-data">(.*?)</script>', html, re.S).group(1))
+    assert payload["question"].endswith(BREAKOUT)  # the data still says exactly what was asked
+    assert [m["method"] for m in payload["methods"]] == ["t2rag", "kg2rag"]
+    t2 = payload["methods"][0]["steps"]
+    assert t2[0]["title"] == "Decompose the question" and t2[-1]["title"] == "Answer"
+    assert any(XSS in line for step in t2 for sec in step["sections"] for line in sec["lines"])
+    kg_titles = [s["title"] for s in payload["methods"][1]["steps"]]
+    assert kg_titles[0] == "Seed chunks" and "Spanning trees and ranking" in kg_titles
+
+
+def test_saved_run_reopens_with_the_full_trace(xss_run):
+    from components.runs import list_runs, load_run, save_run
+
+    corpus, run = xss_run
+    path = save_run(corpus, run)
+    assert path.parent == corpus.path / "runs" and list_runs(corpus)[0] == path
+    again = load_run(path)
+    assert again.question == run.question and again.gold == run.gold
+    t2 = again.by_method("t2rag")
+    assert t2.trace.decomposition is not None and len(t2.trace.rounds) == len(run.results[0].trace.rounds)
+    assert again.by_method("kg2rag").trace.seeds[0].chunk_id == run.results[1].trace.seeds[0].chunk_id
+
+
+def test_a_single_trace_file_from_the_cli_opens_as_a_run(xss_run, tmp_path):
+    from components.runs import load_run
+    from engine.methods import save_result
+
+    _, run = xss_run
+    save_result(run.results[0], tmp_path / "t.json")  # what `python -m engine ask --trace-out` writes
+    again = load_run(tmp_path / "t.json")
+    assert again.kind == "result" and again.results[0].answer == run.results[0].answer
+
+
+def test_a_file_that_is_not_a_trace_is_refused_readably(tmp_path):
+    from components.runs import run_from_json
+
+    with pytest.raises(ValueError, match="not a JSON file"):
+        run_from_json("{oops")
+    with pytest.raises(ValueError, match="not a Triplet Lens trace"):
+        run_from_json('{"hello": 1}')
