@@ -36,22 +36,24 @@ Them We Our I You Your There Here Also However Although Though But And Or Nor So
 Some Many Most All Other Another Such Is Are Was Were Be Been Do Does Did Has Have Had Can Could Will Would
 Shall Should May Might Must Not No Yes Following Born Known Based Located Founded Despite Among Between Through
 Under Over About Upon Within Like Unlike Than""".split())
+#: Capitalised words that are no name on their own but may be part of one ("Two Dollar Radio").
+NOT_INITIAL = set("""Only Several One Two Three Four Five Six Seven Eight Nine Ten First Second Third Later
+Earlier Today Currently Previously""".split())
 #: Lowercase words allowed inside a name ("Bank of America", "Ludwig van Beethoven").
 NAME_CONNECTORS = {"of", "the", "de", "du", "da", "van", "von", "der", "den", "la", "le", "del", "y",
                    "di", "bin", "al"}
 PRONOUNS = {"he", "she", "it", "they"}
 POSSESSIVES = {"his", "her", "its", "their"}
 #: "The film ...", "The band ..." at sentence start: the chunk's own subject.
-TITLE_NOUNS = {"film", "movie", "song", "single", "album", "band", "group", "company", "series", "show", "novel",
-               "book", "game", "city", "town", "village", "station", "airport", "magazine", "newspaper",
-               "team", "club", "school", "university", "college", "church", "building", "show", "programme",
-               "program", "episode", "play", "opera", "musical", "river", "lake", "mountain", "island",
-               "organization", "organisation", "party", "station", "network", "channel", "label", "plant",
-               "species", "genus", "building", "bridge", "museum", "park", "district", "county", "state"}
+TITLE_NOUNS = set("""film movie song single album band group company series show novel book game city town
+village station airport magazine newspaper team club school university college church building programme program
+episode play opera musical river lake mountain island organization organisation party network channel label plant
+species genus bridge museum park district county state""".split())
 COPULAS = {"is", "was", "are", "were"}
+#: Irregular past forms and frequent present forms the "verb between two names" rule accepts.
 COMMON_VERBS = set("""won wrote made became began led left took gave held found met saw ran sang built bought sold
-won lost drew grew knew shot spoke taught fought brought thought hit set put became become becomes leads wins
-has had have hosts holds owns plays stars runs""".split())
+lost drew grew knew shot spoke taught fought brought thought hit set put become becomes leads wins has had have
+hosts holds owns plays stars runs""".split())
 STOPWORDS = set("""a an the of in on at to for from by with and or as is are was were be been being that which who
 whom whose what when where why how this these those it its his her their he she they them also both either
 neither than then there here not no do does did has have had into onto about over under after before during
@@ -169,6 +171,9 @@ def _name_ranges(sentence: str) -> list[tuple[int, int]]:
                 j = k + 1
                 continue
             break
+        if j == i + 1 and toks[i][0] in NOT_INITIAL:  # "Two examples were ..." names nothing
+            i = j
+            continue
         a, b = toks[i][1], toks[j - 1][2]
         if sentence[max(0, a - 4):a] == "The " and (a == 4 or sentence[a - 5] in " \"("):
             a -= 4  # "The Beatles": keep the article that belongs to the name
@@ -219,9 +224,19 @@ def _resolve_subject(sentence: str, title: str) -> tuple[str, str]:
     return sentence, ""
 
 
-def _shares_word(a: str, b: str) -> bool:
-    wa = {w.lower() for w in re.findall(r"\w+", a) if len(w) > 2}
-    return bool(wa & {w.lower() for w in re.findall(r"\w+", b) if len(w) > 2})
+def _same_person(subject: str, title: str) -> bool:
+    """Is `subject` another way of writing the title's name? "Christopher Edward Nolan", "Nolan" and
+    "Edward Davis Wood Jr." are (titles "Christopher Nolan", "Ed Wood"); "Jonathan Nolan" is not."""
+    sw = [w.lower() for w in re.findall(r"\w+", subject)]
+    tw = [w.lower() for w in re.findall(r"\w+", title)]
+    if not sw or not tw or len(tw) < 2:
+        return False
+    if set(tw) <= set(sw):  # all of the title's words, plus middle names
+        return True
+    if sw == tw[-1:]:  # the surname alone
+        return True
+    # same surname and the same initial: "Edward Davis Wood Jr" / "Ed Wood"
+    return tw[-1] in sw and sw[0][0] == tw[0][0] and sw[0] != tw[-1]
 
 
 def clean_title(title: str) -> str:
@@ -252,7 +267,7 @@ def extract_sentence(sentence: str, title: str) -> list[tuple[str, str, str]]:
     sentence, subject = _resolve_subject(sentence, title)
     short = clean_title(title)
     full_name = ""
-    if subject and short and subject != short and _shares_word(subject, short):
+    if subject and short and subject != short and _same_person(subject, short):
         # "Edward Davis Wood Jr. (...) was ..." in the paragraph "Ed Wood": questions use the title's
         # name, so the triplets do too, and one triplet keeps the full name
         full_name, subject = subject, short

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from engine.llm.offline_patterns import NAME_CONNECTORS, STOPWORDS, TITLE_NOUNS, find_spans
+from engine.llm.offline_patterns import NAME_CONNECTORS, STOPWORDS, TITLE_NOUNS, find_spans, place_text
 
 WH = r"(?:what|who|whom|which|where|when|how|whose)"
 #: comparison keyword -> (operation, attribute used when the question names none)
@@ -250,10 +250,12 @@ def parse_relative(q: str) -> QuestionShape | None:
         return None
     noun = "?" + m.group(3).lower()
     rel = clause[:spans[0].start].strip() or "related to"
+    entity = place_text(spans[0], spans, clause)
+    # "Who directed the film": the film is "directed by" the answer, the form the extractor writes
     verb = m.group(2)
-    pred = verb if verb.endswith(" by") or not verb.endswith("ed") else verb
-    return QuestionShape("relative", [(noun, rel, spans[0].text), (noun, pred, "?answer")],
-                         entities=[spans[0].text], wh=wh_word(q))
+    pred = f"{verb} by" if m.group(1).lower() == "who" and verb.endswith(("ed", "en")) else verb
+    return QuestionShape("relative", [(noun, rel, entity), (noun, pred, "?answer")],
+                         entities=[entity], wh=wh_word(q))
 
 
 def parse_fallback(q: str) -> QuestionShape:
