@@ -8,6 +8,8 @@ import streamlit as st
 from components.steps import METHOD_TITLES
 
 COLORS = {"t2rag": "#3b6ea8", "kg2rag": "#2a9d8f"}
+#: Charts without the plotly toolbar (it covers the titles of small charts).
+_PLOTLY = {"displayModeBar": False}
 
 
 def _title(m: str) -> str:
@@ -83,20 +85,24 @@ def _bar(title: str, run, values: list[float | None], fmt: str = "") -> go.Figur
     fig = go.Figure(go.Bar(x=names, y=[v if v is not None else 0 for v in values],
                            marker_color=[COLORS.get(r.method, "#999") for r in run.results],
                            text=["unknown" if v is None else format(v, fmt) for v in values], textposition="auto"))
-    fig.update_layout(title=title, height=260, margin=dict(l=10, r=10, t=40, b=10), showlegend=False)
+    fig.update_layout(title=title, height=260, margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
+                      yaxis_rangemode="tozero")
     return fig
 
 
 def cost_charts(run) -> None:
     us = [r.usage for r in run.results]
+    if all(u.calls == 0 for u in us):
+        st.caption("The offline reasoner makes no LLM calls: calls, tokens and dollars are zero; "
+                   "choose a model on the Settings page to compare costs.")
     c1, c2, c3 = st.columns(3)
-    c1.plotly_chart(_bar("LLM calls", run, [u.calls for u in us], "d"), key="cmp_calls")
+    c1.plotly_chart(_bar("LLM calls", run, [u.calls for u in us], "d"), key="cmp_calls", config=_PLOTLY)
     c2.plotly_chart(_bar("Tokens (prompt + completion)", run, [u.prompt_tokens + u.completion_tokens for u in us], ","),
-                    key="cmp_tokens")
-    c3.plotly_chart(_bar("Dollars", run, [u.cost for u in us], ".5f"), key="cmp_cost")
+                    key="cmp_tokens", config=_PLOTLY)
+    c3.plotly_chart(_bar("Dollars", run, [u.cost for u in us], ".5f"), key="cmp_cost", config=_PLOTLY)
     names = [_title(r.method) for r in run.results]
     fig = go.Figure([go.Bar(name="engine time", x=names, y=[u.engine_time for u in us], marker_color="#8fb3d9"),
                      go.Bar(name="LLM time", x=names, y=[u.llm_time for u in us], marker_color="#e9a23b")])
     fig.update_layout(barmode="stack", title="Seconds: engine vs LLM", height=280,
                       margin=dict(l=10, r=10, t=40, b=10))
-    st.plotly_chart(fig, key="cmp_time")
+    st.plotly_chart(fig, key="cmp_time", config=_PLOTLY)

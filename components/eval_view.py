@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from components.compare_view import COLORS
+from components.compare_view import _PLOTLY, COLORS
 from components.steps import METHOD_TITLES
 
 
@@ -46,19 +46,19 @@ def show_summary(summary) -> None:
     fig.update_layout(barmode="group", title="Answer and retrieval quality", height=300, yaxis_range=[0, 1],
                       margin=dict(l=10, r=10, t=40, b=10))
     c1, c2 = st.columns(2)
-    c1.plotly_chart(fig, key="eval_quality")
+    c1.plotly_chart(fig, key="eval_quality", config=_PLOTLY)
     fig2 = go.Figure()
     fig2.add_bar(x=names, y=[m.cost_per_q or 0.0 for m in summary.methods], name="$ per question",
                  marker_color=[COLORS.get(m.method, "#999") for m in summary.methods],
                  text=["unknown" if m.cost_per_q is None else f"{m.cost_per_q:.5f}" for m in summary.methods])
     fig2.update_layout(title="Dollars per question", height=300, margin=dict(l=10, r=10, t=40, b=10))
-    c2.plotly_chart(fig2, key="eval_cost")
+    c2.plotly_chart(fig2, key="eval_cost", config=_PLOTLY)
     fig3 = go.Figure([go.Bar(name="engine s/q", x=names, y=[m.engine_time_per_q for m in summary.methods]),
                       go.Bar(name="LLM s/q", x=names, y=[m.llm_time_per_q for m in summary.methods]),
                       go.Bar(name="LLM calls/q", x=names, y=[m.calls_per_q for m in summary.methods])])
     fig3.update_layout(barmode="group", title="Time and calls per question", height=300,
                        margin=dict(l=10, r=10, t=40, b=10))
-    st.plotly_chart(fig3, key="eval_time")
+    st.plotly_chart(fig3, key="eval_time", config=_PLOTLY)
 
 
 def records(summary) -> dict[str, dict]:

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests._app_helpers import REPO, build_small_corpus
+from tests.loopback import loopback_llm  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.timeout(600)
 APP = str(REPO / "app.py")
@@ -256,3 +257,43 @@ def test_saved_comparison_json_round_trips_through_the_run_format(app):
     again = run_from_json(run_to_json(run))
     assert [r.answer for r in again.results] == [r.answer for r in run.results]
     assert again.gold == run.gold and json.loads(run_to_json(run))["kind"] == "triplet-lens-comparison"
+
+
+def _use_loopback_model(at: AppTest, base_url: str, key: str) -> AppTest:
+    at = _goto(at, "settings")
+    at.text_input(key="set_model").input("openai/gpt-4o-mini")
+    at.text_input(key="set_api_base").input(base_url)
+    at.text_input(key="set_api_key").input(key)
+    at.button(key="set_apply").click().run()
+    _ok(at)
+    return _goto(at, "ask")
+
+
+def test_a_model_behind_a_provider_is_used_with_the_key_which_never_reaches_disk(app, app_workspace, loopback_llm):
+    from components.export import export_html
+    from components.runs import run_to_json
+
+    key = "sk-app-SECRET-123456"
+    at = _use_loopback_model(app, loopback_llm.base_url, key)
+    at.button(key="ask_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = at.session_state["ask_result"]
+    result = run.results[0]
+    assert result.reasoner == "openai/gpt-4o-mini" and result.usage.calls >= 2 and result.usage.prompt_tokens > 0
+    assert loopback_llm.answered and any(key in h.get("authorization", "") for h in loopback_llm.headers)
+    assert any("openai/gpt-4o-mini" in e.label and "tokens" in e.label for e in at.expander)  # calls open
+    at.button(key="ask_save").click().run()
+    assert key not in run_to_json(run) and key not in export_html(run)
+    for p in app_workspace.rglob("*"):
+        if p.is_file():
+            assert key.encode() not in p.read_bytes(), p
+
+
+def test_a_provider_refusing_the_key_is_a_readable_error(app, loopback_llm):
+    loopback_llm.fail_after = 0
+    loopback_llm.fail_mode = "401"
+    at = _use_loopback_model(app, loopback_llm.base_url, "sk-wrong-key-000000")
+    at.button(key="ask_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.error and all("Traceback" not in e.value for e in at.error)
+    assert any("t2rag could not finish" in e.value for e in at.error), [e.value for e in at.error]
