@@ -16,6 +16,18 @@ def _t(m: str) -> str:
     return METHOD_TITLES.get(m, m)
 
 
+def pick_questions(corpus, scope: str, n: int):
+    """None (all), the first n, or n question ids drawn at random with a fixed seed (repeatable)."""
+    if scope == "All":
+        return None
+    if scope == "Random N":
+        import random
+
+        qids = [q.qid for q in corpus.questions()]
+        return random.Random(0).sample(qids, min(n, len(qids)))
+    return n
+
+
 def summary_frame(summary) -> pd.DataFrame:
     rows = []
     for m in summary.methods:

@@ -28,9 +28,11 @@ if not n_q:
 
 methods = st.multiselect("Methods", ["t2rag", "kg2rag", "semantic", "hybrid", "standard", "none"],
                          default=["t2rag", "kg2rag"], key="eval_methods", format_func=lambda m: METHOD_TITLES.get(m, m))
-c1, c2 = st.columns(2)
-scope = c1.radio("Questions", ["First N", "All"], horizontal=True, key="eval_scope")
+c1, c2, c3 = st.columns(3)
+scope = c1.radio("Questions", ["First N", "Random N", "All"], horizontal=True, key="eval_scope")
 n = c2.number_input("N", min_value=1, max_value=n_q, value=min(5, n_q), key="eval_n", disabled=scope == "All")
+workers = c3.number_input("Questions at once", min_value=1, max_value=16, value=1 if not ss["model"] else 4,
+                          key="eval_workers", help="Parallel questions; worth it with a remote model")
 st.caption(f"Reasoner: {state.model_label()} · method settings from the Settings page · results and traces are "
            f"written under runs/ of the corpus")
 if st.button("Run evaluation", type="primary", disabled=not methods or state.is_demo(), key="eval_go"):
@@ -40,9 +42,9 @@ if st.button("Run evaluation", type="primary", disabled=not methods or state.is_
         out = runs_dir(corpus) / time.strftime("eval-%Y%m%d-%H%M%S")
         bar = ProgressBar("Evaluating")
         ss["eval_report"] = run_eval(corpus, list(methods), state.make_reasoner(corpus),
-                                     questions=None if scope == "All" else int(n), out_dir=out,
+                                     questions=ev.pick_questions(corpus, scope, int(n)), out_dir=out,
                                      settings_by_method={m: state.method_settings(m) for m in methods},
-                                     on_progress=bar)
+                                     on_progress=bar, concurrency=int(workers))
         bar.done()
 
 saved = ev.saved_evaluations(runs_dir(corpus))

@@ -166,6 +166,7 @@ def test_compare_page_shows_both_methods_overlap_and_charts(app):
 def test_evaluate_page_scores_methods_and_drills_down(app):
     at = _goto(app, "evaluate")
     at.multiselect(key="eval_methods").set_value(["t2rag", "kg2rag"]).run()
+    at.radio(key="eval_scope").set_value("Random N")
     at.number_input(key="eval_n").set_value(1).run()
     at.button(key="eval_go").click().run()
     _ok(at)
