@@ -291,6 +291,8 @@ def test_answer_from_context_only(reasoner):
 def test_answer_without_evidence_says_so(reasoner):
     answer, call = reasoner.answer("Who directed Maximum Overdrive?", "")
     assert answer == "" and call.error == "no evidence"
+    answer, call = reasoner.answer("Were Scott Derrickson and Ed Wood of the same nationality?", "  ", facts=[])
+    assert answer == "" and call.error == "no evidence"  # no default "no" without evidence
 
 
 def test_answer_prefers_resolved_facts(reasoner):

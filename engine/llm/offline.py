@@ -131,7 +131,8 @@ class OfflineReasoner:
               evidence: Evidence) -> tuple[SolveResult, LLMCall]:
         t0 = time.perf_counter()
         known = [p for t in open_triplets for p in (t.subject, t.object) if not is_placeholder(p)]
-        facts = self._facts(evidence, known)
+        # facts already resolved in earlier rounds count as evidence too
+        facts = [Fact(*t.parts, t.text()) for t in resolved if not t.placeholders] + self._facts(evidence, known)
         bindings: dict[str, str] = {}
         sources: dict[str, str] = {}
         filled: list[QueryTriplet] = []
@@ -167,6 +168,11 @@ class OfflineReasoner:
         t0 = time.perf_counter()
         shape = parse_question(question)
         fact_list = [f for f in (_parse_fact(x, shape) for x in (facts or [])) if f]
+        prompt = f"answer: {question} (context {len(context)} chars, {len(fact_list)} fact(s))"
+        if not fact_list and not context.strip():
+            # nothing to read: no guess, not even a default "no" for a yes/no question
+            return "", self._call("answer", prompt, {"answer": ""}, {"answer": "", "type": shape.qtype, "how": ""},
+                                  t0, "no evidence")
         # the context also feeds comparisons and yes/no checks, as facts about the named entities
         ctx_facts = [Fact(s, p, o, f"{s} {p} {o}") for s, p, o in _context_triplets(context)]
         how = ""
@@ -178,10 +184,8 @@ class OfflineReasoner:
                 answer, how = self._walk(shape, ctx_facts)
             if not answer:
                 answer, how = self._from_context(shape, question, context)
-        error = "" if answer or context.strip() or fact_list else "no evidence"
-        prompt = f"answer: {question} (context {len(context)} chars, {len(fact_list)} fact(s))"
         return answer, self._call("answer", prompt, {"answer": answer},
-                                  {"answer": answer, "type": shape.qtype, "how": how}, t0, error)
+                                  {"answer": answer, "type": shape.qtype, "how": how}, t0)
 
     def _compare(self, shape: QuestionShape, facts: list[Fact]) -> tuple[str, str]:
         values: list[str] = []
