@@ -192,11 +192,11 @@ def expand(graph: nx.MultiGraph, seed_scores: dict[str, float], seed_triplets: d
 
 def triplet_index(graph: nx.MultiGraph) -> dict[int, tuple[str, str, dict]]:
     """triplet_id -> (node, node, edge data), built once per graph object and kept on it."""
-    idx = graph.graph.get("_kg2ragtriplet_index")
-    if idx is None or graph.graph.get("_kg2ragtriplet_index_size") != graph.number_of_edges():
+    idx = graph.graph.get("_kg2rag_triplet_index")
+    if idx is None or graph.graph.get("_kg2rag_triplet_index_size") != graph.number_of_edges():
         idx = {int(d.get("triplet_id", k)): (a, b, d) for a, b, k, d in graph.edges(keys=True, data=True)}
-        graph.graph["_kg2ragtriplet_index"] = idx
-        graph.graph["_kg2ragtriplet_index_size"] = graph.number_of_edges()
+        graph.graph["_kg2rag_triplet_index"] = idx
+        graph.graph["_kg2rag_triplet_index_size"] = graph.number_of_edges()
     return idx
 
 
