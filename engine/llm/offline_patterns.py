@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engine.textnorm import normalize_entity
+
 MONTHS = ("January February March April May June July August September October November December "
           "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec").split()
 _MONTH = r"(?:%s)\.?" % "|".join(MONTHS)
@@ -272,7 +274,9 @@ def extract_sentence(sentence: str, title: str) -> list[tuple[str, str, str]]:
         # name, so the triplets do too, and one triplet keeps the full name
         full_name, subject = subject, short
         sentence = short + sentence[len(full_name):] if sentence.startswith(full_name) else sentence
-        if len(full_name.split()) > len(short.split()):
+        # only a biography's opening "Full Name (born ...)" states a full name
+        if len(full_name.split()) > len(short.split()) and re.match(r"\s*\(", sentence[len(short):]) \
+                and normalize_entity(full_name) != normalize_entity(short):  # "The Rialto Bridge" is no full name
             out.append((short, "full name", full_name.rstrip(".")))
 
     # parentheticals right after the subject: birth dates and life spans, then drop them all
@@ -366,8 +370,19 @@ def extract_sentence(sentence: str, title: str) -> list[tuple[str, str, str]]:
 
 
 def extract_triplets(title: str, text: str) -> list[tuple[str, str, str]]:
-    """Rule triplets of a chunk, unfiltered and in sentence order (duplicates possible)."""
+    """Rule triplets of a chunk, unfiltered and in sentence order (duplicates possible).
+
+    Two chunk-level checks keep noise out: a part longer than a name or a short phrase (flattened
+    tables run names together), and a one-word subject that the chunk also writes in lower case
+    ("Released ..." / "released") - a capitalised common word, not a name.
+    """
+    lower_words = set(re.findall(r"(?<![.!?]\s)(?<!^)\b([a-z][a-z\-]+)\b", text))
     out: list[tuple[str, str, str]] = []
     for sent in split_sentences(text):
-        out.extend(extract_sentence(sent, title))
+        for s, p, o in extract_sentence(sent, title):
+            if len(s.split()) > 8 or len(o.split()) > 12:
+                continue
+            if " " not in s and s.lower() in lower_words and s != clean_title(title):
+                continue
+            out.append((s, p, o))
     return out
