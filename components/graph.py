@@ -128,7 +128,17 @@ def entity_subgraph(graph, search: str = "", cap: int = DEFAULT_NODE_CAP) -> tup
         matched = len(hits)
         highlight = set(hits)
     else:
-        chosen = sorted(graph.nodes, key=lambda n: -graph.degree(n))[:cap]
+        # hubs with their neighbourhoods, so the view shows connected clusters, not loose dots
+        chosen, seen = [], set()
+        for hub in sorted(graph.nodes, key=lambda n: -graph.degree(n)):
+            if len(chosen) >= cap:
+                break
+            for n in [hub] + sorted(graph.neighbors(hub), key=lambda n: -graph.degree(n)):
+                if len(chosen) >= cap:
+                    break
+                if n not in seen:
+                    seen.add(n)
+                    chosen.append(n)
         matched = graph.number_of_nodes()
         highlight = set()
     keep = set(chosen)

@@ -57,7 +57,7 @@ with tabs[4], engine_errors("Drawing the graph"):
     show_graph(nodes, edges, height=560,
                caption=f"Showing {len(nodes)} entities (cap {int(cap)} nodes) and {len(edges)} triplet edges; "
                        + (f"{matched} entities match “{search}” (orange), plus their neighbours."
-                          if search.strip() else f"the best-connected of {matched} entities."))
+                          if search.strip() else f"the best-connected entities of {matched}, with their neighbours."))
 with tabs[5]:
     actions.extraction(corpus)
 with tabs[6]:

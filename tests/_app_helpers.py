@@ -213,6 +213,11 @@ class Browser:
             "(() => { const b = [...document.querySelectorAll('button')].find(x => x.innerText.trim() === "
             + json.dumps(label) + "); if (!b || b.disabled) return false; b.click(); return true; })()"))
 
+    def click_tab(self, label: str) -> bool:
+        return bool(self.eval(
+            "(() => { const t = [...document.querySelectorAll('[role=tab]')].find(x => x.innerText.trim() === "
+            + json.dumps(label) + "); if (!t) return false; t.click(); return true; })()"))
+
     def screenshot(self, path: Path) -> None:
         data = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False}, session=True)
         path.write_bytes(base64.b64decode(data["data"]))

@@ -120,8 +120,11 @@ def test_html_in_documents_and_entities_stays_inert(server, browser, tmp_path):
     b.navigate(server.url + "/?corpus=xss")
     b.wait_text("Corpus: xss", timeout=120)
     b.pump(1)
-    b.eval("(() => { const t = [...document.querySelectorAll('button[role=tab]')].find(x => x.innerText.trim() === 'Graph'); if (t) t.click(); })()")
+    assert b.click_tab("Graph")
     b.pump(3)
+    assert "(cap 150 nodes)" in b.text()
+    data = b.eval(_GRAPH_DATA) or ""
+    assert "\\u0026lt;img src=x onerror=alert(1)\\u0026gt;" in data, data[:300]
     _assert_inert(b, "the corpus tables and graph")
 
     _nav(b, "Ask (T2RAG)")
