@@ -155,3 +155,38 @@ def test_html_in_documents_and_entities_stays_inert(server, browser, tmp_path):
             print(f"screenshot: {tmp_path / 'xss_graph.png'}")
         _assert_inert(b, f"KG2RAG step {step + 2}")
     assert not _real_errors(b), _real_errors(b)
+
+
+def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, embedder):
+    from components.export import export_html
+    from components.runs import Run
+    from engine.llm import make_reasoner
+    from engine.methods import build_method
+    from engine.store import Workspace
+
+    build_xss_corpus(tmp_path / "ws", "xss", embedder=embedder)
+    corpus = Workspace(tmp_path / "ws", embedder=embedder).open("xss")
+    q = corpus.questions()[0]
+    reasoner = make_reasoner("", embedder=corpus.embedder)
+    run = Run(question=q.question, gold=list(q.answers), corpus="xss",
+              results=[build_method(m, reasoner).answer(q.question, corpus) for m in ("t2rag", "kg2rag")])
+    page = tmp_path / "export.html"
+    page.write_text(export_html(run), encoding="utf-8")
+
+    b = Browser(chromium, tmp_path / "profile")
+    try:
+        b.navigate(page.as_uri())
+        b.wait_text("Step 1 of")
+        assert "Decompose the question" in b.text()
+        while b.click_button("Next ▶"):
+            b.pump(0.2)
+        assert "Answer" in b.text() and "Lisbon" in b.text()
+        assert b.click_button("KG2RAG: " + run.results[1].answer)
+        b.wait_text("Seed chunks")
+        assert XSS in b.text()  # drawn as text
+        b.screenshot(tmp_path / "export.png")
+        print(f"screenshot: {tmp_path / 'export.png'}")
+        assert b.eval(_FIND_PAYLOAD) == 0 and not b.dialogs()
+        assert not _real_errors(b), _real_errors(b)
+    finally:
+        b.close()
