@@ -304,9 +304,9 @@ def test_a_typed_question_runs_without_a_gold_answer(app):
     at = _goto(app, "ask")
     at.radio(key="ask_q_mode").set_value("Type a question").run()
     assert at.button(key="ask_go").disabled  # nothing to ask yet
-    at.text_input(key="ask_q_text").input("Which magazine was started first?").run()
+    at.text_input(key="ask_q_text").input("What kind of demon is Lilu?").run()
     at.button(key="ask_go").click().run()
     _ok(at)
     run = at.session_state["ask_result"]
-    assert run.question == "Which magazine was started first?" and run.gold == [] and run.qid == ""
+    assert run.question == "What kind of demon is Lilu?" and run.gold == [] and run.qid == ""
     assert not any("Gold:" in c.value for c in at.caption)
