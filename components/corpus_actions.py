@@ -12,6 +12,11 @@ from components.progress import ProgressBar
 from components.safe import engine_errors
 
 
+def _max_mb() -> int:
+    """The browser refuses bigger files before sending them; the engine checks again on read."""
+    return max(1, int(round(state.settings().max_file_mb)))
+
+
 def _uploads(files) -> list[tuple[str, bytes]]:
     return [(f.name, f.getvalue()) for f in (files or [])]
 
@@ -35,7 +40,8 @@ def create_corpus() -> None:
                              "sentence with its title (KG2RAG's HotpotQA setup)")
         files = st.file_uploader("Documents (.txt .md .html .pdf) or a dataset file (HotpotQA, MuSiQue, 2Wiki, "
                                  "corpus.json) with its questions", type=list(SUPPORTED_EXTENSIONS),
-                                 accept_multiple_files=True, disabled=demo, key="create_files")
+                                 accept_multiple_files=True, disabled=demo, key="create_files",
+                                 max_upload_size=_max_mb())
         limit = st.number_input("Keep only the first N questions of a dataset file (0 = all)", min_value=0,
                                 value=0, step=10, disabled=demo)
         go = st.form_submit_button("Create corpus", type="primary", disabled=demo, key="create_go")
@@ -73,7 +79,8 @@ def add_documents(corpus) -> None:
 
     demo = state.is_demo()
     files = st.file_uploader("Add documents or a dataset file", type=list(SUPPORTED_EXTENSIONS),
-                             accept_multiple_files=True, key="add_docs_files", disabled=demo)
+                             accept_multiple_files=True, key="add_docs_files", disabled=demo,
+                             max_upload_size=_max_mb())
     if st.button("Add to this corpus", key="add_docs_go", disabled=demo or not files):
         with engine_errors("Adding documents"):
             from engine.ingest import load_uploads
@@ -149,7 +156,7 @@ def import_triplets(corpus) -> None:
     st.caption("HippoRAG / T2RAG OpenIE JSON, KG2RAG per-title JSON, or CSV / JSONL with subject, predicate, "
                "object and a chunk_id / title / passage column. Imported chunks count as extracted.")
     up = st.file_uploader("Triplet file", type=["json", "jsonl", "csv", "tsv"], key="import_trip_file",
-                          disabled=demo)
+                          disabled=demo, max_upload_size=_max_mb())
     if st.button("Import triplets", key="import_trip_go", disabled=demo or up is None):
         with engine_errors("Importing triplets"):
             from engine.triplet_io import read_triplet_bytes, resolve_rows

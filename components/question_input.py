@@ -6,6 +6,11 @@ import streamlit as st
 
 def pick_question(corpus, key: str):
     """Return (question text, Question or None). The choice persists per page via widget keys."""
+    if corpus is not None:
+        c = corpus.counts()
+        if c.pending or c.failed:
+            st.warning(f"{c.pending + c.failed} of {c.chunks} chunks have no triplets yet, so the methods cannot "
+                       "use them: run the extraction on the Corpora page.")
     questions = corpus.questions() if corpus is not None else []
     modes = ["Pick a corpus question", "Type a question"] if questions else ["Type a question"]
     mode = st.radio("Question", modes, key=f"{key}_mode", horizontal=True, label_visibility="collapsed")

@@ -310,3 +310,36 @@ def test_a_typed_question_runs_without_a_gold_answer(app):
     run = at.session_state["ask_result"]
     assert run.question == "What kind of demon is Lilu?" and run.gold == [] and run.qid == ""
     assert not any("Gold:" in c.value for c in at.caption)
+
+
+def test_manage_tab_imports_triplets_deletes_documents_and_drops_the_corpus(app, app_workspace, embedder):
+    from engine.store import Workspace
+    from engine.types import Document
+
+    corpus = Workspace(app_workspace, embedder=embedder).create("manage")
+    corpus.add_documents([Document("d1", "Lisbon", "Lisbon is the capital of Portugal.", "a.txt"),
+                          Document("d2", "Porto", "Porto lies on the Douro river.", "b.txt")])
+    cid = corpus.chunks(doc_id="d1")[0].chunk_id
+    corpus.close()
+    at = app
+    at.session_state["corpus"] = "manage"
+    at.run()
+    _ok(at)
+    csv = f"chunk_id,subject,predicate,object\n{cid},Lisbon,capital of,Portugal\n".encode()
+    at.file_uploader(key="import_trip_file").set_value(("t.csv", csv, "text/csv"))
+    at.run()
+    at.button(key="import_trip_go").click().run()
+    _ok(at)
+    assert any("Imported 1 triplet links" in s.value for s in at.success), [s.value for s in at.success]
+    at = _goto(at, "ask")  # the Porto chunk was never extracted: the question pages say so
+    assert any("1 of 2 chunks have no triplets yet" in w.value for w in at.warning)
+    at = _goto(at, "corpora")
+    at.multiselect(key="del_docs").set_value(["d2"]).run()
+    at.button(key="del_docs_go").click().run()
+    _ok(at)
+    assert int({m.label: m.value for m in at.metric}["Documents"]) == 1
+    at.text_input(key="drop_confirm").input("manage").run()
+    at.button(key="drop_go").click().run()
+    _ok(at)
+    assert not (app_workspace / "manage").exists()
+    assert at.session_state["corpus"] == CORPUS  # back on a corpus that exists
