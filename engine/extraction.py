@@ -124,6 +124,16 @@ def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress
     An auth / unknown-model / unreachable error stops the run: nothing more is submitted, the
     chunks in flight are left pending, and `summary.stopped` holds the one message to show.
     """
+    # Hold the corpus's write lock for the whole run, from reading the pending list on: a second
+    # process extracting the same corpus waits, then finds those chunks done instead of paying for
+    # them twice. (A fake corpus in tests may not have one.)
+    writing = getattr(corpus, "writing", None)
+    with writing() if writing else nullcontext():
+        return _run(corpus, reasoner, concurrency, on_progress, retry_failed)
+
+
+def _run(corpus, reasoner: Reasoner, concurrency: int, on_progress: ProgressCallback | None,
+         retry_failed: bool) -> ExtractionSummary:
     progress = on_progress or no_progress
     t0 = time.perf_counter()
     pending = list(corpus.pending_chunks())
@@ -150,11 +160,7 @@ def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress
 
     todo = iter(pending)
     inflight: dict[Future, Chunk] = {}
-    # Hold the corpus's write lock for the whole run: a second process extracting the same corpus
-    # would pay for the same chunks twice. (A fake corpus in tests may not have one.)
-    writing = getattr(corpus, "writing", None)
-    with (writing() if writing else nullcontext()), \
-            ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="extract") as pool:
+    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="extract") as pool:
         def submit_next() -> None:
             chunk = next(todo, None)
             if chunk is not None and not stop.is_set():

@@ -1,0 +1,204 @@
+"""SIGKILL an extraction run again and again: after every kill the corpus opens, passes
+`corpus.check()` and `python -m engine corpus check` (exit 0), and the next run never pays again for
+a chunk the killed run had already stored. The finished corpus equals an uninterrupted extraction.
+
+Billing is counted by the worker's reasoner, which appends one line per extract call to a log
+before answering (what a provider would bill), from a separate process that the test kills.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from engine.extraction import run_extraction
+from engine.ingest import load_paths
+from engine.llm.offline import OfflineReasoner
+from engine.store import Workspace
+from tests.conftest import REPO
+
+N_DOCS = 48
+CONCURRENCY = 4
+CALL_SECONDS = 0.15  # per extract call in the worker: a 48-chunk run takes ~1.8 s, so kills land mid-run
+
+#: One extraction process. `go` (optional) is a file to wait for, so two workers can start together.
+WORKER = textwrap.dedent("""
+    import hashlib, os, sys, time
+    sys.path.insert(0, {repo!r})
+    from engine.extraction import run_extraction
+    from engine.llm.offline import OfflineReasoner
+    from engine.store import Workspace
+
+    class BilledReasoner:
+        # logs each call before answering: a call that was sent is a call that was paid for
+        name = "offline-rules"
+        def __init__(self):
+            self.inner = OfflineReasoner()
+        def extract(self, title, text):
+            key = hashlib.sha1((title + "\\n" + text).encode()).hexdigest()[:16]
+            fd = os.open({log!r}, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            os.write(fd, f"{{os.getpid()}} {{key}}\\n".encode())
+            os.close(fd)
+            time.sleep({call_seconds})
+            return self.inner.extract(title, text)
+
+    corpus = Workspace({root!r}).open({name!r})  # no embedder: extraction never embeds
+    print("ready", flush=True)
+    go = {go!r}
+    while go and not os.path.exists(go):
+        time.sleep(0.01)
+    summary = run_extraction(corpus, BilledReasoner(), concurrency={concurrency})
+    print(f"done {{summary.chunks_done}} failed {{summary.chunks_failed}}", flush=True)
+""")
+
+
+def chunk_key(chunk) -> str:
+    return hashlib.sha1((chunk.title + "\n" + chunk.text).encode()).hexdigest()[:16]
+
+
+def start_worker(root: Path, name: str, log: Path, go: Path | None = None) -> subprocess.Popen:
+    script = WORKER.format(repo=str(REPO), root=str(root), name=name, log=str(log), go=str(go) if go else "",
+                           call_seconds=CALL_SECONDS, concurrency=CONCURRENCY)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    line = proc.stdout.readline().strip()
+    assert line == "ready", proc.stderr.read()
+    return proc
+
+
+def read_log(log: Path) -> list[tuple[str, str]]:
+    if not log.exists():
+        return []
+    return [tuple(line.split()) for line in log.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory, embedder):
+    """A corpus of real HotpotQA paragraphs, embedded once, with nothing extracted yet."""
+    root = tmp_path_factory.mktemp("kill") / "ws"
+    batch = load_paths([REPO / "sample_corpora" / "hotpotqa_30.json"])
+    corpus = Workspace(root, embedder=embedder).create("pristine")
+    corpus.add_documents(batch.documents[:N_DOCS])
+    assert corpus.counts().pending == corpus.counts().chunks >= N_DOCS
+    corpus.close()
+    return root
+
+
+def clone(pristine_root: Path, dest: Path, name: str, embedder) -> Workspace:
+    shutil.copytree(pristine_root / "pristine", dest / name)
+    return Workspace(dest, embedder=embedder)
+
+
+def cli_check(root: Path, name: str, monkeypatch, capsys) -> tuple[int, str]:
+    # `python -m engine corpus check NAME`, run in-process so the bundled model loaded by this
+    # session serves it (a fresh process would spend ~10 s loading the model)
+    from engine.cli import main
+
+    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(root))
+    code = main(["corpus", "check", name])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def test_sigkill_during_extraction_then_resume_never_rebills_a_stored_chunk(pristine, tmp_path, embedder,
+                                                                           monkeypatch, capsys):
+    root = tmp_path / "ws"
+    ws = clone(pristine, root, "killed", embedder)
+    key_to_chunk = {chunk_key(c): c.chunk_id for c in ws.open("killed").chunks()}
+    log = tmp_path / "billed.log"
+
+    stored_before_run: set[str] = set()
+    calls_per_run: list[list[str]] = []
+    delays = [0.05, 0.2, 0.35, 0.5, 0.3]  # seconds after start: first calls, mid-run, late, ...
+    for delay in delays:
+        seen = len(read_log(log))
+        proc = start_worker(root, "killed", log)
+        try:
+            time.sleep(delay)
+            os.kill(proc.pid, signal.SIGKILL)
+        finally:
+            proc.wait(timeout=30)
+        assert proc.returncode == -signal.SIGKILL, "the worker finished before it was killed; lower the delays"
+        billed = [key_to_chunk[k] for _, k in read_log(log)[seen:]]
+        calls_per_run.append(billed)
+        # the killed run sent nothing for a chunk that an earlier run had stored
+        assert not set(billed) & stored_before_run, "a stored chunk was sent to the LLM again"
+
+        corpus = Workspace(root, embedder=embedder).open("killed")
+        assert corpus.check() == []
+        code, out = cli_check(root, "killed", monkeypatch, capsys)
+        assert code == 0 and "killed: ok" in out, out
+        statuses = corpus.extraction_statuses()
+        stored = {cid for cid, s in statuses.items() if s.status == "done"}
+        assert stored_before_run <= stored  # nothing already stored was lost
+        assert stored <= stored_before_run | set(billed)  # nothing marked done that was not extracted
+        stored_before_run = stored
+        corpus.close()
+
+    assert 0 < len(stored_before_run) < len(key_to_chunk), "the kills should leave a part-finished corpus"
+
+    # resume in this process with an uninterrupted run; count its calls the same way
+    corpus = Workspace(root, embedder=embedder).open("killed")
+    inner = OfflineReasoner()
+    resumed: list[str] = []
+
+    class Counting:
+        name = inner.name
+
+        def extract(self, title, text):
+            resumed.append(key_to_chunk[hashlib.sha1((title + "\n" + text).encode()).hexdigest()[:16]])
+            return inner.extract(title, text)
+
+    summary = run_extraction(corpus, Counting(), concurrency=CONCURRENCY)
+    assert summary.ok and corpus.counts().pending == 0 and corpus.counts().failed == 0
+    assert not set(resumed) & stored_before_run
+    assert sorted(resumed) == sorted(set(key_to_chunk.values()) - stored_before_run)
+    corpus.refresh_indexes()
+    assert corpus.check() == []
+
+    # every chunk paid at most once, except calls that were in flight at a kill (bounded by the
+    # runner's window of 2 x concurrency per kill)
+    all_calls = Counter(c for run in calls_per_run for c in run) + Counter(resumed)
+    repeated = sum(n - 1 for n in all_calls.values())
+    assert set(all_calls) == set(key_to_chunk.values())
+    assert repeated <= 2 * CONCURRENCY * len(delays)
+
+    # nothing lost or half-stored: the result equals one uninterrupted extraction
+    reference = clone(pristine, tmp_path / "ref", "reference", embedder).open("reference")
+    run_extraction(reference, OfflineReasoner(), concurrency=CONCURRENCY)
+    as_set = lambda c: {(t.subject, t.predicate, t.object, t.chunk_ids) for t in c.triplets()}  # noqa: E731
+    assert as_set(corpus) == as_set(reference) and len(as_set(corpus)) > 0
+    print(f"kills survived {len(delays)}; chunks {len(key_to_chunk)}; stored before resume "
+          f"{len(stored_before_run)}; in-flight calls repeated {repeated}; stored chunks re-billed 0")
+
+
+def test_two_processes_extracting_one_corpus_never_bill_a_chunk_twice(pristine, tmp_path, embedder):
+    root = tmp_path / "ws"
+    ws = clone(pristine, root, "shared", embedder)
+    keys = {chunk_key(c) for c in ws.open("shared").chunks()}
+    log, go = tmp_path / "billed.log", tmp_path / "go"
+    procs = [start_worker(root, "shared", log, go) for _ in range(2)]
+    go.touch()  # both workers opened the corpus and start extracting at the same moment
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        outs.append(out)
+    calls = Counter(k for _, k in read_log(log))
+    assert set(calls) == keys
+    twice = [k for k, n in calls.items() if n > 1]
+    assert not twice, f"{len(twice)} chunks were extracted (billed) by both processes"
+    corpus = Workspace(root, embedder=embedder).open("shared")
+    assert corpus.counts().pending == 0 and corpus.check() == []
+    # the lock serialized them: one did all the work, the other found nothing left
+    done = sorted(int(o.split()[1]) for o in outs)
+    assert done == [0, len(keys)], outs
