@@ -122,7 +122,7 @@ def current_corpus():
     return _open_corpus(str(settings().workspace), name)
 
 
-def forget_corpus(name: str | None = None) -> None:
+def forget_corpus() -> None:
     """Drop cached corpus handles (after a drop or a rebuild)."""
     _open_corpus.clear()
     _workspace.clear()

@@ -1,7 +1,6 @@
 """Presentation mode: controls hidden, one saved comparison walked step by step."""
 import streamlit as st
 
-from components import compare_view as cv
 from components import state
 from components.present_view import present_steps, show_present_step
 from components.runs import list_runs, load_run

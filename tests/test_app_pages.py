@@ -343,3 +343,19 @@ def test_manage_tab_imports_triplets_deletes_documents_and_drops_the_corpus(app,
     _ok(at)
     assert not (app_workspace / "manage").exists()
     assert at.session_state["corpus"] == CORPUS  # back on a corpus that exists
+
+
+def test_presentation_mode_opens_a_saved_comparison(app, app_workspace):
+    at = _goto(app, "compare")
+    at.button(key="cmp_go").click().run()
+    at.button(key="cmp_save").click().run()
+    _ok(at)
+    at.session_state["compare"] = None  # a fresh session: only the saved file is left
+    at.button(key="w_present_on").click().run()
+    _ok(at)
+    assert at.selectbox(key="present_pick").options[0].endswith(".json")
+    at.button(key="present_start").click().run()
+    _ok(at)
+    assert at.session_state["present_run"].kind == "comparison"
+    assert any("The question" in c.value for c in at.caption)
+    assert _next(at, "present_step")
