@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -126,6 +127,11 @@ def find_chromium() -> str | None:
     return None
 
 
+def _discard(stream) -> None:
+    for _ in iter(stream.readline, b""):
+        pass
+
+
 class Browser:
     """One headless Chromium with one page; records console errors, exceptions and dialogs."""
 
@@ -145,6 +151,8 @@ class Browser:
                 ws_url = line.split("DevTools listening on ", 1)[1].strip()
         if ws_url is None:
             raise RuntimeError("chromium did not print its DevTools address")
+        # keep reading stderr so a chatty Chromium never blocks on a full pipe
+        threading.Thread(target=_discard, args=(self.proc.stderr,), daemon=True).start()
         self._conn = connect(ws_url, max_size=64 << 20, open_timeout=20)
         self.ws = self._conn.__enter__()
         self._ids = itertools.count(1)
