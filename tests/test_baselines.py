@@ -65,11 +65,21 @@ def test_semantic_rerank_reorders_candidates_and_keeps_k(corpus):
 def test_hybrid_fuses_bm25_and_dense_and_finds_the_rare_code_word(corpus):
     res = HybridRAG(ScriptedReasoner()).answer(Q, corpus, HybridSettings(candidates=5, k=3))
     names = [s.name for s in res.trace.stages]
-    assert names == ["dense", "bm25", "fusion", "rerank"]
-    bm25 = res.trace.stages[1]
+    assert names == ["dense", "bm25", "fusion"]  # no reranker configured: the fused order stands
+    bm25, fusion = res.trace.stages[1], res.trace.stages[2]
     assert bm25.chunks[0].chunk_id == "code"
     assert "code" in res.evidence_chunk_ids
-    assert "stored chunk vectors" in res.trace.stages[3].note
+    assert res.evidence_chunk_ids == [c.chunk_id for c in fusion.chunks[:3]]
+    assert "no reranker configured" in fusion.note
+
+
+def test_hybrid_reranks_the_fused_candidates_when_a_reranker_is_set(corpus):
+    res = HybridRAG(ScriptedReasoner(), reranker=_ReverseReranker()).answer(
+        "apple orchards", corpus, HybridSettings(candidates=13, k=2))
+    assert [s.name for s in res.trace.stages] == ["dense", "bm25", "fusion", "rerank"]
+    assert res.evidence_chunk_ids[0] == "c7"
+    cos = HybridRAG(ScriptedReasoner()).answer(Q, corpus, HybridSettings(candidates=5, k=3, reranker="cosine"))
+    assert "stored chunk vectors" in cos.trace.stages[3].note
 
 
 def test_bm25_index_is_cached_per_corpus_and_rebuilt_when_chunks_change(embedder, corpus):

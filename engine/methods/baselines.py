@@ -84,7 +84,8 @@ class HybridSettings:
     """The constant of reciprocal-rank fusion: score = sum over lists of 1 / (rrf_k + rank)."""
 
     reranker: str = ""
-    """"" = embedding cosine from stored chunk vectors; `ce:/...` or `litellm:<model>` otherwise."""
+    """"" = no reranker: keep the fused order (a cosine rerank would only restore the dense order
+    and erase what BM25 added); `cosine`, `ce:/local/cross-encoder` or `litellm:<model>` rerank."""
 
 
 # --- traces ----------------------------------------------------------------------------------
@@ -199,7 +200,8 @@ class _Baseline:
         if is_cosine(reranker):
             # The stored chunk vectors already hold what the cosine reranker would compute.
             scores = [float(x) for x in np.asarray(corpus.chunk_vectors(ids), dtype=np.float32) @ qvec]
-            note = "embedding cosine from stored chunk vectors (no cross-encoder configured)"
+            note = ("embedding cosine from stored chunk vectors (no cross-encoder configured; "
+                    "over dense candidates this keeps the dense order)")
         else:
             chunks = {c.chunk_id: c for c in corpus.get_chunks(ids)}
             scores = reranker.score(question, [format_context([chunks[i]]) if i in chunks else "" for i in ids])
@@ -278,6 +280,9 @@ class HybridRAG(_Baseline):
         tr.stages.append(Stage("bm25", _named(corpus, sparse)))
         fused = rrf([[cid for cid, _ in dense], [cid for cid, _ in sparse]], s.rrf_k)
         tr.stages.append(Stage("fusion", _named(corpus, fused), note=f"reciprocal rank, k={s.rrf_k}"))
+        if self.reranker is None and not s.reranker:
+            tr.stages[-1].note += f"; no reranker configured: the fused top {s.k} are used"
+            return [cid for cid, _ in fused[: s.k]]
         return self._rerank(question, qvec, corpus, [cid for cid, _ in fused], s.k, s.reranker, tr)
 
 
