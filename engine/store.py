@@ -545,6 +545,15 @@ class Corpus:
                                    batch_size * 4)
         now = time.time()
         with self._write():
+            # another process may have added some of them while these were embedded (outside the
+            # lock): skip those instead of failing the whole batch on the unique doc_id
+            raced = {r[0] for r in self._in_query("SELECT doc_id FROM documents WHERE doc_id IN ({})",
+                                                  [d.doc_id for d in new_docs])}
+            if raced:
+                keep = [i for i, c in enumerate(chunks) if c.doc_id not in raced]
+                chunks, vecs = [chunks[i] for i in keep], vecs[keep]
+                new_docs = [d for d in new_docs if d.doc_id not in raced]
+                report.documents_skipped += len(raced)
             self._db.executemany(
                 "INSERT INTO documents(doc_id, title, text, source, kind, sentences, added_at) VALUES (?,?,?,?,?,?,?)",
                 [(d.doc_id, d.title, d.text, d.source, d.kind,
