@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=int, default=None, help="chunks per round (T2RAG) / seeds (KG2RAG) / top-k")
     p.add_argument("--rounds", type=int, default=None, help="T2RAG max rounds")
     p.add_argument("--hops", type=int, default=None, help="KG2RAG expansion hops")
-    p.add_argument("--reranker", default=None, help="KG2RAG/rerank baselines: cross-encoder path or litellm rerank model")
+    p.add_argument("--reranker", default=None, help="KG2RAG and rerank baselines: ce:/local/cross-encoder/path or litellm:<rerank model>; empty = embedding cosine")
     p.add_argument("--trace-out", default=None, metavar="FILE", help="save the full trace as JSON")
     p.add_argument("--quiet", action="store_true", help="no step-by-step progress on stderr")
     p.set_defaults(func=cmd_ask)
