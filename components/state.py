@@ -122,6 +122,19 @@ def current_corpus():
     return _open_corpus(str(settings().workspace), name)
 
 
+def require_corpus(hint: str = "Pick or create a corpus first (Corpora page)."):
+    """The opened current corpus, or a readable note and the end of the page run."""
+    from components.safe import engine_errors
+
+    corpus = None
+    with engine_errors("Opening the corpus"):
+        corpus = current_corpus()
+    if corpus is None:
+        st.info(hint)
+        st.stop()
+    return corpus
+
+
 def forget_corpus() -> None:
     """Drop cached corpus handles (after a drop or a rebuild)."""
     _open_corpus.clear()

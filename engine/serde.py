@@ -86,16 +86,18 @@ def loads(tp: type[T], text: str) -> T:
     return from_dict(tp, json.loads(text))
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a crash never leaves half a file."""
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write via a temporary file in the same folder, fsync, then rename over the target: a crash
+    at any point leaves either the old file or the new one, never half of one."""
     import os
     import tempfile
 
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -105,3 +107,7 @@ def atomic_write_text(path: Path, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))

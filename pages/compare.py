@@ -14,12 +14,7 @@ state.ensure_app()
 
 st.title("⚖️ Compare")
 ss = st.session_state
-corpus = None
-with engine_errors("Opening the corpus"):
-    corpus = state.current_corpus()
-if corpus is None:
-    st.info("Pick or create a corpus first (Corpora page).")
-    st.stop()
+corpus = state.require_corpus()
 
 opened = open_saved(corpus, "cmp_open")
 if opened is not None:

@@ -21,12 +21,7 @@ if state.SAMPLE_CORPUS not in names:
         st.caption("HotpotQA and MuSiQue samples bundled with the app (CC BY-SA 4.0 / CC BY 4.0).")
         actions.build_samples()
 
-corpus = None
-with engine_errors("Opening the corpus"):
-    corpus = state.current_corpus()
-if corpus is None:
-    st.info("Pick a corpus in the sidebar, or create one above.")
-    st.stop()
+corpus = state.require_corpus("Pick a corpus in the sidebar, or create one above.")
 
 c = corpus.counts()
 st.subheader(f"Corpus: {corpus.name}")

@@ -15,12 +15,7 @@ state.ensure_app()
 
 st.title("📊 Evaluate")
 ss = st.session_state
-corpus = None
-with engine_errors("Opening the corpus"):
-    corpus = state.current_corpus()
-if corpus is None:
-    st.info("Pick or create a corpus first (Corpora page).")
-    st.stop()
+corpus = state.require_corpus()
 n_q = corpus.counts().questions
 if not n_q:
     st.info("This corpus has no questions: add a dataset file (HotpotQA, MuSiQue, 2Wiki) on the Corpora page.")

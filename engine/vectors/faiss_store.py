@@ -8,12 +8,12 @@ the old one, so the previous index survives a crash mid-write.
 """
 from __future__ import annotations
 
-import os
 import struct
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from engine.serde import atomic_write_bytes
 
 _MAGIC = b"TLVECv1\x00"
 _HEADER = struct.Struct("<8sq")
@@ -80,22 +80,7 @@ class FaissVectorStore:
     def save(self, path: Path, generation: int) -> None:
         faiss = _faiss()
         data = faiss.serialize_index(self._index)
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_HEADER.pack(_MAGIC, generation))
-                fh.write(data.tobytes())
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+        atomic_write_bytes(Path(path), _HEADER.pack(_MAGIC, generation) + data.tobytes())
 
     @classmethod
     def load(cls, path: Path, dim: int, kind: str) -> tuple["FaissVectorStore", int]:

@@ -1,0 +1,39 @@
+"""The page body shared by the single-method steppers (Ask with T2RAG, KG2RAG): open a saved run or
+ask a question, then step through the method's trace."""
+from __future__ import annotations
+
+import streamlit as st
+
+from components import state
+from components.question_input import pick_question
+from components.result_view import show_result
+from components.run_controls import open_saved, save_and_export
+from components.runner import run_methods
+from components.safe import engine_errors, esc, html_block
+from components.t2rag_view import show_answer_box
+
+
+def single_method_page(method: str, label: str, prefix: str, step_key: str) -> None:
+    """`prefix` namespaces the widgets and session keys of this page; `step_key` holds its stepper."""
+    ss = st.session_state
+    corpus = state.require_corpus()
+    result_key = f"{prefix}_result"
+
+    opened = open_saved(corpus, f"{prefix}_open", (method,))
+    if opened is not None:
+        ss[result_key], ss[step_key] = opened, 0
+
+    question, q = pick_question(corpus, f"{prefix}_q")
+    if st.button("Ask", type="primary", disabled=not question, key=f"{prefix}_go"):
+        with engine_errors(label):
+            ss[result_key] = run_methods([method], corpus, question, q)
+            ss[step_key] = 0
+
+    run = ss.get(result_key)
+    result = run.by_method(method) if run is not None else None
+    if result is not None:
+        st.divider()
+        html_block(f"<b>Question:</b> {esc(run.question)}")
+        show_answer_box(result, run.gold)
+        show_result(result, corpus, step_key)
+        save_and_export(run, corpus, prefix)
