@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable
 
 from engine.ingest.datasets import DATASET_ATTRIBUTION, DatasetFile, read_dataset
-from engine.ingest.decode import IngestError, decode_text
+from engine.ingest.decode import IngestError, decode_text, read_capped
 from engine.ingest.documents import read_html, read_markdown, read_pdf, read_text
 from engine.types import Document, Question
 
@@ -197,7 +197,7 @@ def load_paths(
             continue
         try:
             with open(path, "rb") as fh:
-                data = fh.read(max_bytes + 1)  # the file may have grown since stat
+                data = read_capped(fh, size, max_bytes)  # the file may have grown since stat
         except OSError as e:
             results.append((label, f"cannot be read ({e.strerror or e})"))
             continue

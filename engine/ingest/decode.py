@@ -9,7 +9,7 @@ import codecs
 import json
 import math
 import re
-from typing import Any
+from typing import Any, BinaryIO
 
 
 class IngestError(ValueError):
@@ -25,6 +25,22 @@ _BOMS = (
 )
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+def read_capped(fh: BinaryIO, size_hint: int, max_bytes: int) -> bytes:
+    """Read an open file to its end, or to `max_bytes + 1` bytes when it is longer.
+
+    Allocates about what the file holds (`fh.read(max_bytes + 1)` would reserve the whole limit for
+    an empty file), and stops on a file that grows or never ends (/dev/zero, a FIFO) whose stat size
+    said nothing. A result longer than `max_bytes` means "over the limit".
+    """
+    data = fh.read(min(max(size_hint, 0), max_bytes) + 1)
+    while len(data) <= max_bytes:
+        more = fh.read(min(1 << 20, max_bytes + 1 - len(data)))
+        if not more:
+            break
+        data += more
+    return data
 
 
 def clean_text(s: str) -> str:
