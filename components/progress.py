@@ -5,21 +5,20 @@ import time
 
 import streamlit as st
 
+from engine.progress import Throttle
+
 
 class ProgressBar:
     """An st.progress bar fed by an engine progress callback, redrawn at most ten times a second."""
 
     def __init__(self, text: str = "Working..."):
         self.bar = st.progress(0.0, text=text)
-        self._last = 0.0
+        self._throttle = Throttle()
         self.text = text
 
     def __call__(self, done: int, total: int, label: str = "") -> None:
-        now = time.monotonic()
-        final = total > 0 and done >= total
-        if not final and now - self._last < 0.1:
+        if not self._throttle.due(done, total):
             return
-        self._last = now
         frac = min(1.0, done / total) if total else 1.0
         try:
             self.bar.progress(frac, text=f"{self.text} {done}/{total} {label}".strip())

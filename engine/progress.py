@@ -16,19 +16,33 @@ def no_progress(done: int, total: int, label: str = "") -> None:
     """The default callback: report nothing."""
 
 
+class Throttle:
+    """Lets a redraw through at most every `interval` seconds, and always on the final step, so a
+    callback fired per chunk does not spend more time drawing than the work it reports."""
+
+    def __init__(self, interval: float = 0.1):
+        self.interval = interval
+        self._last = 0.0
+
+    def due(self, done: int, total: int) -> bool:
+        now = time.monotonic()
+        if total > 0 and done >= total or now - self._last >= self.interval:
+            self._last = now
+            return True
+        return False
+
+
 class TerminalProgress:
     def __init__(self, stream: TextIO | None = None, width: int = 30):
         self.stream = stream or sys.stderr
         self.width = width
-        self._last = 0.0
+        self._throttle = Throttle()
         self._open = False
 
     def __call__(self, done: int, total: int, label: str = "") -> None:
-        now = time.monotonic()
-        final = total > 0 and done >= total
-        if not final and now - self._last < 0.1:
+        if not self._throttle.due(done, total):
             return
-        self._last = now
+        final = total > 0 and done >= total
         frac = done / total if total else 1.0
         filled = int(frac * self.width)
         bar = "#" * filled + "-" * (self.width - filled)
