@@ -1,8 +1,6 @@
 """The engine's `on_progress(done, total, label)` and `on_step(label, payload)` drawn in Streamlit."""
 from __future__ import annotations
 
-import time
-
 import streamlit as st
 
 from engine.progress import Throttle
