@@ -12,6 +12,7 @@ overlaps). `save_result` / `load_result` round-trip it through JSON with a schem
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -97,10 +98,17 @@ def result_to_json(result: Result, indent: int | None = 1) -> str:
     return serde.dumps(result, indent=indent)
 
 
+_METHOD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
 def result_from_json(text: str) -> Result:
     data = json.loads(text)
     if not isinstance(data, dict) or "method" not in data:
         raise ValueError("not a Triplet Lens trace: the JSON has no 'method' field")
+    # a method name ends up in file names (saved runs): refuse anything that is not a plain name,
+    # such as "../../x" in an uploaded trace
+    if not isinstance(data["method"], str) or not _METHOD_NAME.fullmatch(data["method"]):
+        raise ValueError(f"not a Triplet Lens trace: {str(data['method'])[:60]!r} is not a method name")
     version = data.get("schema_version")
     if version != TRACE_SCHEMA_VERSION:
         raise ValueError(f"trace schema version {version!r} is not supported (expected {TRACE_SCHEMA_VERSION})")
