@@ -134,24 +134,30 @@ def qa_corpus(tmp_path_factory):
     batch = load_paths([REPO / "sample_corpora" / "hotpotqa_30.json"])
     docs = batch.documents[:80]
     titles = {d.title for d in docs}
-    corpus = Workspace(tmp_path_factory.mktemp("qa") / "ws", embedder=embedder).create("qa")
+    ws = Workspace(tmp_path_factory.mktemp("qa") / "ws", embedder=embedder)
+    corpus = ws.create("qa")
     corpus.add_documents(docs)
     questions = [q for q in batch.questions if q.supporting_titles and set(q.supporting_titles) <= titles][:8]
     assert len(questions) == 8
     run_extraction(corpus, OfflineReasoner(embedder))
     corpus.refresh_indexes()
-    return corpus, [q.question for q in questions], embedder
+    corpus.close()
+    return ws, [q.question for q in questions], embedder
 
 
 def test_eight_concurrent_questions_give_the_sequential_traces(qa_corpus):
-    corpus, questions, embedder = qa_corpus
-    methods = {name: build_method(name, OfflineReasoner(embedder)) for name in ("t2rag", "kg2rag")}
-    jobs = [(name, q) for q in questions for name in methods]
-    sequential = [_normalized(methods[name].answer(q, corpus)) for name, q in jobs]
-    # fresh method objects and reasoners, shared by all threads, over the same opened corpus
+    ws, questions, embedder = qa_corpus
+    jobs = [(name, q) for q in questions for name in ("t2rag", "kg2rag")]
+    # concurrent first, on a freshly opened corpus: its indexes, entity graph and the methods'
+    # caches are built by eight threads racing for them
+    corpus = ws.open("qa")
     shared = {name: build_method(name, OfflineReasoner(embedder)) for name in ("t2rag", "kg2rag")}
     with ThreadPoolExecutor(max_workers=8) as pool:
         concurrent = list(pool.map(lambda job: _normalized(shared[job[0]].answer(job[1], corpus)), jobs))
+    # then the same questions one by one, on another fresh open with fresh methods
+    alone = ws.open("qa")
+    methods = {name: build_method(name, OfflineReasoner(embedder)) for name in ("t2rag", "kg2rag")}
+    sequential = [_normalized(methods[name].answer(q, alone)) for name, q in jobs]
     assert all(r["answer"] and not r["error"] for r in sequential)
     for (name, q), seq, conc in zip(jobs, sequential, concurrent):
         assert conc == seq, f"{name} answered {q!r} differently when asked concurrently"
