@@ -8,6 +8,7 @@ before answering (what a provider would bill), from a separate process that the 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.extraction import run_extraction
+from engine.extraction import filter_triplets, run_extraction
 from engine.ingest import load_paths
 from engine.llm.offline import OfflineReasoner
 from engine.store import Workspace
@@ -202,3 +203,93 @@ def test_two_processes_extracting_one_corpus_never_bill_a_chunk_twice(pristine, 
     # the lock serialized them: one did all the work, the other found nothing left
     done = sorted(int(o.split()[1]) for o in outs)
     assert done == [0, len(keys)], outs
+
+
+# --- the same through a real LLM client against the loopback provider -------------------------
+
+LLM_WORKER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {repo!r})
+    from engine.extraction import run_extraction
+    from engine.llm import make_reasoner
+    from engine.llm.litellm_client import import_litellm
+    from engine.store import Workspace
+
+    import_litellm()  # loaded before "ready", so the kill lands in the extraction, not the import
+    reasoner = make_reasoner("openai/gpt-4o-mini", api_base={base!r}, api_key="sk-test", cache_path={cache!r})
+    corpus = Workspace({root!r}).open({name!r})
+    print("ready", flush=True)
+    run_extraction(corpus, reasoner, concurrency={concurrency})
+    print("done", flush=True)
+""")
+
+
+def test_sigkill_during_llm_extraction_never_rebills_a_stored_chunk(pristine, tmp_path, embedder, monkeypatch,
+                                                                     capsys):
+    from engine.llm import make_reasoner
+    from tests.loopback import LoopbackServer
+
+    root = tmp_path / "ws"
+    ws = clone(pristine, root, "llm", embedder)
+    chunks = ws.open("llm").chunks()
+    cache = tmp_path / "llm_cache.sqlite"
+
+    def chunk_of(body) -> str:
+        content = str(body["messages"][-1]["content"])
+        return next(c.chunk_id for c in chunks if f"{c.title}\n{c.text}" in content)
+
+    def reply(messages, body) -> str:
+        c = next(c for c in chunks if c.chunk_id == chunk_of(body))
+        return json.dumps({"triples": [[c.title, "is described by", " ".join(c.text.split()[:3])]]})
+
+    with LoopbackServer(latency=CALL_SECONDS) as srv:
+        srv.reply = reply
+        stored: set[str] = set()
+        delays = [0.3, 0.8]
+        for delay in delays:
+            seen = len(srv.answered)
+            script = LLM_WORKER.format(repo=str(REPO), base=srv.base_url, cache=str(cache), root=str(root),
+                                       name="llm", concurrency=CONCURRENCY)
+            proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            try:
+                assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+                time.sleep(delay)
+                os.kill(proc.pid, signal.SIGKILL)
+            finally:
+                proc.wait(timeout=30)
+            assert proc.returncode == -signal.SIGKILL
+            time.sleep(CALL_SECONDS * 2)  # let the server finish answering requests of the dead client
+            billed = [chunk_of(b) for b in srv.answered[seen:]]
+            assert not set(billed) & stored, "the provider billed again for a chunk already stored"
+            corpus = Workspace(root, embedder=embedder).open("llm")
+            assert corpus.check() == []
+            code, out = cli_check(root, "llm", monkeypatch, capsys)
+            assert code == 0, out
+            now = {cid for cid, s in corpus.extraction_statuses().items() if s.status == "done"}
+            assert stored <= now
+            stored = now
+            corpus.close()
+        assert 0 < len(stored) < len(chunks)
+
+        seen = len(srv.answered)
+        corpus = Workspace(root, embedder=embedder).open("llm")
+        reasoner = make_reasoner("openai/gpt-4o-mini", api_base=srv.base_url, api_key="sk-test", cache_path=cache)
+        summary = run_extraction(corpus, reasoner, concurrency=CONCURRENCY)
+        resumed = [chunk_of(b) for b in srv.answered[seen:]]
+    assert summary.ok and corpus.counts().pending == 0
+    assert not set(resumed) & stored
+    # chunks answered before a kill but not stored come back from the response cache, free
+    assert summary.calls == len(chunks) - len(stored) == summary.cache_hits + len(resumed)
+    corpus.refresh_indexes()
+    assert corpus.check() == []
+    per_chunk = Counter(chunk_of(b) for b in srv.answered)
+    assert set(per_chunk) == {c.chunk_id for c in chunks}
+    repeated = sum(n - 1 for n in per_chunk.values())
+    assert repeated <= 2 * CONCURRENCY * len(delays)
+    # every chunk's grounded triple is there, none lost (the same triple from two chunks is one row)
+    expected = {t for c in chunks for t in filter_triplets([json.loads(reply([], {"messages": [
+        {"content": f"{c.title}\n{c.text}"}]}))["triples"][0]], f"{c.title}\n{c.text}")}
+    assert {(t.subject, t.predicate, t.object) for t in corpus.triplets()} == expected and expected
+    print(f"LLM kills survived {len(delays)}; provider requests {len(srv.answered)} for {len(chunks)} chunks; "
+          f"repeated {repeated}; cache hits on resume {summary.cache_hits}")
