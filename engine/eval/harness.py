@@ -269,6 +269,10 @@ def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | i
             stopped = f"method {name!r} could not be built: {type(exc).__name__}: {exc}"
             break
         def run_one(q: Question) -> QuestionRecord:
+            if watched is not None and watched.fatal is not None:
+                # a worker freed by a failed question must not start another one (one more
+                # request per worker with the same bad key) before the main thread stops the run
+                raise EvalStopped(f"{name} stopped on question {q.qid}: {watched.fatal}")
             return _evaluate_one(method, name, q, corpus, settings_by_method.get(name), out, k, correct_f1)
 
         try:
