@@ -128,6 +128,9 @@ def test_eval_of_50_question_runs_completes_under_20pct_faults_and_every_fault_i
     assert absorbed + len(visible) == injected
     assert injected >= 20  # the plan really hit the run (about 1 request in 5)
     assert all(c.error for c in calls if c.attempts == 4 and not c.response)
+    # and each visible failure says what happened in words a user can act on
+    readable = re.compile(r"rate limited|no reply within|provider error|empty reply")
+    assert all(readable.search(c.error) for c in visible), [c.error for c in visible]
     print(f"\nfaults: {n_requests} requests, {injected} faults injected ({dict(kinds)}), {absorbed} absorbed by retries, "
           f"{len(visible)} calls failed visibly, {failed_results} question results with Result.error, "
           f"0 questions lost of 50")
@@ -203,3 +206,19 @@ def test_a_bad_key_stops_extraction_with_one_message(embedder, tmp_path):
     assert "authentication failed" in summary.stopped
     assert summary.chunks_failed == 0  # a bad key is not the chunks' fault: all stay pending, unmarked
     assert len(corpus.pending_chunks()) == len(corpus.chunks())
+
+
+def test_a_bad_key_in_the_cli_eval_is_one_message_and_exit_1(corpus, tmp_path, monkeypatch, capsys):
+    from engine.cli import main
+
+    with LoopbackServer() as srv:
+        srv.fail_after, srv.fail_mode = 0, "401"
+        monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(corpus.path.parent))
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-wrong-123456")
+        code = main(["eval", corpus.name, "--methods", "standard,t2rag", "--out", str(tmp_path / "run"),
+                     "--model", "openai/gpt-4o-mini", "--api-base", srv.base_url])
+        n_requests = len(srv.chat_requests())
+    out = capsys.readouterr()
+    assert code == 1 and n_requests == 1
+    assert out.err.count("authentication failed") == 1 and "OPENAI_API_KEY" in out.err
+    assert "Traceback" not in out.err

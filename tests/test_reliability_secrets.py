@@ -64,7 +64,7 @@ class _LiveStderr:
 
 
 @pytest.fixture()
-def debug_logs(caplog, capfd):
+def debug_logs(caplog, capfd, monkeypatch):
     """Every logger at DEBUG; litellm's own console handler writes into this test's stderr.
 
     litellm binds its StreamHandler to whatever sys.stderr was when it was first imported; under
@@ -81,6 +81,9 @@ def debug_logs(caplog, capfd):
     from litellm._logging import handler
 
     old, handler.stream = handler.stream, _LiveStderr()  # no flush of a possibly closed old stream
+    # Another test's handler left on a closed stream would make logging dump the exception in
+    # flight ("--- Logging error ---"); that dump is not a log line, and not what is tested here.
+    monkeypatch.setattr(logging, "raiseExceptions", False)
     caplog.set_level(logging.DEBUG)
     for name in THIRD_PARTY_LOGGERS:
         caplog.set_level(logging.DEBUG, logger=name)
