@@ -76,7 +76,8 @@ def run_from_json(text: str) -> Run:
 def save_run(corpus, run: Run) -> Path:
     """Write the run under `<corpus>/runs/` and return its path."""
     run.created = run.created or time.time()
-    methods = "+".join(r.method for r in run.results)
+    # names come from results that may have been uploaded: only slugs reach the file name
+    methods = "+".join(_slug(r.method) for r in run.results)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(run.created))
     path = runs_dir(corpus) / f"{stamp}_{methods}_{_slug(run.question)}.json"
     serde.atomic_write_text(path, run_to_json(run))
@@ -88,7 +89,9 @@ def list_runs(corpus) -> list[Path]:
     d = runs_dir(corpus)
     if not d.is_dir():
         return []
-    return sorted((p for p in d.glob("*.json") if p.is_file()), key=lambda p: p.name, reverse=True)
+    # no symlinks: a link dropped into runs/ must not make the app read files elsewhere
+    return sorted((p for p in d.glob("*.json") if p.is_file() and not p.is_symlink()),
+                  key=lambda p: p.name, reverse=True)
 
 
 def load_run(path: Path) -> Run:
