@@ -147,7 +147,9 @@ def solve_messages(question: str, resolved: list[tuple[str, str, str]], searchab
              "Retrieved propositions:\n" + section("propositions", "\n".join(f"- {p}" for p in propositions)
                                                    or "(none)")]
     if chunks:
-        parts.append("Retrieved passages:\n" + section("passages", format_passages(chunks)))
+        # Evidence chunks are (chunk_id, text) with the title already heading the text; the id means
+        # nothing to the model, so only the text goes in
+        parts.append("Retrieved passages:\n" + section("passages", format_passages([("", t) for _, t in chunks])))
     return _msgs(SOLVE, "\n\n".join(parts))
 
 
