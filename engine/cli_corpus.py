@@ -44,7 +44,7 @@ def cmd_create(args) -> int:
 
     ws = _workspace()
     settings = CorpusSettings(ChunkingSettings(mode=args.chunking, max_words=args.max_words),
-                              embedder=args.embedder, index_kind=args.index)
+                              embedder=args.embedder, index_kind=args.index, embedder_api_base=args.embedder_api_base)
     corpus = ws.create(args.name, settings)
     try:
         code = _ingest(corpus, args.paths, args.limit_questions) if args.paths else 0
@@ -163,6 +163,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chunking", choices=["paragraph", "sentence"], default="paragraph")
     p.add_argument("--max-words", type=int, default=200, help="paragraph window size in words")
     p.add_argument("--embedder", default="bundled", help="bundled | st:/local/model/path | litellm:<model>")
+    p.add_argument("--embedder-api-base", default="", help="OpenAI-compatible endpoint for a litellm: embedder")
     p.add_argument("--index", choices=["flat", "hnsw"], default="flat", help="flat = exact; hnsw for large corpora")
     p.add_argument("--limit-questions", type=int, default=None, help="take the first N questions of a dataset")
     p.set_defaults(func=cmd_create)

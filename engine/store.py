@@ -21,7 +21,7 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
@@ -77,6 +77,8 @@ class CorpusSettings:
     """Embedder spec (see engine.embed.make_embedder); fixed at creation: vectors must agree."""
     index_kind: str = "flat"
     """`flat` (exact inner product) or `hnsw` (approximate, for large corpora)."""
+    embedder_api_base: str = ""
+    """Endpoint for a `litellm:` embedder served by an OpenAI-compatible server (never a key)."""
 
 
 @dataclass(frozen=True)
@@ -144,9 +146,9 @@ class Workspace:
                chunking: ChunkingSettings | None = None, embedder: str | None = None) -> "Corpus":
         settings = settings or CorpusSettings()
         if chunking is not None:
-            settings = CorpusSettings(chunking, settings.embedder, settings.index_kind)
+            settings = replace(settings, chunking=chunking)
         if embedder is not None:
-            settings = CorpusSettings(settings.chunking, embedder, settings.index_kind)
+            settings = replace(settings, embedder=embedder)
         path = self.path_of(name)
         if (path / "corpus.sqlite").exists():
             raise CorpusError(f"corpus {name!r} already exists in {self.root}")
@@ -279,7 +281,7 @@ class Corpus:
             else:
                 from engine.embed import make_embedder
 
-                self._embedder = make_embedder(self.settings.embedder)
+                self._embedder = make_embedder(self.settings.embedder, api_base=self.settings.embedder_api_base)
         return self._embedder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -1,8 +1,6 @@
 """Embeddings through litellm (OpenAI, Gemini, Ollama, any OpenAI-compatible api_base)."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from engine.embed.base import normalize_rows
@@ -20,8 +18,9 @@ class LiteLLMEmbedder:
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
             return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
+        from engine.llm.litellm_client import _env_secrets, import_litellm, scrub
+
+        litellm = import_litellm()
 
         out: list[list[float]] = []
         for i in range(0, len(texts), batch_size):
@@ -32,8 +31,9 @@ class LiteLLMEmbedder:
                 kw["api_key"] = self._api_key
             try:
                 resp = litellm.embedding(**kw)
-            except Exception as exc:  # provider errors carry no key; name the model and endpoint
+            except Exception as exc:  # name the model and endpoint; a provider may echo the key: scrub it
+                detail = scrub(str(exc)[:300], (self._api_key or "",) + _env_secrets())
                 raise EmbedderError(f"embedding with {self.model!r}{' at ' + self.api_base if self.api_base else ''} "
-                                    f"failed: {type(exc).__name__}: {str(exc)[:300]}") from None
+                                    f"failed: {type(exc).__name__}: {detail}") from None
             out.extend(item["embedding"] for item in resp.data)
         return normalize_rows(np.asarray(out, dtype=np.float32))
