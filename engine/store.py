@@ -204,6 +204,7 @@ class Corpus:
         self._indexes: dict[str, tuple[FaissVectorStore, int]] = {}
         self._graph = None
         self._graph_gen = -1
+        self._no_pending_at_gen = -1  # prop_gen at which no triplet was waiting for a vector
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -338,8 +339,12 @@ class Corpus:
 
     def _embed_pending_propositions(self, on_progress: ProgressCallback = no_progress, batch: int = 256) -> int:
         """Embed triplets stored without a vector (new from extraction or import)."""
+        gen = int(self._get_meta("prop_gen"))
+        if gen == self._no_pending_at_gen:  # nothing changed since the last scan found nothing
+            return 0
         rows = self._db.execute("SELECT tid, subject, predicate, object FROM triplets WHERE vec IS NULL").fetchall()
         if not rows:
+            self._no_pending_at_gen = gen
             return 0
         vecs = self._embed_batched([f"{s} {p} {o}" for _, s, p, o in rows], on_progress,
                                    "embedding propositions", batch)
