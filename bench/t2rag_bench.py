@@ -1,6 +1,6 @@
 """T2RAG engine overhead per round, and the LLM bill of T2RAG against IRCoT.
 
-    .venv/bin/python bench/t2rag_bench.py [--questions 20] [--repeat 5] [--workspace /tmp/t2rag_bench_ws]
+    .venv/bin/python bench/t2rag_bench.py [--questions 20] [--repeat 5] [--workspace bench/out/t2rag_workspace]
 
 Corpus: the 994 HotpotQA titles of data/hotpotqa_hipporag_train100/hotpotqa_train_corpus.json,
 paragraph chunks, triplets from the offline extractor topped up with one proposition per real
@@ -212,7 +212,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--questions", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--workspace", type=Path, default=Path("/tmp/t2rag_bench_ws"))
+    ap.add_argument("--workspace", type=Path, default=ROOT / "bench" / "out" / "t2rag_workspace")
     args = ap.parse_args()
 
     from engine.embed import get_bundled_embedder
