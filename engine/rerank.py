@@ -99,9 +99,9 @@ class LiteLLMReranker:
     def score(self, query: str, texts: list[str]) -> list[float]:
         if not texts:
             return []
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
+        from engine.llm.litellm_client import _env_secrets, import_litellm, scrub
 
+        litellm = import_litellm()
         kw: dict[str, Any] = {"model": self.model, "query": query, "documents": list(texts),
                               "top_n": len(texts), "return_documents": False}
         if self.api_base:
@@ -110,10 +110,10 @@ class LiteLLMReranker:
             kw["api_key"] = self._api_key
         try:
             resp = litellm.rerank(**kw)
-        except Exception as exc:  # provider errors carry no key; name the model and endpoint
+        except Exception as exc:  # name the model and endpoint; a provider may echo the key: scrub it
             where = f" at {self.api_base}" if self.api_base else ""
-            raise RerankerError(f"rerank with {self.model!r}{where} failed: "
-                                f"{type(exc).__name__}: {str(exc)[:300]}") from None
+            detail = scrub(str(exc)[:300], (self._api_key or "",) + _env_secrets())
+            raise RerankerError(f"rerank with {self.model!r}{where} failed: {type(exc).__name__}: {detail}") from None
         # The provider returns results sorted by relevance; put them back in input order.
         # A text the provider left out scores below every returned one.
         out = [float("-inf")] * len(texts)
