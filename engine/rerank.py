@@ -99,9 +99,11 @@ class LiteLLMReranker:
     def score(self, query: str, texts: list[str]) -> list[float]:
         if not texts:
             return []
-        from engine.llm.litellm_client import _env_secrets, import_litellm, scrub
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
 
-        litellm = import_litellm()
+        from engine.llm.litellm_client import _env_secrets, scrub
+
         kw: dict[str, Any] = {"model": self.model, "query": query, "documents": list(texts),
                               "top_n": len(texts), "return_documents": False}
         if self.api_base:
