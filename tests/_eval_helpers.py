@@ -9,7 +9,7 @@ from engine.chunking import ChunkingSettings
 from engine.ingest.datasets import read_dataset
 from engine.methods.base import Result, Usage
 
-HOTPOT = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "hotpotqa_hipporag_train100" / "hotpotqa_train.json"
+HOTPOT = Path(__file__).resolve().parent / "fixtures" / "qa" / "hotpotqa_hipporag_train100" / "hotpotqa_train.json"
 
 
 def hotpot_records(n: int) -> list[dict]:

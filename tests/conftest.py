@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,40 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
-#: The real QA samples shipped beside the repo (../shared/data); sample_corpora/ has copies of a few.
-SHARED_DATA = REPO.parent / "shared" / "data"
+#: The real QA samples the tests read, copied into the repository with their attribution
+#: (tests/fixtures/qa/README.md): a clone in any folder runs the suite.
+SHARED_DATA = REPO / "tests" / "fixtures" / "qa"
+
+_REPO_STR = str(REPO) + os.sep
+_BESIDE = str(REPO.parent) + os.sep
+
+
+class OutsideRepoRead(RuntimeError):
+    """A test opened a file beside the repository (e.g. ../shared), which a user's clone lacks."""
+
+
+def _refuse_reads_beside_the_repo(event: str, args: tuple) -> None:
+    # The folder holding the clone is someone else's: tests read only the repository itself, the
+    # temporary folders they make, and the installed packages. Siblings of the clone are refused at
+    # open, so a test that depends on them fails here and not only on a user's machine.
+    if event not in ("open", "os.listdir", "os.scandir") or not args:
+        return
+    path = args[0]
+    if isinstance(path, int) or path is None:
+        return
+    try:
+        path = os.path.abspath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return
+    if (path + os.sep).startswith(_BESIDE) and not (path + os.sep).startswith(_REPO_STR):
+        raise OutsideRepoRead(f"tests must not read outside the repository: {path}")
+
+
+# conftest is imported twice (as `conftest` by pytest, as `tests.conftest` by tests that use its
+# constants); audit hooks cannot be removed, so install one only
+if not getattr(sys, "_triplet_lens_read_guard", False):
+    sys.addaudithook(_refuse_reads_beside_the_repo)
+    sys._triplet_lens_read_guard = True  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="session")
@@ -31,5 +64,5 @@ def workspace(tmp_path, embedder):
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    assert SHARED_DATA.is_dir(), f"the shared QA samples are expected at {SHARED_DATA}"
+    assert SHARED_DATA.is_dir(), f"the QA samples are expected at {SHARED_DATA}"
     return SHARED_DATA
