@@ -75,6 +75,13 @@ class Question:
     supporting_facts: tuple[tuple[str, int], ...] = ()
     supporting_titles: tuple[str, ...] = ()
     dataset: str = ""
+    #: `(idx, doc_id)` of every paragraph the record came with (MuSiQue / IRCoT `idx`), so
+    #: paragraph retrieval is scored by index as MuSiQue's official `SupportMetric` does.
+    paragraphs: tuple[tuple[int, str], ...] = ()
+    supporting_idx: tuple[int, ...] = ()  # the gold paragraphs' `idx`
+    answerable: bool = True  # MuSiQue-Full: the official script scores answerable ones only
+    #: gold evidence given as text (`evidence`: a quoted span or several), located in chunks at eval
+    evidence: tuple[str, ...] = ()
 
     @property
     def answer(self) -> str:

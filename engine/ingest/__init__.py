@@ -68,6 +68,7 @@ class _FileResult:
     warnings: list[str]
     corpus_only: bool
     question_titles: set[str]
+    title_only: set[str] = field(default_factory=set)
 
 
 def safe_name(name: str) -> str:
@@ -102,7 +103,8 @@ def _read(name: str, data: bytes, limit: int | None) -> _FileResult:
         docs = [read_pdf(name, data)]
     elif ext in _JSON or (ext in ("",) + _TEXT and kind == "json"):
         ds: DatasetFile = read_dataset(name, decode_text(data), limit)
-        return _FileResult(ds.documents, ds.questions, ds.warnings, ds.corpus_only, ds.question_titles)
+        return _FileResult(ds.documents, ds.questions, ds.warnings, ds.corpus_only, ds.question_titles,
+                           ds.title_only)
     elif ext in _HTML or (ext in ("",) + _TEXT and kind == "html"):
         docs = [read_html(name, data)]
     elif ext in _MARKDOWN:
@@ -149,7 +151,22 @@ def _collect(results: Iterable[tuple[str, _FileResult | str]], limit: int | None
             if q.qid not in seen_q:
                 seen_q.add(q.qid)
                 batch.questions.append(q)
+    _check_title_only(kept, batch)
     return batch
+
+
+def _check_title_only(kept: list[tuple[_FileResult, str]], batch: IngestBatch) -> None:
+    """Titles named by a title-only `context` must match a passage loaded with them (a corpus
+    file), or their gold cannot be retrieved: say how many do not."""
+    loaded = {d.title for d in batch.documents}
+    for res, name in kept:
+        missing = sorted(res.title_only - loaded)
+        if missing:
+            more = f" (and {len(missing) - 3} more)" if len(missing) > 3 else ""
+            batch.errors.append((name, f"{name}: {len(missing)} of {len(res.title_only)} title-only context "
+                                       f"title(s) match no passage loaded with it, e.g. "
+                                       f"{', '.join(repr(t) for t in missing[:3])}{more}; add the corpus file "
+                                       "holding their text"))
 
 
 def _guarded(name: str, data: bytes, limit: int | None) -> _FileResult | str:

@@ -5,13 +5,21 @@ Recognised by their shape, not their name:
 * HotpotQA (distractor) and 2WikiMultihopQA records: `context = [[title, [sentences]]]`,
   `supporting_facts = [[title, sent_id]]` (2Wiki also carries `evidences`). The Hugging Face
   layout (`context = {"title": [...], "sentences": [[...]]}`) is accepted too.
-* MuSiQue records: `paragraphs = [{idx, title, paragraph_text, is_supporting}]`, `answer_aliases`.
+* MuSiQue records: `paragraphs = [{idx, title, paragraph_text, is_supporting}]`, `answer_aliases`,
+  `answerable`. Each paragraph's `idx` is kept with the question (`Question.paragraphs`), so
+  retrieval is scored by paragraph index as MuSiQue's official `SupportMetric` does.
+* IRCoT-processed files: `question_id, question_text, answers_objects = [{spans, number, date}]`,
+  `contexts = [{idx, title, paragraph_text, is_supporting}]` (the same shape as MuSiQue's paragraphs).
 * HippoRAG / T2RAG benchmark files: `corpus.json = [{title, text}]` and a questions file whose
   records hold `_id|id, question, answer (str | list)` and `paragraphs | context | supporting_facts`.
 * The HippoRAG HotpotQA corpus dict `{title: [sentences]}`.
 
 A paragraph met in several questions is one Document (same title and text -> same doc_id).
 Dataset sentences are kept with their numbering, which the gold `(title, sent_id)` facts use.
+A `context` that names paragraphs by title only (no text) keeps those titles as the question's gold
+paragraphs when the record has no other gold; their text must come from a corpus file.
+Gold evidence given as text (`evidence`: a string or a list of strings, or `evidence_list` of
+`{fact}`) is kept as spans and located in the chunks at evaluation (engine/eval/evidence.py).
 """
 from __future__ import annotations
 
@@ -33,6 +41,8 @@ DATASET_ATTRIBUTION = {
 }
 _2WIKI_TYPES = frozenset({"compositional", "inference", "bridge_comparison"})
 _HOP = re.compile(r"^(\d+hop)")
+#: IRCoT's `dataset` field -> our dataset name (which picks the official scoring rules)
+_DATASET_ALIASES = {"hotpotqa": "hotpotqa", "2wikimultihopqa": "2wiki", "2wiki": "2wiki", "musique": "musique"}
 
 
 @dataclass
@@ -45,6 +55,8 @@ class DatasetFile:
     corpus_only: bool = False
     #: titles of every paragraph the kept questions came with (used by `limit_questions`)
     question_titles: set[str] = field(default_factory=set)
+    #: titles named by a title-only `context` (no text): gold to be matched to corpus passages
+    title_only: set[str] = field(default_factory=set)
 
 
 def _s(v: Any) -> str:
@@ -83,8 +95,27 @@ def _text_doc(title: str, text: str, kind: str, source: str) -> Document | None:
     return Document(make_doc_id(title, text), title, text, source, kind)
 
 
+def _ircot_answers(objects: Any) -> list[Any]:
+    """IRCoT / DROP answer objects -> their spans, number and date as answer strings."""
+    out: list[Any] = []
+    for obj in objects if isinstance(objects, list) else []:
+        if not isinstance(obj, dict):
+            continue
+        spans = obj.get("spans")
+        out.extend(spans if isinstance(spans, list) else [spans])
+        out.append(obj.get("number"))
+        date = obj.get("date")
+        if isinstance(date, dict):
+            out.append(" ".join(_s(date.get(k)) for k in ("day", "month", "year") if _s(date.get(k))))
+    return out
+
+
 def _answers(rec: dict) -> tuple[str, ...]:
     out: list[str] = []
+    for a in _ircot_answers(rec.get("answers_objects")):
+        a = _s(a)
+        if a and a not in out:
+            out.append(a)
     for key in ("answer", "answers", "answer_aliases", "possible_answers"):
         v = rec.get(key)
         if isinstance(v, str) and v.lstrip().startswith("["):  # PopQA stores a JSON list as a string
@@ -101,19 +132,43 @@ def _answers(rec: dict) -> tuple[str, ...]:
 
 
 def _context(rec: dict) -> list[tuple[str, list[Any]]]:
+    """`(title, sentences)` per context paragraph; a title-only item (a bare title, `[title]`,
+    `[title, []]`, `{title}`) comes back with no sentences."""
     ctx = rec.get("context")
     if isinstance(ctx, dict):  # Hugging Face layout
         titles, sents = ctx.get("title") or [], ctx.get("sentences") or []
+        titles = titles if isinstance(titles, list) else []
+        sents = sents if isinstance(sents, list) else []
+        sents = sents + [[]] * (len(titles) - len(sents))
         return [(_s(t), s if isinstance(s, list) else []) for t, s in zip(titles, sents)]
     out = []
     for item in ctx if isinstance(ctx, list) else []:
-        if isinstance(item, (list, tuple)) and len(item) == 2:
-            sents = item[1] if isinstance(item[1], list) else [item[1]]
+        if isinstance(item, str):
+            out.append((_s(item), []))
+        elif isinstance(item, (list, tuple)) and len(item) in (1, 2):
+            sents = (item[1] if isinstance(item[1], list) else [item[1]]) if len(item) == 2 else []
             out.append((_s(item[0]), sents))
         elif isinstance(item, dict):  # [{title, sentences|text}]
             sents = item.get("sentences")
-            out.append((_s(item.get("title")), sents if isinstance(sents, list) else [item.get("text")]))
+            text = item.get("text", item.get("paragraph_text"))
+            out.append((_s(item.get("title")), sents if isinstance(sents, list) else [text] if text else []))
     return out
+
+
+def _evidence(rec: dict) -> tuple[str, ...]:
+    """Gold evidence given as text: `evidence` (a string or list of strings) or `evidence_list`
+    of `{fact}` objects (MultiHop-RAG). 2Wiki's `evidences` are triplets, not text: not read here."""
+    raw = rec.get("evidence")
+    items = raw if isinstance(raw, list) else [raw]
+    lst = rec.get("evidence_list")
+    if isinstance(lst, list):
+        items += [e.get("fact") if isinstance(e, dict) else e for e in lst]
+    out: list[str] = []
+    for e in items:
+        e = _s(e) if isinstance(e, str) else ""
+        if e and e not in out:
+            out.append(e)
+    return tuple(out)
 
 
 def _supporting_facts(rec: dict) -> tuple[tuple[str, int], ...]:
@@ -133,8 +188,11 @@ def _supporting_facts(rec: dict) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-def _dataset_name(rec: dict) -> str:
-    if isinstance(rec.get("paragraphs"), list):
+def _dataset_name(rec: dict, qid: str) -> str:
+    named = _DATASET_ALIASES.get(_s(rec.get("dataset")).lower())
+    if named:
+        return named
+    if isinstance(rec.get("paragraphs"), list) or _HOP.match(qid):
         return "musique"
     if "evidences" in rec or rec.get("type") in _2WIKI_TYPES:
         return "2wiki"
@@ -143,44 +201,70 @@ def _dataset_name(rec: dict) -> str:
     return "qa"
 
 
-def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], set[str]]:
+def _idx(p: dict, position: int) -> int:
+    v = p.get("idx")
+    return v if isinstance(v, int) and not isinstance(v, bool) else position
+
+
+def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], set[str], set[str]]:
+    """One record -> (question, its documents, every title it names, its title-only titles)."""
     if not isinstance(rec, dict):
         raise ValueError(f"record {i} is a {type(rec).__name__}, not an object")
-    question = _s(rec.get("question"))
+    question = _s(rec.get("question")) or _s(rec.get("question_text"))
     if not question:
         raise ValueError(f"record {i} has no question text")
-    name = _dataset_name(rec)
-    qid = _s(rec.get("_id")) or _s(rec.get("id")) or _s(rec.get("qid")) or f"{source}:{i}"
+    qid = (_s(rec.get("_id")) or _s(rec.get("id")) or _s(rec.get("qid")) or _s(rec.get("question_id"))
+           or f"{source}:{i}")
+    name = _dataset_name(rec, qid)
     docs: list[Document] = []
     titles: set[str] = set()
+    title_only: list[str] = []
     support: list[str] = []
-    if name == "musique":
-        for p in rec["paragraphs"]:
+    paragraphs: list[tuple[int, str]] = []
+    support_idx: list[int] = []
+    paras = rec.get("paragraphs") if isinstance(rec.get("paragraphs"), list) else rec.get("contexts")
+    if isinstance(paras, list):  # MuSiQue paragraphs, IRCoT contexts
+        kind = name if name != "qa" else "musique"
+        for pos, p in enumerate(paras):
             if not isinstance(p, dict):
                 continue
             title = _s(p.get("title"))
-            doc = _text_doc(title, _s(p.get("paragraph_text")) or _s(p.get("text")), "musique", source)
+            doc = _text_doc(title, _s(p.get("paragraph_text")) or _s(p.get("text")), kind, source)
+            idx, gold = _idx(p, pos), p.get("is_supporting") is True
+            if gold:
+                support_idx.append(idx)
+                if title and title not in support:
+                    support.append(title)
             if doc:
                 docs.append(doc)
                 titles.add(doc.title)
-                if p.get("is_supporting") is True and doc.title not in support:
-                    support.append(doc.title)
+                paragraphs.append((idx, doc.doc_id))
     else:
         for title, sents in _context(rec):
             doc = _sentence_doc(title, sents, name if name != "qa" else "hotpotqa", source)
             if doc:
                 docs.append(doc)
                 titles.add(doc.title)
+            elif title and not any(isinstance(s, str) and s.strip() for s in sents):
+                title_only.append(title)
     facts = _supporting_facts(rec)
     for t, _ in facts:
         if t not in support:
             support.append(t)
+    if not support and title_only:
+        # the record names its paragraphs by title only and gives no other gold: those titles are
+        # the gold, matched to the corpus's passages by title (a warning counts the unmatched ones)
+        support = list(dict.fromkeys(title_only))
     qtype = _s(rec.get("type"))
     if not qtype and name == "musique":
         m = _HOP.match(qid)
         qtype = m.group(1) if m else ""
-    q = Question(qid, question, _answers(rec), qtype, facts, tuple(support), name)
-    return q, docs, titles | set(support)
+    musique_idx = name == "musique" and bool(paragraphs)
+    q = Question(qid, question, _answers(rec), qtype, facts, tuple(support), name,
+                 paragraphs=tuple(paragraphs) if musique_idx else (),
+                 supporting_idx=tuple(dict.fromkeys(support_idx)) if musique_idx else (),
+                 answerable=rec.get("answerable") is not False, evidence=_evidence(rec))
+    return q, docs, titles | set(support), set(title_only)
 
 
 def _records_to_file(records: list[Any], source: str, limit: int | None) -> DatasetFile:
@@ -191,7 +275,7 @@ def _records_to_file(records: list[Any], source: str, limit: int | None) -> Data
         if limit is not None and len(out.questions) >= limit:
             break
         try:
-            q, docs, titles = _record(rec, i, source)
+            q, docs, titles, title_only = _record(rec, i, source)
         except ValueError as e:
             bad.append(str(e))
             continue
@@ -201,6 +285,7 @@ def _records_to_file(records: list[Any], source: str, limit: int | None) -> Data
         out.questions.append(q)
         out.documents.extend(docs)
         out.question_titles |= titles
+        out.title_only |= title_only
     if bad:
         more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
         out.warnings.append(f"skipped {len(bad)} record(s): {'; '.join(bad[:3])}{more}")
@@ -248,7 +333,7 @@ def parse_dataset_value(value: Any, source: str, limit: int | None = None) -> Da
             raise IngestError("is a KG2RAG per-title triplet file: import it as triplets")
         if isinstance(value.get("data"), list):
             return parse_dataset_value(value["data"], source, limit)
-        if "question" in value:
+        if "question" in value or "question_text" in value:
             return _records_to_file([value], source, limit)
         if value and all(isinstance(v, list) and all(isinstance(s, str) for s in v) for v in value.values()):
             out = DatasetFile(corpus_only=True)  # {title: [sentences]}
@@ -265,7 +350,7 @@ def parse_dataset_value(value: Any, source: str, limit: int | None = None) -> Da
         dicts = [r for r in value if isinstance(r, dict)]
         if not dicts:
             raise IngestError("holds no records" if not value else "holds a list of non-objects, not records")
-        if any("question" in r for r in dicts[:50]):
+        if any("question" in r or "question_text" in r for r in dicts[:50]):
             return _records_to_file(value, source, limit)
         if any(("text" in r or "paragraph_text" in r or "sentences" in r or "contents" in r) for r in dicts[:50]):
             return _corpus_records(value, source)
