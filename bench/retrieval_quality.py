@@ -121,14 +121,15 @@ def evaluate(corpus, questions, settings, log=print) -> dict[str, Scores]:
             continue
         res = kg.answer(q.question, corpus, settings)
         ev = corpus.get_chunks(res.evidence_chunk_ids)
-        out["kg2rag"].add(retrieval_score(retrieved_units(ev, PARAGRAPH), gold), len(ev))
-        seeds = {s.title for s in res.trace.seeds}
-        added = {c.title for c in corpus.get_chunks([x.chunk_id for h in res.trace.hops for x in h.chunks_added])}
-        reached_gold += bool((gold - seeds) & added & {c.title for c in ev})
+        units = lambda chunks: set(retrieved_units(chunks, PARAGRAPH, q))  # noqa: E731 -- MuSiQue: by idx
+        out["kg2rag"].add(retrieval_score(retrieved_units(ev, PARAGRAPH, q), gold), len(ev))
+        seeds = units(corpus.get_chunks([s.chunk_id for s in res.trace.seeds]))
+        added = units(corpus.get_chunks([x.chunk_id for h in res.trace.hops for x in h.chunks_added]))
+        reached_gold += bool((gold - seeds) & added & units(ev))
         for label, k in (("semantic@same-n", max(1, len(ev))), (f"semantic@{settings.k}", settings.k)):
             r = sem.answer(q.question, corpus, SemanticRAGSettings(k=k))
             chunks = corpus.get_chunks(r.evidence_chunk_ids)
-            out[label].add(retrieval_score(retrieved_units(chunks, PARAGRAPH), gold), len(chunks))
+            out[label].add(retrieval_score(retrieved_units(chunks, PARAGRAPH, q), gold), len(chunks))
     log(f"  questions where the expansion put a gold paragraph missing from the seeds into the context: "
         f"{reached_gold}/{out['kg2rag'].n}")
     return out
