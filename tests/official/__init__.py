@@ -1,0 +1,1 @@
+"""Reference copies of the datasets' official scoring functions (see README.md)."""
