@@ -62,10 +62,12 @@ def create_corpus() -> None:
         if not batch.documents:
             st.error("No document could be read from those files; nothing was created.")
             return
-        corpus = state.workspace().create(name.strip(), chunking=ChunkingSettings(mode=mode))
+        from engine.store import CorpusSettings
+
         bar = ProgressBar("Chunking and embedding")
-        report = corpus.add_documents(batch.documents, on_progress=bar)
-        nq = corpus.add_questions(batch.questions)
+        # built aside and renamed into place: a failed create leaves no corpus behind
+        _, report, nq = state.workspace().create_from(name.strip(), batch.documents, batch.questions,
+                                                      CorpusSettings(ChunkingSettings(mode=mode)), on_progress=bar)
         bar.done()
         state.forget_corpus()
         state.select_corpus(name.strip())

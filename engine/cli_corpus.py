@@ -21,18 +21,27 @@ def _print_errors(errors) -> None:
         print(f"skipped {path}: {msg}", file=sys.stderr)
 
 
-def _ingest(corpus, paths: list[str], limit: int | None) -> int:
+def _load(paths: list[str], limit: int | None):
     from engine.ingest import load_paths
 
-    settings = AppSettings.from_env()
-    batch = load_paths([Path(p) for p in paths], max_bytes=settings.max_file_bytes, limit_questions=limit)
+    batch = load_paths([Path(p) for p in paths], max_bytes=AppSettings.from_env().max_file_bytes,
+                       limit_questions=limit)
     _print_errors(batch.errors)
+    return batch
+
+
+def _report(name: str, report, added_q: int, n_errors: int) -> None:
+    print(f"{name}: +{report.documents_added} documents ({report.documents_skipped} already present), "
+          f"+{report.chunks_added} chunks, +{added_q} questions; {n_errors} file(s) rejected")
+
+
+def _ingest(corpus, paths: list[str], limit: int | None) -> int:
+    batch = _load(paths, limit)
     bar = TerminalProgress()
     report = corpus.add_documents(batch.documents, on_progress=bar)
     bar.close()
     added_q = corpus.add_questions(batch.questions) if batch.questions else 0
-    print(f"{corpus.name}: +{report.documents_added} documents ({report.documents_skipped} already present), "
-          f"+{report.chunks_added} chunks, +{added_q} questions; {len(batch.errors)} file(s) rejected")
+    _report(corpus.name, report, added_q, len(batch.errors))
     if not batch.documents and batch.errors:
         return 2
     return 0
@@ -45,14 +54,29 @@ def cmd_create(args) -> int:
     ws = _workspace()
     settings = CorpusSettings(ChunkingSettings(mode=args.chunking, max_words=args.max_words),
                               embedder=args.embedder, index_kind=args.index, embedder_api_base=args.embedder_api_base)
-    corpus = ws.create(args.name, settings)
-    try:
-        code = _ingest(corpus, args.paths, args.limit_questions) if args.paths else 0
-    except BaseException:
-        ws.drop(args.name)  # a create that failed leaves nothing behind
-        raise
+    if not args.paths:
+        corpus = ws.create(args.name, settings)
+        print(f"created corpus {args.name!r} at {corpus.path}")
+        return 0
+    ws.path_of(args.name)  # a bad name is refused before any file is read
+    if ws.exists(args.name):
+        print(f"error: corpus {args.name!r} already exists in {ws.root}; add files with: "
+              f"python -m engine corpus add {args.name} PATH", file=sys.stderr)
+        return 2
+    batch = _load(args.paths, args.limit_questions)
+    if not batch.documents:
+        print(f"error: no document could be read from {', '.join(args.paths)}; corpus {args.name!r} "
+              "was not created", file=sys.stderr)
+        return 2
+    bar = TerminalProgress()
+    try:  # built aside and renamed into place: a failure leaves nothing behind
+        corpus, report, added_q = ws.create_from(args.name, batch.documents, batch.questions, settings,
+                                                 on_progress=bar)
+    finally:
+        bar.close()
+    _report(corpus.name, report, added_q, len(batch.errors))
     print(f"created corpus {args.name!r} at {corpus.path}")
-    return code
+    return 0
 
 
 def cmd_add(args) -> int:

@@ -155,6 +155,43 @@ class Workspace:
         path.mkdir(parents=True, exist_ok=True)
         return Corpus(path, create_with=settings, embedder=self._embedder)
 
+    def create_from(self, name: str, documents: Sequence[Document], questions: Sequence[Question] = (),
+                    settings: CorpusSettings | None = None, *,
+                    on_progress: ProgressCallback = no_progress) -> tuple["Corpus", IngestReport, int]:
+        """Create a corpus holding `documents` (and `questions`) or nothing at all: it is built in a
+        hidden folder and renamed into place once complete, so a failure (no document, a bad
+        embedder, Ctrl-C) never leaves an empty or half-built corpus behind. Returns the corpus,
+        the ingest report and the number of questions added."""
+        path = self.path_of(name)
+        if (path / "corpus.sqlite").exists():
+            raise CorpusError(f"corpus {name!r} already exists in {self.root}")
+        if not documents:
+            raise CorpusError(f"corpus {name!r} not created: no document to put in it")
+        for stale in self.root.glob(f".{name}.creating.*"):  # left by a killed create
+            pid = stale.name.rsplit(".", 1)[-1]
+            if not (pid.isdigit() and Path(f"/proc/{pid}").exists()):
+                shutil.rmtree(stale, ignore_errors=True)
+        tmp = self.root / f".{name}.creating.{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            tmp.mkdir()
+            corpus = Corpus(tmp, create_with=settings or CorpusSettings(), embedder=self._embedder)
+            try:
+                report = corpus.add_documents(documents, on_progress=on_progress)
+                n_questions = corpus.add_questions(questions) if questions else 0
+            finally:
+                corpus.close()
+            if path.is_dir() and not any(path.iterdir()):
+                path.rmdir()  # an empty folder left by an older build's failed create
+            try:
+                os.rename(tmp, path)
+            except OSError as e:
+                raise CorpusError(f"corpus {name!r} already exists in {self.root}") from e
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return Corpus(path, embedder=self._embedder), report, n_questions
+
     def open(self, name: str) -> "Corpus":
         path = self.path_of(name)
         if not (path / "corpus.sqlite").is_file():
