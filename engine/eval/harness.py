@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from engine import serde
+from engine.eval.evidence import EvidenceGold, locate_evidence
 from engine.eval.failures import ERROR, label_t2rag
 from engine.eval.metrics import PARAGRAPH, SENTENCE, QuestionMetrics, failed_question_metrics, score_question
 from engine.eval.report import EvalSummary, MethodSummary, summarize_method, summary_markdown, write_summary  # noqa: F401
@@ -194,7 +195,7 @@ def _results(fn: Callable[[Question], QuestionRecord], todo: list[Question],
 
 
 def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: Any, out_dir: Path,
-                  k: int, correct_f1: float) -> QuestionRecord:
+                  k: int, correct_f1: float, evidence: EvidenceGold | None = None) -> QuestionRecord:
     gold = list(q.answers)
     t0 = time.perf_counter()
     try:
@@ -203,7 +204,7 @@ def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: An
         if (fatal := _fatal(exc)) is not None:
             raise EvalStopped(f"{name} stopped on question {q.qid}: {fatal}") from exc
         usage = Usage(total_time=time.perf_counter() - t0, engine_time=time.perf_counter() - t0)
-        return QuestionRecord(q.qid, q.question, "", gold, failed_question_metrics(q), usage,
+        return QuestionRecord(q.qid, q.question, "", gold, failed_question_metrics(q, evidence), usage,
                               failure=ERROR, error=f"{type(exc).__name__}: {exc}")
     trace_rel = f"traces/{name}/{_safe_name(q.qid)}.json"
     trace_note = ""
@@ -212,12 +213,12 @@ def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: An
     except Exception as exc:  # noqa: BLE001 -- an unserializable trace must not lose the score
         trace_rel, trace_note = "", f"trace not saved: {type(exc).__name__}: {exc}"
     if result.error:
-        return QuestionRecord(q.qid, q.question, result.answer or "", gold, failed_question_metrics(q),
+        return QuestionRecord(q.qid, q.question, result.answer or "", gold, failed_question_metrics(q, evidence),
                               result.usage or Usage(), failure=ERROR, trace=trace_rel, error=result.error,
                               evidence_chunk_ids=list(result.evidence_chunk_ids), stop_reason=result.stop_reason,
                               reasoner=result.reasoner)
     chunks = corpus.get_chunks(list(dict.fromkeys(result.evidence_chunk_ids)))
-    metrics = score_question(result.answer or "", q, chunks, k=k)
+    metrics = score_question(result.answer or "", q, chunks, k=k, evidence=evidence)
     failure = label_t2rag(result.trace, q, metrics, corpus, correct_f1=correct_f1,
                                      evidence_chunk_ids=result.evidence_chunk_ids) if name == "t2rag" else ""
     return QuestionRecord(q.qid, q.question, result.answer or "", gold, metrics, result.usage or Usage(),
@@ -251,6 +252,7 @@ def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | i
         unit = SENTENCE if mode == "sentence" else PARAGRAPH
 
     check_run_config(out, corpus, reasoner, methods, settings_by_method)
+    evidence = locate_evidence(corpus, selected)  # gold given as text -> the chunks holding it
     watched = _WatchedReasoner(reasoner) if reasoner is not None else None
     total = len(selected) * len(methods)
     done = 0
@@ -273,7 +275,8 @@ def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | i
                 # a worker freed by a failed question must not start another one (one more
                 # request per worker with the same bad key) before the main thread stops the run
                 raise EvalStopped(f"{name} stopped on question {q.qid}: {watched.fatal}")
-            return _evaluate_one(method, name, q, corpus, settings_by_method.get(name), out, k, correct_f1)
+            return _evaluate_one(method, name, q, corpus, settings_by_method.get(name), out, k, correct_f1,
+                                 evidence.by_qid.get(q.qid))
 
         try:
             with open(path, "a", encoding="utf-8") as fh:
@@ -290,6 +293,7 @@ def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | i
             break
 
     summary = summarize(out, corpus, methods, selected, reasoner, unit=unit, k=k, stopped=stopped)
+    summary.evidence = evidence.message()
     write_summary(summary, out)
     return summary
 

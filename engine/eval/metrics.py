@@ -21,6 +21,9 @@ the official scripts' set counts (tp, fp, fn; `em` is 1 when fp + fn = 0):
 * a sentence is `(title, sent_id)`; a chunk covers the sentences `sent_start .. sent_end-1` of its
   document; 2Wiki compares titles lowercased (`normalize_sp`).
 
+A question whose gold is evidence text (engine/eval/evidence.py) is scored on the spans located in
+the corpus: recall = spans covered by the chunks used, precision = chunks used that hold a span.
+
 recall@k (ours) is the recall of the first k chunks. Averages run over **all** questions: a question
 that retrieved nothing, or whose method errored, counts 0 (the KG2RAG script averaged only over the
 questions it answered, which flatters it).
@@ -34,6 +37,7 @@ import string
 from dataclasses import dataclass
 from typing import Collection, Iterable, Sequence
 
+from engine.eval.evidence import EvidenceGold, span_recall
 from engine.types import Chunk, Question
 
 #: The two retrieval granularities.
@@ -232,6 +236,20 @@ def score_retrieval(chunks: Sequence[Chunk], question: Question, unit: str, k: i
                            empty_is_perfect=question.dataset == MUSIQUE)
 
 
+def evidence_score(gold: EvidenceGold, chunks: Sequence[Chunk], k: int) -> RetrievalScore | None:
+    """Retrieval against evidence spans located in the chunks; None when no span was located."""
+    ids = list(dict.fromkeys(c.chunk_id for c in chunks))
+    hit, n = span_recall(gold, ids)
+    if not n:
+        return None
+    gold_ids = gold.gold_chunk_ids
+    p = sum(1 for c in ids if c in gold_ids) / len(ids) if ids else 0.0
+    r = hit / n
+    f1 = 2 * p * r / (p + r) if p + r else 0.0
+    rk = span_recall(gold, ids[:k])[0] / n
+    return RetrievalScore(p, r, f1, rk, len(ids), n, 1.0 if p == r == 1.0 else 0.0)
+
+
 # --- per question and averages -----------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -251,19 +269,31 @@ class QuestionMetrics:
     scored: bool = True
 
 
-def score_question(prediction: str, question: Question, chunks: Sequence[Chunk], k: int = 5) -> QuestionMetrics:
+def score_question(prediction: str, question: Question, chunks: Sequence[Chunk], k: int = 5,
+                   evidence: EvidenceGold | None = None) -> QuestionMetrics:
+    """`evidence`: the question's located evidence spans (evidence.locate_evidence); they score
+    retrieval at any unit where the question has no other gold."""
     a = answer_score(prediction, question.answers, question.dataset)
+
+    def ret(unit: str) -> RetrievalScore | None:
+        if evidence is not None and not has_gold(question, unit):
+            return evidence_score(evidence, chunks, k)
+        return score_retrieval(chunks, question, unit, k)
     return QuestionMetrics(
         em=a.em, f1=a.f1, precision=a.precision, recall=a.recall,
-        paragraph=score_retrieval(chunks, question, PARAGRAPH, k),
-        sentence=score_retrieval(chunks, question, SENTENCE, k),
+        paragraph=ret(PARAGRAPH), sentence=ret(SENTENCE),
         n_evidence_chunks=len(chunks), scored=question.answerable,
     )
 
 
-def failed_question_metrics(question: Question) -> QuestionMetrics:
+def failed_question_metrics(question: Question, evidence: EvidenceGold | None = None) -> QuestionMetrics:
     """What an errored question scores: zero everywhere it could have been scored."""
-    zero = lambda unit: RetrievalScore(n_gold=len(_gold_list(question, unit))) if has_gold(question, unit) else None  # noqa: E731
+    def zero(unit: str) -> RetrievalScore | None:
+        if has_gold(question, unit):
+            return RetrievalScore(n_gold=len(_gold_list(question, unit)))
+        if evidence is not None and evidence.n_located:
+            return RetrievalScore(n_gold=evidence.n_located)
+        return None
     return QuestionMetrics(paragraph=zero(PARAGRAPH), sentence=zero(SENTENCE), scored=question.answerable)
 
 

@@ -53,6 +53,7 @@ class EvalSummary:
     methods: list[MethodSummary]
     stopped: str = ""  # why the run stopped early; "" when it completed
     created: float = 0.0
+    evidence: str = ""  # how many evidence spans (gold given as text) were located in the chunks
 
     def markdown(self) -> str:
         return summary_markdown(self)
@@ -134,6 +135,8 @@ def summary_markdown(s: EvalSummary) -> str:
     errs = [m for m in s.methods if m.n_errors]
     if errs:
         lines += [""] + [f"- {m.method}: {m.n_errors} question(s) failed, e.g. {m.first_error[:300]}" for m in errs]
+    if s.evidence:
+        lines += ["", f"Gold {s.evidence}."]
     if s.stopped:
         lines += ["", f"**Stopped early:** {s.stopped}"]
     return "\n".join(lines) + "\n"

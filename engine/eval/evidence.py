@@ -1,0 +1,187 @@
+"""Gold evidence given as text: locate each quoted span in the corpus's chunks and score retrieval
+against the chunks that hold it.
+
+Many evaluation sets give the evidence as quoted spans (`evidence`: a string or a list of strings)
+instead of paragraph ids. A span is located by a normalized text match that ignores case,
+whitespace and punctuation (`normalize_span`) in each document's text, then mapped to the chunks
+whose text covers it; a span that runs across a chunk boundary is covered by the chunks together.
+A span found nowhere is reported (`EvidenceReport.message`), not silently dropped: it cannot be
+retrieved by any method, so it is left out of the gold and counted instead.
+
+    report = locate_evidence(corpus, questions)
+    score = evidence_score(report.by_qid[q.qid], retrieved_chunks, k=5)
+"""
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from engine.types import Chunk, Question
+
+_NON_WORD = re.compile(r"[\W_]+")
+#: at most this many places per span: a span found in hundreds of documents says nothing about
+#: where the gold is, and must not make one question's gold the whole corpus
+MAX_OCCURRENCES = 50
+
+
+def normalize_span(text: str) -> str:
+    """Lowercase words separated by single spaces: case, whitespace and punctuation do not count."""
+    text = unicodedata.normalize("NFKC", text or "").lower()
+    return " ".join(_NON_WORD.sub(" ", text).split())
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One place a span was found: `[start, end)` in its document's normalized text, and the chunks
+    overlapping it with their own ranges (a chunk not placed in the document gets `(0, 0)` and
+    holds the whole span on its own)."""
+
+    doc_id: str
+    start: int
+    end: int
+    chunks: tuple[tuple[str, int, int], ...]
+
+
+@dataclass(frozen=True)
+class EvidenceGold:
+    """The located evidence of one question: per span, the places it was found (none = unlocated)."""
+
+    qid: str
+    spans: tuple[str, ...]
+    occurrences: tuple[tuple[Occurrence, ...], ...]
+
+    @property
+    def n_located(self) -> int:
+        return sum(1 for o in self.occurrences if o)
+
+    @property
+    def n_unlocated(self) -> int:
+        return len(self.spans) - self.n_located
+
+    @property
+    def gold_chunk_ids(self) -> set[str]:
+        return {c for occ in self.occurrences for o in occ for c, _, _ in o.chunks}
+
+
+@dataclass
+class EvidenceReport:
+    """What locating found, over the evaluated questions that carry evidence spans."""
+
+    n_questions: int = 0
+    n_spans: int = 0
+    n_unlocated: int = 0
+    unlocated_examples: list[tuple[str, str]] = field(default_factory=list)  # (qid, span), a few
+    by_qid: dict[str, EvidenceGold] = field(default_factory=dict)
+
+    def message(self) -> str:
+        if not self.n_spans:
+            return ""
+        text = (f"evidence given as text: {self.n_spans - self.n_unlocated} of {self.n_spans} span(s) of "
+                f"{self.n_questions} question(s) located in the chunks")
+        if self.n_unlocated:
+            eg = "; ".join(f"{q}: {s[:80]!r}" for q, s in self.unlocated_examples[:3])
+            text += (f"; {self.n_unlocated} could not be located (left out of the gold, no method can retrieve "
+                     f"them), e.g. {eg}")
+        return text
+
+
+def _chunk_ranges(doc_norm: str, chunks: Sequence[Chunk]) -> list[tuple[Chunk, str, int, int] | tuple[Chunk, str, None, None]]:
+    """Each chunk's `[start, end)` in the normalized document text, found in reading order (windows
+    overlap, so the next chunk may start inside the previous one)."""
+    out: list[Any] = []
+    cursor = 0
+    for c in chunks:
+        norm = normalize_span(c.text)
+        title = normalize_span(c.title)
+        if title and norm.startswith(title + " ") and not doc_norm.startswith(title + " "):
+            norm = norm[len(title) + 1:]  # sentence chunks carry "Title: " in front
+        pos = doc_norm.find(norm, cursor) if norm else -1
+        if pos < 0 and norm:
+            pos = doc_norm.find(norm)
+        if pos < 0:
+            out.append((c, norm, None, None))
+            continue
+        out.append((c, norm, pos, pos + len(norm)))
+        cursor = pos + 1
+    return out
+
+
+def locate_evidence(corpus: Any, questions: Sequence[Question]) -> EvidenceReport:
+    """Locate every evidence span of `questions` in `corpus` (anything with `documents()`,
+    `get_document(doc_id)` and `chunks(doc_id)`)."""
+    asked = [q for q in questions if q.evidence]
+    report = EvidenceReport(n_questions=len(asked))
+    if not asked:
+        return report
+    # one string holding every document's normalized text, so each span is one C-speed search
+    doc_ids, starts, parts, pos = [], [], [], 0
+    for info in corpus.documents():
+        doc = corpus.get_document(info.doc_id)
+        norm = f" {normalize_span(doc.text if doc else '')} "
+        doc_ids.append(info.doc_id)
+        starts.append(pos)
+        parts.append(norm)
+        pos += len(norm) + 1
+    haystack = "\x00".join(parts)
+    ranges: dict[str, list] = {}
+
+    def occurrences(span: str) -> tuple[Occurrence, ...]:
+        needle = f" {span} "  # whole words only
+        found: list[Occurrence] = []
+        at = haystack.find(needle) if span else -1
+        while at >= 0 and len(found) < MAX_OCCURRENCES:
+            i = bisect.bisect_right(starts, at) - 1
+            doc_id, a = doc_ids[i], at - starts[i]  # offsets in " " + doc_norm + " "
+            start, end = a, a + len(span)  # in doc_norm (the leading space shifts by one)
+            if doc_id not in ranges:
+                ranges[doc_id] = _chunk_ranges(parts[i][1:-1], corpus.chunks(doc_id))
+            hit = []
+            for c, norm, s, e in ranges[doc_id]:
+                if s is None:
+                    if span in norm:
+                        hit.append((c.chunk_id, 0, 0))
+                elif s < end and start < e:
+                    hit.append((c.chunk_id, s, e))
+            if hit:
+                found.append(Occurrence(doc_id, start, end, tuple(hit)))
+            at = haystack.find(needle, at + 1)
+        return tuple(found)
+
+    cache: dict[str, tuple[Occurrence, ...]] = {}
+    for q in asked:
+        spans = tuple(q.evidence)
+        occ = []
+        for span in spans:
+            norm = normalize_span(span)
+            if norm not in cache:
+                cache[norm] = occurrences(norm)
+            occ.append(cache[norm])
+            report.n_spans += 1
+            if not cache[norm]:
+                report.n_unlocated += 1
+                if len(report.unlocated_examples) < 10:
+                    report.unlocated_examples.append((q.qid, span))
+        report.by_qid[q.qid] = EvidenceGold(q.qid, spans, tuple(occ))
+    return report
+
+
+def _covered(occ: Occurrence, got: set[str]) -> bool:
+    pieces = sorted((s, e) for c, s, e in occ.chunks if c in got)
+    if any(s == e == 0 for s, e in pieces):
+        return True  # a chunk holding the whole span on its own
+    reach = occ.start
+    for s, e in pieces:
+        if s > reach + 1:  # adjacent chunks are one separating space apart
+            break
+        reach = max(reach, e)
+    return reach >= occ.end
+
+
+def span_recall(gold: EvidenceGold, chunk_ids: Sequence[str]) -> tuple[int, int]:
+    """(located spans covered by these chunks, located spans)."""
+    got = set(chunk_ids)
+    located = [occ for occ in gold.occurrences if occ]
+    return sum(1 for occ in located if any(_covered(o, got) for o in occ)), len(located)
