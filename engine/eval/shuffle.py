@@ -289,10 +289,15 @@ def plan_shuffle(docs: list[Document], questions: list[Question], triplets: list
     return renamer, report
 
 
-def shuffle_question(q: Question, rn: Renamer) -> Question:
+def shuffle_question(q: Question, rn: Renamer, doc_ids: dict[str, str] | None = None) -> Question:
+    """`doc_ids`: old -> renamed document ids, so MuSiQue paragraph indices still point at their
+    (renamed) paragraphs."""
+    doc_ids = doc_ids or {}
     return dc_replace(q, question=rn(q.question), answers=tuple(rn(a) for a in q.answers),
                       supporting_facts=tuple((rn(t), i) for t, i in q.supporting_facts),
-                      supporting_titles=tuple(rn(t) for t in q.supporting_titles))
+                      supporting_titles=tuple(rn(t) for t in q.supporting_titles),
+                      paragraphs=tuple((i, doc_ids.get(d, d)) for i, d in q.paragraphs),
+                      evidence=tuple(rn(e) for e in q.evidence))
 
 
 def shuffle_document(d: Document, rn: Renamer) -> Document:
@@ -321,7 +326,8 @@ def shuffle_corpus(ws: Workspace, corpus: Corpus, *, seed: int = 0, name: str | 
     new_docs = [shuffle_document(d, rn) for d in docs]
     kwargs = {"on_progress": on_progress} if on_progress else {}
     copy.add_documents(new_docs, **kwargs)
-    copy.add_questions([shuffle_question(q, rn) for q in questions])
+    renamed_ids = {old.doc_id: new.doc_id for old, new in zip(docs, new_docs)}
+    copy.add_questions([shuffle_question(q, rn, renamed_ids) for q in questions])
     # a renamed chunk may be cut differently (word counts move); link by the sentence it starts at
     by_chunk: dict[str, list] = defaultdict(list)
     for t in triplets:
