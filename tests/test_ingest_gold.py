@@ -71,6 +71,11 @@ def test_ircot_hotpotqa_and_2wiki_records_keep_title_gold(shared_data):
     assert batch.errors == [] and q.dataset == "2wiki" and q.answer == rec["answer"]
     assert set(q.supporting_titles) == gold and q.paragraphs == ()  # scored by title, as 2Wiki's script
     assert len(batch.documents) == len(rec["context"])
+    # IIRC in IRCoT's layout: the pinned passage the question is asked about joins the documents
+    pinned = dict(ircot, dataset="iirc", question_id="i1",
+                  pinned_contexts=[{"idx": 0, "title": "Main", "paragraph_text": "The main passage."}])
+    batch = load_uploads([("iirc.json", json.dumps([pinned]).encode())])
+    assert "Main" in {d.title for d in batch.documents} and len(batch.documents) == len(rec["context"]) + 1
 
 
 def test_title_only_context_keeps_its_gold_and_names_titles_with_no_passage(shared_data, tmp_path):

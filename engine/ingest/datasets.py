@@ -223,6 +223,8 @@ def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], se
     paragraphs: list[tuple[int, str]] = []
     support_idx: list[int] = []
     paras = rec.get("paragraphs") if isinstance(rec.get("paragraphs"), list) else rec.get("contexts")
+    if isinstance(paras, list) and isinstance(rec.get("pinned_contexts"), list):
+        paras = rec["pinned_contexts"] + paras  # IRCoT's IIRC: the passage the question is asked on
     if isinstance(paras, list):  # MuSiQue paragraphs, IRCoT contexts
         kind = name if name != "qa" else "musique"
         for pos, p in enumerate(paras):
