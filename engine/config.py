@@ -1,7 +1,8 @@
 """Application settings: built in one place, frozen, never read from the environment deep inside.
 
 `AppSettings.from_env()` is the only function in the engine that reads environment variables
-(besides the litellm client, which lets litellm read provider keys itself). The CLI and the app
+(besides litellm, which reads provider keys itself behind the endpoint policy of
+engine/llm/litellm_call.py). The CLI and the app
 build one `AppSettings` and hand its parts down.
 """
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from engine.budget import Caps
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,7 +21,13 @@ WORKSPACE_ENV = "TRIPLET_LENS_WORKSPACE"
 DEMO_ENV = "TRIPLET_LENS_DEMO"
 #: Default model string; empty means the offline reasoner.
 MODEL_ENV = "TRIPLET_LENS_MODEL"
+#: The operator's API base for `TRIPLET_LENS_MODEL`; it is also trusted with the server's keys.
 API_BASE_ENV = "TRIPLET_LENS_API_BASE"
+#: Comma list of further API bases that may receive the server's provider keys (the trust boundary).
+API_BASES_ENV = "TRIPLET_LENS_API_BASES"
+#: Operator caps, e.g. "questions=20,tokens=200000,dollars=0.5" (see engine/budget.py).
+CAP_SESSION_ENV = "TRIPLET_LENS_CAP_SESSION"
+CAP_DAY_ENV = "TRIPLET_LENS_CAP_DAY"
 #: Largest input file accepted, in megabytes.
 MAX_FILE_MB_ENV = "TRIPLET_LENS_MAX_FILE_MB"
 
@@ -34,8 +43,19 @@ class AppSettings:
     api_base: str = ""
     """Optional OpenAI-compatible endpoint for `model` (vLLM, a local server...)."""
 
+    api_bases: tuple[str, ...] = ()
+    """API bases the operator trusts with the server's provider keys (besides `api_base` and each
+    provider's default endpoint). A session naming any other base must bring its own key."""
+
     demo: bool = False
-    """Read-only demo mode: no uploads, deletes, extraction or key entry in the app."""
+    """Read-only demo mode: no uploads, deletes or extraction, and the model, endpoint, key and
+    method settings are fixed by the operator (`TRIPLET_LENS_MODEL`, `TRIPLET_LENS_API_BASE`)."""
+
+    session_caps: Caps = Caps()
+    """Per-session caps on questions, tokens and dollars (`TRIPLET_LENS_CAP_SESSION`)."""
+
+    day_caps: Caps = Caps()
+    """Per-day (UTC) caps over all sessions (`TRIPLET_LENS_CAP_DAY`); counts survive restarts."""
 
     max_file_mb: float = 50.0
     """Files larger than this are rejected before they are read."""
@@ -50,6 +70,12 @@ class AppSettings:
             s = replace(s, model=env[MODEL_ENV].strip())
         if env.get(API_BASE_ENV):
             s = replace(s, api_base=env[API_BASE_ENV].strip())
+        if env.get(API_BASES_ENV):
+            s = replace(s, api_bases=tuple(b.strip() for b in env[API_BASES_ENV].split(",") if b.strip()))
+        if env.get(CAP_SESSION_ENV):
+            s = replace(s, session_caps=Caps.parse(env[CAP_SESSION_ENV], CAP_SESSION_ENV))
+        if env.get(CAP_DAY_ENV):
+            s = replace(s, day_caps=Caps.parse(env[CAP_DAY_ENV], CAP_DAY_ENV))
         if env.get(DEMO_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
             s = replace(s, demo=True)
         if env.get(MAX_FILE_MB_ENV):

@@ -90,19 +90,17 @@ class CrossEncoderReranker:
 class LiteLLMReranker:
     """A hosted rerank model through `litellm.rerank`."""
 
-    def __init__(self, model: str, api_base: str = "", api_key: str | None = None):
+    def __init__(self, model: str, api_base: str = "", api_key: str | None = None, policy=None):
         self.model = model
         self.api_base = api_base
         self._api_key = api_key  # memory only; never part of `name`
+        self.policy = policy  # None: the process's endpoint policy at call time
         self.name = f"litellm:{model}"
 
     def score(self, query: str, texts: list[str]) -> list[float]:
         if not texts:
             return []
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
-
-        from engine.llm.litellm_client import _env_secrets, scrub
+        from engine.llm.litellm_call import call_litellm, env_secrets, scrub
 
         kw: dict[str, Any] = {"model": self.model, "query": query, "documents": list(texts),
                               "top_n": len(texts), "return_documents": False}
@@ -111,10 +109,11 @@ class LiteLLMReranker:
         if self._api_key:
             kw["api_key"] = self._api_key
         try:
-            resp = litellm.rerank(**kw)
+            # the one door: refuses an endpoint the policy does not trust with the server's keys
+            resp = call_litellm("rerank", self.policy, **kw)
         except Exception as exc:  # name the model and endpoint; a provider may echo the key: scrub it
             where = f" at {self.api_base}" if self.api_base else ""
-            detail = scrub(str(exc)[:300], (self._api_key or "",) + _env_secrets())
+            detail = scrub(str(exc)[:300], (self._api_key or "",) + env_secrets())
             raise RerankerError(f"rerank with {self.model!r}{where} failed: {type(exc).__name__}: {detail}") from None
         # The provider returns results sorted by relevance; put them back in input order.
         # A text the provider left out scores below every returned one.

@@ -135,7 +135,8 @@ def test_litellm_reranker_puts_scores_back_in_input_order(monkeypatch):
                                               {"index": 0, "relevance_score": 0.5}])
 
     monkeypatch.setitem(sys.modules, "litellm", types.SimpleNamespace(rerank=fake_rerank))
-    rr = LiteLLMReranker("cohere/rerank-english-v3.0", api_base="http://127.0.0.1:9")
+    # a key of the caller's own: the endpoint policy lets it go to a base the operator did not list
+    rr = LiteLLMReranker("cohere/rerank-english-v3.0", api_base="http://127.0.0.1:9", api_key="sk-own-123456")
     scores = rr.score("q", ["a", "b", "c"])
     assert scores[2] == 0.9 and scores[0] == 0.5 and scores[1] < 0.5  # left out -> below every returned one
     assert sent["api_base"] == "http://127.0.0.1:9" and sent["documents"] == ["a", "b", "c"]
@@ -147,4 +148,5 @@ def test_litellm_reranker_failure_names_model_and_endpoint(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "litellm", types.SimpleNamespace(rerank=boom))
     with pytest.raises(RerankerError, match=r"cohere/rerank.*127\.0\.0\.1:9.*refused"):
-        LiteLLMReranker("cohere/rerank-english-v3.0", api_base="http://127.0.0.1:9").score("q", ["a"])
+        LiteLLMReranker("cohere/rerank-english-v3.0", api_base="http://127.0.0.1:9",
+                        api_key="sk-own-123456").score("q", ["a"])

@@ -7,18 +7,17 @@ Model strings are litellm's (`openai/...`, `anthropic/...`, `gemini/...`, `azure
 `ollama/...`, `hosted_vllm/...`); `api_base` points any of them at an OpenAI-compatible server.
 
 The API key is held in memory only. It is never part of the cache key, never logged, and it is
-scrubbed from every error message, because provider errors sometimes echo the request back.
+scrubbed from every error message and every reply, because providers sometimes echo the request
+back. Every request goes through `engine.llm.litellm_call.call_litellm`, which refuses endpoints
+the `EndpointPolicy` does not trust with the server's environment keys.
 litellm is imported on the first call: importing it takes seconds and most commands never need it.
 """
 from __future__ import annotations
 
 import json
 import logging
-import os
 import random
-import re
 import sqlite3
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -26,46 +25,14 @@ from typing import Any
 
 from engine.llm.base import Completion, LLMError
 from engine.llm.cache import CachedResponse, ResponseCache, cache_key
+from engine.llm.litellm_call import (EndpointPolicy, call_litellm, env_secrets, import_litellm,  # noqa: F401
+                                      scrub)
 
 log = logging.getLogger(__name__)
-_litellm = None
-_import_lock = threading.Lock()
 
-
-def import_litellm():
-    """Import litellm once, with the offline price table and without its console chatter."""
-    global _litellm
-    with _import_lock:
-        if _litellm is None:
-            # the bundled price table: no network fetch at import time, reproducible costs
-            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-            import litellm
-
-            litellm.suppress_debug_info = True
-            litellm.telemetry = False
-            _litellm = litellm
-    return _litellm
-
-
-# Long random-looking tokens that look like credentials, scrubbed even when we were not told them.
-_SECRET_PATTERNS = [re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
-                    re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{6,}")]
-
-
-def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """Remove the given secrets and anything shaped like an API key from `text`."""
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "***")
-    for pat in _SECRET_PATTERNS:
-        text = pat.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
-    return text
-
-
-def _env_secrets() -> tuple[str, ...]:
-    # Keys litellm reads from the environment itself; scrub those too in case a provider echoes them.
-    return tuple(v for k, v in os.environ.items()
-                 if (k.endswith("_API_KEY") or k.endswith("_TOKEN") or k.endswith("_SECRET")) and len(v) >= 8)
+# kept importable from here: tests and the other litellm users import them by these names
+__all__ = ["LiteLLMClient", "import_litellm", "scrub", "list_ollama_models", "provider_of"]
+_env_secrets = env_secrets
 
 
 def provider_of(model: str) -> str:
@@ -84,7 +51,7 @@ class LiteLLMClient:
     def __init__(self, model: str, *, api_base: str = "", api_key: str | None = None,
                  cache: ResponseCache | Path | str | None = None, timeout: float = 60.0,
                  max_attempts: int = 4, backoff: float = 1.0, max_backoff: float = 20.0,
-                 extra_params: dict[str, Any] | None = None):
+                 extra_params: dict[str, Any] | None = None, policy: EndpointPolicy | None = None):
         if not model.strip():
             raise ValueError("a model string is required (e.g. openai/gpt-4o-mini)")
         self.model = model.strip()
@@ -105,6 +72,7 @@ class LiteLLMClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.extra_params = dict(extra_params or {})
+        self.policy = policy  # None: the process's policy at call time (strict unless the CLI runs)
 
     def __repr__(self) -> str:  # never show the key
         return f"LiteLLMClient(model={self.model!r}, api_base={self.api_base!r})"
@@ -151,6 +119,7 @@ class LiteLLMClient:
                 self._sleep(attempt, retry_after)
                 continue
             text, finish, p, c = _unpack(resp)
+            text = self._scrub_reply(text)
             # every answered request is billed, including an empty one we retry
             prompt_tokens += p
             completion_tokens += c
@@ -172,8 +141,16 @@ class LiteLLMClient:
                           cached=False, attempts=attempt)
 
     # -- internals ---------------------------------------------------------------------------
+    def _scrub_reply(self, text: str) -> str:
+        # a provider (or a hostile endpoint) echoing the Authorization header must not put the key
+        # into an answer, a trace or the cache
+        # (only the known keys: a reply may legitimately mention an `sk-...`-shaped string)
+        for secret in (self._api_key or "",) + env_secrets():
+            if len(secret) >= 4 and secret in text:
+                text = text.replace(secret, "***")
+        return text
+
     def _call(self, messages, temperature, max_tokens, json_mode):
-        litellm = import_litellm()
         kw: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature,
                               "timeout": self.timeout, "num_retries": 0, "max_retries": 0,
                               "drop_params": True}  # a provider without e.g. response_format still answers
@@ -186,7 +163,7 @@ class LiteLLMClient:
         if self._api_key:
             kw["api_key"] = self._api_key
         kw.update(self.extra_params)
-        return litellm.completion(**kw)
+        return call_litellm("completion", self.policy, **kw)
 
     def _sleep(self, attempt: int, retry_after: float | None = None) -> None:
         delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
@@ -209,17 +186,22 @@ class LiteLLMClient:
         return float(value) if value is not None else None
 
     def _classify(self, exc: Exception, attempt: int) -> LLMError:
+        if isinstance(exc, LLMError):  # refused by the endpoint policy before anything was sent
+            return LLMError(scrub(str(exc), (self._api_key or "",) + env_secrets()), kind=exc.kind,
+                            retryable=exc.retryable)
         litellm = import_litellm()
         ex = litellm.exceptions
         provider = provider_of(self.model)
         where = (f"{provider} model {self.model!r}" if "/" in self.model
                  else f"model {self.model!r} (no provider prefix)") + (f" at {self.api_base}" if self.api_base else "")
         detail = " ".join(f"{type(exc).__name__}: {str(exc)[:400]}".split())  # one line for logs and the CLI
-        detail = scrub(detail, (self._api_key or "",) + _env_secrets())
+        detail = scrub(detail, (self._api_key or "",) + env_secrets())
         low = str(exc).lower()
         tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
 
-        if isinstance(exc, (ex.AuthenticationError, ex.PermissionDeniedError)):
+        # litellm reports a missing key as the provider's 500 ("Missing credentials"): it is fatal
+        if isinstance(exc, (ex.AuthenticationError, ex.PermissionDeniedError)) or "missing credentials" in low or (
+                "api_key" in low and ("must be set" in low or "pass an" in low)):
             return LLMError(f"{where}: authentication failed. Check the API key (entered, or the provider's "
                             f"environment variable such as {provider.upper()}_API_KEY). [{detail}]", kind="auth")
         if "llm provider not provided" in low or isinstance(exc, ex.NotFoundError) or (
