@@ -9,13 +9,14 @@ Two kinds of state, kept apart on purpose:
   opened corpus. They are keyed by the workspace path, so a test that points
   TRIPLET_LENS_WORKSPACE at a temp folder never sees another test's corpus.
 
-The API key typed on the Settings page lives in `st.session_state["api_key"]` only: it is handed
-to `make_reasoner` for the duration of a run and is never written to disk or put in a trace.
+The visitor's configuration (model, endpoint, key, method settings) lives in one
+`engine.session.Session` at `st.session_state["session"]`: the engine enforces the demo lock, the
+endpoint trust boundary and the budget there, so a page or a forged widget value cannot skip
+them. The key typed on the Settings page stays inside that object, in memory only.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +35,7 @@ METHOD_LABELS = {"t2rag": "T2RAG", "kg2rag": "KG2RAG", "semantic": "Semantic RAG
 # key -> default; factories for mutable defaults so sessions never share one dict
 _DEFAULTS: dict[str, Any] = {
     "corpus": None,          # name of the selected corpus
-    "model": None,           # litellm model string; "" = offline reasoner (filled from AppSettings)
-    "api_base": None,
-    "api_key": "",           # session only, never persisted
-    "method_settings": dict,  # method name -> its settings dataclass instance
+    "session": None,         # engine.session.Session: model, endpoint, key, method settings, budget
     "ask_result": None,      # components.runs.Run of the last T2RAG run (or a reopened trace)
     "ask_round": 0,
     "kg_result": None,       # components.runs.Run of the last KG2RAG run
@@ -63,11 +61,10 @@ def init_state() -> None:
     for key, default in _DEFAULTS.items():
         if key not in ss:
             ss[key] = default() if callable(default) else default
-    s: AppSettings = ss["settings"]
-    if ss["model"] is None:
-        ss["model"] = s.model
-    if ss["api_base"] is None:
-        ss["api_base"] = s.api_base
+    if ss["session"] is None:
+        from engine.session import Session
+
+        ss["session"] = Session(ss["settings"])
     if ss["corpus"] is None:
         names = corpus_names()
         # a link may name the corpus (`?corpus=name`): shareable demo links open on it
@@ -166,48 +163,34 @@ def reset_steppers(prefix: str) -> None:
 
 # --- reasoner and method settings ---------------------------------------------------------------
 
+def session():
+    """The visitor's engine session (configuration, key, budget)."""
+    return st.session_state["session"]
+
+
 def model_label() -> str:
-    return st.session_state.get("model") or "offline-rules"
+    return session().config.model or "offline-rules"
 
 
 def make_reasoner(corpus=None):
-    """A reasoner for one run, from the session's model, endpoint and key.
+    """A reasoner for one run, from the session's model, endpoint and key (strict endpoint policy).
 
     The offline reasoner matches by embeddings, so it gets the corpus's embedder.
     """
-    from engine.llm import make_reasoner as _make
-
-    ss = st.session_state
-    cache = Path(settings().workspace) / "llm_cache.sqlite"
-    kwargs: dict[str, Any] = {"api_base": ss.get("api_base") or "", "cache_path": cache}
-    if ss.get("api_key"):
-        kwargs["api_key"] = ss["api_key"]
-    if corpus is not None:
-        kwargs["embedder"] = corpus.embedder
-    return _make(ss.get("model") or "", **kwargs)
+    return session().make_reasoner(getattr(corpus, "embedder", None))
 
 
 def method_settings(name: str):
     """The session's settings for a method (the paper's defaults until the user changes them)."""
-    from engine.methods import method_class
-
-    store = st.session_state["method_settings"]
-    if name not in store:
-        cls = getattr(method_class(name), "settings_cls", None)
-        store[name] = cls() if cls is not None else None
-    return store[name]
+    return session().method_settings(name)
 
 
 def set_method_settings(name: str, values: dict[str, Any]) -> None:
-    current = method_settings(name)
-    if current is None or not is_dataclass(current):
-        return
-    allowed = {f.name for f in fields(current)}
-    st.session_state["method_settings"][name] = replace(current, **{k: v for k, v in values.items() if k in allowed})
+    session().set_method_settings(name, values)  # ConfigLocked in demo mode
 
 
 def reset_method_settings(name: str) -> None:
-    st.session_state["method_settings"].pop(name, None)
+    session().reset_method_settings(name)
 
 
 def flash(kind: str, text: str) -> None:

@@ -138,3 +138,32 @@ class Budget:
                            "tokens = tokens + excluded.tokens, dollars = dollars + excluded.dollars",
                            (scope, key, int(questions), int(tokens), float(dollars or 0.0)))
             db.execute("COMMIT")  # a failure above closes the connection, which rolls back
+
+
+class BudgetedLLM:
+    """An `LLM` that stops at the operator's token and dollar caps and records what it used.
+
+    Checked before each provider request (a cache hit is free and always allowed); the refusal
+    is a fatal `LLMError(kind="budget")`, so a method stops instead of retrying.
+    """
+
+    def __init__(self, llm, budget: Budget, session_id: str):
+        self.llm = llm
+        self.model = llm.model
+        self.budget = budget
+        self.session_id = session_id
+
+    def __repr__(self) -> str:
+        return f"BudgetedLLM({self.llm!r})"
+
+    def complete(self, messages, *, temperature: float = 0.0, max_tokens: int | None = None, json_mode: bool = False):
+        from engine.llm.base import LLMError
+
+        try:
+            self.budget.check(self.session_id, questions=0)
+        except BudgetExceeded as exc:
+            raise LLMError(str(exc), kind="budget") from None
+        c = self.llm.complete(messages, temperature=temperature, max_tokens=max_tokens, json_mode=json_mode)
+        if not c.cached:
+            self.budget.record(self.session_id, tokens=c.prompt_tokens + c.completion_tokens, dollars=c.cost)
+        return c
