@@ -5,6 +5,10 @@ template because that template pulls Bootstrap from a CDN (the app must work off
 request is a console error) and, when a title mentions `href`, writes titles with innerHTML.
 vis-network's own JS and CSS are inlined from the pyvis package. The data goes in as JSON with
 `<`, `>` and `&` escaped, so no entity name can close the script element.
+
+Defence in depth, should an escape ever slip: the page carries a Content-Security-Policy that
+admits only its own two scripts (by hash), and the app shows it inside an iframe sandboxed with
+`allow-scripts` only (see `components.safe.sandboxed_page`), on an opaque origin.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.safe import esc, json_for_script
+from components.safe import csp_for, esc, json_for_script, sandboxed_page
 
 #: Most nodes a corpus-level graph shows; beyond that vis-network becomes unreadable and slow.
 DEFAULT_NODE_CAP = 150
@@ -66,6 +70,21 @@ def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool) -> tup
     return data[0], data[1]
 
 
+_DRAW_JS = """
+(function() {
+  var d = JSON.parse(document.getElementById("graph-data").textContent);
+  var net = new vis.Network(document.getElementById("g"),
+      {nodes: new vis.DataSet(d.nodes), edges: new vis.DataSet(d.edges)}, d.options);
+  net.once("stabilizationIterationsDone", function() { net.setOptions({physics: false}); });
+})();
+"""
+
+
+def graph_scripts() -> tuple[str, str]:
+    """The page's inline scripts, exactly as written into it (their hashes go into the CSP)."""
+    return _vis_assets()[0], _DRAW_JS
+
+
 def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
                physics: bool = True) -> str:
     """A self-contained HTML page drawing the graph (no network requests)."""
@@ -81,18 +100,12 @@ def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, dir
     }
     payload = json_for_script({"nodes": vnodes, "edges": vedges, "options": options})
     return f"""<!doctype html><html><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{csp_for(graph_scripts())}">
 <style>{css}
 html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-sizing:border-box;width:100%;height:{int(height)}px;border:1px solid #ddd}}</style>
 <script>{js}</script></head><body><div id="g"></div>
 <script type="application/json" id="graph-data">{payload}</script>
-<script>
-(function() {{
-  var d = JSON.parse(document.getElementById("graph-data").textContent);
-  var net = new vis.Network(document.getElementById("g"),
-      {{nodes: new vis.DataSet(d.nodes), edges: new vis.DataSet(d.edges)}}, d.options);
-  net.once("stabilizationIterationsDone", function() {{ net.setOptions({{physics: false}}); }});
-}})();
-</script></body></html>"""
+<script>{_DRAW_JS}</script></body></html>"""
 
 
 def show_graph(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
@@ -100,7 +113,8 @@ def show_graph(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, dir
     if not nodes:
         st.info("Nothing to draw.")
         return
-    st.iframe(graph_html(nodes, edges, height=height, directed=directed), height=height + 12)
+    page = graph_html(nodes, edges, height=height, directed=directed)
+    st.iframe(sandboxed_page(page, graph_scripts(), height + 4), height=height + 12)
     if caption:
         st.caption(caption)
 

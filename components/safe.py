@@ -6,7 +6,9 @@ and adds its own markup after, so the only tags on the page are the ones this mo
 """
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import html
 import json
 import logging
@@ -29,6 +31,41 @@ def json_for_script(data: object) -> str:
     text = json.dumps(data, ensure_ascii=False, allow_nan=False)
     return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def script_hash(script: str) -> str:
+    """The CSP source for one inline script: `'sha256-<base64>'` of its exact text."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def csp_for(scripts: Iterable[str]) -> str:
+    """A Content-Security-Policy allowing exactly these inline scripts and nothing from the network.
+
+    Anything else that turns into a script (an injected `<script>`, an `onerror=` attribute) has no
+    matching hash and does not run.
+    """
+    # written into a double-quoted attribute as is: base64, quotes and semicolons only, no `"` or `<`
+    hashes = " ".join(script_hash(s) for s in scripts) or "'none'"
+    return (f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; img-src data:; "
+            "font-src data:; base-uri 'none'; form-action 'none'")
+
+
+def sandboxed_page(inner_html: str, scripts: Iterable[str], height: int) -> str:
+    """A wrapper page holding `inner_html` in an iframe sandboxed with `allow-scripts` only.
+
+    Streamlit draws `st.iframe` content on the app's own origin (its sandbox has allow-scripts and
+    allow-same-origin, which Chromium flags as escapable). So the drawing goes one level deeper:
+    the inner frame has an opaque origin (no allow-same-origin) and cannot touch the app, its
+    cookies or its storage. The wrapper itself runs no script at all, and its CSP, which the
+    `srcdoc` frame inherits, admits only the inner page's own scripts by hash.
+    """
+    policy = csp_for(list(scripts))
+    return (f'<!doctype html><html><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+            f"<style>html,body{{margin:0;padding:0;overflow:hidden}}"
+            f"iframe{{border:0;width:100%;height:{int(height)}px;display:block}}</style></head>"
+            f'<body><iframe sandbox="allow-scripts" referrerpolicy="no-referrer" title="graph" '
+            f'srcdoc="{esc(inner_html)}"></iframe></body></html>')
 
 
 def _spans(text: str, needles: Iterable[str]) -> list[tuple[int, int]]:

@@ -13,16 +13,20 @@ from tests._app_helpers import XSS, Browser, StreamlitServer, build_small_corpus
 
 pytestmark = pytest.mark.timeout(900)
 
-# Probes for the payload as a live element, in the page and in every same-origin iframe (the graphs).
-_FIND_PAYLOAD = """(() => {
-  const docs = [document];
+# Probes for the payload as a live element, in the page and in every same-origin iframe; a graph
+# is drawn one level deeper, in a sandboxed frame of opaque origin that the app cannot open, so its
+# srcdoc is parsed (DOMParser runs no script) and searched the same way.
+_DOCS = """const docs = [document];
   for (const f of document.querySelectorAll('iframe')) { try { if (f.contentDocument) docs.push(f.contentDocument); } catch (e) {} }
+  for (const d of [...docs]) for (const f of d.querySelectorAll('iframe[srcdoc]'))
+    docs.push(new DOMParser().parseFromString(f.getAttribute('srcdoc'), 'text/html'));"""
+_FIND_PAYLOAD = """(() => { %s
   let n = 0; for (const d of docs) n += d.querySelectorAll('img[src="x"], img[onerror]').length;
   return n;
-})()"""
-_GRAPH_DATA = """(() => [...document.querySelectorAll('iframe')].map(f => {
-  try { const d = f.contentDocument && f.contentDocument.getElementById('graph-data');
-        return d ? d.textContent : ''; } catch (e) { return ''; } }).join('\\n'))()"""
+})()""" % _DOCS
+_GRAPH_DATA = """(() => { %s
+  return docs.map(d => { const g = d.getElementById('graph-data'); return g ? g.textContent : ''; }).join('\\n');
+})()""" % _DOCS
 
 
 @pytest.fixture(scope="module")
