@@ -45,7 +45,20 @@ _LIST = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _IMAGE = re.compile(r"!\[([^\[\]\n]*)\]\([^()\n]*\)")
 _LINK = re.compile(r"\[([^\[\]\n]+)\]\([^()\n]*\)")
 _REF_LINK = re.compile(r"\[([^\[\]\n]+)\]\[[^\[\]\n]*\]")
-_HTML_TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,200}>")
+# A tag: name, then attributes where a quoted value may hold `>`; bounded so a line full of `<a`
+# without a closing `>` is still scanned in linear time.
+_HTML_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:[^<>\"'\n]|\"[^\"\n]*\"|'[^'\n]*'){0,400})>")
+#: HTML elements: their tags are markup and go; the text between them stays. Anything else in
+#: angle brackets (`<Zorblat Museum>`, `<https://example.org>`) is prose and keeps its words.
+_HTML_ELEMENTS = frozenset(
+    "a abbr address article aside b bdi bdo big blockquote body br caption center cite code col colgroup dd del "
+    "details dfn div dl dt em figcaption figure font footer h1 h2 h3 h4 h5 h6 header hr html i img ins kbd label "
+    "li main mark nav ol p picture pre q rp rt ruby s samp section small source span strike strong sub summary "
+    "sup table tbody td tfoot th thead time tr tt u ul var video audio wbr".split())
+#: Elements whose content is never prose: dropped with their content (never executed, never kept).
+_DROP_BLOCKS = ("script", "style", "noscript", "template", "iframe", "object", "svg", "textarea")
+_HIDDEN_OPEN = re.compile(r"<!--|<(" + "|".join(_DROP_BLOCKS) + r")(?![A-Za-z0-9-])", re.I)
+_BREAKS = frozenset("br p div li tr td th hr h1 h2 h3 h4 h5 h6 dt dd".split())
 _CODE = re.compile(r"`+([^`\n]*)`+")
 _EMPHASIS = (
     re.compile(r"(\*{1,3})(?=\S)([^*\n]+)(?<=\S)\1"),
@@ -62,7 +75,7 @@ def _inline(line: str) -> str:
         for pat in (_IMAGE, _LINK, _REF_LINK):
             line = pat.sub(r"\1", line)
     if "<" in line:
-        line = _HTML_TAG.sub("", line)
+        line = _HTML_TAG.sub(_tag_text, line)
     if "`" in line:
         line = _CODE.sub(r"\1", line)
     for marker, pat in zip("*_~", _EMPHASIS):
@@ -73,6 +86,44 @@ def _inline(line: str) -> str:
         if s.startswith("|") or s.endswith("|"):  # a table row reads as one line
             line = " | ".join(cell.strip() for cell in s.strip("|").split("|"))
     return line
+
+
+def _tag_text(m: re.Match) -> str:
+    name = m.group(2).lower()
+    if name in _HTML_ELEMENTS:
+        return " " if name in _BREAKS else ""  # `Ada<br>Vel` reads "Ada Vel", not "AdaVel"
+    if m.group(1):
+        return ""  # a closing tag of no HTML element (`</Zorblat>`) holds no words
+    return m.group(0)[1:-1]  # not HTML: angle brackets around words; keep the words
+
+
+def _drop_hidden_html(md: str) -> str:
+    """Remove HTML comments and script/style-like elements with their content, in one pass.
+
+    The opening is found by a regex without backtracking and the end by `find`, so a file full
+    of `<` or of unclosed `<script` is still read in linear time. An unclosed comment or script
+    hides the rest of the file, as it would in a browser.
+    """
+    if "<" not in md:
+        return md
+    low = md.lower()
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = _HIDDEN_OPEN.search(md, pos)
+        if m is None:
+            break
+        out.append(md[pos:m.start()])
+        out.append(" ")
+        if m.group(0) == "<!--":
+            j = low.find("-->", m.end())
+            pos = len(md) if j < 0 else j + 3
+            continue
+        j = low.find("</" + m.group(1).lower(), m.end())
+        k = -1 if j < 0 else low.find(">", j)
+        pos = len(md) if k < 0 else k + 1
+    out.append(md[pos:])
+    return "".join(out)
 
 
 def _is_rule(s: str) -> bool:
@@ -95,7 +146,7 @@ def strip_markdown(md: str) -> tuple[str, str]:
     Line by line, so no pattern can scan across the whole file. Headings end in a period so
     the sentence splitter does not glue them to the next line; code is kept as plain text.
     """
-    md = _FRONT_MATTER.sub("", md.replace("\r\n", "\n"), count=1)
+    md = _drop_hidden_html(_FRONT_MATTER.sub("", md.replace("\r\n", "\n"), count=1))
     out: list[str] = []
     title = ""
     prev_text = False  # the previous line is plain text (a setext underline makes it a heading)
