@@ -57,7 +57,11 @@ def init_state() -> None:
     """Set every session key this app uses, once per session. Called first by app.py."""
     ss = st.session_state
     if "settings" not in ss:
-        ss["settings"] = AppSettings.from_env()
+        try:
+            ss["settings"] = AppSettings.from_env()
+        except ValueError as exc:  # an operator variable that does not parse: say which, run nothing
+            st.error(f"The server's configuration is invalid: {exc}")
+            st.stop()
     for key, default in _DEFAULTS.items():
         if key not in ss:
             ss[key] = default() if callable(default) else default

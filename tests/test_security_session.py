@@ -194,3 +194,12 @@ def test_apply_model_reports_an_unreachable_server_and_a_missing_key(tmp_path, m
     status = s.apply_model(MODEL, "", "")
     assert not status.ok and status.kind == "auth" and "no API key" in status.message and "OPENAI_API_KEY" in status.message
     assert s.apply_model("", "").kind == "offline"
+
+
+def test_a_malformed_cap_stops_the_app_with_a_message_naming_the_variable(small_ws, monkeypatch):
+    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(small_ws))
+    monkeypatch.setenv("TRIPLET_LENS_CAP_SESSION", "questions=three")
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    assert not at.exception
+    assert any("TRIPLET_LENS_CAP_SESSION" in e.value and "three" in e.value for e in at.error)
