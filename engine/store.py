@@ -3,9 +3,10 @@
 A corpus folder holds `corpus.sqlite` (documents, chunks with their vectors, triplets with every
 source chunk, extraction status per chunk, questions, settings) and two FAISS index files
 (`chunks.index`, `propositions.index`). SQLite is the source of truth, vectors included; the index
-files are derived and carry the database generation they were built from. Opening a corpus loads
-the files; when a file is missing, broken or stale (a crash between commit and save) it is rebuilt
-from the stored vectors, so a reopen never re-embeds and never calls an LLM.
+files are derived and carry a stamp of the database state they were built from (the corpus's random
+token and a random generation drawn at every write, so a database copied back or rolled back never
+matches an index built later). Opening a corpus loads the files; when a file is missing, broken or
+stale it is rebuilt from the stored vectors, so a reopen never re-embeds and never calls an LLM.
 
 Writers take an exclusive lock file, so two processes extracting into or adding to one corpus are
 serialized (or told, after a wait, that the corpus is busy).
@@ -16,6 +17,7 @@ import fcntl
 import json
 import os
 import re
+import secrets
 import shutil
 import sqlite3
 import threading
@@ -108,6 +110,16 @@ def validate_name(name: str) -> str:
     return name
 
 
+def set_aside_non_file(path: Path) -> Path | None:
+    """Move whatever non-file stands at `path` (a directory, say) to `<path>.damaged-<time>` so an
+    index can be written there again; the user's thing is kept, never deleted."""
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+        os.replace(path, aside)
+        return aside
+    return None
+
+
 def embedding_text(chunk: Chunk) -> str:
     """What a chunk's vector encodes: its text, headed by its title unless the text already starts
     with it (a paragraph saying "He was born in..." is only findable through its title)."""
@@ -122,12 +134,17 @@ def _vec_blob(v: np.ndarray) -> bytes:
 
 class Workspace:
     """A folder of corpora. `embedder`, when given, serves every corpus whose spec it matches
-    (tests and the app pass the one already loaded instead of loading it again)."""
+    (tests and the app pass the one already loaded instead of loading it again).
 
-    def __init__(self, root: Path | str, embedder=None):
+    Destructive changes keep a way back: `drop` moves the corpus into `.snapshots/<name>/` and a
+    document delete snapshots the corpus first; the newest `keep_snapshots` automatic snapshots of
+    each corpus are kept (engine.backup restores them)."""
+
+    def __init__(self, root: Path | str, embedder=None, keep_snapshots: int = 3):
         self.root = Path(root).expanduser().resolve()
         self.root.mkdir(parents=True, exist_ok=True)
         self._embedder = embedder
+        self.keep_snapshots = keep_snapshots
 
     def path_of(self, name: str) -> Path:
         path = (self.root / validate_name(name)).resolve()
@@ -153,19 +170,33 @@ class Workspace:
         if (path / "corpus.sqlite").exists():
             raise CorpusError(f"corpus {name!r} already exists in {self.root}")
         path.mkdir(parents=True, exist_ok=True)
-        return Corpus(path, create_with=settings, embedder=self._embedder)
+        return self._wire(Corpus(path, create_with=settings, embedder=self._embedder))
 
     def open(self, name: str) -> "Corpus":
         path = self.path_of(name)
         if not (path / "corpus.sqlite").is_file():
             known = ", ".join(self.list()) or "none yet"
             raise CorpusError(f"no corpus named {name!r} in {self.root} (corpora: {known})")
-        return Corpus(path, embedder=self._embedder)
+        return self._wire(Corpus(path, embedder=self._embedder))
+
+    def _wire(self, corpus: "Corpus") -> "Corpus":
+        if self.keep_snapshots > 0:
+            from engine.backup import snapshot_before
+
+            corpus.before_destructive = lambda c, reason: snapshot_before(self, c, reason)
+        return corpus
 
     def drop(self, name: str) -> None:
+        """Remove a corpus from the workspace. With snapshots kept (the default) the folder moves
+        into `.snapshots/<name>/` whole (`corpus undo-drop NAME` brings it back); else it is deleted."""
         path = self.path_of(name)
         if not path.exists():
             raise CorpusError(f"no corpus named {name!r} in {self.root}")
+        if self.keep_snapshots > 0:
+            from engine.backup import keep_dropped
+
+            keep_dropped(self, name)
+            return
         # rename first so a crash mid-delete never leaves a half corpus that still opens
         trash = path.with_name(f".{path.name}.dropped.{os.getpid()}")
         os.replace(path, trash)
@@ -193,12 +224,23 @@ class Corpus:
             with self._write():
                 self._set_meta("schema_version", SCHEMA_VERSION)
                 self._set_meta("settings", serde.to_dict(create_with))
-                self._set_meta("chunk_gen", 0)
-                self._set_meta("prop_gen", 0)
+                self._set_meta("corpus_token", secrets.token_hex(8))
+                self._bump("chunk_gen")
+                self._bump("prop_gen")
         version = self._get_meta("schema_version")
         if version != SCHEMA_VERSION:
             raise CorpusError(f"corpus {self.name!r} has schema version {version!r}; this build reads {SCHEMA_VERSION}")
         self.settings: CorpusSettings = serde.from_dict(CorpusSettings, self._get_meta("settings"))
+        self.token: str = self._get_meta("corpus_token") or ""
+        if not self.token:  # a corpus from before tokens: give it one (index files are then rebuilt once)
+            try:
+                with self._write(timeout=2.0):
+                    self.token = self._get_meta("corpus_token") or secrets.token_hex(8)
+                    self._set_meta("corpus_token", self.token)
+            except (CorpusBusyError, sqlite3.OperationalError):
+                self.token = "legacy"
+        #: called with (corpus, reason) before a destructive change (the workspace snapshots it)
+        self.before_destructive = None
         self._given_embedder = embedder
         self._embedder = None
         self._indexes: dict[str, tuple[FaissVectorStore, int]] = {}
@@ -219,8 +261,16 @@ class Corpus:
     def _set_meta(self, key: str, value) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, json.dumps(value)))
 
-    def _bump(self, key: str) -> None:
-        self._set_meta(key, int(self._get_meta(key) or 0) + 1)
+    def _bump(self, key: str) -> int:
+        """Draw a new random generation for `key` (not a counter: a database rolled back to an older
+        state and written again must not reach a generation an index file was already built for)."""
+        gen = secrets.randbits(62)
+        self._set_meta(key, gen)
+        return gen
+
+    def index_stamp(self, which: str, gen: int) -> str:
+        """What an index file built from this database state carries in its header."""
+        return f"{self.token}/{which}/{gen}"
 
     @contextmanager
     def _write(self, timeout: float = 30.0) -> Iterator[None]:
@@ -301,12 +351,13 @@ class Corpus:
             file = self.path / f"{which}.index"
             dim = self.embedder.dim
             try:
-                store, file_gen = FaissVectorStore.load(file, dim, self.settings.index_kind)
-                if file_gen != gen:
+                store, stamp = FaissVectorStore.load(file, dim, self.settings.index_kind)
+                if stamp != self.index_stamp(which, gen):
                     raise IndexFileError("stale")
             except IndexFileError:
                 store = self._rebuild_index(which, dim)
-                store.save(file, gen)
+                set_aside_non_file(file)
+                store.save(file, self.index_stamp(which, gen))
             self._indexes[which] = (store, gen)
             return store
 
@@ -322,7 +373,7 @@ class Corpus:
         return store
 
     def _save_index(self, which: str, store: FaissVectorStore, gen: int) -> None:
-        store.save(self.path / f"{which}.index", gen)
+        store.save(self.path / f"{which}.index", self.index_stamp(which, gen))
         self._indexes[which] = (store, gen)
 
     def _embed_batched(self, texts: list[str], on_progress: ProgressCallback, label: str,
@@ -573,17 +624,18 @@ class Corpus:
             self._db.executemany(
                 "INSERT INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, "
                 "cost, updated_at) VALUES (?, 'pending', '', '', 0, 0, 0, NULL, ?)", [(c.chunk_id, now) for c in chunks])
+            prev_gen = int(self._get_meta("chunk_gen"))
             self._bump("chunk_gen")
-        self._sync_chunk_index_after_add()
+        self._sync_chunk_index_after_add(prev_gen)
         report.documents_added = len(new_docs)
         report.chunks_added = len(chunks)
         return report
 
-    def _sync_chunk_index_after_add(self) -> None:
+    def _sync_chunk_index_after_add(self, prev_gen: int) -> None:
         with self._lock:
             gen = int(self._get_meta("chunk_gen"))
             cached = self._indexes.get("chunks")
-            if cached and cached[1] == gen - 1 and self.settings.index_kind == "flat":
+            if cached and cached[1] == prev_gen and self.settings.index_kind == "flat":
                 # the index was current before this add: append the new rows instead of rebuilding
                 store = cached[0]
                 ids = store.ids()
@@ -659,7 +711,13 @@ class Corpus:
         return added
 
     def delete_document(self, doc_id: str) -> None:
-        """Remove a document with its chunks, their triplet links, orphaned triplets and all vectors."""
+        """Remove a document with its chunks, their triplet links, orphaned triplets and all vectors.
+        A workspace snapshots the corpus first (`corpus restore` brings it back)."""
+        with self._lock:
+            if not self._db.execute("SELECT 1 FROM documents WHERE doc_id=?", (doc_id,)).fetchone():
+                raise CorpusError(f"no document {doc_id!r} in corpus {self.name!r}")
+        if self.before_destructive is not None:
+            self.before_destructive(self, f"delete-doc {doc_id}")
         with self._write():
             if not self._db.execute("SELECT 1 FROM documents WHERE doc_id=?", (doc_id,)).fetchone():
                 raise CorpusError(f"no document {doc_id!r} in corpus {self.name!r}")
@@ -692,13 +750,19 @@ class Corpus:
                 problems.append(f"{n} chunks belong to missing documents")
             if (r := self._db.execute("PRAGMA integrity_check").fetchone()[0]) != "ok":
                 problems.append(f"sqlite integrity check: {r}")
-            for which, sql in (("chunks", "SELECT rid FROM chunks"),
-                               ("propositions", "SELECT tid FROM triplets WHERE vec IS NOT NULL")):
-                ids = set(self._index(which).ids().tolist())  # first: it may embed pending propositions
-                rows = {r[0] for r in self._db.execute(sql).fetchall()}
-                if ids != rows:
-                    problems.append(f"{which} index holds {len(ids)} vectors for {len(rows)} rows "
-                                    f"({len(ids - rows)} without a row, {len(rows - ids)} missing)")
+            for which, sql in (("chunks", "SELECT rid, vec FROM chunks"),
+                               ("propositions", "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")):
+                ids, vecs = self._index(which).vectors()  # first: it may embed pending propositions
+                rows = dict(self._db.execute(sql).fetchall())
+                if set(ids.tolist()) != set(rows):
+                    have = set(ids.tolist())
+                    problems.append(f"{which} index holds {len(have)} vectors for {len(rows)} rows "
+                                    f"({len(have - set(rows))} without a row, {len(set(rows) - have)} missing)")
+                    continue
+                differ = sum(1 for i, v in zip(ids.tolist(), vecs)
+                             if not np.allclose(v, np.frombuffer(rows[i], np.float32), atol=1e-5))
+                if differ:
+                    problems.append(f"{which} index: {differ} vectors differ from the database's")
         return problems
 
     def info(self) -> dict:

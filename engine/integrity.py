@@ -1,0 +1,269 @@
+"""`corpus check` and `corpus check --repair` on the files themselves.
+
+`inspect` never stops at the first unreadable part: it opens the database and each index file on
+its own and names every damage it finds. `repair` rebuilds what is derived (the index files, from
+the vectors stored in SQLite) and, when SQLite itself is damaged, salvages every row SQLite can
+still read into a new corpus and reports what was lost; the damaged original is never overwritten.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engine.store import _SCHEMA, Corpus, CorpusError, Workspace, set_aside_non_file
+from engine.vectors import FaissVectorStore, IndexFileError
+
+INDEXES = {"chunks": ("chunks.index", "chunk_gen", "SELECT rid, vec FROM chunks"),
+           "propositions": ("propositions.index", "prop_gen", "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")}
+#: tables in the order a salvage copies them (parents before children)
+TABLES = ("meta", "documents", "chunks", "triplets", "triplet_sources", "extraction", "questions")
+
+
+@dataclass(frozen=True)
+class Finding:
+    part: str
+    """`corpus.sqlite`, `chunks.index`, `propositions.index`"""
+    message: str
+    derived: bool
+    """True when rebuilding from the database repairs it (an index file); False for the database."""
+
+    def __str__(self) -> str:
+        return f"{self.part}: {self.message}"
+
+
+@dataclass
+class RepairReport:
+    actions: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    recovered_into: str = ""
+    remaining: list[Finding] = field(default_factory=list)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path / "corpus.sqlite", timeout=30.0)
+
+
+def inspect_database(path: Path) -> tuple[list[Finding], sqlite3.Connection | None]:
+    """Findings about `corpus.sqlite`, and an open connection when it is healthy enough to read."""
+    db = path / "corpus.sqlite"
+    part = "corpus.sqlite"
+    if not db.is_file():
+        return [Finding(part, "missing (or not a file)", False)], None
+    try:
+        con = _connect(path)
+        result = [r[0] for r in con.execute("PRAGMA integrity_check").fetchall()]
+    except sqlite3.DatabaseError as exc:
+        return [Finding(part, f"unreadable: {exc}", False)], None
+    findings = []
+    if result != ["ok"]:
+        first = "; ".join(result[:3]) + (f" (+{len(result) - 3} more)" if len(result) > 3 else "")
+        findings.append(Finding(part, f"damaged: {first}", False))
+    try:
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        for key in ("schema_version", "settings", "chunk_gen", "prop_gen"):
+            if key not in meta:
+                findings.append(Finding(part, f"meta has no {key!r}", False))
+        q = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
+        for n_sql, what in (
+                ("SELECT COUNT(*) FROM triplet_sources WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)",
+                 "triplet source links point at missing chunks"),
+                ("SELECT COUNT(*) FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)",
+                 "triplets have no source chunk"),
+                ("SELECT COUNT(*) FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)",
+                 "chunks belong to missing documents")):
+            if (n := q(n_sql)):
+                findings.append(Finding(part, f"{n} {what}", False))
+    except sqlite3.DatabaseError as exc:
+        findings.append(Finding(part, f"cannot read its tables: {exc}", False))
+    if any(not f.derived for f in findings):
+        con.close()
+        return findings, None
+    return findings, con
+
+
+def _expected_stamp(con: sqlite3.Connection, which: str) -> str:
+    meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+    token = json.loads(meta["corpus_token"]) if "corpus_token" in meta else "legacy"
+    return f"{token}/{which}/{json.loads(meta[INDEXES[which][1]])}"
+
+
+def inspect_index(path: Path, which: str, con: sqlite3.Connection | None) -> list[Finding]:
+    fname, _, sql = INDEXES[which]
+    file = path / fname
+    if file.is_dir():
+        return [Finding(fname, "a directory stands where the index file should be", True)]
+    if not file.exists():
+        return [Finding(fname, "missing (rebuilt from the database when the corpus opens)", True)]
+    rows = dict(con.execute(sql).fetchall()) if con is not None else None
+    dim = len(next(iter(rows.values()))) // 4 if rows else None
+    try:
+        store, stamp = FaissVectorStore.load(file, dim, "flat")
+    except IndexFileError as exc:
+        return [Finding(fname, str(exc).replace(str(file), "the file"), True)]
+    if con is None:
+        return []
+    expected = _expected_stamp(con, which)
+    if stamp != expected:
+        token, _, rest = stamp.partition("/")
+        if token != expected.split("/")[0]:
+            why = "belongs to another corpus"
+        elif rest.split("/")[0] != which:
+            why = f"is the {rest.split('/')[0]} index (files swapped)"
+        else:
+            why = ("was built from another state of the database (the database was restored, copied back or lost "
+                   "its last writes)")
+        return [Finding(fname, f"stale: {why}; it is rebuilt from the database, never searched", True)]
+    ids, vecs = store.vectors()
+    have = set(ids.tolist())
+    if have != set(rows):
+        return [Finding(fname, f"holds {len(have)} vectors for {len(rows)} rows", True)]
+    differ = sum(1 for i, v in zip(ids.tolist(), vecs)
+                 if not np.allclose(v, np.frombuffer(rows[i], np.float32), atol=1e-5))
+    return [Finding(fname, f"{differ} vectors differ from the database's", True)] if differ else []
+
+
+def inspect(path: Path | str) -> list[Finding]:
+    """Every damage of the corpus folder at `path` (empty list = healthy)."""
+    path = Path(path)
+    findings, con = inspect_database(path)
+    try:
+        for which in INDEXES:
+            findings += inspect_index(path, which, con)
+    finally:
+        if con is not None:
+            con.close()
+    return findings
+
+
+# --- repair ---------------------------------------------------------------------------------
+
+
+def repair(ws: Workspace, name: str, into: str | None = None) -> RepairReport:
+    """Repair corpus `name`: rebuild damaged index files; salvage a damaged database into a new
+    corpus (`into`, default `<name>-recovered`)."""
+    path = ws.path_of(name)
+    report = RepairReport()
+    findings = inspect(path)
+    if any(not f.derived for f in findings):
+        return _salvage(ws, name, into or f"{name}-recovered", findings, report)
+    for f in findings:
+        file = path / f.part
+        aside = set_aside_non_file(file)
+        if aside is not None:
+            report.actions.append(f"moved the directory standing at {f.part} to {aside.name}")
+        elif file.exists():
+            file.unlink()
+        report.actions.append(f"rebuilt {f.part} from the database ({f.message})")
+    if findings:
+        corpus = ws.open(name)
+        corpus.refresh_indexes()
+        corpus.close()
+    report.remaining = inspect(path)
+    return report
+
+
+def _read_rows(con: sqlite3.Connection, table: str) -> tuple[list[str], list[tuple], int]:
+    """(columns, readable rows, unreadable rowid ranges): whole table first, else by rowid ranges
+    halved around every error, so one bad page costs only the rows on it."""
+    cols = [r[1] for r in con.execute(f"PRAGMA table_info({table})").fetchall()]
+    if not cols:
+        raise sqlite3.DatabaseError(f"table {table} is gone")
+    sel = f"SELECT rowid, {', '.join(cols)} FROM {table}"
+    try:
+        return cols, con.execute(sel).fetchall(), 0
+    except sqlite3.DatabaseError:
+        pass
+    try:
+        top = con.execute(f"SELECT MAX(rowid) FROM {table}").fetchone()[0] or 0
+    except sqlite3.DatabaseError:
+        top = 1 << 20
+    rows: list[tuple] = []
+    bad = 0
+    stack = [(1, top)]
+    while stack:
+        lo, hi = stack.pop()
+        try:
+            rows.extend(con.execute(f"{sel} WHERE rowid BETWEEN ? AND ?", (lo, hi)).fetchall())
+        except sqlite3.DatabaseError:
+            if lo == hi:
+                bad += 1
+            else:
+                mid = (lo + hi) // 2
+                stack += [(mid + 1, hi), (lo, mid)]
+    return cols, sorted(rows), bad
+
+
+def _salvage(ws: Workspace, name: str, into: str, findings: list[Finding], report: RepairReport) -> RepairReport:
+    src_path = ws.path_of(name)
+    if ws.exists(into):
+        raise CorpusError(f"corpus {into!r} exists: name another target for the recovered corpus (--into)")
+    target = ws.path_of(into)
+    tmp = ws.root / f".{into}.salvage-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        src = sqlite3.connect(f"file:{src_path / 'corpus.sqlite'}?mode=ro", uri=True)
+        dst = sqlite3.connect(tmp / "corpus.sqlite", isolation_level=None)
+        dst.executescript(_SCHEMA)
+        dst.execute("BEGIN")
+        for table in TABLES:
+            try:
+                cols, rows, bad = _read_rows(src, table)
+            except sqlite3.DatabaseError as exc:
+                report.lost.append(f"{table}: nothing readable ({exc})")
+                continue
+            dst.executemany(f"INSERT OR IGNORE INTO {table}(rowid, {', '.join(cols)}) "
+                            f"VALUES ({', '.join('?' * (len(cols) + 1))})", rows)
+            report.actions.append(f"{table}: {len(rows)} rows recovered")
+            if bad:
+                report.lost.append(f"{table}: {bad} rows unreadable")
+        _drop_dangling(dst, report)
+        dst.execute("COMMIT")
+        meta = dict(dst.execute("SELECT key, value FROM meta").fetchall())
+        if "settings" not in meta or "schema_version" not in meta:
+            raise CorpusError(f"corpus {name!r}: its settings could not be read, nothing to recover into a corpus; "
+                              "restore a snapshot instead (corpus snapshots NAME)")
+        src.close()
+        dst.close()
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    corpus = ws.open(into)  # draws a fresh token: every index file is rebuilt from the recovered rows
+    corpus.refresh_indexes()
+    corpus.close()
+    report.recovered_into = into
+    report.remaining = inspect(target)
+    report.actions.append(f"the damaged original {name!r} is left as it was ({'; '.join(map(str, findings))})")
+    return report
+
+
+def _drop_dangling(dst: sqlite3.Connection, report: RepairReport) -> None:
+    """Rows whose parent was lost cannot stand in a corpus: drop them and say so."""
+    for what, sql in (
+            ("chunks whose document was lost", "DELETE FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)"),
+            ("triplet links whose chunk or triplet was lost",
+             "DELETE FROM triplet_sources WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks) "
+             "OR tid NOT IN (SELECT tid FROM triplets)"),
+            ("triplets left without a source chunk",
+             "DELETE FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)"),
+            ("extraction rows of lost chunks",
+             "DELETE FROM extraction WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")):
+        n = dst.execute(sql).rowcount
+        if n:
+            report.lost.append(f"{n} {what}")
+    missing = dst.execute("SELECT COUNT(*) FROM chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM extraction)"
+                          ).fetchone()[0]
+    if missing:  # their triplets are unknown: mark them pending so extraction can redo them
+        dst.execute("INSERT INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, "
+                    "cost, updated_at) SELECT chunk_id, 'pending', '', '', 0, 0, 0, NULL, ? FROM chunks "
+                    "WHERE chunk_id NOT IN (SELECT chunk_id FROM extraction)", (time.time(),))
+        report.lost.append(f"extraction status of {missing} chunks (marked pending)")
+    dst.execute("DELETE FROM meta WHERE key = 'corpus_token'")
