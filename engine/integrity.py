@@ -119,6 +119,9 @@ def inspect_index(path: Path, which: str, con: sqlite3.Connection | None) -> lis
         else:
             why = ("was built from another state of the database (the database was restored, copied back or lost "
                    "its last writes)")
+            ahead = set(store.ids().tolist()) - set(rows)
+            if ahead:
+                why += f"; it holds {len(ahead)} vectors of rows the database does not have (writes lost)"
         return [Finding(fname, f"stale: {why}; it is rebuilt from the database, never searched", True)]
     ids, vecs = store.vectors()
     have = set(ids.tolist())
@@ -187,8 +190,12 @@ def _read_rows(con: sqlite3.Connection, table: str) -> tuple[list[str], list[tup
     rows: list[tuple] = []
     bad = 0
     stack = [(1, top)]
+    budget = 20000  # queries: a table whose root page is gone errors on every range
     while stack:
         lo, hi = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise sqlite3.DatabaseError(f"{len(rows)} rows read before the table's structure proved unreadable")
         try:
             rows.extend(con.execute(f"{sel} WHERE rowid BETWEEN ? AND ?", (lo, hi)).fetchall())
         except sqlite3.DatabaseError:
@@ -209,22 +216,33 @@ def _salvage(ws: Workspace, name: str, into: str, findings: list[Finding], repor
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
-        src = sqlite3.connect(f"file:{src_path / 'corpus.sqlite'}?mode=ro", uri=True)
+        src = sqlite3.connect(f"file:{_readable_copy(src_path, tmp, report)}?mode=ro", uri=True)
         dst = sqlite3.connect(tmp / "corpus.sqlite", isolation_level=None)
         dst.executescript(_SCHEMA)
         dst.execute("BEGIN")
+        copy = Path(src.execute("PRAGMA database_list").fetchone()[2])
+        scanned = _scan_pages(copy)
         for table in TABLES:
             try:
                 cols, rows, bad = _read_rows(src, table)
             except sqlite3.DatabaseError as exc:
-                report.lost.append(f"{table}: nothing readable ({exc})")
-                continue
+                cols, rows, bad = _COLUMNS[table], [], 0
+                note = f"{table}: its b-tree is unreadable ({exc})"
+            else:
+                note = ""
+            have = {r[0] for r in rows}
+            extra = [r for r in scanned.get(table, []) if r[0] not in have]
+            rows = rows + extra
             dst.executemany(f"INSERT OR IGNORE INTO {table}(rowid, {', '.join(cols)}) "
                             f"VALUES ({', '.join('?' * (len(cols) + 1))})", rows)
-            report.actions.append(f"{table}: {len(rows)} rows recovered")
+            found = f" ({len(extra)} of them found by a page scan)" if extra else ""
+            report.actions.append(f"{table}: {len(rows)} rows recovered{found}")
+            if note and not rows:
+                report.lost.append(note)
             if bad:
-                report.lost.append(f"{table}: {bad} rows unreadable")
+                report.lost.append(f"{table}: {bad} rowids unreadable")
         _drop_dangling(dst, report)
+        _compare_with_indexes(src_path, dst, report)
         dst.execute("COMMIT")
         meta = dict(dst.execute("SELECT key, value FROM meta").fetchall())
         if "settings" not in meta or "schema_version" not in meta:
@@ -232,6 +250,8 @@ def _salvage(ws: Workspace, name: str, into: str, findings: list[Finding], repor
                               "restore a snapshot instead (corpus snapshots NAME)")
         src.close()
         dst.close()
+        for scratch in tmp.glob("damaged*"):
+            scratch.unlink()
         os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -243,6 +263,98 @@ def _salvage(ws: Workspace, name: str, into: str, findings: list[Finding], repor
     report.remaining = inspect(target)
     report.actions.append(f"the damaged original {name!r} is left as it was ({'; '.join(map(str, findings))})")
     return report
+
+
+_COLUMNS = {
+    "meta": ["key", "value"],
+    "documents": ["doc_id", "title", "text", "source", "kind", "sentences", "added_at"],
+    "chunks": ["rid", "chunk_id", "doc_id", "position", "title", "text", "sent_start", "sent_end", "vec"],
+    "triplets": ["tid", "subject", "predicate", "object", "vec"],
+    "triplet_sources": ["tid", "chunk_id"],
+    "extraction": ["chunk_id", "status", "model", "error", "calls", "prompt_tokens", "completion_tokens", "cost",
+                   "updated_at"],
+    "questions": ["qid", "position", "data"],
+}
+
+
+def _table_of(v: tuple) -> str | None:
+    """Which of the corpus's tables a record of this shape belongs to (None: not one of ours)."""
+    kinds = tuple("n" if x is None else "i" if isinstance(x, int) else "f" if isinstance(x, float)
+                  else "s" if isinstance(x, str) else "b" for x in v)
+    if kinds[:1] == ("n",) and len(v) == 9 and kinds[1:3] == ("s", "s") and kinds[8] == "b":
+        return "chunks"
+    if len(v) == 9 and kinds[0] == "s" and v[1] in ("pending", "done", "failed"):
+        return "extraction"
+    if len(v) == 7 and kinds[:5] == ("s",) * 5 and kinds[6] in ("f", "i"):
+        return "documents"
+    if len(v) == 5 and kinds[0] == "n" and kinds[1:4] == ("s",) * 3 and kinds[4] in ("b", "n"):
+        return "triplets"
+    return {("i", "s"): "triplet_sources", ("s", "s"): "meta", ("s", "i", "s"): "questions"}.get(kinds)
+
+
+def _scan_pages(copy: Path) -> dict[str, list[tuple]]:
+    """Rows of the corpus's tables read off the leaf pages (engine.pagescan), as `(rowid, *values)`
+    with the integer primary key filled from the rowid."""
+    from engine.pagescan import PageFile
+
+    try:
+        pages = PageFile(copy)
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, list[tuple]] = {}
+    for _, rowid, values in pages.rows():
+        table = _table_of(values)
+        if table is None:
+            continue
+        if table in ("chunks", "triplets"):
+            values = (rowid,) + values[1:]
+        out.setdefault(table, []).append((rowid,) + values)
+    return out
+
+
+def _readable_copy(src_path: Path, tmp: Path, report: RepairReport) -> Path:
+    """A copy of the damaged database that SQLite can read as far as possible (the original is
+    only read): the copy's header gets the file's true page count, and schema entries pointing past
+    the end of the file (and every index, rebuilt later) are dropped, so every table whose b-tree
+    still stands can be read by rowid ranges. Rows under a lost b-tree page are not recovered (a
+    page scan would need SQLite's `.recover`, which Debian's 3.40 shell fails to run)."""
+    copy = tmp / "damaged.sqlite"
+    shutil.copyfile(src_path / "corpus.sqlite", copy)
+    if (src_path / "corpus.sqlite-wal").is_file():
+        shutil.copyfile(src_path / "corpus.sqlite-wal", tmp / "damaged.sqlite-wal")
+    data = bytearray(copy.read_bytes())
+    if len(data) >= 100 and data[:16] == b"SQLite format 3\x00":
+        size = int.from_bytes(data[16:18], "big")
+        size = 65536 if size == 1 else size
+        if size >= 512:
+            data[28:32] = (len(data) // size).to_bytes(4, "big")
+            copy.write_bytes(bytes(data))
+    try:
+        con = sqlite3.connect(copy)
+        con.execute("PRAGMA writable_schema=ON")
+        pages = len(data) // max(int.from_bytes(data[16:18], "big"), 512) if len(data) >= 100 else 0
+        con.execute("DELETE FROM sqlite_master WHERE type='index' OR rootpage > ?", (pages,))
+        con.commit()
+        con.close()
+        report.actions.append("read the damaged database table by table, by rowid ranges")
+    except sqlite3.DatabaseError:
+        pass
+    return copy
+
+
+def _compare_with_indexes(src_path: Path, dst: sqlite3.Connection, report: RepairReport) -> None:
+    """The old index files list the row ids the database had when they were written: name the rows
+    they know that the salvage could not bring back."""
+    for which, (fname, _, sql) in INDEXES.items():
+        try:
+            store, _ = FaissVectorStore.load(src_path / fname, None, "flat")
+        except IndexFileError:
+            continue
+        known = set(store.ids().tolist())
+        got = {r[0] for r in dst.execute(sql).fetchall()}
+        if known - got:
+            report.lost.append(f"{len(known - got)} of the {len(known)} {which} the last {fname} knew "
+                               f"(ids {sorted(known - got)[:10]}{'...' if len(known - got) > 10 else ''})")
 
 
 def _drop_dangling(dst: sqlite3.Connection, report: RepairReport) -> None:
