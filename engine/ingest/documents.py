@@ -154,6 +154,7 @@ class _Visible(HTMLParser):
         self.h1_parts: list[str] = []
         self._skip: list[str] = []  # open skipped elements, so nesting inside them is ignored
         self._in_title = self._in_h1 = False
+        self._last_text = -1  # index in `parts` of the last part with visible text
 
     def handle_starttag(self, tag: str, attrs) -> None:
         if tag == "title":
@@ -188,13 +189,13 @@ class _Visible(HTMLParser):
             self.parts.append("\n\n")
 
     def _end_sentence(self) -> None:
-        """A heading is its own sentence (see strip_markdown): give it a period if it has none."""
-        for i in range(len(self.parts) - 1, -1, -1):
+        """A heading is its own sentence (see strip_markdown): give it a period if it has none.
+        The last text part is remembered, not searched for: a page of empty headings stays linear."""
+        i = self._last_text
+        if i >= 0:
             t = self.parts[i].rstrip()
-            if t:
-                if t[-1] not in ".!?:":
-                    self.parts[i] = t + "."
-                return
+            if t[-1] not in ".!?:":
+                self.parts[i] = t + "."
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
@@ -202,6 +203,8 @@ class _Visible(HTMLParser):
         elif not self._skip:
             data = _WS.sub(" ", data)  # source line wraps are not paragraph breaks; block tags are
             self.parts.append(data)
+            if data.strip():
+                self._last_text = len(self.parts) - 1
             if self._in_h1:
                 self.h1_parts.append(data)
 
@@ -227,8 +230,14 @@ def read_html(name: str, data: bytes) -> Document:
 # --- PDF ------------------------------------------------------------------------------------
 
 
+#: Work bounded by content, not only by bytes: a small PDF can name one page thousands of times.
+MAX_PDF_PAGES = 5000
+MAX_EXTRACTED_CHARS = 20_000_000
+
+
 def read_pdf(name: str, data: bytes) -> Document:
-    """The PDF's text layer, pages separated by blank lines; no OCR."""
+    """The PDF's text layer, pages separated by blank lines; no OCR. Refused beyond
+    MAX_PDF_PAGES pages or MAX_EXTRACTED_CHARS characters of text."""
     import logging
 
     from pypdf import PdfReader
@@ -245,7 +254,16 @@ def read_pdf(name: str, data: bytes) -> Document:
                 raise
             except Exception:
                 raise IngestError("is an encrypted PDF; remove the password and try again") from None
-        pages = [(page.extract_text() or "") for page in reader.pages]
+        n_pages = len(reader.pages)
+        if n_pages > MAX_PDF_PAGES:
+            raise IngestError(f"has {n_pages} pages; the limit is {MAX_PDF_PAGES} pages per PDF (split it)")
+        pages, total = [], 0
+        for page in reader.pages:
+            pages.append(page.extract_text() or "")
+            total += len(pages[-1])
+            if total > MAX_EXTRACTED_CHARS:
+                raise IngestError(f"gives more than {MAX_EXTRACTED_CHARS:,} characters of text (the limit per file) "
+                                  f"by page {len(pages)} of {n_pages}")
         meta_title = ""
         try:
             meta_title = str((reader.metadata or {}).get("/Title") or "")
