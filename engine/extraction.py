@@ -124,11 +124,12 @@ def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress
     An auth / unknown-model / unreachable error stops the run: nothing more is submitted, the
     chunks in flight are left pending, and `summary.stopped` holds the one message to show.
     """
-    # Hold the corpus's write lock for the whole run, from reading the pending list on: a second
-    # process extracting the same corpus waits, then finds those chunks done instead of paying for
-    # them twice. (A fake corpus in tests may not have one.)
-    writing = getattr(corpus, "writing", None)
-    with writing() if writing else nullcontext():
+    # Hold the corpus's extraction lock for the whole run, from reading the pending list on: a
+    # second extraction of the same corpus is told it is busy instead of paying for the same chunks.
+    # Results are stored one short write each, so readers and adds never wait for the run.
+    # (A fake corpus in tests may not have the lock.)
+    extracting = getattr(corpus, "extracting", None)
+    with extracting() if extracting else nullcontext():
         return _run(corpus, reasoner, concurrency, on_progress, retry_failed)
 
 

@@ -140,9 +140,13 @@ class Workspace:
     document delete snapshots the corpus first; the newest `keep_snapshots` automatic snapshots of
     each corpus are kept (engine.backup restores them)."""
 
-    def __init__(self, root: Path | str, embedder=None, keep_snapshots: int = 3):
+    def __init__(self, root: Path | str, embedder=None, keep_snapshots: int = 3, read_only: bool = False):
         self.root = Path(root).expanduser().resolve()
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        if not read_only:
+            self.root.mkdir(parents=True, exist_ok=True)
+        elif not self.root.is_dir():
+            raise CorpusError(f"workspace {self.root} does not exist (it is opened read-only)")
         self._embedder = embedder
         self.keep_snapshots = keep_snapshots
 
@@ -167,6 +171,7 @@ class Workspace:
         if embedder is not None:
             settings = replace(settings, embedder=embedder)
         path = self.path_of(name)
+        self._refuse_if_read_only("create a corpus")
         if (path / "corpus.sqlite").exists():
             raise CorpusError(f"corpus {name!r} already exists in {self.root}")
         path.mkdir(parents=True, exist_ok=True)
@@ -177,10 +182,14 @@ class Workspace:
         if not (path / "corpus.sqlite").is_file():
             known = ", ".join(self.list()) or "none yet"
             raise CorpusError(f"no corpus named {name!r} in {self.root} (corpora: {known})")
-        return self._wire(Corpus(path, embedder=self._embedder))
+        return self._wire(Corpus(path, embedder=self._embedder, read_only=self.read_only))
+
+    def _refuse_if_read_only(self, what: str) -> None:
+        if self.read_only:
+            raise CorpusError(f"the workspace {self.root} is read-only: cannot {what}")
 
     def _wire(self, corpus: "Corpus") -> "Corpus":
-        if self.keep_snapshots > 0:
+        if self.keep_snapshots > 0 and not corpus.read_only:
             from engine.backup import snapshot_before
 
             corpus.before_destructive = lambda c, reason: snapshot_before(self, c, reason)
@@ -192,6 +201,7 @@ class Workspace:
         path = self.path_of(name)
         if not path.exists():
             raise CorpusError(f"no corpus named {name!r} in {self.root}")
+        self._refuse_if_read_only("drop a corpus")
         if self.keep_snapshots > 0:
             from engine.backup import keep_dropped
 
@@ -206,18 +216,28 @@ class Workspace:
 class Corpus:
     """One corpus. Safe to share between threads; writes are serialized across processes."""
 
-    def __init__(self, path: Path, *, create_with: CorpusSettings | None = None, embedder=None):
+    def __init__(self, path: Path, *, create_with: CorpusSettings | None = None, embedder=None,
+                 read_only: bool = False):
         self.path = Path(path)
         self.name = self.path.name
         self._lock = threading.RLock()
         self._plock_guard = threading.Lock()
         self._plock_count = 0
         self._plock_fh = None
-        self._db = sqlite3.connect(self.path / "corpus.sqlite", check_same_thread=False,
-                                   isolation_level=None, timeout=30.0)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
+        storage_ro = create_with is None and not os.access(self.path, os.W_OK)
+        #: read-only: questions are answered, every change is refused, nothing is written (not even
+        #: a rebuilt index file); on read-only storage the database opens immutable (no -shm needed)
+        self.read_only = bool(read_only or storage_ro) and create_with is None
+        db = self.path / "corpus.sqlite"
+        if self.read_only:
+            mode = "ro&immutable=1" if storage_ro else "ro"
+            self._db = sqlite3.connect(f"file:{db}?mode={mode}", uri=True, check_same_thread=False,
+                                       isolation_level=None, timeout=30.0)
+        else:
+            self._db = sqlite3.connect(db, check_same_thread=False, isolation_level=None, timeout=30.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
         if create_with is not None:
             with self._lock, self._process_lock(30.0):
                 self._db.executescript(_SCHEMA)  # executescript commits on its own
@@ -231,7 +251,7 @@ class Corpus:
         if version != SCHEMA_VERSION:
             raise CorpusError(f"corpus {self.name!r} has schema version {version!r}; this build reads {SCHEMA_VERSION}")
         self.settings: CorpusSettings = serde.from_dict(CorpusSettings, self._get_meta("settings"))
-        self.token: str = self._get_meta("corpus_token") or ""
+        self.token: str = self._get_meta("corpus_token") or ("legacy" if self.read_only else "")
         if not self.token:  # a corpus from before tokens: give it one (index files are then rebuilt once)
             try:
                 with self._write(timeout=2.0):
@@ -290,19 +310,8 @@ class Corpus:
         taken when the first holder enters, released when the last one leaves."""
         with self._plock_guard:
             if self._plock_count == 0:
-                fh = open(self.path / "write.lock", "a+")
-                deadline = time.monotonic() + timeout
-                while True:
-                    try:
-                        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        if time.monotonic() > deadline:
-                            fh.close()
-                            raise CorpusBusyError(f"corpus {self.name!r} is busy: another process is writing to "
-                                                  "it; try again when it finishes") from None
-                        time.sleep(0.05)
-                self._plock_fh = fh
+                self._plock_fh = self._flock("write.lock", timeout, f"corpus {self.name!r} is busy: another process "
+                                             "is writing to it; try again when it finishes")
             self._plock_count += 1
         try:
             yield
@@ -313,6 +322,34 @@ class Corpus:
                     fcntl.flock(self._plock_fh, fcntl.LOCK_UN)
                     self._plock_fh.close()
                     self._plock_fh = None
+
+    def _flock(self, filename: str, timeout: float, busy: str):
+        if self.read_only:
+            raise CorpusError(f"corpus {self.name!r} is open read-only (read-only storage): it cannot be changed")
+        fh = open(self.path / filename, "a+")
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fh
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    fh.close()
+                    raise CorpusBusyError(busy) from None
+                time.sleep(0.05)
+
+    @contextmanager
+    def extracting(self, timeout: float = 5.0) -> Iterator[None]:
+        """One extraction run at a time per corpus (a second one would pay for the same chunks).
+        Only extractions take this lock: each chunk's result is stored in its own short write, so
+        questions, checks and adds from other processes go on during a run of hours."""
+        fh = self._flock("extract.lock", timeout, f"corpus {self.name!r} is already being extracted by another "
+                         "run; wait for it (its progress is in corpus show)")
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            fh.close()
 
     @contextmanager
     def writing(self, timeout: float = 30.0) -> Iterator[None]:
@@ -356,8 +393,9 @@ class Corpus:
                     raise IndexFileError("stale")
             except IndexFileError:
                 store = self._rebuild_index(which, dim)
-                set_aside_non_file(file)
-                store.save(file, self.index_stamp(which, gen))
+                if not self.read_only:  # read-only: the rebuilt index lives in memory only
+                    set_aside_non_file(file)
+                    store.save(file, self.index_stamp(which, gen))
             self._indexes[which] = (store, gen)
             return store
 
@@ -391,7 +429,7 @@ class Corpus:
     def _embed_pending_propositions(self, on_progress: ProgressCallback = no_progress, batch: int = 256) -> int:
         """Embed triplets stored without a vector (new from extraction or import)."""
         gen = int(self._get_meta("prop_gen"))
-        if gen == self._no_pending_at_gen:  # nothing changed since the last scan found nothing
+        if gen == self._no_pending_at_gen or self.read_only:  # nothing new, or nowhere to store vectors
             return 0
         rows = self._db.execute("SELECT tid, subject, predicate, object FROM triplets WHERE vec IS NULL").fetchall()
         if not rows:
@@ -580,8 +618,10 @@ class Corpus:
     # --- writing ------------------------------------------------------------------------------
 
     def add_documents(self, docs: Iterable[Document], on_progress: ProgressCallback = no_progress,
-                      batch_size: int = 64) -> IngestReport:
-        """Chunk, embed and store documents. A document already present (same id) is skipped."""
+                      batch_size: int = 64, commit_chunks: int = 2048) -> IngestReport:
+        """Chunk, embed and store documents. A document already present (same id) is skipped.
+        Documents are committed in batches of about `commit_chunks` chunks, so an interrupted add of
+        hours keeps every finished batch (adding the same files again picks up where it stopped)."""
         report = IngestReport()
         docs = list(docs)
         with self._lock:
@@ -594,13 +634,31 @@ class Corpus:
             else:
                 existing.add(d.doc_id)
                 new_docs.append(d)
-        chunks: list[Chunk] = []
-        for d in new_docs:
-            chunks.extend(chunk_document(d, self.settings.chunking))
-        if not chunks and not new_docs:
+        if not new_docs:
             return report
-        vecs = self._embed_batched([embedding_text(c) for c in chunks], on_progress, "embedding chunks",
-                                   batch_size * 4)
+        per_doc = [(d, chunk_document(d, self.settings.chunking)) for d in new_docs]
+        total = sum(len(cs) for _, cs in per_doc)
+        batches: list[list[tuple[Document, list[Chunk]]]] = [[]]
+        for item in per_doc:
+            if batches[-1] and sum(len(cs) for _, cs in batches[-1]) + len(item[1]) > commit_chunks:
+                batches.append([])
+            batches[-1].append(item)
+        with self._lock:
+            first_gen = int(self._get_meta("chunk_gen"))
+        done = 0
+        for batch in batches:
+            chunks = [c for _, cs in batch for c in cs]
+            offset = done
+            vecs = self._embed_batched([embedding_text(c) for c in chunks],
+                                       lambda d, _t, label: on_progress(offset + d, total, label),
+                                       "embedding chunks", batch_size * 4)
+            self._commit_documents([d for d, _ in batch], chunks, vecs, report)
+            done += len(chunks)
+        self._sync_chunk_index_after_add(first_gen)
+        return report
+
+    def _commit_documents(self, new_docs: list[Document], chunks: list[Chunk], vecs: np.ndarray,
+                          report: IngestReport) -> None:
         now = time.time()
         with self._write():
             # another process may have added some of them while these were embedded (outside the
@@ -624,14 +682,13 @@ class Corpus:
             self._db.executemany(
                 "INSERT INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, "
                 "cost, updated_at) VALUES (?, 'pending', '', '', 0, 0, 0, NULL, ?)", [(c.chunk_id, now) for c in chunks])
-            prev_gen = int(self._get_meta("chunk_gen"))
             self._bump("chunk_gen")
-        self._sync_chunk_index_after_add(prev_gen)
-        report.documents_added = len(new_docs)
-        report.chunks_added = len(chunks)
-        return report
+        report.documents_added += len(new_docs)
+        report.chunks_added += len(chunks)
 
     def _sync_chunk_index_after_add(self, prev_gen: int) -> None:
+        """Bring the chunk index in step after an add: when it was current before the add
+        (`prev_gen`), append the new rows; else rebuild. Saved once, not per committed batch."""
         with self._lock:
             gen = int(self._get_meta("chunk_gen"))
             cached = self._indexes.get("chunks")
