@@ -44,7 +44,8 @@ def cmd_create(args) -> int:
 
     ws = _workspace()
     settings = CorpusSettings(ChunkingSettings(mode=args.chunking, max_words=args.max_words),
-                              embedder=args.embedder, index_kind=args.index, embedder_api_base=args.embedder_api_base)
+                              embedder=args.embedder, index_kind=args.index, embedder_api_base=args.embedder_api_base,
+                              vectors=args.vectors)
     corpus = ws.create(args.name, settings)
     try:
         code = _ingest(corpus, args.paths, args.limit_questions) if args.paths else 0
@@ -231,6 +232,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--embedder", default="bundled", help="bundled | st:/local/model/path | litellm:<model>")
     p.add_argument("--embedder-api-base", default="", help="OpenAI-compatible endpoint for a litellm: embedder")
     p.add_argument("--index", choices=["flat", "hnsw"], default="flat", help="flat = exact; hnsw for large corpora")
+    p.add_argument("--vectors", default="", metavar="BACKEND",
+                   help="'' = FAISS files (default); milvus-lite = embedded Milvus; milvus://host:19530 = a server")
     p.add_argument("--limit-questions", type=int, default=None, help="take the first N questions of a dataset")
     p.set_defaults(func=cmd_create)
 

@@ -88,6 +88,10 @@ def inspect_database(path: Path) -> tuple[list[Finding], sqlite3.Connection | No
     return findings, con
 
 
+def _has_rows(con: sqlite3.Connection, which: str) -> bool:
+    return con.execute(INDEXES[which][2] + " LIMIT 1").fetchone() is not None
+
+
 def _expected_stamp(con: sqlite3.Connection, which: str) -> str:
     meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
     token = json.loads(meta["corpus_token"]) if "corpus_token" in meta else "legacy"
@@ -100,6 +104,8 @@ def inspect_index(path: Path, which: str, con: sqlite3.Connection | None) -> lis
     if file.is_dir():
         return [Finding(fname, "a directory stands where the index file should be", True)]
     if not file.exists():
+        if con is not None and not _has_rows(con, which):
+            return []  # nothing to index yet: the file is written with the first vector
         return [Finding(fname, "missing (rebuilt from the database when the corpus opens)", True)]
     rows = dict(con.execute(sql).fetchall()) if con is not None else None
     dim = len(next(iter(rows.values()))) // 4 if rows else None
@@ -137,12 +143,32 @@ def inspect(path: Path | str) -> list[Finding]:
     path = Path(path)
     findings, con = inspect_database(path)
     try:
+        backend = json.loads(dict(con.execute("SELECT key, value FROM meta").fetchall())["settings"]).get(
+            "vectors", "") if con is not None else ""
         for which in INDEXES:
-            findings += inspect_index(path, which, con)
+            findings += inspect_milvus(path, which, con) if backend else inspect_index(path, which, con)
     finally:
         if con is not None:
             con.close()
     return findings
+
+
+def inspect_milvus(path: Path, which: str, con: sqlite3.Connection) -> list[Finding]:
+    """A Milvus-backed corpus: the sidecar stamp must be this database state's (the collection's
+    contents are compared with the database by `Corpus.check`, which connects to Milvus)."""
+    from engine.vectors.milvus_store import MilvusVectorStore
+
+    fname = f"{which}.milvus.json"
+    try:
+        stamp = MilvusVectorStore.read_stamp(path / fname)
+    except IndexFileError:
+        if not _has_rows(con, which):
+            return []
+        return [Finding(fname, "missing: the Milvus collection is re-synced by ids when the corpus opens", True)]
+    if stamp != _expected_stamp(con, which):
+        return [Finding(fname, "stale: the Milvus collection missed the database's last writes (a crash between "
+                               "the two?); it is re-synced by ids", True)]
+    return []
 
 
 # --- repair ---------------------------------------------------------------------------------

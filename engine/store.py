@@ -81,6 +81,16 @@ class CorpusSettings:
     """`flat` (exact inner product) or `hnsw` (approximate, for large corpora)."""
     embedder_api_base: str = ""
     """Endpoint for a `litellm:` embedder served by an OpenAI-compatible server (never a key)."""
+    vectors: str = ""
+    """Where the vector indexes live: '' = FAISS files in the corpus folder (`index_kind`);
+    `milvus-lite` = embedded Milvus in the corpus folder; `milvus://host:19530` = a Milvus server."""
+
+    def __post_init__(self) -> None:
+        if self.index_kind not in ("flat", "hnsw"):
+            raise CorpusError(f"unknown index kind {self.index_kind!r}: use 'flat' or 'hnsw'")
+        if self.vectors and not (self.vectors == "milvus-lite" or self.vectors.startswith(("milvus://", "http"))):
+            raise CorpusError(f"unknown vector backend {self.vectors!r}: use '' (FAISS files), 'milvus-lite' or "
+                              "milvus://host:19530")
 
 
 @dataclass(frozen=True)
@@ -264,6 +274,7 @@ class Corpus:
         self._given_embedder = embedder
         self._embedder = None
         self._indexes: dict[str, tuple[FaissVectorStore, int]] = {}
+        self._milvus_client = None
         self._graph = None
         self._graph_gen = -1
         self._no_pending_at_gen = -1  # prop_gen at which no triplet was waiting for a vector
@@ -273,6 +284,12 @@ class Corpus:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            if self._milvus_client is not None:
+                from engine.vectors.milvus_store import release
+
+                self._milvus_client.close()
+                self._milvus_client = None
+                release(self.settings.vectors, self.path)
 
     def _get_meta(self, key: str):
         row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -385,6 +402,8 @@ class Corpus:
             cached = self._indexes.get(which)
             if cached and cached[1] == gen:
                 return cached[0]
+            if self.settings.vectors:
+                return self._milvus_index(which, gen)
             file = self.path / f"{which}.index"
             dim = self.embedder.dim
             try:
@@ -399,6 +418,44 @@ class Corpus:
             self._indexes[which] = (store, gen)
             return store
 
+    def _milvus_index(self, which: str, gen: int):
+        """The Milvus collection for `which`, re-synced by ids when its stamp is not this state's
+        (a crash between the SQLite commit and the Milvus write, a restored database)."""
+        from engine.vectors.milvus_store import MilvusVectorStore, parse_uri
+
+        uri = parse_uri(self.settings.vectors, self.path)
+        if self._milvus_client is None:
+            from engine.vectors.milvus_store import _client
+
+            self._milvus_client = _client(uri)
+        store = MilvusVectorStore.connect(uri, f"tl_{self.token}_{which}", self.embedder.dim, self._milvus_client)
+        side = self.path / f"{which}.milvus.json"
+        try:
+            stamp = MilvusVectorStore.read_stamp(side)
+        except IndexFileError:
+            stamp = ""
+        if stamp != self.index_stamp(which, gen) and not self.read_only:
+            self._resync(which, store)
+            store.save(side, self.index_stamp(which, gen))
+        self._indexes[which] = (store, gen)
+        return store
+
+    def _resync(self, which: str, store) -> tuple[int, int]:
+        """Make `store` hold exactly the database's vectors for `which`, by ids: (added, removed)."""
+        sql = "SELECT rid FROM chunks" if which == "chunks" else "SELECT tid FROM triplets WHERE vec IS NOT NULL"
+        want = {r[0] for r in self._db.execute(sql).fetchall()}
+        have = set(store.ids().tolist())
+        extra = np.array(sorted(have - want), np.int64)
+        store.remove(extra)
+        missing = sorted(want - have)
+        table, key = ("chunks", "rid") if which == "chunks" else ("triplets", "tid")
+        for i in range(0, len(missing), 4096):
+            part = missing[i:i + 4096]
+            rows = self._in_query(f"SELECT {key}, vec FROM {table} WHERE {key} IN ({{}})", part)
+            store.add(np.array([r[0] for r in rows], np.int64),
+                      np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1))
+        return len(missing), len(extra)
+
     def _rebuild_index(self, which: str, dim: int) -> FaissVectorStore:
         store = FaissVectorStore(dim, self.settings.index_kind)
         sql = ("SELECT rid, vec FROM chunks" if which == "chunks"
@@ -411,7 +468,8 @@ class Corpus:
         return store
 
     def _save_index(self, which: str, store: FaissVectorStore, gen: int) -> None:
-        store.save(self.path / f"{which}.index", self.index_stamp(which, gen))
+        name = f"{which}.milvus.json" if self.settings.vectors else f"{which}.index"
+        store.save(self.path / name, self.index_stamp(which, gen))
         self._indexes[which] = (store, gen)
 
     def _embed_batched(self, texts: list[str], on_progress: ProgressCallback, label: str,
@@ -645,6 +703,7 @@ class Corpus:
             batches[-1].append(item)
         with self._lock:
             first_gen = int(self._get_meta("chunk_gen"))
+            top_rid = self._db.execute("SELECT COALESCE(MAX(rid), 0) FROM chunks").fetchone()[0]
         done = 0
         for batch in batches:
             chunks = [c for _, cs in batch for c in cs]
@@ -654,7 +713,7 @@ class Corpus:
                                        "embedding chunks", batch_size * 4)
             self._commit_documents([d for d, _ in batch], chunks, vecs, report)
             done += len(chunks)
-        self._sync_chunk_index_after_add(first_gen)
+        self._sync_chunk_index_after_add(first_gen, top_rid)
         return report
 
     def _commit_documents(self, new_docs: list[Document], chunks: list[Chunk], vecs: np.ndarray,
@@ -686,17 +745,16 @@ class Corpus:
         report.documents_added += len(new_docs)
         report.chunks_added += len(chunks)
 
-    def _sync_chunk_index_after_add(self, prev_gen: int) -> None:
+    def _sync_chunk_index_after_add(self, prev_gen: int, top_rid: int) -> None:
         """Bring the chunk index in step after an add: when it was current before the add
         (`prev_gen`), append the new rows; else rebuild. Saved once, not per committed batch."""
         with self._lock:
             gen = int(self._get_meta("chunk_gen"))
             cached = self._indexes.get("chunks")
-            if cached and cached[1] == prev_gen and self.settings.index_kind == "flat":
+            if cached and cached[1] == prev_gen and (self.settings.index_kind == "flat" or self.settings.vectors):
                 # the index was current before this add: append the new rows instead of rebuilding
                 store = cached[0]
-                ids = store.ids()
-                top = int(ids.max()) if len(ids) else 0
+                top = top_rid
                 rows = self._db.execute("SELECT rid, vec FROM chunks WHERE rid > ?", (top,)).fetchall()
                 if rows:
                     store.add(np.array([r[0] for r in rows], np.int64),
