@@ -122,7 +122,7 @@ def extraction(corpus) -> None:
         st.success("Every chunk has its triplets.")
         return
     with engine_errors("Estimating the extraction cost"):
-        est = estimate_extraction(pending, st.session_state.get("model") or "")
+        est = estimate_extraction(pending, state.session().model)
         cost = "unknown" if est.cost is None else f"${est.cost:.4f}"
         cols = st.columns(4)
         cols[0].metric("Chunks to extract", est.chunks)

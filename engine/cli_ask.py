@@ -28,10 +28,9 @@ def method_settings(name: str, overrides: dict):
 def cmd_ask(args) -> int:
     from engine.llm import make_reasoner
     from engine.methods import build_method, save_result
-    from engine.store import Workspace
 
     app = AppSettings.from_env()
-    ws = Workspace(app.workspace)
+    ws = app.workspace_obj()
     corpus = ws.open(args.corpus)
     model = args.model if args.model is not None else app.model
     api_base = args.api_base if args.api_base is not None else app.api_base

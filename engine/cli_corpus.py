@@ -11,9 +11,7 @@ from engine.progress import TerminalProgress
 
 
 def _workspace():
-    from engine.store import Workspace
-
-    return Workspace(AppSettings.from_env().workspace)
+    return AppSettings.from_env().workspace_obj()
 
 
 def _print_errors(errors) -> None:

@@ -39,10 +39,9 @@ def format_summary(s) -> str:
 def cmd_extract(args) -> int:
     from engine.extraction import estimate_extraction, run_extraction
     from engine.llm import make_reasoner
-    from engine.store import Workspace
 
     app = AppSettings.from_env()
-    corpus = Workspace(app.workspace).open(args.name)
+    corpus = app.workspace_obj().open(args.name)
     model = args.model if args.model is not None else app.model
     api_base = args.api_base if args.api_base is not None else app.api_base
     if args.concurrency < 1:
