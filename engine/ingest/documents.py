@@ -61,8 +61,9 @@ def _inline(line: str) -> str:
     if "[" in line:  # the `in` checks skip patterns that cannot match: most lines have no markup
         for pat in (_IMAGE, _LINK, _REF_LINK):
             line = pat.sub(r"\1", line)
-    if "<" in line:
-        line = _HTML_TAG.sub("", line)
+    if "<" in line:  # inline HTML: the tags go, their text stays; a block tag still separates words
+        line = _HTML_TAG.sub(lambda m: " " if _BLOCK_TAG.match(m.group(0)) else "", line)
+        line = re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", line)
     if "`" in line:
         line = _CODE.sub(r"\1", line)
     for marker, pat in zip("*_~", _EMPHASIS):
@@ -73,6 +74,51 @@ def _inline(line: str) -> str:
         if s.startswith("|") or s.endswith("|"):  # a table row reads as one line
             line = " | ".join(cell.strip() for cell in s.strip("|").split("|"))
     return line
+
+
+_BLOCK_TAG = re.compile(r"</?(?:p|div|br|hr|li|ul|ol|tr|td|th|table|summary|details|section|article|header|"
+                        r"footer|blockquote|h[1-6]|dd|dt|dl|figure|figcaption)\b", re.I)
+#: Raw HTML whose content is never text: scripts, styles and comments (dropped whole).
+_RAW_OPEN = ("<script", "<style", "<!--")
+_RAW_CLOSE = {"<script": "</script", "<style": "</style", "<!--": "-->"}
+
+
+def drop_raw_html(md: str) -> str:
+    """Remove `<script>`/`<style>` elements and HTML comments with their content, in one forward
+    pass: the next position of each opener and closer is remembered and searched again only once
+    passed, so the work is linear whatever the input. An opening tag never closed loses only
+    itself, not the rest of the file."""
+    low = md.lower()
+    if not any(o in low for o in _RAW_OPEN):
+        return md
+    nxt = {o: low.find(o) for o in _RAW_OPEN}
+    close_at: dict[str, int] = {}
+    out, pos = [], 0
+    while True:
+        live = [(i, o) for o, i in nxt.items() if i >= 0]
+        if not live:
+            break
+        i, o = min(live)
+        close = _RAW_CLOSE[o]
+        if close_at.get(close, 0) != -1 and close_at.get(close, -2) < i + len(o):
+            close_at[close] = low.find(close, i + len(o))
+        j = close_at[close]
+        if j < 0:  # never closed: drop the opening tag only (or its name, if it has no ">")
+            end = low.find(">", i, i + 300)
+            end = i + len(o) if end < 0 else end + 1
+        elif o == "<!--":
+            end = j + 3
+        else:
+            gt = low.find(">", j, j + 300)
+            end = j + len(close) if gt < 0 else gt + 1
+        out.append(md[pos:i])
+        out.append(" ")
+        pos = end
+        for k, v in nxt.items():
+            if 0 <= v < pos:
+                nxt[k] = low.find(k, pos)
+    out.append(md[pos:])
+    return re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", "".join(out))
 
 
 def _is_rule(s: str) -> bool:
@@ -95,7 +141,7 @@ def strip_markdown(md: str) -> tuple[str, str]:
     Line by line, so no pattern can scan across the whole file. Headings end in a period so
     the sentence splitter does not glue them to the next line; code is kept as plain text.
     """
-    md = _FRONT_MATTER.sub("", md.replace("\r\n", "\n"), count=1)
+    md = drop_raw_html(_FRONT_MATTER.sub("", md.replace("\r\n", "\n"), count=1))
     out: list[str] = []
     title = ""
     prev_text = False  # the previous line is plain text (a setext underline makes it a heading)
