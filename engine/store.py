@@ -603,6 +603,18 @@ class Corpus:
                                         (doc_id,)).fetchall()
         return [Chunk(*r) for r in rows]
 
+    def iter_chunks(self, batch: int = 10000) -> Iterator[Chunk]:
+        """Every chunk in insertion order, read `batch` rows at a time (bounded memory)."""
+        last = 0
+        while True:
+            with self._lock:
+                rows = self._db.execute(f"SELECT rid, {self._CHUNK_COLS} FROM chunks WHERE rid > ? ORDER BY rid "
+                                        "LIMIT ?", (last, batch)).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield from (Chunk(*r[1:]) for r in rows)
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         with self._lock:
             rows = self._in_query(f"SELECT {self._CHUNK_COLS} FROM chunks WHERE chunk_id IN ({{}})", chunk_ids)
@@ -892,9 +904,10 @@ class Corpus:
                              (error[:2000], model, time.time(), chunk_id))
 
     def import_triplets(self, rows: Iterable[tuple[str, str, str, str]],
-                        on_progress: ProgressCallback = no_progress) -> int:
+                        on_progress: ProgressCallback = no_progress, refresh: bool = True) -> int:
         """Add `(chunk_id, s, p, o)` rows (imported files); returns how many new (triplet, chunk) links.
-        Rows naming an unknown chunk are skipped. Imported chunks count as extracted."""
+        Rows naming an unknown chunk are skipped. Imported chunks count as extracted. `refresh=False`
+        leaves embedding and indexing to one `refresh_indexes()` after many batches."""
         rows = list(rows)
         with self._write():
             known = {r[0] for r in self._in_query("SELECT chunk_id FROM chunks WHERE chunk_id IN ({})",
@@ -906,7 +919,8 @@ class Corpus:
             self._db.executemany("UPDATE extraction SET status='done', model='import', error='', updated_at=? "
                                  "WHERE chunk_id=?", [(time.time(), c) for c in known])
             self._bump("prop_gen")
-        self.refresh_indexes(on_progress)
+        if refresh:
+            self.refresh_indexes(on_progress)
         return added
 
     def delete_document(self, doc_id: str) -> None:

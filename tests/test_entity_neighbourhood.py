@@ -20,9 +20,9 @@ CHAIN = [("Ann", "mother of", "Bob"), ("Bob", "born in", "Cork"), ("Cork", "loca
 @pytest.fixture()
 def corpus(tmp_path):
     c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).create("kg")
-    c.add_documents([Document("d", "D", "Ann, Bob, Cork, Ireland, EU, Dan, Eve and Oslo.", "d.txt")])
-    cid = c.chunks()[0].chunk_id
-    c.import_triplets([(cid, s, p, o) for s, p, o in CHAIN])
+    c.add_documents([Document(f"d{i}", s, f"{s} {p} {o}.", f"d{i}.txt") for i, (s, p, o) in enumerate(CHAIN)])
+    by_doc = {ch.doc_id: ch.chunk_id for ch in c.chunks()}
+    c.import_triplets([(by_doc[f"d{i}"], s, p, o) for i, (s, p, o) in enumerate(CHAIN)])
     return c
 
 
@@ -52,10 +52,10 @@ def test_neighbourhood_equals_the_walk_over_the_whole_graph(corpus, seeds, hops)
 
 
 def test_edges_follow_deletes_and_older_corpora_get_the_table(corpus):
-    cid = corpus.chunks()[0].chunk_id
-    corpus.store_extraction(cid, [("Ann", "mother of", "Bob")], corpus.extraction_statuses()[cid])
-    assert {k for *_, k in corpus.entity_neighbourhood(["ann"], 3).edges(keys=True)} == \
-        {t.triplet_id for t in corpus.triplets()}
+    cid = corpus.chunks()[2].chunk_id  # Cork located in Ireland: replaced by nothing
+    corpus.store_extraction(cid, [], corpus.extraction_statuses()[cid])
+    assert {k for *_, k in corpus.entity_neighbourhood(["ann"], 9).edges(keys=True)} == \
+        {t.triplet_id for t in corpus.triplets() if t.subject in ("Ann", "Bob", "Dan")}
     path = corpus.path
     corpus.close()
     con = sqlite3.connect(path / "corpus.sqlite")  # as a corpus made before the table existed
@@ -64,7 +64,7 @@ def test_edges_follow_deletes_and_older_corpora_get_the_table(corpus):
     con.commit()
     con.close()
     c = Workspace(path.parent, embedder=HashEmbedder()).open("kg")
-    assert len(c.entity_neighbourhood(["bob"], 1).edges) == 1
+    assert len(c.entity_neighbourhood(["bob"], 1).edges) == 3  # ann-bob, bob-cork, bob-bob
 
 
 def test_hot_queries_use_indexes(corpus):
@@ -81,3 +81,26 @@ def test_hot_queries_use_indexes(corpus):
     for name, (sql, args) in plans.items():
         plan = " | ".join(r[-1] for r in db.execute("EXPLAIN QUERY PLAN " + sql, args).fetchall())
         assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), f"{name}: {plan}"
+
+
+def test_kg2rag_on_the_neighbourhood_equals_kg2rag_on_the_whole_graph(corpus):
+    from engine.llm import make_reasoner
+    from engine.methods import build_method
+    from engine.methods.kg2rag import KG2RAGSettings
+
+    class WholeGraphOnly:  # the same corpus, without the indexed neighbourhood
+        def __init__(self, inner):
+            self._inner = inner
+
+        def __getattr__(self, name):
+            if name == "entity_neighbourhood":
+                raise AttributeError(name)
+            return getattr(self._inner, name)
+
+    method = build_method("kg2rag", make_reasoner("", embedder=corpus.embedder))
+    for q in ("Where was Bob born?", "Who is the friend of Ann?", "Which union is Ireland a member of?"):
+        a = method.answer(q, corpus, KG2RAGSettings(k=2, hops=2))
+        b = method.answer(q, WholeGraphOnly(corpus), KG2RAGSettings(k=2, hops=2))
+        assert a.evidence_chunk_ids == b.evidence_chunk_ids
+        assert [(e.u, e.v, e.triplet_id) for e in a.trace.edges] == [(e.u, e.v, e.triplet_id) for e in b.trace.edges]
+        assert a.trace.edges and len(a.evidence_chunk_ids) > 1  # the graph was walked
