@@ -404,4 +404,4 @@ def _drop_dangling(dst: sqlite3.Connection, report: RepairReport) -> None:
                     "cost, updated_at) SELECT chunk_id, 'pending', '', '', 0, 0, 0, NULL, ? FROM chunks "
                     "WHERE chunk_id NOT IN (SELECT chunk_id FROM extraction)", (time.time(),))
         report.lost.append(f"extraction status of {missing} chunks (marked pending)")
-    dst.execute("DELETE FROM meta WHERE key = 'corpus_token'")
+    dst.execute("DELETE FROM meta WHERE key IN ('corpus_token', 'edges_built')")  # drawn and built anew

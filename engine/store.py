@@ -61,7 +61,14 @@ CREATE TABLE IF NOT EXISTS extraction (
     error TEXT NOT NULL, calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL, cost REAL, updated_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS questions (qid TEXT PRIMARY KEY, position INTEGER NOT NULL, data TEXT NOT NULL);
+""" + """
+CREATE TABLE IF NOT EXISTS entity_edges (tid INTEGER PRIMARY KEY, head TEXT NOT NULL, tail TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS edges_head ON entity_edges(head);
+CREATE INDEX IF NOT EXISTS edges_tail ON entity_edges(tail);
 """
+#: `entity_edges` holds each triplet's normalized entities, indexed both ways, so a question reads
+#: the m-hop neighbourhood of its seeds with indexed lookups instead of loading every triplet.
+_EDGES_VERSION = 1
 
 
 class CorpusError(RuntimeError):
@@ -118,6 +125,11 @@ def validate_name(name: str) -> str:
         raise CorpusError(f"invalid corpus name {name!r}: use 1-64 letters, digits, '-', '_' or '.', "
                           "starting with a letter or digit (no paths)")
     return name
+
+
+def _chunks(values: list, size: int) -> Iterator[list]:
+    for i in range(0, len(values), size):
+        yield values[i:i + size]
 
 
 def set_aside_non_file(path: Path) -> Path | None:
@@ -252,6 +264,7 @@ class Corpus:
             with self._lock, self._process_lock(30.0):
                 self._db.executescript(_SCHEMA)  # executescript commits on its own
             with self._write():
+                self._set_meta("edges_built", _EDGES_VERSION)
                 self._set_meta("schema_version", SCHEMA_VERSION)
                 self._set_meta("settings", serde.to_dict(create_with))
                 self._set_meta("corpus_token", secrets.token_hex(8))
@@ -271,6 +284,9 @@ class Corpus:
                 self.token = "legacy"
         #: called with (corpus, reason) before a destructive change (the workspace snapshots it)
         self.before_destructive = None
+        self._edges_ready = self._get_meta("edges_built") == _EDGES_VERSION
+        if not self._edges_ready and not self.read_only:
+            self._build_entity_edges()
         self._given_embedder = embedder
         self._embedder = None
         self._indexes: dict[str, tuple[FaissVectorStore, int]] = {}
@@ -587,6 +603,18 @@ class Corpus:
                                         (doc_id,)).fetchall()
         return [Chunk(*r) for r in rows]
 
+    def iter_chunks(self, batch: int = 10000) -> Iterator[Chunk]:
+        """Every chunk in insertion order, read `batch` rows at a time (bounded memory)."""
+        last = 0
+        while True:
+            with self._lock:
+                rows = self._db.execute(f"SELECT rid, {self._CHUNK_COLS} FROM chunks WHERE rid > ? ORDER BY rid "
+                                        "LIMIT ?", (last, batch)).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield from (Chunk(*r[1:]) for r in rows)
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         with self._lock:
             rows = self._in_query(f"SELECT {self._CHUNK_COLS} FROM chunks WHERE chunk_id IN ({{}})", chunk_ids)
@@ -652,6 +680,54 @@ class Corpus:
                 f"SELECT {', '.join('c.' + c for c in self._CHUNK_COLS.split(', '))} FROM chunks c "
                 "JOIN extraction e ON e.chunk_id = c.chunk_id WHERE e.status != 'done' ORDER BY c.rid").fetchall()
         return [Chunk(*r) for r in rows]
+
+    def entity_neighbourhood(self, entities: Iterable[str], hops: int):
+        """The part of `entity_graph()` a walk of `hops` hops from `entities` (normalized names) can
+        reach: every edge incident to an entity at distance < hops, read with indexed lookups, so a
+        question's cost follows its neighbourhood, not the corpus. Same node and edge attributes."""
+        import networkx as nx
+
+        if not self._edges_ready:  # a read-only corpus from before the edge table
+            full = self.entity_graph()
+            seen = set(e for e in entities if e in full)
+            frontier, keep = set(seen), set()
+            for _ in range(max(hops, 0)):
+                nxt = set()
+                for n in frontier:
+                    for _, m, key in full.edges(n, keys=True):
+                        keep.add(key)
+                        if m not in seen:
+                            nxt.add(m)
+                seen |= nxt
+                frontier = nxt
+            return full.edge_subgraph([(u, v, k) for u, v, k in full.edges(keys=True) if k in keep]).copy()
+        seen = {e for e in entities if e}
+        frontier, tids = set(seen), set()
+        with self._lock:
+            for _ in range(max(hops, 0)):
+                if not frontier:
+                    break
+                rows = []
+                for part in _chunks(sorted(frontier), 400):
+                    marks = ",".join("?" * len(part))
+                    rows += self._db.execute(f"SELECT tid, head, tail FROM entity_edges WHERE head IN ({marks}) "
+                                             f"UNION SELECT tid, head, tail FROM entity_edges WHERE tail IN ({marks})",
+                                             part + part).fetchall()
+                nxt = set()
+                for tid, h, t in rows:
+                    if h and t:
+                        tids.add(tid)
+                        nxt.update(x for x in (h, t) if x not in seen)
+                seen |= nxt
+                frontier = nxt
+        g = nx.MultiGraph()
+        for t in self.get_triplets(sorted(tids)):
+            h, tl = normalize_entity(t.subject), normalize_entity(t.object)
+            g.add_node(h, label=t.subject) if h not in g else None
+            g.add_node(tl, label=t.object) if tl not in g else None
+            g.add_edge(h, tl, key=t.triplet_id, subject=t.subject, predicate=t.predicate, object=t.object,
+                       triplet_id=t.triplet_id, chunk_ids=t.chunk_ids)
+        return g
 
     def entity_graph(self):
         """networkx MultiGraph: normalized entities as nodes, one edge per triplet (key = triplet id)."""
@@ -778,13 +854,33 @@ class Corpus:
             self._db.execute("INSERT OR IGNORE INTO triplets(subject, predicate, object) VALUES (?,?,?)", (s, p, o))
             tid = self._db.execute("SELECT tid FROM triplets WHERE subject=? AND predicate=? AND object=?",
                                    (s, p, o)).fetchone()[0]
+            self._db.execute("INSERT OR IGNORE INTO entity_edges(tid, head, tail) VALUES (?,?,?)",
+                             (tid, normalize_entity(s), normalize_entity(o)))
             cur = self._db.execute("INSERT OR IGNORE INTO triplet_sources(tid, chunk_id) VALUES (?,?)", (tid, chunk_id))
             n += cur.rowcount
         return n
 
     def _drop_orphan_triplets(self) -> int:
         cur = self._db.execute("DELETE FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)")
+        self._db.execute("DELETE FROM entity_edges WHERE tid NOT IN (SELECT tid FROM triplets)")
         return cur.rowcount
+
+    def _build_entity_edges(self) -> None:
+        """Fill `entity_edges` for a corpus made before it existed (or salvaged), in batches."""
+        with self._lock, self._process_lock(30.0):
+            self._db.executescript(_SCHEMA)  # adds the table and its indexes to an older file
+        with self._write():
+            last = 0
+            while True:
+                rows = self._db.execute("SELECT tid, subject, object FROM triplets WHERE tid > ? ORDER BY tid "
+                                        "LIMIT 10000", (last,)).fetchall()
+                if not rows:
+                    break
+                self._db.executemany("INSERT OR IGNORE INTO entity_edges(tid, head, tail) VALUES (?,?,?)",
+                                     [(t, normalize_entity(s), normalize_entity(o)) for t, s, o in rows])
+                last = rows[-1][0]
+            self._set_meta("edges_built", _EDGES_VERSION)
+        self._edges_ready = True
 
     def store_extraction(self, chunk_id: str, triplets: Sequence[tuple[str, str, str]],
                          status: ExtractionStatus) -> None:
@@ -808,9 +904,10 @@ class Corpus:
                              (error[:2000], model, time.time(), chunk_id))
 
     def import_triplets(self, rows: Iterable[tuple[str, str, str, str]],
-                        on_progress: ProgressCallback = no_progress) -> int:
+                        on_progress: ProgressCallback = no_progress, refresh: bool = True) -> int:
         """Add `(chunk_id, s, p, o)` rows (imported files); returns how many new (triplet, chunk) links.
-        Rows naming an unknown chunk are skipped. Imported chunks count as extracted."""
+        Rows naming an unknown chunk are skipped. Imported chunks count as extracted. `refresh=False`
+        leaves embedding and indexing to one `refresh_indexes()` after many batches."""
         rows = list(rows)
         with self._write():
             known = {r[0] for r in self._in_query("SELECT chunk_id FROM chunks WHERE chunk_id IN ({})",
@@ -822,7 +919,8 @@ class Corpus:
             self._db.executemany("UPDATE extraction SET status='done', model='import', error='', updated_at=? "
                                  "WHERE chunk_id=?", [(time.time(), c) for c in known])
             self._bump("prop_gen")
-        self.refresh_indexes(on_progress)
+        if refresh:
+            self.refresh_indexes(on_progress)
         return added
 
     def delete_document(self, doc_id: str) -> None:

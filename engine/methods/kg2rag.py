@@ -23,6 +23,17 @@ from engine.rerank import Reranker, is_cosine, make_reranker
 TREE_SCORES = ("max", "mean", "centroid")
 
 
+def _neighbourhood(corpus, seed_trips, hops: int):
+    """The part of the entity graph the walk can reach: read by indexed lookups from a store that
+    offers it (cost follows the question, not the corpus), else the whole graph."""
+    if not hasattr(corpus, "entity_neighbourhood"):
+        return corpus.entity_graph()
+    from engine.textnorm import normalize_entity
+
+    entities = sorted({normalize_entity(x) for t in seed_trips for x in (t.subject, t.object)} - {""})
+    return corpus.entity_neighbourhood(entities, hops)
+
+
 @dataclass(frozen=True)
 class KG2RAGSettings:
     k: int = 10
@@ -128,7 +139,7 @@ class KG2RAG:
 
         # 2. expand over the entity graph
         if seed_trips:
-            graph = corpus.entity_graph()
+            graph = _neighbourhood(corpus, seed_trips, s.hops)
 
             def score_chunks(ids: list[str]) -> dict[str, float]:
                 vecs = np.asarray(corpus.chunk_vectors(ids), dtype=np.float32)
