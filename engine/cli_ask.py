@@ -56,7 +56,8 @@ def cmd_ask(args) -> int:
     u = result.usage
     cost = "unknown" if u.cost is None else f"${u.cost:.5f}"
     print(f"usage: {u.calls} LLM calls ({u.cached_calls} cached), {u.prompt_tokens} prompt + "
-          f"{u.completion_tokens} completion tokens, {cost}, engine {u.engine_time:.2f}s, LLM {u.llm_time:.2f}s")
+          f"{u.completion_tokens} completion tokens needed ({u.billed_prompt_tokens} + {u.billed_completion_tokens} "
+          f"billed), {cost}, engine {u.engine_time:.2f}s, LLM {u.llm_time:.2f}s")
     if args.trace_out:
         print(f"trace written to {args.trace_out}")
     return 1 if result.error else 0

@@ -127,7 +127,7 @@ class SessionConfig:
         """After a question: count it with the tokens and dollars its results billed."""
         if self.budget is None:
             return
-        tokens = sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in results)
+        tokens = sum(r.usage.billed_prompt_tokens + r.usage.billed_completion_tokens for r in results)
         dollars = sum((r.usage.cost or 0.0) for r in results)
         self.budget.record(self.session_id, questions=questions, tokens=tokens, dollars=dollars)
 
