@@ -110,7 +110,7 @@ def inspect_index(path: Path, which: str, con: sqlite3.Connection | None) -> lis
     rows = dict(con.execute(sql).fetchall()) if con is not None else None
     dim = len(next(iter(rows.values()))) // 4 if rows else None
     try:
-        store, stamp = FaissVectorStore.load(file, dim, "flat")
+        store, stamp = FaissVectorStore.load(file, dim, None)
     except IndexFileError as exc:
         return [Finding(fname, str(exc).replace(str(file), "the file"), True)]
     if con is None:
@@ -373,7 +373,7 @@ def _compare_with_indexes(src_path: Path, dst: sqlite3.Connection, report: Repai
     they know that the salvage could not bring back."""
     for which, (fname, _, sql) in INDEXES.items():
         try:
-            store, _ = FaissVectorStore.load(src_path / fname, None, "flat")
+            store, _ = FaissVectorStore.load(src_path / fname, None, None)
         except IndexFileError:
             continue
         known = set(store.ids().tolist())

@@ -69,6 +69,9 @@ CREATE INDEX IF NOT EXISTS edges_tail ON entity_edges(tail);
 #: `entity_edges` holds each triplet's normalized entities, indexed both ways, so a question reads
 #: the m-hop neighbourhood of its seeds with indexed lookups instead of loading every triplet.
 _EDGES_VERSION = 1
+#: `auto` indexes switch from exact search to HNSW at this many vectors: exact search costs
+#: ~20 ms a query at 100k 384-d vectors on one core and grows linearly (bench/scale_bench.py).
+AUTO_HNSW_AT = 200_000
 
 
 class CorpusError(RuntimeError):
@@ -84,8 +87,9 @@ class CorpusSettings:
     chunking: ChunkingSettings = ChunkingSettings()
     embedder: str = "bundled"
     """Embedder spec (see engine.embed.make_embedder); fixed at creation: vectors must agree."""
-    index_kind: str = "flat"
-    """`flat` (exact inner product) or `hnsw` (approximate, for large corpora)."""
+    index_kind: str = "auto"
+    """`flat` (exact inner product), `hnsw` (approximate, for large corpora), or `auto`: exact
+    below AUTO_HNSW_AT vectors, HNSW from there (recall@10 against exact: docs/scaling.md)."""
     embedder_api_base: str = ""
     """Endpoint for a `litellm:` embedder served by an OpenAI-compatible server (never a key)."""
     vectors: str = ""
@@ -93,8 +97,8 @@ class CorpusSettings:
     `milvus-lite` = embedded Milvus in the corpus folder; `milvus://host:19530` = a Milvus server."""
 
     def __post_init__(self) -> None:
-        if self.index_kind not in ("flat", "hnsw"):
-            raise CorpusError(f"unknown index kind {self.index_kind!r}: use 'flat' or 'hnsw'")
+        if self.index_kind not in ("flat", "hnsw", "auto"):
+            raise CorpusError(f"unknown index kind {self.index_kind!r}: use 'auto', 'flat' or 'hnsw'")
         if self.vectors and not (self.vectors == "milvus-lite" or self.vectors.startswith(("milvus://", "http"))):
             raise CorpusError(f"unknown vector backend {self.vectors!r}: use '' (FAISS files), 'milvus-lite' or "
                               "milvus://host:19530")
@@ -423,7 +427,7 @@ class Corpus:
             file = self.path / f"{which}.index"
             dim = self.embedder.dim
             try:
-                store, stamp = FaissVectorStore.load(file, dim, self.settings.index_kind)
+                store, stamp = FaissVectorStore.load(file, dim, self._kind_for(which))
                 if stamp != self.index_stamp(which, gen):
                     raise IndexFileError("stale")
             except IndexFileError:
@@ -472,8 +476,17 @@ class Corpus:
                       np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1))
         return len(missing), len(extra)
 
+    def _kind_for(self, which: str) -> str:
+        """The FAISS index kind for `which` at its current size (`auto`: by the row count)."""
+        kind = self.settings.index_kind
+        if kind != "auto":
+            return kind
+        sql = "SELECT COUNT(*) FROM chunks" if which == "chunks" else \
+            "SELECT COUNT(*) FROM triplets WHERE vec IS NOT NULL"
+        return "hnsw" if self._db.execute(sql).fetchone()[0] >= AUTO_HNSW_AT else "flat"
+
     def _rebuild_index(self, which: str, dim: int) -> FaissVectorStore:
-        store = FaissVectorStore(dim, self.settings.index_kind)
+        store = FaissVectorStore(dim, self._kind_for(which))
         sql = ("SELECT rid, vec FROM chunks" if which == "chunks"
                else "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")
         rows = self._db.execute(sql).fetchall()
@@ -827,7 +840,8 @@ class Corpus:
         with self._lock:
             gen = int(self._get_meta("chunk_gen"))
             cached = self._indexes.get("chunks")
-            if cached and cached[1] == prev_gen and (self.settings.index_kind == "flat" or self.settings.vectors):
+            if cached and cached[1] == prev_gen and (cached[0].kind == "flat" and self._kind_for("chunks") == "flat"
+                                                     or self.settings.vectors):
                 # the index was current before this add: append the new rows instead of rebuilding
                 store = cached[0]
                 top = top_rid

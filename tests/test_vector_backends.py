@@ -125,3 +125,19 @@ def test_kill_between_sqlite_commit_and_milvus_write_is_repaired(tmp_path):
     c = Workspace(root, embedder=HashEmbedder()).open("mil")
     assert c.check() == [] and len(c.search_chunks(c.embed(["late text"]), 10)[0]) == 6
     c.close()
+
+
+def test_auto_index_is_exact_below_the_threshold_and_hnsw_above(tmp_path, monkeypatch):
+    from engine import store as store_mod
+
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
+    c = ws.create("auto")
+    c.add_documents(_docs(8))
+    assert c.settings.index_kind == "auto" and c._index("chunks").kind == "flat"
+    monkeypatch.setattr(store_mod, "AUTO_HNSW_AT", 10)
+    c.add_documents(_docs(4, start=20))  # 12 chunks now: past the (patched) threshold
+    assert c._index("chunks").kind == "hnsw"
+    c.close()
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).open("auto")  # the file is HNSW and trusted
+    assert c._index("chunks").kind == "hnsw" and c.check() == [] and inspect(c.path) == []
+    assert len(c.search_chunks(c.embed(["Town21 lies on river"]), 12)[0]) == 12

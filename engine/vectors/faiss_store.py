@@ -100,9 +100,9 @@ class FaissVectorStore:
         atomic_write_bytes(Path(path), header + body)
 
     @classmethod
-    def load(cls, path: Path, dim: int | None, kind: str) -> tuple["FaissVectorStore", str]:
+    def load(cls, path: Path, dim: int | None, kind: str | None) -> tuple["FaissVectorStore", str]:
         """Return (store, stamp). Raises IndexFileError on a missing, foreign or broken file, or one
-        whose dimension is not `dim` (None accepts any)."""
+        whose dimension is not `dim` or whose kind is not `kind` (None accepts any)."""
         faiss = _faiss()
         try:
             raw = Path(path).read_bytes()
@@ -122,4 +122,7 @@ class FaissVectorStore:
             raise IndexFileError(f"index {path} is corrupted: {str(exc).splitlines()[0][:200]}") from None
         if dim is not None and index.d != dim:
             raise IndexFileError(f"index {path} has dimension {index.d}, the corpus embedder has {dim}")
-        return cls(index.d, kind, index=index), raw_stamp.rstrip(b"\x00").decode("utf-8", "replace")
+        actual = "hnsw" if "HNSW" in type(faiss.downcast_index(index.index)).__name__ else "flat"
+        if kind is not None and actual != kind:  # an `auto` corpus past its threshold: rebuilt as the other
+            raise IndexFileError(f"index {path} is {actual}, the corpus wants {kind}")
+        return cls(index.d, actual, index=index), raw_stamp.rstrip(b"\x00").decode("utf-8", "replace")
