@@ -135,7 +135,7 @@ def extraction(corpus) -> None:
         with engine_errors("Extraction"):
             reasoner = state.make_reasoner(corpus)
             bar = ProgressBar("Extracting triplets")
-            summary = run_extraction(corpus, reasoner, on_progress=bar)
+            summary = run_extraction(corpus, reasoner, on_progress=bar, call_deadline=state.settings().call_deadline)
             bar.done("Indexing propositions")
             corpus.refresh_indexes()
             bar.done("Done")

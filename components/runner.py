@@ -11,6 +11,7 @@ from components.steps import METHOD_TITLES
 
 def run_methods(methods: list[str], corpus, question: str, q=None) -> Run:
     """One Run holding each method's Result for `question` (gold answers from the corpus question)."""
+    from engine.llm.deadline import within
     from engine.methods import build_method
 
     session = state.session()
@@ -20,7 +21,9 @@ def run_methods(methods: list[str], corpus, question: str, q=None) -> Run:
     try:
         for name in methods:
             log = StepLog(f"{METHOD_TITLES.get(name, name)}: running")
-            result = build_method(name, reasoner).answer(question, corpus, session.settings_for(name), on_step=log)
+            with within(session.question_deadline, "question"):
+                result = build_method(name, reasoner).answer(question, corpus, session.settings_for(name),
+                                                             on_step=log)
             log.finish(f"{METHOD_TITLES.get(name, name)}: {result.answer or '(no answer)'}", ok=not result.error)
             results.append(result)
     finally:

@@ -44,7 +44,10 @@ def cmd_ask(args) -> int:
         if not args.quiet:
             print(f"  .. {label}", file=sys.stderr)
 
-    result = method.answer(args.question, corpus, settings, on_step=on_step)
+    from engine.llm.deadline import within
+
+    with within(app.question_deadline, "question"):
+        result = method.answer(args.question, corpus, settings, on_step=on_step)
     if args.trace_out:
         save_result(result, Path(args.trace_out))
     if result.error:

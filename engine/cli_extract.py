@@ -61,7 +61,8 @@ def cmd_extract(args) -> int:
                              extraction_style=args.style, embedder=corpus.embedder)
     bar = TerminalProgress()
     try:
-        summary = run_extraction(corpus, reasoner, concurrency=args.concurrency, on_progress=bar)
+        summary = run_extraction(corpus, reasoner, concurrency=args.concurrency, on_progress=bar,
+                                 call_deadline=app.call_deadline)
         if summary.chunks_done:
             corpus.refresh_indexes(bar)  # embed the new propositions now, not at the first question
     finally:

@@ -30,6 +30,10 @@ CAP_DAY_ENV = "TRIPLET_LENS_CAP_DAY"
 READ_ONLY_ENV = "TRIPLET_LENS_READ_ONLY"
 #: Automatic snapshots kept per corpus (before drop / delete-doc); 0 turns them off.
 SNAPSHOTS_ENV = "TRIPLET_LENS_SNAPSHOTS"
+#: Seconds one question (one method run) may wait for providers in all; 0 = no limit.
+QUESTION_DEADLINE_ENV = "TRIPLET_LENS_QUESTION_DEADLINE"
+#: Seconds one extraction call may take, retries included; 0 = no limit.
+CALL_DEADLINE_ENV = "TRIPLET_LENS_CALL_DEADLINE"
 _CAP_UNITS = ("questions", "tokens", "dollars")
 
 
@@ -86,6 +90,12 @@ class AppSettings:
     keep_snapshots: int = 3
     """Automatic snapshots kept per corpus before drop / delete-doc (0 = none)."""
 
+    question_deadline: float = 120.0
+    """Seconds a question may wait for providers in all (retries included); 0 = no limit."""
+
+    call_deadline: float = 180.0
+    """Seconds one extraction call may take, retries included; 0 = no limit."""
+
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "AppSettings":
         env = dict(os.environ if env is None else env)
@@ -105,6 +115,12 @@ class AppSettings:
                 s = replace(s, **{field: tuple(parse_caps(env[var], var).items())})
         if _flag(env.get(READ_ONLY_ENV)):
             s = replace(s, read_only=True)
+        for var, field in ((QUESTION_DEADLINE_ENV, "question_deadline"), (CALL_DEADLINE_ENV, "call_deadline")):
+            if env.get(var):
+                try:
+                    s = replace(s, **{field: float(env[var])})
+                except ValueError:
+                    raise ValueError(f"{var} must be a number of seconds, got {env[var]!r}") from None
         if env.get(SNAPSHOTS_ENV):
             try:
                 s = replace(s, keep_snapshots=int(env[SNAPSHOTS_ENV]))

@@ -117,7 +117,7 @@ def _calls_of(reasoner: Reasoner) -> int:
 
 
 def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress: ProgressCallback | None = None,
-                   retry_failed: bool = True) -> ExtractionSummary:
+                   retry_failed: bool = True, call_deadline: float | None = 180.0) -> ExtractionSummary:
     """Extract triplets for every pending chunk of `corpus`, `concurrency` chunks at a time.
 
     Store writes happen on the calling thread as results arrive, so the corpus sees one writer.
@@ -130,11 +130,11 @@ def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress
     # (A fake corpus in tests may not have the lock.)
     extracting = getattr(corpus, "extracting", None)
     with extracting() if extracting else nullcontext():
-        return _run(corpus, reasoner, concurrency, on_progress, retry_failed)
+        return _run(corpus, reasoner, concurrency, on_progress, retry_failed, call_deadline)
 
 
 def _run(corpus, reasoner: Reasoner, concurrency: int, on_progress: ProgressCallback | None,
-         retry_failed: bool) -> ExtractionSummary:
+         retry_failed: bool, call_deadline: float | None = None) -> ExtractionSummary:
     progress = on_progress or no_progress
     t0 = time.perf_counter()
     pending = list(corpus.pending_chunks())
@@ -157,7 +157,10 @@ def _run(corpus, reasoner: Reasoner, concurrency: int, on_progress: ProgressCall
     def job(chunk: Chunk) -> tuple[list[tuple[str, str, str]], LLMCall] | None:
         if stop.is_set():
             return None  # the run is stopping; leave this chunk pending
-        return reasoner.extract(chunk.title, chunk.text)
+        from engine.llm.deadline import within
+
+        with within(call_deadline, "extraction call"):  # retries included; a hung provider fails the chunk
+            return reasoner.extract(chunk.title, chunk.text)
 
     todo = iter(pending)
     inflight: dict[Future, Chunk] = {}

@@ -37,6 +37,7 @@ class SessionConfig:
     api_base: str = ""
     method_overrides: dict[str, Any] = field(default_factory=dict)
     budget: Budget | None = None
+    question_deadline: float = 120.0
     session_id: str = field(default_factory=lambda: secrets.token_hex(8))
     _api_key: str = field(default="", repr=False)
 
@@ -46,7 +47,7 @@ class SessionConfig:
         if app.cap_session or app.cap_day:
             budget = Budget(Path(app.workspace) / "budget.sqlite", dict(app.cap_session), dict(app.cap_day))
         return cls(workspace=Path(app.workspace), demo=app.demo, model=app.model, api_base=app.api_base,
-                   budget=budget)
+                   budget=budget, question_deadline=app.question_deadline)
 
     # --- reading --------------------------------------------------------------------------------
 
@@ -135,8 +136,11 @@ class SessionConfig:
         """One question through one method, inside the session's budget."""
         from engine.methods import build_method
 
+        from engine.llm.deadline import within
+
         self.begin()
-        result = build_method(method, reasoner or self.reasoner(corpus)).answer(
-            question, corpus, self.settings_for(method), on_step=on_step)
+        with within(self.question_deadline, "question"):
+            result = build_method(method, reasoner or self.reasoner(corpus)).answer(
+                question, corpus, self.settings_for(method), on_step=on_step)
         self.record([result])
         return result

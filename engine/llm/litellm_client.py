@@ -26,6 +26,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from engine.llm import deadline
 from engine.llm.base import Completion, LLMError
 from engine.llm.cache import CachedResponse, ResponseCache, cache_key
 
@@ -104,7 +105,12 @@ class LiteLLMClient:
             t0 = time.perf_counter()
             err: LLMError | None = None
             try:
-                resp = self._call(messages, temperature, budget, json_mode)
+                timeout = deadline.clamp(self.timeout)  # the question's deadline bounds every attempt
+            except LLMError as exc:
+                exc.attempts = attempt - 1  # type: ignore[attr-defined]
+                raise exc from None
+            try:
+                resp = self._call(messages, temperature, budget, json_mode, timeout)
             except LLMError as exc:  # refused at the trust boundary: nothing was sent
                 err = exc
                 retry_after = None
@@ -143,9 +149,9 @@ class LiteLLMClient:
                           cached=False, attempts=attempt)
 
     # -- internals ---------------------------------------------------------------------------
-    def _call(self, messages, temperature, max_tokens, json_mode):
+    def _call(self, messages, temperature, max_tokens, json_mode, timeout: float | None = None):
         kw: dict[str, Any] = {"messages": messages, "temperature": temperature,
-                              "timeout": self.timeout, "num_retries": 0, "max_retries": 0,
+                              "timeout": timeout or self.timeout, "num_retries": 0, "max_retries": 0,
                               "drop_params": True}  # a provider without e.g. response_format still answers
         if max_tokens is not None:
             kw["max_tokens"] = max_tokens
@@ -172,6 +178,9 @@ class LiteLLMClient:
         delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
         if retry_after is not None:
             delay = min(self.max_backoff, max(delay, retry_after))
+        d = deadline.current()
+        if d is not None:  # never sleep past the deadline: the next attempt reports it instead
+            delay = min(delay, max(0.0, d.remaining()))
         # jitter keeps many worker threads from retrying in lockstep
         time.sleep(delay * random.uniform(0.5, 1.0))
 
