@@ -14,6 +14,9 @@ def run_methods(methods: list[str], corpus, question: str, q=None) -> Run:
     from engine.llm.deadline import within
     from engine.methods import build_method
 
+    from engine.limits import check_question
+
+    question = check_question(question)
     session = state.session()
     session.begin()  # the operator's budget: refused here, before anything runs
     reasoner = session.reasoner(corpus)

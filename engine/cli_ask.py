@@ -26,8 +26,11 @@ def method_settings(name: str, overrides: dict):
 
 
 def cmd_ask(args) -> int:
+    from engine.limits import check_question
     from engine.llm import make_reasoner
     from engine.methods import build_method, save_result
+
+    args.question = check_question(args.question)
 
     app = AppSettings.from_env()
     ws = app.workspace_obj()

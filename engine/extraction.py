@@ -15,6 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from engine.limits import part_too_long
 from engine.llm.base import LLMCall, LLMError, Reasoner
 from engine.progress import ProgressCallback, no_progress
 from engine.types import Chunk, ExtractionStatus
@@ -53,7 +54,8 @@ def _occurs(part: str, text_lower: str, text_tokens: set[str]) -> bool:
 def filter_triplets(triplets: Iterable[Sequence[Any]], chunk_text: str) -> list[tuple[str, str, str]]:
     """Keep well-formed, grounded, distinct triplets of one chunk, in their original order.
 
-    Drops: arity other than 3, an empty or placeholder part, subject equal to object, and a triplet
+    Drops: arity other than 3, an empty or placeholder part, a part longer than
+    engine.limits.MAX_TRIPLET_PART_CHARS (a paragraph, not an entity), subject equal to object, and a triplet
     whose predicate and object both do not occur in the chunk text (KG2RAG's grounding rule: a
     relation that is nowhere in the text was invented). Dedupes case- and space-insensitively,
     keeping the first surface form.
@@ -66,7 +68,7 @@ def filter_triplets(triplets: Iterable[Sequence[Any]], chunk_text: str) -> list[
         if isinstance(t, (str, bytes)) or not isinstance(t, Sequence) or len(t) != 3:
             continue
         s, p, o = (_clean(x) for x in t)
-        if any(x.lower() in PLACEHOLDER_PARTS for x in (s, p, o)):
+        if any(x.lower() in PLACEHOLDER_PARTS for x in (s, p, o)) or part_too_long(s, p, o):
             continue
         if s.lower() == o.lower():
             continue

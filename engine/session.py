@@ -136,8 +136,10 @@ class SessionConfig:
         """One question through one method, inside the session's budget."""
         from engine.methods import build_method
 
+        from engine.limits import check_question
         from engine.llm.deadline import within
 
+        question = check_question(question)
         self.begin()
         with within(self.question_deadline, "question"):
             result = build_method(method, reasoner or self.reasoner(corpus)).answer(

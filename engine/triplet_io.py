@@ -110,9 +110,13 @@ def _part(x: Any) -> str | None:
 
 def filter_reason(subject: str, predicate: str, obj: str) -> str | None:
     """Why a triplet is dropped by the text-free filters of SPEC section 0, or None to keep it."""
+    from engine.limits import MAX_TRIPLET_PART_CHARS
+
     for name, v in (("subject", subject), ("predicate", predicate), ("object", obj)):
         if not v.strip():
             return f"empty {name}"
+        if len(v) > MAX_TRIPLET_PART_CHARS:
+            return f"the {name} has {len(v):,} characters; the limit is {MAX_TRIPLET_PART_CHARS} per part"
         if v.strip().lower() in PLACEHOLDERS:
             return f"placeholder {name} {v!r}"
     if normalize_entity(subject) == normalize_entity(obj) or subject.strip().lower() == obj.strip().lower():
