@@ -187,7 +187,7 @@ def drop_corpus(corpus) -> None:
             state.forget_corpus()
             st.session_state["corpus"] = None
             state.clear_results()
-            state.flash("success", f"Deleted corpus {name}.")
+            state.flash("success", f"Deleted corpus {name}. Bring it back from 'Recently deleted corpora'.")
             st.rerun()
 
 

@@ -50,6 +50,7 @@ _DEFAULTS: dict[str, Any] = {
     "present": False,        # presentation mode: controls hidden
     "present_step": 0,
     "flash": None,           # one message to show after a rerun: (kind, text)
+    "check_findings": 0,     # damages the last integrity check named (the Repair button shows then)
 }
 
 

@@ -346,11 +346,30 @@ def test_manage_tab_imports_triplets_deletes_documents_and_drops_the_corpus(app,
     at.button(key="del_docs_go").click().run()
     _ok(at)
     assert int({m.label: m.value for m in at.metric}["Documents"]) == 1
+    # the delete was snapshotted: restore the snapshot as a new corpus holding both documents
+    at.button(key="backup_go").click().run()
+    _ok(at)
+    assert any("Backed up to" in m.value for m in at.success)
+    snaps = at.selectbox(key="restore_pick").options
+    at.selectbox(key="restore_pick").set_value(snaps[-1]).run()  # the oldest: taken before the delete
+    at.text_input(key="restore_as").input("manage-before").run()
+    at.button(key="restore_new").click().run()
+    _ok(at)
+    assert {d.doc_id for d in Workspace(app_workspace, embedder=embedder).open("manage-before").documents()} == \
+        {"d1", "d2"}
+    at.button(key="check_go").click().run()
+    _ok(at)
+    assert any("ok" in m.value for m in at.success)
     at.text_input(key="drop_confirm").input("manage").run()
     at.button(key="drop_go").click().run()
     _ok(at)
     assert not (app_workspace / "manage").exists()
     assert at.session_state["corpus"] == CORPUS  # back on a corpus that exists
+    # and back again, from Recently deleted corpora
+    [undrop] = [b for b in at.button if b.key and b.key.startswith("undrop_")]
+    undrop.click().run()
+    _ok(at)
+    assert (app_workspace / "manage" / "corpus.sqlite").exists() and at.session_state["corpus"] == "manage"
 
 
 def test_presentation_mode_opens_a_saved_comparison(app, app_workspace):
