@@ -765,10 +765,13 @@ class Corpus:
     # --- writing ------------------------------------------------------------------------------
 
     def add_documents(self, docs: Iterable[Document], on_progress: ProgressCallback = no_progress,
-                      batch_size: int = 64, commit_chunks: int = 2048) -> IngestReport:
+                      batch_size: int = 64, commit_chunks: int = 2048, sync_index: bool = True) -> IngestReport:
         """Chunk, embed and store documents. A document already present (same id) is skipped.
         Documents are committed in batches of about `commit_chunks` chunks, so an interrupted add of
-        hours keeps every finished batch (adding the same files again picks up where it stopped)."""
+        hours keeps every finished batch (adding the same files again picks up where it stopped).
+        The chunk index file is brought in step once at the end; a bulk load calling this many times
+        passes `sync_index=False` and calls `refresh_indexes()` once (saving a million-vector index
+        after every batch would make the load quadratic)."""
         report = IngestReport()
         docs = list(docs)
         with self._lock:
@@ -802,7 +805,8 @@ class Corpus:
                                        "embedding chunks", batch_size * 4)
             self._commit_documents([d for d, _ in batch], chunks, vecs, report)
             done += len(chunks)
-        self._sync_chunk_index_after_add(first_gen, top_rid)
+        if sync_index:
+            self._sync_chunk_index_after_add(first_gen, top_rid)
         return report
 
     def _commit_documents(self, new_docs: list[Document], chunks: list[Chunk], vecs: np.ndarray,
