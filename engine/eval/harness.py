@@ -226,7 +226,27 @@ def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: An
                           reasoner=result.reasoner)
 
 
-def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | int | Sequence[str] = None,
+class EvalBusy(RuntimeError):
+    """Another run is writing into the same output folder."""
+
+
+def run_eval(corpus: Any, methods: list[str], reasoner: Any, *args: Any, **kwargs: Any) -> EvalSummary:
+    """`_run_eval` holding the output folder's lock: two runs into one `out_dir` would both append
+    and run (and bill) every question twice; the second is refused with a message instead."""
+    import fcntl
+
+    out = Path(kwargs.get("out_dir", args[1] if len(args) > 1 else "eval_out"))
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".run.lock", "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise EvalBusy(f"another evaluation is writing into {out}: wait for it to finish, or choose "
+                           "another output folder") from None
+        return _run_eval(corpus, methods, reasoner, *args, **kwargs)
+
+
+def _run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | int | Sequence[str] = None,
              out_dir: Path | str = "eval_out", settings_by_method: dict[str, Any] | None = None,
              on_progress: ProgressCallback | None = None, *, unit: str = "auto", k: int = 5,
              correct_f1: float = 0.8, concurrency: int = 1,
