@@ -157,27 +157,28 @@ def method_runners(args, corpus):
     runners = {}
     if "semantic" in args.methods:
         sem = SemanticRAG(StubReasoner())
-        runners["semantic"] = lambda q: sem.answer(q, corpus, SemanticRAGSettings(k=10)).evidence_chunk_ids
+        runners["semantic"] = lambda q: sem.answer(q, corpus, SemanticRAGSettings(k=10))
     if "hybrid" in args.methods:
         hyb = HybridRAG(StubReasoner())
-        runners["hybrid"] = lambda q: hyb.answer(q, corpus, HybridSettings(k=10)).evidence_chunk_ids
+        runners["hybrid"] = lambda q: hyb.answer(q, corpus, HybridSettings(k=10))
     if "t2rag" in args.methods:
         from engine.llm.offline import OfflineReasoner
         from engine.methods.t2rag import T2RAG
 
         t2 = T2RAG(OfflineReasoner(corpus.embedder))
-        runners["t2rag"] = lambda q: t2.answer(q, corpus).evidence_chunk_ids
+        runners["t2rag"] = lambda q: t2.answer(q, corpus)
     if "kg2rag" in args.methods:
         kg = KG2RAG(StubReasoner())
         for variant in args.kg2rag:
             settings = KG2RAGSettings(**json.loads(variant)) if variant != "default" else KG2RAGSettings()
             label = "kg2rag" if variant == "default" else f"kg2rag {variant}"
-            runners[label] = (lambda s: lambda q: kg.answer(q, corpus, s).evidence_chunk_ids)(settings)
+            runners[label] = (lambda s: lambda q: kg.answer(q, corpus, s))(settings)
     return runners
 
 
-def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[dict]]:
+def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[dict], list]:
     from engine.eval.metrics import PARAGRAPH, gold_units
+    from engine.eval.recall_loss import recall_loss, summarize_recall_loss
     from engine.methods.baselines import SemanticRAG, SemanticRAGSettings
 
     cache_question_vectors(corpus)
@@ -186,6 +187,7 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
     rows: dict[str, Row] = {}
     per_q: list[dict] = []
     seconds = {name: 0.0 for name in runners}
+    losses: dict[str, list] = {name: [] for name in runners}
     for q in questions:
         gold = gold_units(q, PARAGRAPH)
         if not gold:
@@ -194,8 +196,10 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
         rec = {"qid": q.qid, "question": q.question, "gold": sorted(gold), "methods": {}}
         for name, run in runners.items():
             t0 = time.perf_counter()
-            ids = list(dict.fromkeys(run(q.question)))
+            res = run(q.question)
+            ids = list(dict.fromkeys(res.evidence_chunk_ids))
             seconds[name] += time.perf_counter() - t0
+            losses[name].append(recall_loss(res.method, res.trace, q, corpus, ids))
             s = score(corpus, ids, gold)
             rec["methods"][name] = {**s, "chunk_ids": ids}
             rows.setdefault(name, Row(name)).add(s)
@@ -211,7 +215,7 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
         out[k] = rows[k]
         if f"semantic @ same n as {k}" in rows:
             out[f"semantic @ same n as {k}"] = rows[f"semantic @ same n as {k}"]
-    return out, per_q
+    return out, per_q, [summarize_recall_loss(name, items) for name, items in losses.items()]
 
 
 def main() -> None:
@@ -241,11 +245,14 @@ def main() -> None:
         print(f"\n### {ds}: {len(questions)} questions, pooled corpus of {c.chunks} paragraph chunks, "
               f"{c.triplets} {source} triplets\n")
         t0 = time.perf_counter()
-        rows, per_q = evaluate(args, corpus, questions)
+        rows, per_q, losses = evaluate(args, corpus, questions)
         print(f"\n({time.perf_counter() - t0:.0f}s)\n")
         print("| method | chunks | R@2 | R@5 | R@10 | P | R | F1 |\n|---|---|---|---|---|---|---|---|")
         for row in rows.values():
             print(row.line())
+        from engine.eval.recall_loss import recall_loss_markdown
+
+        print("\n" + "\n".join(recall_loss_markdown([x for x in losses if x.method != "semantic"])))
         out = ROOT / "bench" / "out" / f"retrieval_quality_{ds}.json"
         out.write_text(json.dumps(per_q, indent=1), encoding="utf-8")
 

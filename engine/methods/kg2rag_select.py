@@ -5,15 +5,14 @@ tests/test_kg2rag_graph.py. Each tree records whether it was selected, cut or sk
 """
 from __future__ import annotations
 
-import heapq
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the graph module re-exports this one: no import cycle at run time
     from engine.methods.kg2rag_graph import Tree
 
 #: What to do with a tree that does not fit in the room left: `cut` keeps its first chunks in
-#: walk order (the text form read from its start), `cut-heaviest` keeps the connected part grown
-#: from the walk root heaviest edge first (then in walk order), `skip` passes over it (SPEC 7).
+#: walk order (the text form read from its start), `cut-heaviest` keeps its heaviest chunks with
+#: the tree paths linking them to the walk root (then in walk order), `skip` passes over it (SPEC 7).
 OVERFLOW = ("cut", "cut-heaviest", "skip")
 #: When seed chunks top up the context: `half` = only when the trees gave fewer than k/2 chunks
 #: (the paper), `room` = whenever room is left under k, `none` = never.
@@ -48,33 +47,50 @@ def select_trees(ranked: list["Tree"], k: int, overflow: str = "skip") -> list[s
             t.cut_chunk_ids = [c for c in new if c not in keep]
             chosen.extend(keep)
             t.selected = True
-            how = "in walk order" if overflow == "cut" else "grown from the walk root, heaviest edge first"
+            how = "in walk order" if overflow == "cut" else "its heaviest chunks with their paths to the walk root"
             t.note = f"cut to fit k={k}: kept {len(keep)} of its {len(new)} new chunks ({how})"
     return chosen
 
 
 def _heaviest_part(t: "Tree", have: set[str], room: int) -> list[str]:
-    """`room` new chunks of a connected part of `t`, grown from its root by the heaviest edge
-    reachable (Prim's order), returned in the tree's walk order so the text still reads as a walk."""
+    """At most `room` new chunks forming a connected part of `t` around its walk root: the tree's
+    chunks heaviest first, each with the tree path that links it to the root (a chunk whose path
+    does not fit is passed over). Returned in the tree's walk order, so the text still reads as a
+    walk; the part is a subtree, so every kept fact stays linked to the others."""
+    parent: dict[str, tuple[str, object]] = {}  # node -> (parent node, edge to it), from the root
+    stack = [t.root]
+    seen = {t.root}
     adj: dict[str, list] = {}
     for e in t.kept_edges:
         adj.setdefault(e.u, []).append(e)
         adj.setdefault(e.v, []).append(e)
+    while stack:
+        node = stack.pop()
+        for e in adj.get(node, []):
+            nxt = e.v if e.u == node else e.u
+            if nxt not in seen:
+                seen.add(nxt)
+                parent[nxt] = (node, e)
+                stack.append(nxt)
+
+    def path(e) -> list[str]:  # chunks from the root down to edge e, e included
+        far = e.v if parent.get(e.v, (None, None))[1] is e else e.u
+        out = []
+        while far in parent:
+            node, edge = parent[far]
+            out.append(edge.chunk_id)
+            far = node
+        return out
+
     picked: set[str] = set()
-    seen = {t.root}
-    heap = [(e.sort_key, id(e), e) for e in adj.get(t.root, [])]
-    heapq.heapify(heap)
-    while heap and len(picked) < room:
-        _, _, e = heapq.heappop(heap)
-        nxt = e.v if e.u in seen else e.u
-        if nxt in seen and e.u in seen and e.v in seen:
+    for e in sorted(t.kept_edges, key=lambda e: e.sort_key):
+        if e.chunk_id in picked or e.chunk_id in have:
             continue
-        seen.add(nxt)
-        if e.chunk_id not in have:
-            picked.add(e.chunk_id)
-        for f in adj.get(nxt, []):
-            if not (f.u in seen and f.v in seen):
-                heapq.heappush(heap, (f.sort_key, id(f), f))
+        need = {c for c in path(e) if c not in have} - picked
+        if len(picked) + len(need) <= room:
+            picked |= need
+        if len(picked) >= room:
+            break
     return [c for c in t.chunk_ids if c in picked]
 
 
