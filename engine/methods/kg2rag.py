@@ -186,7 +186,7 @@ class KG2RAG:
                        "no graph to expand, so the answer uses the seed chunks only")
 
         # 7. select trees, then fill with seeds
-        tr.tree_chunk_ids = select_trees(tr.trees, s.k, s.overflow)
+        tr.tree_chunk_ids = select_trees(tr.trees, s.k, s.overflow, chunk_scores)
         tr.selected_tree_ids = [t.tree_id for t in tr.trees if t.selected]
         fill_rule = s.fill if any(t.kind != "seed" for t in tr.trees) else "room"
         tr.fill_chunk_ids = fill_from_seeds(tr.tree_chunk_ids, [cid for cid, _ in hits], s.k, fill_rule)
