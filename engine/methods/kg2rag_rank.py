@@ -12,7 +12,8 @@ target, so every score here reads vectors the corpus already holds:
 * `text`: the question against the normalized mean of the tree's chunk vectors (an embedding of
   the tree's text form, approximated);
 * `seed-sum`: the summed similarity of the seed chunks the tree holds (trees built around many
-  good seeds first).
+  good seeds first);
+* `max+chunk`: the mean of `max` and `chunk-max` (the best fact and the best passage).
 
 Measured in bench/retrieval_quality.py (docs/benchmarks.md, "Retrieval quality (issue 16)");
 the best is `KG2RAGSettings.tree_score`'s default.
@@ -23,7 +24,7 @@ import numpy as np
 
 from engine.methods.kg2rag_graph import Tree
 
-TREE_SCORES = ("max", "mean", "centroid", "chunk-max", "chunk-mean", "text", "seed-sum")
+TREE_SCORES = ("max", "mean", "centroid", "chunk-max", "chunk-mean", "text", "seed-sum", "max+chunk")
 _DESCRIBE = {
     "max": "the best cosine of its propositions",
     "mean": "the mean cosine of its propositions",
@@ -32,6 +33,7 @@ _DESCRIBE = {
     "chunk-mean": "the mean similarity of its chunks",
     "text": "cosine with the mean vector of its chunks (its text form)",
     "seed-sum": "the summed similarity of the seed chunks it holds",
+    "max+chunk": "the mean of its best proposition cosine and its best chunk similarity",
 }
 
 
@@ -50,7 +52,14 @@ def cosine_rank(trees: list[Tree], qvec: np.ndarray, corpus, tree_score: str,
     """Set each tree's `rank_score` by `tree_score`; return the ranker's description for the trace."""
     if tree_score not in TREE_SCORES:
         raise ValueError(f"tree_score must be one of {', '.join(TREE_SCORES)}, got {tree_score!r}")
-    if tree_score in ("max", "mean", "centroid"):
+    if tree_score == "max+chunk":
+        cosine_rank(trees, qvec, corpus, "max", chunk_scores, seed_scores)
+        facts = [t.rank_score for t in trees]
+        cosine_rank(trees, qvec, corpus, "chunk-max", chunk_scores, seed_scores)
+        for t, f in zip(trees, facts):
+            if t.rank_score is not None and f is not None:
+                t.rank_score = (t.rank_score + f) / 2
+    elif tree_score in ("max", "mean", "centroid"):
         tids = sorted({tid for t in trees for tid in tree_triplet_ids(t)})
         vecs = np.asarray(corpus.proposition_vectors(tids), dtype=np.float32) if tids else np.zeros((0, 1))
         row = {tid: i for i, tid in enumerate(tids)}

@@ -70,6 +70,8 @@ def _heaviest_part(t: "Tree", have: set[str], room: int, floor: float = float("-
     does not fit is passed over). Returned in the tree's walk order, so the text still reads as a
     walk; the part is a subtree, so every kept fact stays linked to the others. Chunks lighter than
     `floor` are not sought (a path may still pass through one); the heaviest is always kept."""
+    if not t.kept_edges:  # a self-loop component or a seed alone: its one chunk
+        return [c for c in t.chunk_ids if c not in have][:room]
     parent: dict[str, tuple[str, object]] = {}  # node -> (parent node, edge to it), from the root
     stack = [t.root]
     seen = {t.root}
