@@ -176,3 +176,18 @@ def test_room_fill_tops_up_to_k_and_none_never_fills():
     assert fill_from_seeds(chosen, seeds, k=10, rule="half") == []
     assert fill_from_seeds(chosen, seeds, k=10, rule="room") == ["s0", "s1", "s2", "s3"]
     assert fill_from_seeds([], seeds, k=4, rule="none") == []
+
+
+def test_cut_share_leaves_room_for_the_next_trees_better_chunks():
+    top = _chain()  # bc 0.9, be 0.8, eg 0.7, cd 0.2, df 0.1
+    second = spanning_trees([E("x", "y", "xy", 0.75, 9), E("y", "z", "yz", 0.3, 10)])[0]
+    weights = {e.chunk_id: e.weight for t in (top, second) for e in t.kept_edges}
+    chosen = select_trees([top, second], k=4, overflow="cut-share", weights=weights)
+    # the top tree keeps only chunks at least as similar as the second tree's best (0.75) ...
+    assert top.cut_chunk_ids == ["cd", "df", "eg"] and "0.750" in top.note
+    # ... and the second tree, which now fits, comes whole
+    assert chosen == ["bc", "be", "xy", "yz"] and second.selected and not second.cut_chunk_ids
+    # cut-heaviest lets the top tree take the whole room
+    top2, second2 = _chain(), spanning_trees([E("x", "y", "xy", 0.75, 9)])[0]
+    assert select_trees([top2, second2], k=4, overflow="cut-heaviest") == ["bc", "cd", "be", "eg"]
+    assert not second2.selected

@@ -91,7 +91,7 @@ def test_a_real_kg2rag_run_accounts_for_every_gold_paragraph(embedder):
     from tests.test_kg2rag import CHUNKS, Q, TRIPLETS
 
     corpus = MemoryCorpus(embedder, CHUNKS, TRIPLETS)
-    res = KG2RAG(ScriptedReasoner()).answer(Q, corpus, KG2RAGSettings(k=2, hops=1, overflow="skip"))
+    res = KG2RAG(ScriptedReasoner()).answer(Q, corpus, KG2RAGSettings.paper(k=2, hops=1))
     gold = Question("q", Q, ("Cameron County",), supporting_titles=("Me and Bobby McGee", "Kris Kristofferson",
                                                                       "Brownsville, Texas"))
     loss = recall_loss("kg2rag", res.trace, gold, corpus, res.evidence_chunk_ids)

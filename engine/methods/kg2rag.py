@@ -44,26 +44,37 @@ class KG2RAGSettings:
     """Tree ranker: "" = embedding cosine from stored vectors (`tree_score`); `ce:/local/cross-encoder`
     or `litellm:<rerank model>` score the tree's triplet form as the paper does."""
 
-    tree_score: str = "max"
+    tree_score: str = "max+chunk"
     """With the cosine ranker, what a tree is scored by (engine.methods.kg2rag_rank): `max` (its
     best proposition), `mean`, `centroid`, `chunk-max` / `chunk-mean` (its chunks' similarity),
-    `text` (its chunks' mean vector) or `seed-sum` (the seeds it holds)."""
+    `text` (its chunks' mean vector), `seed-sum` (the seeds it holds) or `max+chunk` (the mean of
+    `max` and `chunk-max`: the best on both shared sets, docs/benchmarks.md)."""
 
-    overflow: str = "skip"
-    """A tree bigger than the room left: `cut` it to fit in walk order, `cut-heaviest` (keep the
-    part grown from its root heaviest edge first) or `skip` it and try the next (SPEC step 7)."""
+    overflow: str = "cut-share"
+    """A tree bigger than the room left: `cut` it to fit in walk order, `cut-heaviest` (keep its
+    heaviest chunks with their paths to the walk root), `cut-share` (the same, but only chunks
+    as similar as the next tree's best, leaving the rest of the room to the next trees) or
+    `skip` it and try the next (SPEC step 7)."""
 
     fill: str = "half"
     """Seed chunks appended after the trees: `half` = only when the trees gave fewer than k/2
     (the paper), `room` = whenever the trees left room under k, `none` = never."""
 
-    seed_trees: bool = False
+    seed_trees: bool = True
     """A seed chunk with no triplet cannot join any tree; with this on it competes in the ranking
     as a one-chunk tree scored by its own similarity instead of waiting for the fill rule."""
 
-    seeds: str = "dense"
+    seeds: str = "hybrid"
     """First stage: `dense` (the paper: cosine top-k) or `hybrid` (BM25 and dense fused by
-    reciprocal rank, as the hybrid baseline); edge weights stay the chunks' cosine either way."""
+    reciprocal rank, as the hybrid baseline; ours, measured better on both shared sets); edge
+    weights stay the chunks' cosine either way."""
+
+    @classmethod
+    def paper(cls, **overrides) -> "KG2RAGSettings":
+        """The paper's pipeline as written (SPEC section 2): dense seeds, trees ranked by their
+        best proposition, a misfit tree skipped, no one-chunk trees for seeds without triplets."""
+        base = dict(seeds="dense", tree_score="max", overflow="skip", seed_trees=False, fill="half")
+        return cls(**{**base, **overrides})
 
     def __post_init__(self):
         if self.k < 1:
