@@ -2,7 +2,7 @@
 on the shared MuSiQue and HotpotQA samples (issue 16).
 
     .venv/bin/python bench/retrieval_quality.py [--questions 100] [--datasets musique hotpotqa]
-        [--methods semantic hybrid t2rag kg2rag] [--tree-score ...] [--kg2rag-seeds dense hybrid]
+        [--methods semantic hybrid t2rag kg2rag] [--kg2rag default paper '{"tree_score": "max"}' ...]
 
 Sets (each one pooled corpus of paragraph chunks, built once into bench/out/workspace):
 
@@ -12,11 +12,13 @@ Sets (each one pooled corpus of paragraph chunks, built once into bench/out/work
   triplets from the offline extractor (`offline-rules`, no model).
 
 Methods: semantic and hybrid at k=10 (their ranking gives recall@2/5/10), T2RAG with the offline
-reasoner (paper defaults k=5, N=3), KG2RAG (k=10, 1 hop, answer step skipped: a stub reasoner).
+reasoner (paper defaults k=5, N=3), KG2RAG (k=10, 1 hop, answer step skipped: a stub reasoner)
+with its defaults and as the paper writes it (`KG2RAGSettings.paper()`), or any other variants.
 Recall@n counts the gold paragraphs among a method's first n evidence chunks (in the order the
 method gives them to the LLM); P/R/F1 are over all of a method's evidence chunks, averaged over all
 questions (nothing retrieved counts 0). "semantic @ same n" is dense retrieval cut, per question,
-to the number of chunks the method used: the fair baseline. Per-question rows go to
+to the number of chunks the method used: the fair baseline ("hybrid @ same n" likewise). A "where
+recall was lost" table follows (engine/eval/recall_loss.py). Per-question rows go to
 bench/out/retrieval_quality_<set>.json for the question-by-question comparison.
 """
 from __future__ import annotations
@@ -170,7 +172,12 @@ def method_runners(args, corpus):
     if "kg2rag" in args.methods:
         kg = KG2RAG(StubReasoner())
         for variant in args.kg2rag:
-            settings = KG2RAGSettings(**json.loads(variant)) if variant != "default" else KG2RAGSettings()
+            if variant in ("default", "paper"):
+                settings = KG2RAGSettings() if variant == "default" else KG2RAGSettings.paper()
+            elif variant.startswith("paper+"):
+                settings = KG2RAGSettings.paper(**json.loads(variant[len("paper+"):]))
+            else:
+                settings = KG2RAGSettings(**json.loads(variant))
             label = "kg2rag" if variant == "default" else f"kg2rag {variant}"
             runners[label] = (lambda s: lambda q: kg.answer(q, corpus, s))(settings)
     return runners
@@ -179,9 +186,10 @@ def method_runners(args, corpus):
 def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[dict], list]:
     from engine.eval.metrics import PARAGRAPH, gold_units
     from engine.eval.recall_loss import recall_loss, summarize_recall_loss
-    from engine.methods.baselines import SemanticRAG, SemanticRAGSettings
+    from engine.methods.baselines import HybridRAG, HybridSettings, SemanticRAG, SemanticRAGSettings
 
     cache_question_vectors(corpus)
+    hyb = HybridRAG(StubReasoner())
     runners = method_runners(args, corpus)
     sem = SemanticRAG(StubReasoner())
     rows: dict[str, Row] = {}
@@ -193,6 +201,7 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
         if not gold:
             continue
         dense = sem.answer(q.question, corpus, SemanticRAGSettings(k=30)).evidence_chunk_ids
+        fused = hyb.answer(q.question, corpus, HybridSettings(k=30)).evidence_chunk_ids
         rec = {"qid": q.qid, "question": q.question, "gold": sorted(gold), "methods": {}}
         for name, run in runners.items():
             t0 = time.perf_counter()
@@ -207,14 +216,19 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
                 same = score(corpus, dense[: max(1, len(ids))], gold)
                 rec["methods"][name]["semantic_same_n"] = same
                 rows.setdefault(f"semantic @ same n as {name}", Row(f"semantic @ same n as {name}")).add(same)
+                if args.hybrid_same_n:
+                    h = score(corpus, fused[: max(1, len(ids))], gold)
+                    rec["methods"][name]["hybrid_same_n"] = h
+                    rows.setdefault(f"hybrid @ same n as {name}", Row(f"hybrid @ same n as {name}")).add(h)
         per_q.append(rec)
     log("  seconds per method: " + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()))
-    order = [k for k in rows if not k.startswith("semantic @")]
+    order = [k for k in rows if " @ same n as " not in k]
     out = {}
     for k in order:
         out[k] = rows[k]
-        if f"semantic @ same n as {k}" in rows:
-            out[f"semantic @ same n as {k}"] = rows[f"semantic @ same n as {k}"]
+        for base in ("semantic", "hybrid"):
+            if f"{base} @ same n as {k}" in rows:
+                out[f"{base} @ same n as {k}"] = rows[f"{base} @ same n as {k}"]
     return out, per_q, [summarize_recall_loss(name, items) for name, items in losses.items()]
 
 
@@ -224,8 +238,11 @@ def main() -> None:
     ap.add_argument("--datasets", nargs="+", default=["musique", "hotpotqa"], choices=list(DATASETS))
     ap.add_argument("--methods", nargs="+", default=["semantic", "hybrid", "t2rag", "kg2rag"],
                     choices=["semantic", "hybrid", "t2rag", "kg2rag"])
-    ap.add_argument("--kg2rag", nargs="+", default=["default"], metavar="JSON",
-                    help='KG2RAG variants: "default" or KG2RAGSettings fields as JSON, e.g. \'{"tree_score": "max"}\'')
+    ap.add_argument("--kg2rag", nargs="+", default=["default", "paper"], metavar="VARIANT",
+                    help='KG2RAG variants: "default", "paper" (KG2RAGSettings.paper()), KG2RAGSettings fields '
+                         'as JSON (\'{"tree_score": "max"}\') or "paper+JSON" (the paper preset with overrides)')
+    ap.add_argument("--no-hybrid-same-n", dest="hybrid_same_n", action="store_false",
+                    help="leave out the hybrid baseline cut to each method's chunk count")
     args = ap.parse_args()
 
     import torch

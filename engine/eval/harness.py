@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator, Sequence
 from engine import serde
 from engine.eval.failures import ERROR, label_t2rag
 from engine.eval.metrics import PARAGRAPH, SENTENCE, QuestionMetrics, failed_question_metrics, score_question
-from engine.eval.recall_loss import RecallLoss, recall_loss
+from engine.eval.recall_loss import RecallLoss, failed_recall_loss, recall_loss
 from engine.eval.report import EvalSummary, MethodSummary, summarize_method, summary_markdown, write_summary  # noqa: F401
 from engine.llm.base import LLMError
 from engine.methods.base import Result, Usage, save_result
@@ -206,7 +206,8 @@ def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: An
             raise EvalStopped(f"{name} stopped on question {q.qid}: {fatal}") from exc
         usage = Usage(total_time=time.perf_counter() - t0, engine_time=time.perf_counter() - t0)
         return QuestionRecord(q.qid, q.question, "", gold, failed_question_metrics(q), usage,
-                              failure=ERROR, error=f"{type(exc).__name__}: {exc}")
+                              failure=ERROR, error=f"{type(exc).__name__}: {exc}",
+                              recall_loss=failed_recall_loss(name, q, unit))
     trace_rel = f"traces/{name}/{_safe_name(q.qid)}.json"
     trace_note = ""
     try:
@@ -217,7 +218,7 @@ def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: An
         return QuestionRecord(q.qid, q.question, result.answer or "", gold, failed_question_metrics(q),
                               result.usage or Usage(), failure=ERROR, trace=trace_rel, error=result.error,
                               evidence_chunk_ids=list(result.evidence_chunk_ids), stop_reason=result.stop_reason,
-                              reasoner=result.reasoner)
+                              reasoner=result.reasoner, recall_loss=failed_recall_loss(name, q, unit))
     chunks = corpus.get_chunks(list(dict.fromkeys(result.evidence_chunk_ids)))
     metrics = score_question(result.answer or "", q, chunks, k=k)
     failure = label_t2rag(result.trace, q, metrics, corpus, correct_f1=correct_f1,

@@ -29,6 +29,7 @@ from engine.eval.metrics import PARAGRAPH, chunk_units, gold_units
 from engine.types import Question
 
 NOT_RETRIEVED = "not retrieved"
+METHOD_ERROR = "the method failed on the question"
 SEED_NO_TRIPLET = "gold seed: no triplet, fill rule did not add it"
 SEED_PRUNED = "gold seed: spanning tree pruned its edges"
 SEED_CUT = "gold seed: cut from an overflowing tree"
@@ -90,6 +91,12 @@ def recall_loss(method: str, trace: Any, question: Question, corpus: Any, eviden
     elif missing:
         out.lost[NOT_RETRIEVED] = len(missing)
     return out
+
+
+def failed_recall_loss(method: str, question: Question, unit: str = PARAGRAPH) -> RecallLoss | None:
+    """An errored question: every gold unit is lost to the error (None when it has no gold)."""
+    gold = gold_units(question, unit)
+    return RecallLoss(method=method, unit=unit, n_gold=len(gold), lost={METHOD_ERROR: len(gold)}) if gold else None
 
 
 def _add(d: dict[str, int], key: str, n: int = 1) -> None:
