@@ -69,7 +69,8 @@ def build_corpus(ws, name: str, dataset: Path, mode: str = "paragraph", limit: i
     if ws.exists(name):
         corpus = ws.open(name)
         c = corpus.counts()
-        if c.chunks and not c.pending:
+        # an imported file leaves the chunks it names no triplet for pending: they stay so
+        if c.chunks and (not c.pending or (triplets is not None and c.triplets)):
             return corpus
     else:
         corpus = ws.create(name, chunking=ChunkingSettings(mode=mode))
@@ -208,9 +209,11 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
             res = run(q.question)
             ids = list(dict.fromkeys(res.evidence_chunk_ids))
             seconds[name] += time.perf_counter() - t0
-            losses[name].append(recall_loss(res.method, res.trace, q, corpus, ids))
+            loss = recall_loss(res.method, res.trace, q, corpus, ids)
+            losses[name].append(loss)
             s = score(corpus, ids, gold)
-            rec["methods"][name] = {**s, "chunk_ids": ids}
+            rec["methods"][name] = {**s, "chunk_ids": ids, "lost": dict(loss.lost) if loss else {},
+                                    "gained": loss.gained if loss else 0}
             rows.setdefault(name, Row(name)).add(s)
             if name not in ("semantic", "hybrid"):
                 same = score(corpus, dense[: max(1, len(ids))], gold)
@@ -232,6 +235,25 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
     return out, per_q, [summarize_recall_loss(name, items) for name, items in losses.items()]
 
 
+def per_question_lines(per_q: list[dict], method: str) -> list[str]:
+    """Questions where `method` and dense retrieval at the same chunk count disagree on recall."""
+    rows = []
+    for rec in per_q:
+        m = rec["methods"].get(method)
+        if not m or "semantic_same_n" not in m or m["r"] == m["semantic_same_n"]["r"]:
+            continue
+        why = "; ".join(f"{k} x{v}" for k, v in m["lost"].items()) or "-"
+        q = rec["question"] if len(rec["question"]) <= 70 else rec["question"][:67] + "..."
+        rows.append((m["r"] - m["semantic_same_n"]["r"],
+                     f"| {q} | {m['r']:.2f} | {m['semantic_same_n']['r']:.2f} | {m.get('gained', 0)} | {why} |"))
+    rows.sort(key=lambda r: r[0])
+    wins = sum(1 for d, _ in rows if d > 0)
+    return [f"{method} vs semantic at the same n, question by question: {wins} better, {len(rows) - wins} worse, "
+            f"{len(per_q) - len(rows)} equal", "",
+            f"| question | {method} R | semantic R | gold gained by the expansion | gold lost at |",
+            "|---|---|---|---|---|", *[line for _, line in rows]]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--questions", type=int, default=100)
@@ -241,6 +263,8 @@ def main() -> None:
     ap.add_argument("--kg2rag", nargs="+", default=["default", "paper"], metavar="VARIANT",
                     help='KG2RAG variants: "default", "paper" (KG2RAGSettings.paper()), KG2RAGSettings fields '
                          'as JSON (\'{"tree_score": "max"}\') or "paper+JSON" (the paper preset with overrides)')
+    ap.add_argument("--per-question", default="", metavar="METHOD",
+                    help="also list the questions where METHOD (e.g. kg2rag) and semantic at the same n differ")
     ap.add_argument("--no-hybrid-same-n", dest="hybrid_same_n", action="store_false",
                     help="leave out the hybrid baseline cut to each method's chunk count")
     args = ap.parse_args()
@@ -270,6 +294,8 @@ def main() -> None:
         from engine.eval.recall_loss import recall_loss_markdown
 
         print("\n" + "\n".join(recall_loss_markdown([x for x in losses if x.method != "semantic"])))
+        if args.per_question:
+            print("\n" + "\n".join(per_question_lines(per_q, args.per_question)))
         out = ROOT / "bench" / "out" / f"retrieval_quality_{ds}.json"
         out.write_text(json.dumps(per_q, indent=1), encoding="utf-8")
 
