@@ -74,3 +74,15 @@ def test_the_paper_preset_and_the_defaults_differ_only_where_measured():
         KG2RAGSettings(overflow="truncate")
     with pytest.raises(ValueError, match="seeds"):
         KG2RAGSettings(seeds="sparse")
+
+
+def test_a_default_trace_round_trips_and_the_summary_names_the_cut(corpus):
+    from engine.methods.base import result_from_json, result_to_json
+
+    m = KG2RAG(ScriptedReasoner())
+    res = m.answer(Q, corpus, KG2RAGSettings(k=2))
+    back = result_from_json(result_to_json(res))
+    assert back == res and back.trace.trees[0].cut_chunk_ids == ["town", "fred"]
+    assert back.trace.seeds[0].triplet_ids == res.trace.seeds[0].triplet_ids != []
+    text = "\n".join(m.summarize(res))
+    assert "seeds: 2 chunks (hybrid)" in text and "(1 cut to fit k)" in text

@@ -274,12 +274,14 @@ class KG2RAG:
         added = sum(len(h.chunks_added) for h in tr.hops)
         cut = sum(len(h.cut_by_total_cap) for h in tr.hops)
         capped = sum(len(c.cut_triplet_ids) for h in tr.hops for c in h.entity_caps)
-        lines = [f"seeds: {len(tr.seeds)} chunks, {sum(x.n_triplets > 0 for x in tr.seeds)} with triplets",
+        lines = [f"seeds: {len(tr.seeds)} chunks ({tr.settings.seeds}), {sum(x.n_triplets > 0 for x in tr.seeds)} "
+                 "with triplets",
                  f"expansion: {len(tr.hops)} hop(s), +{added} chunks"
                  + (f" ({cut} chunks cut by the cap, {capped} hub triplets not followed)" if cut or capped else ""),
                  f"graph: {len(tr.nodes)} entities, {len(tr.edges)} edges, {len(tr.trees)} components/trees",
                  f"ranker: {tr.ranker or '-'}",
                  f"selected: {len(tr.selected_tree_ids)} trees -> {len(tr.tree_chunk_ids)} chunks"
+                 + (f" ({cuts} cut to fit k)" if (cuts := sum(1 for t in tr.trees if t.cut_chunk_ids)) else "")
                  + (f", +{len(tr.fill_chunk_ids)} seed chunks as fill" if tr.fill_chunk_ids else ""),
                  f"tokens: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion"
                  f" in {result.usage.calls} call(s)"]
