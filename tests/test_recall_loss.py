@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from engine.eval.recall_loss import (EV_DECOMPOSITION, EV_NO_NEW_CHUNK, EV_QUERY_NO_GOLD, EXPANDED_NOT_SELECTED,
-                                     NEVER_CANDIDATE, NOT_RETRIEVED, SEED_CUT, SEED_NO_TRIPLET, SEED_PRUNED,
+                                     NEVER_CANDIDATE, NOT_RETRIEVED, SEED_ALONE_LOW, SEED_CUT, SEED_NO_TRIPLET, SEED_PRUNED,
                                      SEED_RANKED_LOW, SEED_SELF_LOOP, SEED_SKIPPED, T2_NEVER, recall_loss,
                                      recall_loss_markdown, summarize_recall_loss)
 from engine.methods.kg2rag import KG2RAGSettings, KG2RAGTrace, SeedChunk
@@ -29,22 +29,22 @@ def _tree(tid, chunks, **kw):
 
 
 def test_every_lost_gold_seed_gets_the_step_that_dropped_it():
-    ids = ["kept", "bare", "pruned", "cut", "skipped", "low", "loop", "exp", "gain", "far"]
+    ids = ["kept", "bare", "pruned", "cut", "skipped", "low", "loop", "alone", "exp", "gain", "far"]
     corpus = Chunks(ids)
     tr = KG2RAGTrace(question="?", settings=KG2RAGSettings())
-    tr.seeds = [SeedChunk(c, c.upper(), 0.9, 0 if c == "bare" else 2)
-                for c in ("kept", "bare", "pruned", "cut", "skipped", "low", "loop")]
+    tr.seeds = [SeedChunk(c, c.upper(), 0.9, 0 if c in ("bare", "alone") else 2)
+                for c in ("kept", "bare", "pruned", "cut", "skipped", "low", "loop", "alone")]
     tr.hops = [Hop(hop=1, frontier=[], entities_reached=[], triplet_ids=[],
                    chunks_added=[ScoredChunkId("exp", 0.5), ScoredChunkId("gain", 0.4)])]
     tr.trees = [_tree(0, ["kept", "gain", "cut"], selected=True, cut_chunk_ids=["cut"]),
                 _tree(1, ["skipped"], note="skipped: 12 more chunks would exceed k=10 (have 0)"),
                 _tree(2, ["low", "exp"], note="not taken: the context already holds k=10 chunks"),
-                _tree(3, ["loop"], kind="self-loops")]
+                _tree(3, ["loop"], kind="self-loops"), _tree(4, ["alone"], kind="seed")]
     gold = _q(*[c.upper() for c in ids])
     loss = recall_loss("kg2rag", tr, gold, corpus, ["kept", "gain"])
-    assert loss.n_gold == 10 and loss.found == 2 and loss.gained == 1
+    assert loss.n_gold == 11 and loss.found == 2 and loss.gained == 1
     assert loss.lost == {SEED_NO_TRIPLET: 1, SEED_PRUNED: 1, SEED_CUT: 1, SEED_SKIPPED: 1, SEED_RANKED_LOW: 1,
-                         SEED_SELF_LOOP: 1, EXPANDED_NOT_SELECTED: 1, NEVER_CANDIDATE: 1}
+                         SEED_SELF_LOOP: 1, SEED_ALONE_LOW: 1, EXPANDED_NOT_SELECTED: 1, NEVER_CANDIDATE: 1}
     assert loss.found + sum(loss.lost.values()) == loss.n_gold
 
 

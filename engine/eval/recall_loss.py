@@ -6,9 +6,9 @@ the method's own pipeline, so the table says which step to fix:
 
 KG2RAG (the reference is its own seed ranking, plain dense retrieval):
   * a gold **seed** that did not reach the context: it states no triplet and the fill rule did
-    not add it back; the spanning tree pruned every edge it stated; its tree was cut to fit k;
-    its tree was skipped for not fitting k; its tree ranked below the selected ones (a self-loop
-    component included);
+    not add it back (or, as a one-chunk tree, it ranked too low); the spanning tree pruned every
+    edge it stated; its tree was cut to fit k; its tree was skipped for not fitting k; its tree
+    ranked below the selected ones (a self-loop component apart);
   * a gold chunk **reached by the expansion** but not selected;
   * a gold unit **never a candidate** (neither seed nor expansion).
   Gold units in the context that were not seeds count as `gained by the expansion`.
@@ -36,6 +36,7 @@ SEED_CUT = "gold seed: cut from an overflowing tree"
 SEED_SKIPPED = "gold seed: its tree skipped (too big for k)"
 SEED_RANKED_LOW = "gold seed: its tree ranked below the selected ones"
 SEED_SELF_LOOP = "gold seed: self-loop component not selected"
+SEED_ALONE_LOW = "gold seed: no triplet, its one-chunk tree ranked below the selected ones"
 EXPANDED_NOT_SELECTED = "reached by the expansion, not selected"
 NEVER_CANDIDATE = "never a candidate (not a seed, not reached)"
 GAINED = "gained by the expansion"
@@ -45,7 +46,7 @@ EV_QUERY_NO_GOLD = "queries that reached no gold"
 EV_DECOMPOSITION = "decompositions with no query triplet"
 
 KG2RAG_REASONS = (SEED_NO_TRIPLET, SEED_PRUNED, SEED_CUT, SEED_SKIPPED, SEED_RANKED_LOW, SEED_SELF_LOOP,
-                  EXPANDED_NOT_SELECTED, NEVER_CANDIDATE)
+                  SEED_ALONE_LOW, EXPANDED_NOT_SELECTED, NEVER_CANDIDATE)
 
 
 @dataclass
@@ -134,7 +135,7 @@ def _seed_reason(cid: str, n_trip: dict[str, int], trees: list) -> str:
     if str(_get(tree, "note", "")).startswith("skipped"):
         return SEED_SKIPPED
     if _get(tree, "kind", "tree") == "seed":
-        return SEED_NO_TRIPLET
+        return SEED_ALONE_LOW
     return SEED_RANKED_LOW
 
 
