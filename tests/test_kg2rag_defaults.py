@@ -54,14 +54,17 @@ def test_the_trace_names_walk_roots_and_seed_triplets_and_the_context_shows_each
 
 
 def test_hybrid_seeds_add_a_keyword_match_and_keep_cosine_scores(corpus):
-    dense = KG2RAG(ScriptedReasoner()).answer(Q, corpus, KG2RAGSettings(k=2, seeds="dense")).trace.seeds
-    hybrid = KG2RAG(ScriptedReasoner()).answer(Q, corpus, KG2RAGSettings(k=2)).trace.seeds
-    assert [s.chunk_id for s in dense] == ["song", "kris"]
-    # "county" is a rare word only the Brownsville paragraph holds: BM25 ranks it first
-    assert [s.chunk_id for s in hybrid] == ["song", "town"]
+    dense = KG2RAG(ScriptedReasoner()).answer(Q, corpus, KG2RAGSettings(k=4, seeds="dense")).trace.seeds
+    hybrid = KG2RAG(ScriptedReasoner()).answer(Q, corpus, KG2RAGSettings(k=4)).trace.seeds
+    assert [s.chunk_id for s in dense] == ["song", "kris", "d3", "fred"]
+    # "county" is a rare word only the Brownsville paragraph holds: BM25 ranks it first, and the
+    # fusion lifts it from dense rank 5+ into the seeds
+    ids = [s.chunk_id for s in hybrid]
+    assert ids[:2] == ["song", "town"] and len(ids) == 4
     qvec = np.asarray(corpus.embed([Q]))[0]
     town = float(np.asarray(corpus.chunk_vectors(["town"]))[0] @ qvec)
     assert hybrid[1].score == pytest.approx(town, abs=1e-5)  # edge weights stay s(q, c)
+    assert all(a.score == pytest.approx(b.score) for a, b in zip(hybrid, dense) if a.chunk_id == b.chunk_id)
 
 
 def test_the_paper_preset_and_the_defaults_differ_only_where_measured():
