@@ -141,14 +141,15 @@ class Row:
                 f"| {self.f1 / n:.3f} |")
 
 
-def score(corpus, chunk_ids: list[str], gold: set) -> dict:
+def score(corpus, chunk_ids: list[str], gold: set, by_doc: bool = False) -> dict:
+    """`by_doc`: the gold names paragraphs (MuSiQue), so chunks count by paragraph, not title."""
     from engine.eval.metrics import PARAGRAPH, retrieval_score, retrieved_units
 
     chunks = corpus.get_chunks(list(dict.fromkeys(chunk_ids)))
-    s = retrieval_score(retrieved_units(chunks, PARAGRAPH), gold)
+    s = retrieval_score(retrieved_units(chunks, PARAGRAPH, by_doc), gold)
     out = {"chunks": len(chunks), "p": s.precision, "r": s.recall, "f1": s.f1}
     for c in CUTS:
-        out[f"r@{c}"] = retrieval_score(retrieved_units(chunks[:c], PARAGRAPH), gold).recall
+        out[f"r@{c}"] = retrieval_score(retrieved_units(chunks[:c], PARAGRAPH, by_doc), gold).recall
     return out
 
 
@@ -211,16 +212,16 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
             seconds[name] += time.perf_counter() - t0
             loss = recall_loss(res.method, res.trace, q, corpus, ids)
             losses[name].append(loss)
-            s = score(corpus, ids, gold)
+            s = score(corpus, ids, gold, bool(q.supporting_docs))
             rec["methods"][name] = {**s, "chunk_ids": ids, "lost": dict(loss.lost) if loss else {},
                                     "gained": loss.gained if loss else 0}
             rows.setdefault(name, Row(name)).add(s)
             if name not in ("semantic", "hybrid"):
-                same = score(corpus, dense[: max(1, len(ids))], gold)
+                same = score(corpus, dense[: max(1, len(ids))], gold, bool(q.supporting_docs))
                 rec["methods"][name]["semantic_same_n"] = same
                 rows.setdefault(f"semantic @ same n as {name}", Row(f"semantic @ same n as {name}")).add(same)
                 if args.hybrid_same_n:
-                    h = score(corpus, fused[: max(1, len(ids))], gold)
+                    h = score(corpus, fused[: max(1, len(ids))], gold, bool(q.supporting_docs))
                     rec["methods"][name]["hybrid_same_n"] = h
                     rows.setdefault(f"hybrid @ same n as {name}", Row(f"hybrid @ same n as {name}")).add(h)
         per_q.append(rec)

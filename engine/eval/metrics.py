@@ -96,22 +96,23 @@ def _title_key(title: str) -> str:
     return " ".join((title or "").split())
 
 
-def chunk_units(chunk: Chunk, unit: str) -> list:
-    """The units one chunk covers: its title, or each `(title, sent_id)` it spans."""
+def chunk_units(chunk: Chunk, unit: str, by_doc: bool = False) -> list:
+    """The units one chunk covers: its paragraph (the document itself with `by_doc`, for a
+    question whose gold names paragraphs; else its title), or each `(title, sent_id)` it spans."""
     title = _title_key(chunk.title)
     if unit == PARAGRAPH:
-        return [title]
+        return [chunk.doc_id] if by_doc else [title]
     if unit != SENTENCE:
         raise ValueError(f"unknown retrieval unit {unit!r}; use one of {UNITS}")
     end = chunk.sent_end if chunk.sent_end > chunk.sent_start else chunk.sent_start + 1
     return [(title, i) for i in range(chunk.sent_start, end)]
 
 
-def retrieved_units(chunks: Iterable[Chunk], unit: str) -> list:
+def retrieved_units(chunks: Iterable[Chunk], unit: str, by_doc: bool = False) -> list:
     """Units in the order the chunks were used, each once."""
     seen: dict = {}
     for c in chunks:
-        for u in chunk_units(c, unit):
+        for u in chunk_units(c, unit, by_doc):
             seen.setdefault(u, None)
     return list(seen)
 
@@ -127,10 +128,13 @@ def gold_units(question: Question, unit: str) -> set:
     return {_title_key(t) for t in titles}
 
 
+def by_paragraph(question: Question) -> bool:
+    """Whether `question`'s paragraph gold names paragraphs (doc ids) rather than titles."""
+    return bool(question.supporting_docs)
+
+
 def _units_for(question: Question, chunks: Sequence[Chunk], unit: str) -> list:
-    if unit == PARAGRAPH and question.supporting_docs:
-        return list(dict.fromkeys(c.doc_id for c in chunks))  # by paragraph, not by title
-    return retrieved_units(chunks, unit)
+    return retrieved_units(chunks, unit, by_paragraph(question))
 
 
 @dataclass(frozen=True)

@@ -69,9 +69,9 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return default if v is None else v
 
 
-def _units_of(corpus: Any, chunk_ids: Iterable[str], unit: str) -> dict[str, list]:
+def _units_of(corpus: Any, chunk_ids: Iterable[str], unit: str, by_doc: bool = False) -> dict[str, list]:
     ids = list(dict.fromkeys(chunk_ids))
-    return {c.chunk_id: chunk_units(c, unit) for c in (corpus.get_chunks(ids) if ids else [])}
+    return {c.chunk_id: chunk_units(c, unit, by_doc) for c in (corpus.get_chunks(ids) if ids else [])}
 
 
 def recall_loss(method: str, trace: Any, question: Question, corpus: Any, evidence_chunk_ids: list[str],
@@ -81,14 +81,14 @@ def recall_loss(method: str, trace: Any, question: Question, corpus: Any, eviden
     if not gold:
         return None
     out = RecallLoss(method=method, unit=unit, n_gold=len(gold))
-    units = _units_of(corpus, evidence_chunk_ids, unit)
+    units = _units_of(corpus, evidence_chunk_ids, unit, bool(question.supporting_docs))
     found = {u for cid in evidence_chunk_ids for u in units.get(cid, [])} & gold
     out.found = len(found)
     missing = gold - found
     if method == "kg2rag" and trace is not None:
-        _kg2rag(out, trace, corpus, unit, found, missing)
+        _kg2rag(out, trace, corpus, unit, found, missing, bool(question.supporting_docs))
     elif method == "t2rag" and trace is not None:
-        _t2rag(out, trace, corpus, unit, gold, missing)
+        _t2rag(out, trace, corpus, unit, gold, missing, bool(question.supporting_docs))
     elif missing:
         out.lost[NOT_RETRIEVED] = len(missing)
     return out
@@ -105,12 +105,13 @@ def _add(d: dict[str, int], key: str, n: int = 1) -> None:
         d[key] = d.get(key, 0) + n
 
 
-def _kg2rag(out: RecallLoss, tr: Any, corpus: Any, unit: str, found: set, missing: set) -> None:
+def _kg2rag(out: RecallLoss, tr: Any, corpus: Any, unit: str, found: set, missing: set,
+            by_doc: bool = False) -> None:
     seeds = [_get(s, "chunk_id") for s in _get(tr, "seeds", [])]
     n_trip = {_get(s, "chunk_id"): _get(s, "n_triplets", 0) for s in _get(tr, "seeds", [])}
     added = [_get(c, "chunk_id") for h in _get(tr, "hops", []) for c in _get(h, "chunks_added", [])]
     trees = list(_get(tr, "trees", []))  # rank order
-    units = _units_of(corpus, seeds + added, unit)
+    units = _units_of(corpus, seeds + added, unit, by_doc)
     seed_units = {u for c in seeds for u in units.get(c, [])}
     out.gained = len(found - seed_units)
     for u in sorted(missing, key=str):
@@ -139,14 +140,15 @@ def _seed_reason(cid: str, n_trip: dict[str, int], trees: list) -> str:
     return SEED_RANKED_LOW
 
 
-def _t2rag(out: RecallLoss, tr: Any, corpus: Any, unit: str, gold: set, missing: set) -> None:
+def _t2rag(out: RecallLoss, tr: Any, corpus: Any, unit: str, gold: set, missing: set,
+           by_doc: bool = False) -> None:
     decomposition = _get(tr, "decomposition")
     if decomposition is not None and not _get(decomposition, "triplets", []):
         _add(out.events, EV_DECOMPOSITION)
     rounds = list(_get(tr, "rounds", []))
     every = [_get(c, "chunk_id") for r in rounds for c in _get(r, "chunks", [])]
     every += [c for r in rounds for w in _get(r, "walked", []) for c in _get(w, "chunk_ids", [])]
-    units = _units_of(corpus, every, unit)
+    units = _units_of(corpus, every, unit, by_doc)
     seen: set[str] = set()
     for r in rounds:
         shown = {_get(c, "chunk_id") for c in _get(r, "chunks", [])}
