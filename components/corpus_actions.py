@@ -62,10 +62,16 @@ def create_corpus() -> None:
         if not batch.documents:
             st.error("No document could be read from those files; nothing was created.")
             return
-        corpus = state.workspace().create(name.strip(), chunking=ChunkingSettings(mode=mode))
+        ws = state.workspace()
+        corpus = ws.create(name.strip(), chunking=ChunkingSettings(mode=mode))
         bar = ProgressBar("Chunking and embedding")
-        report = corpus.add_documents(batch.documents, on_progress=bar)
-        nq = corpus.add_questions(batch.questions)
+        try:
+            report = corpus.add_documents(batch.documents, on_progress=bar)
+            nq = corpus.add_questions(batch.questions)
+        except BaseException:
+            corpus.close()
+            ws.discard(name.strip())  # a create that failed leaves nothing behind, as in the CLI
+            raise
         bar.done()
         state.forget_corpus()
         state.select_corpus(name.strip())

@@ -48,7 +48,8 @@ def cmd_create(args) -> int:
     try:
         code = _ingest(corpus, args.paths, args.limit_questions) if args.paths else 0
     except BaseException:
-        ws.drop(args.name)  # a create that failed leaves nothing behind
+        corpus.close()
+        ws.discard(args.name)  # a create that failed leaves nothing behind
         raise
     print(f"created corpus {args.name!r} at {corpus.path}")
     return code

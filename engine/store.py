@@ -200,8 +200,27 @@ class Workspace:
         self._refuse_if_read_only("create a corpus")
         if (path / "corpus.sqlite").exists():
             raise CorpusError(f"corpus {name!r} already exists in {self.root}")
-        path.mkdir(parents=True, exist_ok=True)
-        return self._wire(Corpus(path, create_with=settings, embedder=self._embedder))
+        # built aside and renamed into place: a create killed at any point leaves no stub that
+        # would then say "already exists" (hidden `.creating` folders are never listed)
+        tmp = self.root / f".{name}.creating-{os.getpid()}-{secrets.token_hex(3)}"
+        try:
+            tmp.mkdir()
+            Corpus(tmp, create_with=settings, embedder=self._embedder).close()
+            if path.exists():  # a stub left by a create killed before this version: kept aside
+                os.replace(path, path.with_name(f".{name}.stub-{time.strftime('%Y%m%dT%H%M%S')}"))
+            os.replace(tmp, path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return self.open(name)
+
+    def discard(self, name: str) -> None:
+        """Delete a corpus that never finished being created (no snapshot: there is nothing to keep)."""
+        path = self.path_of(name)
+        trash = path.with_name(f".{path.name}.discarded.{os.getpid()}")
+        if path.exists():
+            os.replace(path, trash)
+            shutil.rmtree(trash, ignore_errors=True)
 
     def open(self, name: str) -> "Corpus":
         path = self.path_of(name)

@@ -308,3 +308,25 @@ def test_backup_while_questions_and_a_writer_run_is_consistent(filled, tmp_path)
         assert r.check() == [] and inspect(r.path) == []
         docs = {d.doc_id for d in r.documents()}
         assert {ch.doc_id for ch in r.chunks()} == docs  # one committed state, never half an add
+
+
+def test_a_create_killed_midway_leaves_nothing(ws, monkeypatch):
+    from engine import store
+
+    real = store.Corpus._set_meta
+    calls = {"n": 0}
+
+    def dies(self, key, value):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt  # killed while the new database is being written
+        return real(self, key, value)
+
+    monkeypatch.setattr(store.Corpus, "_set_meta", dies)
+    with pytest.raises(KeyboardInterrupt):
+        ws.create("half")
+    monkeypatch.undo()
+    assert not ws.exists("half") and ws.list() == [] and not (ws.root / "half").exists()
+    assert not [p for p in ws.root.iterdir() if ".creating" in p.name]
+    ws.create("half").close()  # the name is free: no "already exists"
+    assert ws.list() == ["half"]
