@@ -227,6 +227,9 @@ class KG2RAG:
         except LLMError as exc:
             error = str(exc)
             tr.call = LLMCall(job="answer", model=getattr(self.reasoner, "name", ""), error=error)
+        if not error and tr.call is not None and tr.call.error and not tr.answer:
+            # a provider that failed after its retries: an error, not an empty answer
+            error = f"the answer step failed: {tr.call.error}"
         clock.lap("generate")
         total = time.perf_counter() - t_start
         tr.timings["total"] = total
