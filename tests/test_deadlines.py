@@ -10,7 +10,7 @@ from engine.llm import make_reasoner
 from engine.llm.deadline import within
 from engine.methods import build_method
 from engine.store import Workspace
-from tests._app_helpers import build_small_corpus
+from tests._app_helpers import always_run_app_py, build_small_corpus  # noqa: F401 - fixture
 from tests.loopback import loopback_llm  # noqa: F401 - fixture
 
 DEADLINE = 3.0
@@ -55,3 +55,27 @@ def test_the_cli_question_deadline(corpus_root, loopback_llm, monkeypatch, capsy
     took = time.monotonic() - start
     assert code == 1 and "did not answer within 3 s" in capsys.readouterr().err
     assert took < DEADLINE * 1.1 + 8  # + loading the embedding model in this process
+
+
+def test_the_app_question_deadline(corpus_root, loopback_llm, monkeypatch):  # noqa: F811
+    from streamlit.testing.v1 import AppTest
+
+    from engine.llm.litellm_call import import_litellm
+    from tests._app_helpers import REPO
+
+    import_litellm()
+    loopback_llm.fail_after, loopback_llm.fail_mode, loopback_llm.hang_seconds = 0, "hang", 30
+    for var, value in (("TRIPLET_LENS_WORKSPACE", str(corpus_root)), ("TRIPLET_LENS_QUESTION_DEADLINE", str(DEADLINE)),
+                       ("TRIPLET_LENS_MODEL", "openai/gpt-4o-mini"), ("TRIPLET_LENS_API_BASE", loopback_llm.base_url),
+                       ("OPENAI_API_KEY", "sk-test-dl-3")):
+        monkeypatch.setenv(var, value)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
+    at.run()
+    at.session_state["corpus"] = "c"
+    at.switch_page("pages/ask.py").run()
+    start = time.monotonic()
+    at.button(key="ask_go").click().run()
+    took = time.monotonic() - start
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("did not answer within 3 s" in e.value for e in at.error), [e.value for e in at.error]
+    assert took < DEADLINE * 1.1 + 3  # + the page's own rendering
