@@ -62,10 +62,16 @@ def create_corpus() -> None:
         if not batch.documents:
             st.error("No document could be read from those files; nothing was created.")
             return
-        corpus = state.workspace().create(name.strip(), chunking=ChunkingSettings(mode=mode))
+        ws = state.workspace()
+        corpus = ws.create(name.strip(), chunking=ChunkingSettings(mode=mode))
         bar = ProgressBar("Chunking and embedding")
-        report = corpus.add_documents(batch.documents, on_progress=bar)
-        nq = corpus.add_questions(batch.questions)
+        try:
+            report = corpus.add_documents(batch.documents, on_progress=bar)
+            nq = corpus.add_questions(batch.questions)
+        except BaseException:
+            corpus.close()
+            ws.discard(name.strip())  # a create that failed leaves nothing behind, as in the CLI
+            raise
         bar.done()
         state.forget_corpus()
         state.select_corpus(name.strip())
@@ -122,7 +128,7 @@ def extraction(corpus) -> None:
         st.success("Every chunk has its triplets.")
         return
     with engine_errors("Estimating the extraction cost"):
-        est = estimate_extraction(pending, state.session().config.model)
+        est = estimate_extraction(pending, state.session().model)
         cost = "unknown" if est.cost is None else f"${est.cost:.4f}"
         cols = st.columns(4)
         cols[0].metric("Chunks to extract", est.chunks)
@@ -135,7 +141,7 @@ def extraction(corpus) -> None:
         with engine_errors("Extraction"):
             reasoner = state.make_reasoner(corpus)
             bar = ProgressBar("Extracting triplets")
-            summary = run_extraction(corpus, reasoner, on_progress=bar)
+            summary = run_extraction(corpus, reasoner, on_progress=bar, call_deadline=state.settings().call_deadline)
             bar.done("Indexing propositions")
             corpus.refresh_indexes()
             bar.done("Done")
@@ -187,7 +193,7 @@ def drop_corpus(corpus) -> None:
             state.forget_corpus()
             st.session_state["corpus"] = None
             state.clear_results()
-            state.flash("success", f"Deleted corpus {name}.")
+            state.flash("success", f"Deleted corpus {name}. Bring it back from 'Recently deleted corpora'.")
             st.rerun()
 
 

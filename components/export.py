@@ -3,15 +3,13 @@
 The page holds its data as JSON inside `<script type="application/json">` (with `<`, `>`, `&`
 escaped so no text can close the element) and a small script that draws it with `textContent`
 only: every string from a document, an entity or an LLM reply stays text. No external request.
-Its Content-Security-Policy admits that one script by hash and nothing else, so markup that ever
-slipped through escaping could still not run.
 """
 from __future__ import annotations
 
 from dataclasses import asdict
 
 from components.runs import Run
-from components.safe import csp_for, esc, json_for_script
+from components.safe import csp_meta, esc, json_for_script
 from components.steps import METHOD_TITLES, result_steps, usage_lines
 
 _CSS = """
@@ -82,7 +80,7 @@ def export_html(run: Run, title: str = "Triplet Lens run") -> str:
     methods = ", ".join(METHOD_TITLES.get(r.method, r.method) for r in run.results)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{csp_for([_JS])}">
+{csp_meta((_JS,))}
 <title>{esc(title)}</title><style>{_CSS}</style></head>
 <body><h1>{esc(title)}: {esc(methods)}</h1>
 <p class="q">{esc(run.question)}</p>{gold}

@@ -6,9 +6,7 @@ and adds its own markup after, so the only tags on the page are the ones this mo
 """
 from __future__ import annotations
 
-import base64
 import contextlib
-import hashlib
 import html
 import json
 import logging
@@ -33,39 +31,32 @@ def json_for_script(data: object) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-def script_hash(script: str) -> str:
-    """The CSP source for one inline script: `'sha256-<base64>'` of its exact text."""
-    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii") + "'"
+def script_hash(source: str) -> str:
+    """The CSP source for one inline script: `'sha256-<base64 digest>'`."""
+    import base64
+    import hashlib
+
+    return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode() + "'"
 
 
-def csp_for(scripts: Iterable[str]) -> str:
-    """A Content-Security-Policy allowing exactly these inline scripts and nothing from the network.
-
-    Anything else that turns into a script (an injected `<script>`, an `onerror=` attribute) has no
-    matching hash and does not run.
-    """
-    # written into a double-quoted attribute as is: base64, quotes and semicolons only, no `"` or `<`
-    hashes = " ".join(script_hash(s) for s in scripts) or "'none'"
-    return (f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; img-src data:; "
-            "font-src data:; base-uri 'none'; form-action 'none'")
+def csp_meta(scripts: Iterable[str], extra: str = "") -> str:
+    """A Content-Security-Policy meta element allowing exactly these inline scripts (by hash):
+    a script injected through a slip in escaping has another hash and does not run."""
+    hashes = " ".join(script_hash(x) for x in scripts)
+    return ('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+            f"script-src {hashes}; style-src 'unsafe-inline'; img-src data:{extra}\">")
 
 
-def sandboxed_page(inner_html: str, scripts: Iterable[str], height: int) -> str:
-    """A wrapper page holding `inner_html` in an iframe sandboxed with `allow-scripts` only.
-
-    Streamlit draws `st.iframe` content on the app's own origin (its sandbox has allow-scripts and
-    allow-same-origin, which Chromium flags as escapable). So the drawing goes one level deeper:
-    the inner frame has an opaque origin (no allow-same-origin) and cannot touch the app, its
-    cookies or its storage. The wrapper itself runs no script at all, and its CSP, which the
-    `srcdoc` frame inherits, admits only the inner page's own scripts by hash.
-    """
-    policy = csp_for(list(scripts))
-    return (f'<!doctype html><html><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
-            f"<style>html,body{{margin:0;padding:0;overflow:hidden}}"
-            f"iframe{{border:0;width:100%;height:{int(height)}px;display:block}}</style></head>"
-            f'<body><iframe sandbox="allow-scripts" referrerpolicy="no-referrer" title="graph" '
-            f'srcdoc="{esc(inner_html)}"></iframe></body></html>')
+def sandboxed(page: str, scripts: Iterable[str], height: int) -> str:
+    """`page` inside an iframe with `sandbox="allow-scripts"` only: its scripts run in an opaque
+    origin, so even a slip in escaping could not reach the app (its cookies, its DOM, its
+    websocket). Streamlit's own iframe (same-origin) holds only this wrapper, which runs no script
+    of its own; the wrapper's CSP is inherited by the inner page and allows only its scripts."""
+    scripts = list(scripts)
+    return (f"<!doctype html><html><head><meta charset=\"utf-8\">{csp_meta(scripts)}"
+            "<style>html,body{margin:0;padding:0;overflow:hidden}</style></head><body>"
+            f'<iframe sandbox="allow-scripts" title="graph" srcdoc="{esc(page)}" '
+            f'style="border:0;width:100%;height:{int(height)}px;display:block"></iframe></body></html>')
 
 
 def _spans(text: str, needles: Iterable[str]) -> list[tuple[int, int]]:

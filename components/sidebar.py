@@ -33,6 +33,6 @@ def sidebar() -> None:
             st.info("No corpus yet: create one on the Corpora page, or run `python -m engine sample ensure`.")
         st.caption(f"Reasoner: **{state.model_label()}**")
         if state.is_demo():
-            st.warning("Read-only demo: uploads, deletes, extraction and configuration changes are off.")
+            st.warning("Read-only demo: uploads, deletes, extraction and key entry are off.")
         st.button("🎬 Presentation mode", on_click=_enter_presentation, key="w_present_on",
                   help="Hide the controls and walk one saved comparison step by step")

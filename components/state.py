@@ -2,21 +2,21 @@
 
 Two kinds of state, kept apart on purpose:
 
-* `st.session_state` holds the user's own values (chosen corpus, model, API key, method settings,
-  the last results and where each stepper stands). `init_state()` sets every key once per session;
-  pages read and write those keys and never invent new ones.
+* `st.session_state` holds the user's own values (chosen corpus, the last results and where each
+  stepper stands) and `session`, the engine's `SessionConfig`: model, endpoint, API key and method
+  settings live there, and its setters refuse every change in demo mode (a forged widget value
+  included). `init_state()` sets every key once per session; pages never invent new ones.
 * `st.cache_resource` holds shared read-only things: the workspace (with its embedder) and each
   opened corpus. They are keyed by the workspace path, so a test that points
   TRIPLET_LENS_WORKSPACE at a temp folder never sees another test's corpus.
 
-The visitor's configuration (model, endpoint, key, method settings) lives in one
-`engine.session.Session` at `st.session_state["session"]`: the engine enforces the demo lock, the
-endpoint trust boundary and the budget there, so a page or a forged widget value cannot skip
-them. The key typed on the Settings page stays inside that object, in memory only.
+The API key typed on the Settings page lives in the session object only: it is handed to the
+reasoner for the duration of a run and is never written to disk or put in a trace.
 """
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ METHOD_LABELS = {"t2rag": "T2RAG", "kg2rag": "KG2RAG", "semantic": "Semantic RAG
 # key -> default; factories for mutable defaults so sessions never share one dict
 _DEFAULTS: dict[str, Any] = {
     "corpus": None,          # name of the selected corpus
-    "session": None,         # engine.session.Session: model, endpoint, key, method settings, budget
+    "session": None,         # engine.session.SessionConfig: model, endpoint, key, method settings
     "ask_result": None,      # components.runs.Run of the last T2RAG run (or a reopened trace)
     "ask_round": 0,
     "kg_result": None,       # components.runs.Run of the last KG2RAG run
@@ -50,6 +50,7 @@ _DEFAULTS: dict[str, Any] = {
     "present": False,        # presentation mode: controls hidden
     "present_step": 0,
     "flash": None,           # one message to show after a rerun: (kind, text)
+    "check_findings": 0,     # damages the last integrity check named (the Repair button shows then)
 }
 
 
@@ -65,10 +66,14 @@ def init_state() -> None:
     for key, default in _DEFAULTS.items():
         if key not in ss:
             ss[key] = default() if callable(default) else default
+    s: AppSettings = ss["settings"]
     if ss["session"] is None:
-        from engine.session import Session
+        from engine.llm.litellm_call import EndpointPolicy, set_policy
+        from engine.session import SessionConfig
 
-        ss["session"] = Session(ss["settings"])
+        # the trust boundary of a served app: environment keys only to the operator's endpoints
+        set_policy(EndpointPolicy.strict(s.trusted_bases))
+        ss["session"] = SessionConfig.from_app(s)
     if ss["corpus"] is None:
         names = corpus_names()
         # a link may name the corpus (`?corpus=name`): shareable demo links open on it
@@ -87,13 +92,16 @@ def is_demo() -> bool:
     return bool(settings().demo)
 
 
+def session():
+    """The engine's SessionConfig of this browser session."""
+    return st.session_state["session"]
+
+
 # --- shared resources ---------------------------------------------------------------------------
 
 @st.cache_resource(show_spinner="Loading the embedding model...")
 def _workspace(root: str):
-    from engine.store import Workspace
-
-    return Workspace(Path(root))
+    return replace(settings(), workspace=Path(root)).workspace_obj()
 
 
 def workspace():
@@ -167,30 +175,23 @@ def reset_steppers(prefix: str) -> None:
 
 # --- reasoner and method settings ---------------------------------------------------------------
 
-def session():
-    """The visitor's engine session (configuration, key, budget)."""
-    return st.session_state["session"]
-
-
 def model_label() -> str:
-    return session().config.model or "offline-rules"
+    return session().label()
 
 
 def make_reasoner(corpus=None):
-    """A reasoner for one run, from the session's model, endpoint and key (strict endpoint policy).
-
-    The offline reasoner matches by embeddings, so it gets the corpus's embedder.
-    """
-    return session().make_reasoner(getattr(corpus, "embedder", None))
+    """A reasoner for one run, from the session's model, endpoint and key (the offline reasoner
+    matches by embeddings, so it gets the corpus's embedder)."""
+    return session().reasoner(corpus)
 
 
 def method_settings(name: str):
     """The session's settings for a method (the paper's defaults until the user changes them)."""
-    return session().method_settings(name)
+    return session().settings_for(name)
 
 
 def set_method_settings(name: str, values: dict[str, Any]) -> None:
-    session().set_method_settings(name, values)  # ConfigLocked in demo mode
+    session().set_method_settings(name, **values)
 
 
 def reset_method_settings(name: str) -> None:

@@ -3,10 +3,6 @@
 Each area registers its own sub-commands (`register(subparsers)` in engine/cli_*.py). Errors a user
 can act on print one line on stderr and exit with code 2 (bad input or usage) or 1 (a failure while
 running); a traceback is only printed with TRIPLET_LENS_DEBUG=1.
-
-The CLI serves one local user: it sends the provider keys of *your* environment to the endpoint
-*you* name (`--api-base`), i.e. it runs under `local_user_policy()`. The app, which may serve
-visitors, runs under the strict policy instead (see engine/llm/litellm_call.py).
 """
 from __future__ import annotations
 
@@ -24,12 +20,11 @@ class UserError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m engine",
-                                     description="Triplet Lens: T2RAG and KG2RAG over your own documents.",
-                                     epilog="Credentials: the CLI is for a local user. Provider keys from your "
-                                            "environment (OPENAI_API_KEY, ...) are sent to the endpoint you name "
-                                            "with --api-base. The app sends them only to the bases the operator "
-                                            "lists in TRIPLET_LENS_API_BASES.")
+    parser = argparse.ArgumentParser(
+        prog="python -m engine", description="Triplet Lens: T2RAG and KG2RAG over your own documents.",
+        epilog="Keys: the command line is run by the machine's own user, so API keys from your environment go "
+               "to whatever endpoint you name (--api-base). The app, which visitors may use, sends them only to "
+               "the endpoints its operator lists in TRIPLET_LENS_API_BASES.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
@@ -45,13 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from engine.llm.litellm_call import local_user_policy, set_policy
+
     parser = build_parser()
     args = parser.parse_args(argv)
-    from engine.llm.litellm_call import local_user_policy, using_policy
-
+    previous = set_policy(local_user_policy())  # see the epilog: the CLI's user owns its environment
     try:
-        with using_policy(local_user_policy()):
-            return int(args.func(args) or 0)
+        return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted; finished work is saved and a rerun continues from there", file=sys.stderr)
         return 130
@@ -63,3 +58,5 @@ def main(argv: list[str] | None = None) -> int:
         code = 2 if isinstance(exc, (UserError, CorpusError, ValueError, FileNotFoundError)) else 1
         print(f"error: {exc}", file=sys.stderr)
         return code
+    finally:
+        set_policy(previous)

@@ -1,8 +1,7 @@
 """Application settings: built in one place, frozen, never read from the environment deep inside.
 
 `AppSettings.from_env()` is the only function in the engine that reads environment variables
-(besides litellm, which reads provider keys itself behind the endpoint policy of
-engine/llm/litellm_call.py). The CLI and the app
+(besides the litellm client, which lets litellm read provider keys itself). The CLI and the app
 build one `AppSettings` and hand its parts down.
 """
 from __future__ import annotations
@@ -10,8 +9,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-
-from engine.budget import Caps
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,15 +18,43 @@ WORKSPACE_ENV = "TRIPLET_LENS_WORKSPACE"
 DEMO_ENV = "TRIPLET_LENS_DEMO"
 #: Default model string; empty means the offline reasoner.
 MODEL_ENV = "TRIPLET_LENS_MODEL"
-#: The operator's API base for `TRIPLET_LENS_MODEL`; it is also trusted with the server's keys.
 API_BASE_ENV = "TRIPLET_LENS_API_BASE"
-#: Comma list of further API bases that may receive the server's provider keys (the trust boundary).
-API_BASES_ENV = "TRIPLET_LENS_API_BASES"
-#: Operator caps, e.g. "questions=20,tokens=200000,dollars=0.5" (see engine/budget.py).
-CAP_SESSION_ENV = "TRIPLET_LENS_CAP_SESSION"
-CAP_DAY_ENV = "TRIPLET_LENS_CAP_DAY"
 #: Largest input file accepted, in megabytes.
 MAX_FILE_MB_ENV = "TRIPLET_LENS_MAX_FILE_MB"
+#: Comma-separated API bases the operator trusts with the server's environment keys.
+API_BASES_ENV = "TRIPLET_LENS_API_BASES"
+#: Budget caps, e.g. `questions=20,tokens=200000,dollars=0.50`: per browser session, and per day.
+CAP_SESSION_ENV = "TRIPLET_LENS_CAP_SESSION"
+CAP_DAY_ENV = "TRIPLET_LENS_CAP_DAY"
+#: Open every corpus read-only (a demo on read-only storage, or a workspace not to be changed).
+READ_ONLY_ENV = "TRIPLET_LENS_READ_ONLY"
+#: Automatic snapshots kept per corpus (before drop / delete-doc); 0 turns them off.
+SNAPSHOTS_ENV = "TRIPLET_LENS_SNAPSHOTS"
+#: Seconds one question (one method run) may wait for providers in all; 0 = no limit.
+QUESTION_DEADLINE_ENV = "TRIPLET_LENS_QUESTION_DEADLINE"
+#: Seconds one extraction call may take, retries included; 0 = no limit.
+CALL_DEADLINE_ENV = "TRIPLET_LENS_CALL_DEADLINE"
+_CAP_UNITS = ("questions", "tokens", "dollars")
+
+
+def parse_caps(text: str, var: str = "") -> dict[str, float]:
+    """`questions=20,tokens=2e5,dollars=0.5` -> {"questions": 20.0, ...}; a bad part names itself."""
+    caps: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in (text or "").split(","))):
+        unit, _, value = part.partition("=")
+        unit = unit.strip().lower()
+        try:
+            if unit not in _CAP_UNITS:
+                raise ValueError
+            caps[unit] = float(value)
+        except ValueError:
+            raise ValueError(f"{var or 'a cap'}: {part!r} is not one of {', '.join(u + '=N' for u in _CAP_UNITS)}"
+                             ) from None
+    return caps
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -43,22 +68,33 @@ class AppSettings:
     api_base: str = ""
     """Optional OpenAI-compatible endpoint for `model` (vLLM, a local server...)."""
 
-    api_bases: tuple[str, ...] = ()
-    """API bases the operator trusts with the server's provider keys (besides `api_base` and each
-    provider's default endpoint). A session naming any other base must bring its own key."""
-
     demo: bool = False
-    """Read-only demo mode: no uploads, deletes or extraction, and the model, endpoint, key and
-    method settings are fixed by the operator (`TRIPLET_LENS_MODEL`, `TRIPLET_LENS_API_BASE`)."""
-
-    session_caps: Caps = Caps()
-    """Per-session caps on questions, tokens and dollars (`TRIPLET_LENS_CAP_SESSION`)."""
-
-    day_caps: Caps = Caps()
-    """Per-day (UTC) caps over all sessions (`TRIPLET_LENS_CAP_DAY`); counts survive restarts."""
+    """Read-only demo mode: no uploads, deletes, extraction or key entry in the app."""
 
     max_file_mb: float = 50.0
     """Files larger than this are rejected before they are read."""
+
+    api_bases: tuple[str, ...] = ()
+    """Endpoints the operator trusts with the server's environment keys (besides `api_base` and the
+    providers' default endpoints); any other endpoint needs a key typed into the session."""
+
+    cap_session: tuple[tuple[str, float], ...] = ()
+    """Budget per browser session: (unit, limit) pairs, units questions / tokens / dollars."""
+
+    cap_day: tuple[tuple[str, float], ...] = ()
+    """Budget per day for the whole server, same units; counts survive a restart."""
+
+    read_only: bool = False
+    """Open corpora read-only: questions are answered, nothing is changed or written."""
+
+    keep_snapshots: int = 3
+    """Automatic snapshots kept per corpus before drop / delete-doc (0 = none)."""
+
+    question_deadline: float = 120.0
+    """Seconds a question may wait for providers in all (retries included); 0 = no limit."""
+
+    call_deadline: float = 180.0
+    """Seconds one extraction call may take, retries included; 0 = no limit."""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "AppSettings":
@@ -70,20 +106,44 @@ class AppSettings:
             s = replace(s, model=env[MODEL_ENV].strip())
         if env.get(API_BASE_ENV):
             s = replace(s, api_base=env[API_BASE_ENV].strip())
+        if _flag(env.get(DEMO_ENV)):
+            s = replace(s, demo=True)
         if env.get(API_BASES_ENV):
             s = replace(s, api_bases=tuple(b.strip() for b in env[API_BASES_ENV].split(",") if b.strip()))
-        if env.get(CAP_SESSION_ENV):
-            s = replace(s, session_caps=Caps.parse(env[CAP_SESSION_ENV], CAP_SESSION_ENV))
-        if env.get(CAP_DAY_ENV):
-            s = replace(s, day_caps=Caps.parse(env[CAP_DAY_ENV], CAP_DAY_ENV))
-        if env.get(DEMO_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
-            s = replace(s, demo=True)
+        for var, field in ((CAP_SESSION_ENV, "cap_session"), (CAP_DAY_ENV, "cap_day")):
+            if env.get(var):
+                s = replace(s, **{field: tuple(parse_caps(env[var], var).items())})
+        if _flag(env.get(READ_ONLY_ENV)):
+            s = replace(s, read_only=True)
+        for var, field in ((QUESTION_DEADLINE_ENV, "question_deadline"), (CALL_DEADLINE_ENV, "call_deadline")):
+            if env.get(var):
+                try:
+                    s = replace(s, **{field: float(env[var])})
+                except ValueError:
+                    raise ValueError(f"{var} must be a number of seconds, got {env[var]!r}") from None
+        if env.get(SNAPSHOTS_ENV):
+            try:
+                s = replace(s, keep_snapshots=int(env[SNAPSHOTS_ENV]))
+            except ValueError:
+                raise ValueError(f"{SNAPSHOTS_ENV} must be a whole number, got {env[SNAPSHOTS_ENV]!r}") from None
         if env.get(MAX_FILE_MB_ENV):
             try:
                 s = replace(s, max_file_mb=float(env[MAX_FILE_MB_ENV]))
             except ValueError:
                 raise ValueError(f"{MAX_FILE_MB_ENV} must be a number of megabytes, got {env[MAX_FILE_MB_ENV]!r}")
         return s
+
+    @property
+    def trusted_bases(self) -> tuple[str, ...]:
+        """Every endpoint the operator configured: the listed ones and the default model's."""
+        return self.api_bases + ((self.api_base,) if self.api_base else ())
+
+    def workspace_obj(self, embedder=None):
+        """The workspace these settings describe (read-only and snapshot settings applied)."""
+        from engine.store import Workspace
+
+        return Workspace(self.workspace, embedder=embedder, keep_snapshots=self.keep_snapshots,
+                         read_only=self.read_only)
 
     @property
     def max_file_bytes(self) -> int:

@@ -90,27 +90,23 @@ class CrossEncoderReranker:
 class LiteLLMReranker:
     """A hosted rerank model through `litellm.rerank`."""
 
-    def __init__(self, model: str, api_base: str = "", api_key: str | None = None, policy=None):
+    def __init__(self, model: str, api_base: str = "", api_key: str | None = None):
         self.model = model
         self.api_base = api_base
         self._api_key = api_key  # memory only; never part of `name`
-        self.policy = policy  # None: the process's endpoint policy at call time
         self.name = f"litellm:{model}"
 
     def score(self, query: str, texts: list[str]) -> list[float]:
         if not texts:
             return []
+        from engine.llm.base import LLMError
         from engine.llm.litellm_call import call_litellm, env_secrets, scrub
 
-        kw: dict[str, Any] = {"model": self.model, "query": query, "documents": list(texts),
-                              "top_n": len(texts), "return_documents": False}
-        if self.api_base:
-            kw["api_base"] = self.api_base
-        if self._api_key:
-            kw["api_key"] = self._api_key
         try:
-            # the one door: refuses an endpoint the policy does not trust with the server's keys
-            resp = call_litellm("rerank", self.policy, **kw)
+            resp = call_litellm("rerank", model=self.model, api_base=self.api_base, api_key=self._api_key,
+                                query=query, documents=list(texts), top_n=len(texts), return_documents=False)
+        except LLMError as exc:  # refused at the trust boundary: nothing was sent
+            raise RerankerError(f"rerank with {self.model!r}: {exc}") from None
         except Exception as exc:  # name the model and endpoint; a provider may echo the key: scrub it
             where = f" at {self.api_base}" if self.api_base else ""
             detail = scrub(str(exc)[:300], (self._api_key or "",) + env_secrets())

@@ -75,6 +75,10 @@ class Question:
     supporting_facts: tuple[tuple[str, int], ...] = ()
     supporting_titles: tuple[str, ...] = ()
     dataset: str = ""
+    supporting_docs: tuple[str, ...] = ()
+    """Doc ids of the gold paragraphs when the dataset names paragraphs themselves (MuSiQue's
+    `idx` + `is_supporting`): retrieval is then scored by paragraph, as MuSiQue's SupportMetric
+    does, not by title (two paragraphs may share one title)."""
 
     @property
     def answer(self) -> str:

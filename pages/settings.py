@@ -8,6 +8,7 @@ from components.settings_form import settings_form
 state.ensure_app()
 
 st.title("⚙️ Settings")
+ss = st.session_state
 demo = state.is_demo()
 
 st.subheader("Model")
@@ -23,52 +24,50 @@ def _ollama_models() -> list[str]:
     return list_ollama_models()
 
 
+ollama = _ollama_models()
 sess = state.session()
-cfg = sess.config
 if demo:
-    st.info("Read-only demo: the operator fixed the model, endpoint, key and method settings "
-            "(TRIPLET_LENS_MODEL, TRIPLET_LENS_API_BASE). They are shown here but cannot be changed.")
-ollama = [] if demo else _ollama_models()
+    st.info("Read-only demo: the operator fixed the model, endpoint and method settings. They are shown, "
+            "not changeable.")
 with st.form("model_form"):
     choice = ""
     if ollama:
-        choice = st.selectbox("Local Ollama models (a server answered)", [""] + ollama,
+        choice = st.selectbox("Local Ollama models (a server answered)", [""] + ollama, disabled=demo,
                               format_func=lambda m: m or "(type a model below instead)")
-    model = st.text_input("Model", value=cfg.model, placeholder="empty = offline reasoner", key="set_model",
+    model = st.text_input("Model", value=sess.model, placeholder="empty = offline reasoner", key="set_model",
                           disabled=demo)
-    api_base = st.text_input("API base (optional)", value=cfg.api_base, disabled=demo,
+    api_base = st.text_input("API base (optional)", value=sess.api_base, disabled=demo,
                              placeholder="http://127.0.0.1:8000/v1", key="set_api_base",
-                             help="The server's provider keys only go to the provider's own endpoint and to the "
-                                  "bases the operator listed (TRIPLET_LENS_API_BASES). Any other base needs "
-                                  "your own key below.")
+                             help="An endpoint the operator did not configure needs your own key below: the "
+                                  "server's keys are only sent to the operator's endpoints.")
     key = st.text_input("API key (kept in this browser session only; never saved or exported)", value="",
                         type="password", disabled=demo, key="set_api_key",
-                        placeholder="••••••• (set)" if sess.has_key else "not set: the server's provider key is used")
+                        placeholder="••••••• (set)" if sess.key_set else "not set: the provider's env variable is used")
     c1, c2 = st.columns(2)
     apply = c1.form_submit_button("Apply", type="primary", key="set_apply", disabled=demo)
     offline = c2.form_submit_button("Use the offline reasoner", key="set_offline", disabled=demo)
-if apply:
-    # the engine refuses every change in demo mode (ConfigLocked), even if a forged click gets here
-    with engine_errors("Applying the model"):
+if apply or offline:
+    with engine_errors("Applying the model"):  # the session refuses in demo mode, whatever the widgets sent
+        if offline:
+            sess.set_model("", "")
+        else:
+            sess.set_model(choice or model, api_base, key or None)
         with st.spinner("Checking the model with one minimal request..."):
-            status = sess.apply_model((choice or model), api_base, key or None)
-        (st.success if status.ok else st.error)(f"Reasoner: {status.message}")
-if offline:
-    with engine_errors("Switching to the offline reasoner"):
-        sess.configure(model="", api_base="")
-        st.success("Reasoner: offline-rules")
-if not ollama and not demo:
+            ok, message = sess.check_model()
+        (st.success if ok else st.error)(f"Reasoner: {sess.label()} — {message}")
+if not ollama:
     st.caption("No local Ollama server answered on 127.0.0.1:11434.")
-if sess.has_key and not demo and st.button("Forget the API key"):
+if sess.key_set and not demo and st.button("Forget the API key"):
     with engine_errors("Forgetting the key"):
         sess.forget_key()
         st.rerun()
-cfg = sess.config
-st.caption(f"In use: **{state.model_label()}**" + (f" at {cfg.api_base}" if cfg.api_base else "")
-           + (" · key set for this session" if sess.has_key else ""))
-if sess.budget is not None and sess.budget.active:
-    st.caption(f"Operator caps: per session {sess.settings.session_caps.describe()}; "
-               f"per day {sess.settings.day_caps.describe()}.")
+st.caption(f"In use: **{sess.label()}**" + (f" at {sess.api_base}" if sess.api_base else "")
+           + (" · key set for this session" if sess.key_set else ""))
+if sess.budget is not None:
+    used = sess.budget.session_usage(sess.session_id)
+    st.caption(f"Budget used by this session: {used.questions} questions, {used.tokens} tokens, "
+               f"${used.dollars:.4f} (caps: session {dict(sess.budget.session_caps) or 'none'}, "
+               f"day {dict(sess.budget.day_caps) or 'none'})")
 
 st.subheader("Method settings")
 st.caption("The papers' defaults until you change them; they apply to Ask, KG2RAG, Compare and Evaluate.")
@@ -77,7 +76,7 @@ for name, label in state.METHOD_LABELS.items():
         with engine_errors(f"{label} settings"):
             values = settings_form(name, state.method_settings(name), key=f"settings_{name}", disabled=demo)
             if values is not None:
-                state.set_method_settings(name, values)  # ConfigLocked in demo, shown as an error
+                state.set_method_settings(name, values)
                 st.success("Applied.")
             if st.button("Reset to the paper's defaults", key=f"reset_{name}", disabled=demo):
                 state.reset_method_settings(name)

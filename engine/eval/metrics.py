@@ -1,13 +1,15 @@
 """Answer and retrieval metrics, exactly as SPEC section 4 defines them.
 
-Answer scores follow the SQuAD / HotpotQA evaluation scripts: normalize (lowercase, drop
-punctuation, drop the articles a/an/the, collapse spaces), then exact match and token F1, taking
-the best score over the gold answer and its aliases. HotpotQA adds one rule: a `yes`, `no` or
-`noanswer` on either side only scores when both sides agree, otherwise token overlap between
-"no" and "no answer" would earn partial credit.
+Answer scores follow each dataset's official script: normalize (lowercase, drop punctuation, drop
+the articles a/an/the, collapse spaces), then exact match and token F1, the best over the gold
+answer and its aliases. HotpotQA (and 2WikiMultihopQA, whose script derives from it) adds one
+rule: a `yes`, `no` or `noanswer` on either side only scores when both sides agree. MuSiQue's
+script (SQuAD 2.0's functions) has no such rule, and scores an empty answer against an empty gold
+as a match. An empty gold is scored as the scripts do, never dropped.
 
 Retrieval scores compare the units a method used as evidence against the gold supporting units.
-A unit is a paragraph (its title) or a sentence (`(title, sent_id)`); a chunk covers the
+A unit is a paragraph (the paragraph itself when the dataset names paragraphs - MuSiQue, scored
+like its SupportMetric - else its title) or a sentence (`(title, sent_id)`); a chunk covers the
 sentences `sent_start .. sent_end-1` of its document, so paragraph-window chunks and
 single-sentence chunks are scored on the same gold data.
 
@@ -53,13 +55,21 @@ class AnswerScore:
     recall: float = 0.0
 
 
-def _score_one(prediction: str, gold: str) -> AnswerScore:
+#: Datasets scored with SQuAD 2.0's functions (MuSiQue's metrics/answer.py): no yes/no rule.
+_SQUAD2 = ("musique",)
+
+
+def _score_one(prediction: str, gold: str, dataset: str = "") -> AnswerScore:
     pred_n, gold_n = normalize_answer(prediction), normalize_answer(gold)
     em = float(pred_n == gold_n)
-    # HotpotQA's rule: yes/no/noanswer never earns partial credit against anything else.
-    if (pred_n in _SPECIAL or gold_n in _SPECIAL) and pred_n != gold_n:
-        return AnswerScore(0.0, 0.0, 0.0, 0.0)
     pred_toks, gold_toks = pred_n.split(), gold_n.split()
+    if dataset in _SQUAD2:
+        if not pred_toks or not gold_toks:  # "no answer" agrees only with "no answer"
+            v = float(pred_toks == gold_toks)
+            return AnswerScore(em, v, v, v)
+    elif (pred_n in _SPECIAL or gold_n in _SPECIAL) and pred_n != gold_n:
+        # HotpotQA's rule: yes/no/noanswer never earns partial credit against anything else.
+        return AnswerScore(em, 0.0, 0.0, 0.0)
     common = collections.Counter(pred_toks) & collections.Counter(gold_toks)
     same = sum(common.values())
     if same == 0:
@@ -69,13 +79,12 @@ def _score_one(prediction: str, gold: str) -> AnswerScore:
     return AnswerScore(em, 2 * p * r / (p + r), p, r)
 
 
-def answer_score(prediction: str, golds: Sequence[str]) -> AnswerScore:
+def answer_score(prediction: str, golds: Sequence[str], dataset: str = "") -> AnswerScore:
     """Best EM and best F1 over the gold answer and its aliases (each maximized on its own, as
-    the SQuAD script does); precision/recall come from the alias that gave the best F1."""
-    golds = [g for g in golds if g is not None and str(g).strip()]
-    if not golds:
-        return AnswerScore()
-    scores = [_score_one(prediction or "", str(g)) for g in golds]
+    the scripts do); precision/recall come from the alias that gave the best F1. A question whose
+    gold is empty is scored against "" as the scripts would, not skipped."""
+    golds = [str(g) for g in golds if g is not None] or [""]
+    scores = [_score_one(prediction or "", g, dataset) for g in golds]
     best = max(scores, key=lambda s: (s.f1, s.em))
     return AnswerScore(max(s.em for s in scores), best.f1, best.precision, best.recall)
 
@@ -87,32 +96,45 @@ def _title_key(title: str) -> str:
     return " ".join((title or "").split())
 
 
-def chunk_units(chunk: Chunk, unit: str) -> list:
-    """The units one chunk covers: its title, or each `(title, sent_id)` it spans."""
+def chunk_units(chunk: Chunk, unit: str, by_doc: bool = False) -> list:
+    """The units one chunk covers: its paragraph (the document itself with `by_doc`, for a
+    question whose gold names paragraphs; else its title), or each `(title, sent_id)` it spans."""
     title = _title_key(chunk.title)
     if unit == PARAGRAPH:
-        return [title]
+        return [chunk.doc_id] if by_doc else [title]
     if unit != SENTENCE:
         raise ValueError(f"unknown retrieval unit {unit!r}; use one of {UNITS}")
     end = chunk.sent_end if chunk.sent_end > chunk.sent_start else chunk.sent_start + 1
     return [(title, i) for i in range(chunk.sent_start, end)]
 
 
-def retrieved_units(chunks: Iterable[Chunk], unit: str) -> list:
+def retrieved_units(chunks: Iterable[Chunk], unit: str, by_doc: bool = False) -> list:
     """Units in the order the chunks were used, each once."""
     seen: dict = {}
     for c in chunks:
-        for u in chunk_units(c, unit):
+        for u in chunk_units(c, unit, by_doc):
             seen.setdefault(u, None)
     return list(seen)
 
 
 def gold_units(question: Question, unit: str) -> set:
-    """Gold supporting units; paragraphs fall back to the titles of the supporting facts."""
+    """Gold supporting units; paragraphs are the gold paragraphs themselves when the dataset
+    names them (doc ids), else titles (falling back to the titles of the supporting facts)."""
     if unit == SENTENCE:
         return {(_title_key(t), int(i)) for t, i in question.supporting_facts}
+    if question.supporting_docs:
+        return set(question.supporting_docs)
     titles = set(question.supporting_titles) or {t for t, _ in question.supporting_facts}
     return {_title_key(t) for t in titles}
+
+
+def by_paragraph(question: Question) -> bool:
+    """Whether `question`'s paragraph gold names paragraphs (doc ids) rather than titles."""
+    return bool(question.supporting_docs)
+
+
+def _units_for(question: Question, chunks: Sequence[Chunk], unit: str) -> list:
+    return retrieved_units(chunks, unit, by_paragraph(question))
 
 
 @dataclass(frozen=True)
@@ -147,8 +169,8 @@ def score_retrieval(chunks: Sequence[Chunk], question: Question, unit: str, k: i
     gold = gold_units(question, unit)
     if not gold:
         return None
-    return retrieval_score(retrieved_units(chunks, unit), gold,
-                           k_units=retrieved_units(chunks[:k], unit))
+    return retrieval_score(_units_for(question, chunks, unit), gold,
+                           k_units=_units_for(question, chunks[:k], unit))
 
 
 # --- per question and averages -----------------------------------------------------------------
@@ -168,7 +190,7 @@ class QuestionMetrics:
 
 
 def score_question(prediction: str, question: Question, chunks: Sequence[Chunk], k: int = 5) -> QuestionMetrics:
-    a = answer_score(prediction, question.answers)
+    a = answer_score(prediction, question.answers, question.dataset)
     return QuestionMetrics(
         em=a.em, f1=a.f1, precision=a.precision, recall=a.recall,
         paragraph=score_retrieval(chunks, question, PARAGRAPH, k),

@@ -154,6 +154,7 @@ def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], se
     docs: list[Document] = []
     titles: set[str] = set()
     support: list[str] = []
+    support_docs: list[str] = []
     if name == "musique":
         for p in rec["paragraphs"]:
             if not isinstance(p, dict):
@@ -163,8 +164,11 @@ def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], se
             if doc:
                 docs.append(doc)
                 titles.add(doc.title)
-                if p.get("is_supporting") is True and doc.title not in support:
-                    support.append(doc.title)
+                if p.get("is_supporting") is True:
+                    if doc.title not in support:
+                        support.append(doc.title)
+                    if doc.doc_id not in support_docs:
+                        support_docs.append(doc.doc_id)
     else:
         for title, sents in _context(rec):
             doc = _sentence_doc(title, sents, name if name != "qa" else "hotpotqa", source)
@@ -179,7 +183,7 @@ def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], se
     if not qtype and name == "musique":
         m = _HOP.match(qid)
         qtype = m.group(1) if m else ""
-    q = Question(qid, question, _answers(rec), qtype, facts, tuple(support), name)
+    q = Question(qid, question, _answers(rec), qtype, facts, tuple(support), name, tuple(support_docs))
     return q, docs, titles | set(support)
 
 

@@ -24,8 +24,7 @@ def make_reasoner(model: str = "", api_base: str = "", api_key: str | None = Non
     """A reasoner for `model`; an empty model string gives the offline rules reasoner.
 
     `opts`: `extraction_style` ("json" | "json+ner" | "kg2rag"), `temperature`, `max_tokens` for the
-    reasoner; `timeout`, `max_attempts`, `backoff`, `max_backoff`, `extra_params`, `policy` (an
-    `engine.llm.litellm_call.EndpointPolicy`; default: the process's, strict) for the client;
+    reasoner; `timeout`, `max_attempts`, `backoff`, `max_backoff`, `extra_params` for the client;
     `embedder` for the offline reasoner. The API key stays in memory (never cached or logged).
     """
     if not model.strip():
@@ -35,7 +34,7 @@ def make_reasoner(model: str = "", api_base: str = "", api_key: str | None = Non
     from engine.llm.litellm_client import LiteLLMClient
     from engine.llm.reasoner import LLMReasoner
 
-    client_keys = ("timeout", "max_attempts", "backoff", "max_backoff", "extra_params", "policy")
+    client_keys = ("timeout", "max_attempts", "backoff", "max_backoff", "extra_params")
     reasoner_keys = ("extraction_style", "temperature", "max_tokens")
     unknown = set(opts) - set(client_keys) - set(reasoner_keys) - {"embedder"}
     if unknown:

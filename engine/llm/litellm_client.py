@@ -7,32 +7,33 @@ Model strings are litellm's (`openai/...`, `anthropic/...`, `gemini/...`, `azure
 `ollama/...`, `hosted_vllm/...`); `api_base` points any of them at an OpenAI-compatible server.
 
 The API key is held in memory only. It is never part of the cache key, never logged, and it is
-scrubbed from every error message and every reply, because providers sometimes echo the request
-back. Every request goes through `engine.llm.litellm_call.call_litellm`, which refuses endpoints
-the `EndpointPolicy` does not trust with the server's environment keys.
+scrubbed from every reply and error message, because providers sometimes echo the request back.
+Every request goes through `engine.llm.litellm_call.call_litellm`, the trust boundary: the
+server's environment keys only reach endpoints the operator configured.
 litellm is imported on the first call: importing it takes seconds and most commands never need it.
 """
 from __future__ import annotations
 
 import json
 import logging
+import os
 import random
+import re
 import sqlite3
+import threading
 import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+from engine.llm import deadline
 from engine.llm.base import Completion, LLMError
 from engine.llm.cache import CachedResponse, ResponseCache, cache_key
-from engine.llm.litellm_call import (EndpointPolicy, call_litellm, env_secrets, import_litellm,  # noqa: F401
-                                      scrub)
 
 log = logging.getLogger(__name__)
-
-# kept importable from here: tests and the other litellm users import them by these names
-__all__ = ["LiteLLMClient", "import_litellm", "scrub", "list_ollama_models", "provider_of"]
-_env_secrets = env_secrets
+# The shared door to litellm (trust boundary, scrubbing); re-exported here for older imports.
+from engine.llm.litellm_call import (EndpointPolicy, call_litellm, env_secrets as _env_secrets,  # noqa: E402,F401
+                                     import_litellm, scrub)
 
 
 def provider_of(model: str) -> str:
@@ -72,7 +73,7 @@ class LiteLLMClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.extra_params = dict(extra_params or {})
-        self.policy = policy  # None: the process's policy at call time (strict unless the CLI runs)
+        self.policy = policy  # None: the process's policy (engine.llm.litellm_call.set_policy)
 
     def __repr__(self) -> str:  # never show the key
         return f"LiteLLMClient(model={self.model!r}, api_base={self.api_base!r})"
@@ -104,7 +105,15 @@ class LiteLLMClient:
             t0 = time.perf_counter()
             err: LLMError | None = None
             try:
-                resp = self._call(messages, temperature, budget, json_mode)
+                timeout = deadline.clamp(self.timeout)  # the question's deadline bounds every attempt
+            except LLMError as exc:
+                exc.attempts = attempt - 1  # type: ignore[attr-defined]
+                raise exc from None
+            try:
+                resp = self._call(messages, temperature, budget, json_mode, timeout)
+            except LLMError as exc:  # refused at the trust boundary: nothing was sent
+                err = exc
+                retry_after = None
             except Exception as exc:  # noqa: BLE001 - every provider error is classified below
                 err = self._classify(exc, attempt)
                 retry_after = _retry_after(exc)
@@ -119,7 +128,6 @@ class LiteLLMClient:
                 self._sleep(attempt, retry_after)
                 continue
             text, finish, p, c = _unpack(resp)
-            text = self._scrub_reply(text)
             # every answered request is billed, including an empty one we retry
             prompt_tokens += p
             completion_tokens += c
@@ -141,34 +149,38 @@ class LiteLLMClient:
                           cached=False, attempts=attempt)
 
     # -- internals ---------------------------------------------------------------------------
-    def _scrub_reply(self, text: str) -> str:
-        # a provider (or a hostile endpoint) echoing the Authorization header must not put the key
-        # into an answer, a trace or the cache
-        # (only the known keys: a reply may legitimately mention an `sk-...`-shaped string)
-        for secret in (self._api_key or "",) + env_secrets():
-            if len(secret) >= 4 and secret in text:
-                text = text.replace(secret, "***")
-        return text
-
-    def _call(self, messages, temperature, max_tokens, json_mode):
-        kw: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature,
-                              "timeout": self.timeout, "num_retries": 0, "max_retries": 0,
+    def _call(self, messages, temperature, max_tokens, json_mode, timeout: float | None = None):
+        kw: dict[str, Any] = {"messages": messages, "temperature": temperature,
+                              "timeout": timeout or self.timeout, "num_retries": 0, "max_retries": 0,
                               "drop_params": True}  # a provider without e.g. response_format still answers
         if max_tokens is not None:
             kw["max_tokens"] = max_tokens
         if json_mode:
             kw["response_format"] = {"type": "json_object"}
-        if self.api_base:
-            kw["api_base"] = self.api_base
-        if self._api_key:
-            kw["api_key"] = self._api_key
-        kw.update(self.extra_params)
-        return call_litellm("completion", self.policy, **kw)
+        kw.update({k: v for k, v in self.extra_params.items() if k not in ("api_key", "model")})
+        return call_litellm("completion", model=self.model, api_base=self.api_base, api_key=self._api_key,
+                            policy=self.policy, **kw)
+
+    def probe(self) -> tuple[bool, str]:
+        """One minimal request (no cache, no retries): (ok, one line for the Settings page)."""
+        try:
+            self._call([{"role": "user", "content": "ping"}], 0.0, 1, False)
+        except LLMError as exc:
+            return False, str(exc)
+        except Exception as exc:  # noqa: BLE001
+            err = self._classify(exc, 1)
+            what = {"auth": "authentication failed", "not_found": "model not found",
+                    "unreachable": "unreachable", "timeout": "no reply in time"}.get(err.kind, "request failed")
+            return False, f"{what}: {err}"
+        return True, f"{self.model} answered" + (f" at {self.api_base}" if self.api_base else "")
 
     def _sleep(self, attempt: int, retry_after: float | None = None) -> None:
         delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
         if retry_after is not None:
             delay = min(self.max_backoff, max(delay, retry_after))
+        d = deadline.current()
+        if d is not None:  # never sleep past the deadline: the next attempt reports it instead
+            delay = min(delay, max(0.0, d.remaining()))
         # jitter keeps many worker threads from retrying in lockstep
         time.sleep(delay * random.uniform(0.5, 1.0))
 
@@ -186,22 +198,17 @@ class LiteLLMClient:
         return float(value) if value is not None else None
 
     def _classify(self, exc: Exception, attempt: int) -> LLMError:
-        if isinstance(exc, LLMError):  # refused by the endpoint policy before anything was sent
-            return LLMError(scrub(str(exc), (self._api_key or "",) + env_secrets()), kind=exc.kind,
-                            retryable=exc.retryable)
         litellm = import_litellm()
         ex = litellm.exceptions
         provider = provider_of(self.model)
         where = (f"{provider} model {self.model!r}" if "/" in self.model
                  else f"model {self.model!r} (no provider prefix)") + (f" at {self.api_base}" if self.api_base else "")
         detail = " ".join(f"{type(exc).__name__}: {str(exc)[:400]}".split())  # one line for logs and the CLI
-        detail = scrub(detail, (self._api_key or "",) + env_secrets())
+        detail = scrub(detail, (self._api_key or "",) + _env_secrets())
         low = str(exc).lower()
         tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
 
-        # litellm reports a missing key as the provider's 500 ("Missing credentials"): it is fatal
-        if isinstance(exc, (ex.AuthenticationError, ex.PermissionDeniedError)) or "missing credentials" in low or (
-                "api_key" in low and ("must be set" in low or "pass an" in low)):
+        if isinstance(exc, (ex.AuthenticationError, ex.PermissionDeniedError)):
             return LLMError(f"{where}: authentication failed. Check the API key (entered, or the provider's "
                             f"environment variable such as {provider.upper()}_API_KEY). [{detail}]", kind="auth")
         if "llm provider not provided" in low or isinstance(exc, ex.NotFoundError) or (
