@@ -3,13 +3,13 @@
 1. The graph frame: drawn in an iframe sandboxed with `allow-scripts` only, on an opaque origin,
    under a CSP that admits only its own scripts by hash. A page with a deliberate escaping slip
    (`<script>` and `onerror=` injected into the drawing) runs neither; the graph still draws.
-2. `streamlit run` with a canary key in its environment: a visitor types their own endpoint into
-   Settings and names it in the URL's query parameters, then asks; their listener gets nothing,
-   and the graph on the Corpora page sits in the sandboxed frame.
+2. `streamlit run` with a canary key in its environment: a link names the visitor's endpoint in
+   its query parameters, then a question is asked; their listener gets nothing (the typed form:
+   tests/test_browser_security.py). The graph on the Corpora page sits in the sandboxed frame,
+   of opaque origin, and is drawn.
 """
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from pathlib import Path
@@ -111,17 +111,6 @@ def canary_app(tmp_path_factory, embedder):
             srv.stop()
 
 
-def _type(b: Browser, label: str, text: str, timeout: float = 60) -> None:
-    focus = ("(() => { const i = document.querySelector('input[aria-label=' + JSON.stringify(" + json.dumps(label)
-             + ") + ']'); if (!i || i.disabled) return false; i.focus(); i.select(); return true; })()")
-    end = time.monotonic() + timeout
-    while not b.eval(focus):  # the page may still be (re)running
-        assert time.monotonic() < end, f"no enabled input {label!r}; page text: {b.text()[:800]!r}"
-        b.pump(0.3)
-    b.send("Input.insertText", {"text": text}, session=True)
-    b.pump(0.3)
-
-
 def _click(b: Browser, label: str, timeout: float = 30) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -131,27 +120,21 @@ def _click(b: Browser, label: str, timeout: float = 30) -> None:
     raise AssertionError(f"button {label!r} never became clickable")
 
 
-def test_a_visitor_naming_their_endpoint_in_the_browser_gets_no_key(canary_app, chromium, tmp_path):
+def test_query_parameters_name_no_endpoint_and_the_graph_frame_is_sandboxed(canary_app, chromium, tmp_path):
     srv, operator_srv, listener = canary_app
     b = open_browser(chromium, tmp_path / "profile")
     try:
-        # query parameters naming the listener, then the Settings form
-        b.navigate(f"{srv.url}/settings?model={MODEL}&api_base={listener.base_url}&corpus=hotpotqa-sample")
-        b.wait_text("Method settings", timeout=120)
-        _type(b, "Model", MODEL)
-        _type(b, "API base (optional)", listener.base_url)
-        _click(b, "Apply")
-        b.wait_text("not one the operator configured", timeout=60)
-        assert "TRIPLET_LENS_API_BASES" in b.text()
-        b.navigate(f"{srv.url}/ask")
-        b.wait_text("Ask with T2RAG", timeout=60)
+        # a crafted link naming the listener (the typed Settings form: tests/test_browser_security.py)
+        b.navigate(f"{srv.url}/ask?model={MODEL}&api_base={listener.base_url}&base_url={listener.base_url}"
+                   f"&api_key=sk-x&corpus=hotpotqa-sample")
+        b.wait_text("Ask with T2RAG", timeout=120)
         _click(b, "Ask")
         b.wait_text("Step 1 of", timeout=180)
         assert listener.requests == [] and listener.headers == []
         # the question went to the operator's endpoint with the operator's key
         assert operator_srv.answered and all(CANARY in h.get("authorization", "") for h in operator_srv.headers)
 
-        # the corpus graph: inside a sandboxed frame of opaque origin, drawn
+        # the corpus graph: inside a frame sandboxed with allow-scripts only, of opaque origin, drawn
         b.navigate(f"{srv.url}/corpora")
         b.wait_text("Corpus: hotpotqa-sample", timeout=60)
         b.eval("[...document.querySelectorAll('[role=tab]')].find(t => t.innerText.trim() === 'Graph').click()")
