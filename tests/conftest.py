@@ -43,7 +43,7 @@ def _refuse_reads_beside_the_repo(event: str, args: tuple) -> None:
     except (TypeError, ValueError):
         return
     p = path + os.sep
-    in_temp = p.startswith(_TMP) and p != _TMP  # inside a temporary folder, not the folder itself
+    in_temp = p.startswith(_TMP)  # tempfile opens the temp folder itself too
     if p.startswith(_SHARED) or (p.startswith(_BESIDE) and not p.startswith(_REPO_STR) and not in_temp):
         raise OutsideRepoRead(f"tests must not read outside the repository: {path}")
 

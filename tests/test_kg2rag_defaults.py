@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.methods.kg2rag import KG2RAG, KG2RAGSettings
+from engine.methods.kg2rag import FILL_SEPARATOR, KG2RAG, TREE_SEPARATOR, KG2RAGSettings, tree_context
+from engine.methods.kg2rag_graph import Tree
 
 from tests._kg2rag_helpers import MemoryCorpus, ScriptedReasoner
 from tests.test_kg2rag import CHUNKS, Q, TRIPLETS
@@ -42,15 +43,28 @@ def test_the_trace_names_walk_roots_and_seed_triplets_and_the_context_shows_each
     # a seed with no triplet (the chess and volcano distractors) competes as a one-chunk tree
     alone = [t for t in tr.trees if t.kind == "seed"]
     assert [t.chunk_ids for t in alone] == [["d3"], ["d2"]] and all(t.selected for t in alone)
-    # the reader sees where each tree starts, in rank order, each tree's passages under it
+    # the reader sees where each tree starts: trees in rank order, a separator line between them
     assert reasoner.contexts == [tr.context]
-    heads = [line for line in tr.context.splitlines() if line.startswith("[Knowledge tree")]
-    assert heads == ["[Knowledge tree 1 of 3: 4 passages linked from 'me and bobby mcgee']",
-                     "[Knowledge tree 2 of 3: a seed passage with no extracted fact]",
-                     "[Knowledge tree 3 of 3: a seed passage with no extracted fact]"]
-    chess = tr.context.index("Chess is a board game")
-    assert tr.context.index(heads[1]) < chess < tr.context.index(heads[2])
-    assert tr.context.index("Fred Foster was a record producer") < tr.context.index(heads[1])
+    paragraphs = tr.context.split("\n\n")
+    seps = [i for i, p in enumerate(paragraphs) if p == TREE_SEPARATOR]
+    assert len(seps) == 2 and not tr.context.startswith(TREE_SEPARATOR)
+    assert "Fred Foster was a record producer" in paragraphs[seps[0] - 1]
+    assert "Chess is a board game" in paragraphs[seps[0] + 1] and "volcano" in paragraphs[seps[1] + 1]
+
+
+def test_a_chunk_in_two_selected_trees_is_shown_once_and_the_fill_has_its_own_separator(corpus):
+    def tree(tid, ids):
+        return Tree(tree_id=tid, nodes=[], kept_edges=[], pruned_edges=[], chunk_ids=ids, triplet_form="")
+
+    ctx = tree_context([tree(0, ["song", "kris"]), tree(1, ["kris", "town"])], ["d1"], corpus)
+    assert ctx.count("Kris Kristofferson is an American singer") == 1
+    assert ctx.split("\n\n") == [
+        "Me and Bobby McGee is a song written by Kris Kristofferson and Fred Foster.",
+        "Kris Kristofferson is an American singer and actor born in Brownsville.",
+        TREE_SEPARATOR, "Brownsville, Texas\nBrownsville is a city in Cameron County on the Rio Grande.",
+        FILL_SEPARATOR, "Banana\nA banana is an elongated edible fruit produced by several kinds of plants."]
+    # only seeds, no tree: no separator at all
+    assert tree_context([], ["d1"], corpus).startswith("Banana")
 
 
 def test_hybrid_seeds_add_a_keyword_match_and_keep_cosine_scores(corpus):
