@@ -208,3 +208,12 @@ def test_budget_caps_refuse_the_next_question_and_survive_a_restart(sec_workspac
     assert at.session_state["ask_result"] is not None and not at.error
     _ask(at)
     assert any("budget for this session is used up" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_a_visitor_key_does_not_open_an_unlisted_base_for_providers_signing_with_server_credentials(canary_env,
+                                                                                                   listener):
+    for model in ("bedrock/anthropic.claude-3-haiku", "vertex_ai/gemini-pro", "sagemaker/endpoint-x"):
+        client = LiteLLMClient(model, api_base=listener.base_url, api_key="sk-visitor-own-key-99999")
+        with pytest.raises(LLMError, match="not one the operator configured"):
+            client.complete([{"role": "user", "content": "hi"}])
+    assert listener.requests == []

@@ -70,6 +70,10 @@ def normalize_base(url: str) -> str:
     return f"{parts.scheme.lower()}://{(parts.netloc or '').lower()}{parts.path.rstrip('/')}"
 
 
+#: litellm providers that authenticate with the machine's cloud credentials, not an API key.
+AMBIENT_CREDENTIAL_PROVIDERS = frozenset({"bedrock", "sagemaker", "vertex_ai", "vertex_ai_beta", "watsonx"})
+
+
 @dataclass(frozen=True)
 class EndpointPolicy:
     allowed_bases: frozenset[str] = frozenset()
@@ -89,9 +93,12 @@ class EndpointPolicy:
 
     def check(self, model: str, api_base: str, session_key: str | None) -> None:
         """Raise a fatal LLMError (kind `auth`) when environment credentials would be sent to an
-        endpoint the operator did not configure."""
+        endpoint the operator did not configure. Providers that sign every request with the
+        server's own cloud credentials (Bedrock, SageMaker, Vertex AI, watsonx) would do so even
+        with a visitor's key: for them a session key does not open an unlisted base."""
         base = normalize_base(api_base)
-        if not base or session_key or self.trust_any_base or base in self.allowed_bases:
+        ambient = model.split("/", 1)[0].lower() in AMBIENT_CREDENTIAL_PROVIDERS
+        if not base or self.trust_any_base or base in self.allowed_bases or (session_key and not ambient):
             return
         raise LLMError(f"{model or 'the model'} at {api_base}: this API base is not one the operator configured "
                        "(TRIPLET_LENS_API_BASES), so the server's API keys are not sent there; enter your own API "
