@@ -48,7 +48,7 @@ def main() -> None:
     from engine.store import Workspace
 
     ws = Workspace(BENCH_WS, embedder=get_bundled_embedder())
-    corpus = build_corpus(ws, "musique-sentences", DATASETS["musique"], mode="sentence")
+    corpus = build_corpus(ws, "musique-sentences", DATASETS["musique-kag"][0], mode="sentence")
     c = corpus.counts()
     questions = [q.question for q in corpus.questions()[: args.questions]]
     print(f"corpus: {c.chunks} sentence chunks, {c.triplets} offline triplets, {len(questions)} questions")

@@ -4,7 +4,8 @@
 
 1. MuSiQue (100 questions over the 1,890 pooled passages of `musique_hipporag_train100`): dense
    top-k retrieval (the corpus's embedder, paragraph chunks), scored as before (a paragraph is its
-   title) and as MuSiQue's `SupportMetric` (a paragraph is its `idx` in the question's 20).
+   title) and as MuSiQue's `SupportMetric` (a paragraph is itself, its `idx` in the question's 20:
+   the engine keeps the gold paragraphs' documents, `Question.supporting_docs`).
 2. Evidence given as text (HotpotQA, 100 questions over 994 paragraphs): each gold supporting
    sentence becomes a quoted span; the spans are located in the chunks and dense top-k retrieval
    is scored on them, next to the sentence-level score from `supporting_facts` on the same chunks.
@@ -57,12 +58,11 @@ def musique(ws) -> None:
     folder = DATA / "musique_hipporag_train100"
     corpus = _corpus(ws, "musique_hipporag_official", [folder / "musique_train_corpus.json", folder / "musique_train.json"])
     qs = corpus.questions()
-    assert all(q.paragraphs for q in qs), "questions stored before paragraph idx was kept: rebuild the corpus"
+    assert all(q.supporting_docs for q in qs), "questions stored before gold paragraphs were kept: rebuild"
     titles = {d.doc_id: d.title for d in corpus.documents()}
-    same_gold_title = sum(1 for q in qs if len({titles.get(dict(q.paragraphs)[i], i) for i in q.supporting_idx})
-                          < len(q.supporting_idx))
-    gold_titles = {q.qid: {titles[dict(q.paragraphs)[i]] for i in q.supporting_idx} for q in qs}
-    gold_docs = {q.qid: {dict(q.paragraphs)[i] for i in q.supporting_idx} for q in qs}
+    same_gold_title = sum(1 for q in qs if len({titles[d] for d in q.supporting_docs}) < len(q.supporting_docs))
+    gold_titles = {q.qid: {titles[d] for d in q.supporting_docs} for q in qs}
+    gold_docs = {q.qid: set(q.supporting_docs) for q in qs}
     namesake = sum(1 for q in qs if any(t in gold_titles[q.qid] and d not in gold_docs[q.qid] for d, t in titles.items()))
     print(f"\nMuSiQue: {len(qs)} questions, {len(titles)} pooled passages; {same_gold_title} questions with two gold "
           f"paragraphs sharing a title; {namesake} with a non-gold passage sharing a gold title in the pool\n")
@@ -70,12 +70,12 @@ def musique(ws) -> None:
     print("|---|---|---|---|---|---|---|")
     for k in KS:
         got = _dense(corpus, qs, k)
-        old = [score_retrieval(got[q.qid], replace(q, paragraphs=(), supporting_idx=()), PARAGRAPH, k) for q in qs]
+        old = [score_retrieval(got[q.qid], replace(q, supporting_docs=()), PARAGRAPH, k) for q in qs]
         new = [score_retrieval(got[q.qid], q, PARAGRAPH, k) for q in qs]
         diff = sum(1 for a, b in zip(old, new) if (a.precision, a.recall) != (b.precision, b.recall))
-        for label, rows in (("title (before)", old), ("paragraph idx (official)", new)):
+        for label, rows in (("title (before)", old), ("paragraph (official)", new)):
             print(f"| {k} | {label} | {_mean(r.precision for r in rows):.3f} | {_mean(r.recall for r in rows):.3f} | "
-                  f"{_mean(r.f1 for r in rows):.3f} | {_mean(r.em for r in rows):.3f} | {diff if 'idx' in label else ''} |")
+                  f"{_mean(r.f1 for r in rows):.3f} | {_mean(r.em for r in rows):.3f} | {diff if 'official' in label else ''} |")
 
 
 def evidence(ws) -> None:

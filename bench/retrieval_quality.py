@@ -1,33 +1,49 @@
-"""Supporting-paragraph retrieval of KG2RAG's selected chunks against semantic RAG at the same
-number of chunks, on the real HotpotQA and MuSiQue samples.
+"""Paragraph retrieval of every method against dense retrieval over the same chunks and embedder,
+on the shared MuSiQue and HotpotQA samples (issue 16).
 
-    .venv/bin/python bench/retrieval_quality.py [--questions 100] [--datasets hotpotqa musique]
+    .venv/bin/python bench/retrieval_quality.py [--questions 100] [--datasets musique hotpotqa]
+        [--methods semantic hybrid t2rag kg2rag] [--kg2rag default paper '{"tree_score": "max"}' ...]
 
-Each dataset becomes one pooled corpus (every question's paragraphs together, paragraph chunks),
-triplets from the offline extractor (`offline-rules`, no model); built once into
-bench/out/workspace and reused. Per question: KG2RAG (k=10 seeds, 1 hop, cosine tree ranking,
-no LLM call: a stub reasoner) gives n evidence chunks; semantic RAG is scored at the same n and
-at k=10. Precision / recall / F1 of gold paragraph titles, averaged over all questions (a
-question with nothing retrieved counts 0). Offline triplets are far sparser and noisier than an
-LLM's, so this measures the pipeline, not the paper's figures (SPEC.md section 5).
+Sets (each one pooled corpus of paragraph chunks, built once into bench/out/workspace):
+
+* `musique`: MuSiQue-Ans train, 100 questions over 1,890 pooled passages, with HippoRAG's real
+  GPT-3.5 OpenIE triplets imported as `triplets import` would (../shared/data/musique_hipporag_train100).
+* `hotpotqa`: HotpotQA train (distractor), 100 questions over their 10 paragraphs each, with
+  triplets from the offline extractor (`offline-rules`, no model).
+
+Methods: semantic and hybrid at k=10 (their ranking gives recall@2/5/10), T2RAG with the offline
+reasoner (paper defaults k=5, N=3), KG2RAG (k=10, 1 hop, answer step skipped: a stub reasoner)
+with its defaults and as the paper writes it (`KG2RAGSettings.paper()`), or any other variants.
+Recall@n counts the gold paragraphs among a method's first n evidence chunks (in the order the
+method gives them to the LLM); P/R/F1 are over all of a method's evidence chunks, averaged over all
+questions (nothing retrieved counts 0). "semantic @ same n" is dense retrieval cut, per question,
+to the number of chunks the method used: the fair baseline ("hybrid @ same n" likewise). A "where
+recall was lost" table follows (engine/eval/recall_loss.py). Per-question rows go to
+bench/out/retrieval_quality_<set>.json for the question-by-question comparison.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DATA = ROOT.parent / "shared" / "data"
 DATASETS = {
-    "hotpotqa": DATA / "hotpotqa_hipporag_train100" / "hotpotqa_train.json",
-    "musique": DATA / "musique_kag_100" / "musique_qa_100.json",
+    "hotpotqa": (DATA / "hotpotqa_hipporag_train100" / "hotpotqa_train.json", None),
+    "musique": (DATA / "musique_hipporag_train100" / "musique_train.json",
+                DATA / "musique_hipporag_train100" / "openie_gpt-3.5-turbo-1106.json"),
+    # the older MuSiQue sample (20 paragraphs per question, offline triplets): kg2rag_bench's timing set
+    "musique-kag": (DATA / "musique_kag_100" / "musique_qa_100.json", None),
 }
 BENCH_WS = ROOT / "bench" / "out" / "workspace"
+CUTS = (2, 5, 10)
 
 
 class StubReasoner:
@@ -42,8 +58,9 @@ class StubReasoner:
         return "", LLMCall(job="answer", model=self.name)
 
 
-def build_corpus(ws, name: str, dataset: Path, mode: str = "paragraph", limit: int | None = None, log=print):
-    """Open corpus `name`, or build it from a dataset file with offline triplets."""
+def build_corpus(ws, name: str, dataset: Path, mode: str = "paragraph", limit: int | None = None,
+                 triplets: Path | None = None, log=print):
+    """Open corpus `name`, or build it from a dataset file with imported or offline triplets."""
     from engine.chunking import ChunkingSettings
     from engine.extraction import run_extraction
     from engine.ingest.datasets import read_dataset
@@ -52,7 +69,8 @@ def build_corpus(ws, name: str, dataset: Path, mode: str = "paragraph", limit: i
     if ws.exists(name):
         corpus = ws.open(name)
         c = corpus.counts()
-        if c.chunks and not c.pending:
+        # an imported file leaves the chunks it names no triplet for pending: they stay so
+        if c.chunks and (not c.pending or (triplets is not None and c.triplets)):
             return corpus
     else:
         corpus = ws.create(name, chunking=ChunkingSettings(mode=mode))
@@ -62,34 +80,23 @@ def build_corpus(ws, name: str, dataset: Path, mode: str = "paragraph", limit: i
     corpus.add_questions(data.questions)
     log(f"  {name}: {corpus.counts().chunks} chunks embedded in {time.perf_counter() - t0:.0f}s")
     t0 = time.perf_counter()
-    summary = run_extraction(corpus, OfflineReasoner(corpus.embedder), concurrency=1)
-    corpus.refresh_indexes()
-    log(f"  {name}: {summary.triplets} triplets extracted offline and embedded in {time.perf_counter() - t0:.0f}s")
+    if triplets is not None:
+        from engine.triplet_io import read_triplet_file, resolve_rows
+
+        tf = read_triplet_file(triplets)
+        rows, unresolved = resolve_rows(tf.rows, corpus.chunks())
+        added = corpus.import_triplets(rows)
+        log(f"  {name}: imported {added} triplet links from {triplets.name} ({unresolved} rows unresolved, "
+            f"{tf.skipped} skipped) in {time.perf_counter() - t0:.0f}s")
+    else:
+        summary = run_extraction(corpus, OfflineReasoner(corpus.embedder), concurrency=1)
+        corpus.refresh_indexes()
+        log(f"  {name}: {summary.triplets} triplets extracted offline and embedded in {time.perf_counter() - t0:.0f}s")
     return corpus
 
 
-@dataclass
-class Scores:
-    p: float = 0.0
-    r: float = 0.0
-    f1: float = 0.0
-    chunks: float = 0.0
-    n: int = 0
-
-    def add(self, s, n_chunks: int) -> None:
-        self.p += s.precision
-        self.r += s.recall
-        self.f1 += s.f1
-        self.chunks += n_chunks
-        self.n += 1
-
-    def row(self, label: str) -> str:
-        n = max(self.n, 1)
-        return f"| {label} | {self.f1 / n:.3f} | {self.p / n:.3f} | {self.r / n:.3f} | {self.chunks / n:.2f} |"
-
-
 def cache_question_vectors(corpus) -> None:
-    """Embed each question once for all the methods compared (the bench measures retrieval, not
+    """Embed each text once for all the methods compared (the bench measures retrieval, not
     time; on a shared machine the embedder dominates the run)."""
     if getattr(corpus, "_bench_cached", False):
         return
@@ -106,61 +113,192 @@ def cache_question_vectors(corpus) -> None:
     corpus._bench_cached = True
 
 
-def evaluate(corpus, questions, settings, log=print) -> dict[str, Scores]:
-    from engine.eval.metrics import PARAGRAPH, gold_units, retrieval_score, retrieved_units
-    from engine.methods.baselines import SemanticRAG, SemanticRAGSettings
-    from engine.methods.kg2rag import KG2RAG
+@dataclass
+class Row:
+    """Sums over questions of one method's scores."""
+
+    label: str
+    n: int = 0
+    chunks: float = 0.0
+    p: float = 0.0
+    r: float = 0.0
+    f1: float = 0.0
+    at: dict[int, float] = field(default_factory=lambda: {c: 0.0 for c in CUTS})
+
+    def add(self, score: dict) -> None:
+        self.n += 1
+        self.chunks += score["chunks"]
+        self.p += score["p"]
+        self.r += score["r"]
+        self.f1 += score["f1"]
+        for c in CUTS:
+            self.at[c] += score[f"r@{c}"]
+
+    def line(self) -> str:
+        n = max(self.n, 1)
+        cuts = " | ".join(f"{self.at[c] / n:.3f}" for c in CUTS)
+        return (f"| {self.label} | {self.chunks / n:.2f} | {cuts} | {self.p / n:.3f} | {self.r / n:.3f} "
+                f"| {self.f1 / n:.3f} |")
+
+
+def score(corpus, chunk_ids: list[str], gold: set, by_doc: bool = False) -> dict:
+    """`by_doc`: the gold names paragraphs (MuSiQue), so chunks count by paragraph, not title."""
+    from engine.eval.metrics import PARAGRAPH, retrieval_score, retrieved_units
+
+    chunks = corpus.get_chunks(list(dict.fromkeys(chunk_ids)))
+    s = retrieval_score(retrieved_units(chunks, PARAGRAPH, by_doc), gold)
+    out = {"chunks": len(chunks), "p": s.precision, "r": s.recall, "f1": s.f1}
+    for c in CUTS:
+        out[f"r@{c}"] = retrieval_score(retrieved_units(chunks[:c], PARAGRAPH, by_doc), gold).recall
+    return out
+
+
+def method_runners(args, corpus):
+    """name -> question -> evidence chunk ids, in the order given to the LLM."""
+    from engine.methods.baselines import HybridRAG, HybridSettings, SemanticRAG, SemanticRAGSettings
+    from engine.methods.kg2rag import KG2RAG, KG2RAGSettings
+
+    runners = {}
+    if "semantic" in args.methods:
+        sem = SemanticRAG(StubReasoner())
+        runners["semantic"] = lambda q: sem.answer(q, corpus, SemanticRAGSettings(k=10))
+    if "hybrid" in args.methods:
+        hyb = HybridRAG(StubReasoner())
+        runners["hybrid"] = lambda q: hyb.answer(q, corpus, HybridSettings(k=10))
+    if "t2rag" in args.methods:
+        from engine.llm.offline import OfflineReasoner
+        from engine.methods.t2rag import T2RAG
+
+        t2 = T2RAG(OfflineReasoner(corpus.embedder))
+        runners["t2rag"] = lambda q: t2.answer(q, corpus)
+    if "kg2rag" in args.methods:
+        kg = KG2RAG(StubReasoner())
+        for variant in args.kg2rag:
+            if variant in ("default", "paper"):
+                settings = KG2RAGSettings() if variant == "default" else KG2RAGSettings.paper()
+            elif variant.startswith("paper+"):
+                settings = KG2RAGSettings.paper(**json.loads(variant[len("paper+"):]))
+            else:
+                settings = KG2RAGSettings(**json.loads(variant))
+            label = "kg2rag" if variant == "default" else f"kg2rag {variant}"
+            runners[label] = (lambda s: lambda q: kg.answer(q, corpus, s))(settings)
+    return runners
+
+
+def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[dict], list]:
+    from engine.eval.metrics import PARAGRAPH, gold_units
+    from engine.eval.recall_loss import recall_loss, summarize_recall_loss
+    from engine.methods.baselines import HybridRAG, HybridSettings, SemanticRAG, SemanticRAGSettings
 
     cache_question_vectors(corpus)
-    kg, sem = KG2RAG(StubReasoner()), SemanticRAG(StubReasoner())
-    out = {"kg2rag": Scores(), "semantic@same-n": Scores(), f"semantic@{settings.k}": Scores()}
-    reached_gold = 0
+    hyb = HybridRAG(StubReasoner())
+    runners = method_runners(args, corpus)
+    sem = SemanticRAG(StubReasoner())
+    rows: dict[str, Row] = {}
+    per_q: list[dict] = []
+    seconds = {name: 0.0 for name in runners}
+    losses: dict[str, list] = {name: [] for name in runners}
     for q in questions:
         gold = gold_units(q, PARAGRAPH)
         if not gold:
             continue
-        res = kg.answer(q.question, corpus, settings)
-        ev = corpus.get_chunks(res.evidence_chunk_ids)
-        units = lambda chunks: set(retrieved_units(chunks, PARAGRAPH, q))  # noqa: E731 -- MuSiQue: by idx
-        out["kg2rag"].add(retrieval_score(retrieved_units(ev, PARAGRAPH, q), gold), len(ev))
-        seeds = units(corpus.get_chunks([s.chunk_id for s in res.trace.seeds]))
-        added = units(corpus.get_chunks([x.chunk_id for h in res.trace.hops for x in h.chunks_added]))
-        reached_gold += bool((gold - seeds) & added & units(ev))
-        for label, k in (("semantic@same-n", max(1, len(ev))), (f"semantic@{settings.k}", settings.k)):
-            r = sem.answer(q.question, corpus, SemanticRAGSettings(k=k))
-            chunks = corpus.get_chunks(r.evidence_chunk_ids)
-            out[label].add(retrieval_score(retrieved_units(chunks, PARAGRAPH, q), gold), len(chunks))
-    log(f"  questions where the expansion put a gold paragraph missing from the seeds into the context: "
-        f"{reached_gold}/{out['kg2rag'].n}")
-    return out
+        dense = sem.answer(q.question, corpus, SemanticRAGSettings(k=30)).evidence_chunk_ids
+        fused = hyb.answer(q.question, corpus, HybridSettings(k=30)).evidence_chunk_ids
+        rec = {"qid": q.qid, "question": q.question, "gold": sorted(gold), "methods": {}}
+        for name, run in runners.items():
+            t0 = time.perf_counter()
+            res = run(q.question)
+            ids = list(dict.fromkeys(res.evidence_chunk_ids))
+            seconds[name] += time.perf_counter() - t0
+            loss = recall_loss(res.method, res.trace, q, corpus, ids)
+            losses[name].append(loss)
+            s = score(corpus, ids, gold, bool(q.supporting_docs))
+            rec["methods"][name] = {**s, "chunk_ids": ids, "lost": dict(loss.lost) if loss else {},
+                                    "gained": loss.gained if loss else 0}
+            rows.setdefault(name, Row(name)).add(s)
+            if name not in ("semantic", "hybrid"):
+                same = score(corpus, dense[: max(1, len(ids))], gold, bool(q.supporting_docs))
+                rec["methods"][name]["semantic_same_n"] = same
+                rows.setdefault(f"semantic @ same n as {name}", Row(f"semantic @ same n as {name}")).add(same)
+                if args.hybrid_same_n:
+                    h = score(corpus, fused[: max(1, len(ids))], gold, bool(q.supporting_docs))
+                    rec["methods"][name]["hybrid_same_n"] = h
+                    rows.setdefault(f"hybrid @ same n as {name}", Row(f"hybrid @ same n as {name}")).add(h)
+        per_q.append(rec)
+    log("  seconds per method: " + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()))
+    order = [k for k in rows if " @ same n as " not in k]
+    out = {}
+    for k in order:
+        out[k] = rows[k]
+        for base in ("semantic", "hybrid"):
+            if f"{base} @ same n as {k}" in rows:
+                out[f"{base} @ same n as {k}"] = rows[f"{base} @ same n as {k}"]
+    return out, per_q, [summarize_recall_loss(name, items) for name, items in losses.items()]
+
+
+def per_question_lines(per_q: list[dict], method: str) -> list[str]:
+    """Questions where `method` and dense retrieval at the same chunk count disagree on recall."""
+    rows = []
+    for rec in per_q:
+        m = rec["methods"].get(method)
+        if not m or "semantic_same_n" not in m or m["r"] == m["semantic_same_n"]["r"]:
+            continue
+        why = "; ".join(f"{k} x{v}" for k, v in m["lost"].items()) or "-"
+        q = rec["question"] if len(rec["question"]) <= 70 else rec["question"][:67] + "..."
+        rows.append((m["r"] - m["semantic_same_n"]["r"],
+                     f"| {q} | {m['r']:.2f} | {m['semantic_same_n']['r']:.2f} | {m.get('gained', 0)} | {why} |"))
+    rows.sort(key=lambda r: r[0])
+    wins = sum(1 for d, _ in rows if d > 0)
+    return [f"{method} vs semantic at the same n, question by question: {wins} better, {len(rows) - wins} worse, "
+            f"{len(per_q) - len(rows)} equal", "",
+            f"| question | {method} R | semantic R | gold gained by the expansion | gold lost at |",
+            "|---|---|---|---|---|", *[line for _, line in rows]]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--questions", type=int, default=100)
-    ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
-    ap.add_argument("--tree-score", nargs="+", default=["max"], choices=["max", "mean", "centroid"])
-    ap.add_argument("--hops", type=int, default=1)
+    ap.add_argument("--datasets", nargs="+", default=["musique", "hotpotqa"], choices=list(DATASETS))
+    ap.add_argument("--methods", nargs="+", default=["semantic", "hybrid", "t2rag", "kg2rag"],
+                    choices=["semantic", "hybrid", "t2rag", "kg2rag"])
+    ap.add_argument("--kg2rag", nargs="+", default=["default", "paper"], metavar="VARIANT",
+                    help='KG2RAG variants: "default", "paper" (KG2RAGSettings.paper()), KG2RAGSettings fields '
+                         'as JSON (\'{"tree_score": "max"}\') or "paper+JSON" (the paper preset with overrides)')
+    ap.add_argument("--per-question", default="", metavar="METHOD",
+                    help="also list the questions where METHOD (e.g. kg2rag) and semantic at the same n differ")
+    ap.add_argument("--no-hybrid-same-n", dest="hybrid_same_n", action="store_false",
+                    help="leave out the hybrid baseline cut to each method's chunk count")
     args = ap.parse_args()
 
+    import torch
+
+    torch.set_num_threads(1)
     from engine.embed import get_bundled_embedder
-    from engine.methods.kg2rag import KG2RAGSettings
     from engine.store import Workspace
 
     ws = Workspace(BENCH_WS, embedder=get_bundled_embedder())
     for ds in args.datasets:
-        corpus = build_corpus(ws, f"{ds}-paragraphs", DATASETS[ds])
+        path, triplets = DATASETS[ds]
+        corpus = build_corpus(ws, f"{ds}-paragraphs" if ds != "musique" else "musique-hipporag-openie", path,
+                              triplets=triplets)
         c = corpus.counts()
         questions = corpus.questions()[: args.questions]
-        print(f"\n## {ds}: {len(questions)} questions, pooled corpus of {c.chunks} chunks, {c.triplets} offline triplets")
-        for ts in args.tree_score:
-            settings = KG2RAGSettings(k=10, hops=args.hops, tree_score=ts)
-            t0 = time.perf_counter()
-            scores = evaluate(corpus, questions, settings)
-            print(f"\nKG2RAG k=10, hops={args.hops}, cosine tree score={ts} ({time.perf_counter() - t0:.0f}s)\n")
-            print("| retrieval | F1 | P | R | chunks |\n|---|---|---|---|---|")
-            for label, s in scores.items():
-                print(s.row(label))
+        source = "GPT-3.5 OpenIE (HippoRAG)" if triplets else "offline"
+        print(f"\n### {ds}: {len(questions)} questions, pooled corpus of {c.chunks} paragraph chunks, "
+              f"{c.triplets} {source} triplets\n")
+        t0 = time.perf_counter()
+        rows, per_q, losses = evaluate(args, corpus, questions)
+        print(f"\n({time.perf_counter() - t0:.0f}s)\n")
+        print("| method | chunks | R@2 | R@5 | R@10 | P | R | F1 |\n|---|---|---|---|---|---|---|---|")
+        for row in rows.values():
+            print(row.line())
+        from engine.eval.recall_loss import recall_loss_markdown
+
+        print("\n" + "\n".join(recall_loss_markdown([x for x in losses if x.method != "semantic"])))
+        if args.per_question:
+            print("\n" + "\n".join(per_question_lines(per_q, args.per_question)))
+        out = ROOT / "bench" / "out" / f"retrieval_quality_{ds}.json"
+        out.write_text(json.dumps(per_q, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ def create_corpus() -> None:
         from engine.store import CorpusSettings
 
         bar = ProgressBar("Chunking and embedding")
-        # built aside and renamed into place: a failed create leaves no corpus behind
+        # built aside and renamed into place: a failed or killed create leaves no corpus behind
         _, report, nq = state.workspace().create_from(name.strip(), batch.documents, batch.questions,
                                                       CorpusSettings(ChunkingSettings(mode=mode)), on_progress=bar)
         bar.done()
@@ -124,7 +124,7 @@ def extraction(corpus) -> None:
         st.success("Every chunk has its triplets.")
         return
     with engine_errors("Estimating the extraction cost"):
-        est = estimate_extraction(pending, st.session_state.get("model") or "")
+        est = estimate_extraction(pending, state.session().model)
         cost = "unknown" if est.cost is None else f"${est.cost:.4f}"
         cols = st.columns(4)
         cols[0].metric("Chunks to extract", est.chunks)
@@ -137,7 +137,7 @@ def extraction(corpus) -> None:
         with engine_errors("Extraction"):
             reasoner = state.make_reasoner(corpus)
             bar = ProgressBar("Extracting triplets")
-            summary = run_extraction(corpus, reasoner, on_progress=bar)
+            summary = run_extraction(corpus, reasoner, on_progress=bar, call_deadline=state.settings().call_deadline)
             bar.done("Indexing propositions")
             corpus.refresh_indexes()
             bar.done("Done")
@@ -189,7 +189,7 @@ def drop_corpus(corpus) -> None:
             state.forget_corpus()
             st.session_state["corpus"] = None
             state.clear_results()
-            state.flash("success", f"Deleted corpus {name}.")
+            state.flash("success", f"Deleted corpus {name}. Bring it back from 'Recently deleted corpora'.")
             st.rerun()
 
 

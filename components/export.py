@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from components.runs import Run
-from components.safe import esc, json_for_script
+from components.safe import csp_meta, esc, json_for_script
 from components.steps import METHOD_TITLES, result_steps, usage_lines
 
 _CSS = """
@@ -80,7 +80,7 @@ def export_html(run: Run, title: str = "Triplet Lens run") -> str:
     methods = ", ".join(METHOD_TITLES.get(r.method, r.method) for r in run.results)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+{csp_meta((_JS,))}
 <title>{esc(title)}</title><style>{_CSS}</style></head>
 <body><h1>{esc(title)}: {esc(methods)}</h1>
 <p class="q">{esc(run.question)}</p>{gold}

@@ -4,7 +4,9 @@ pyvis builds the node and edge lists; we render them with our own small page ins
 template because that template pulls Bootstrap from a CDN (the app must work offline, and a failed
 request is a console error) and, when a title mentions `href`, writes titles with innerHTML.
 vis-network's own JS and CSS are inlined from the pyvis package. The data goes in as JSON with
-`<`, `>` and `&` escaped, so no entity name can close the script element.
+`<`, `>` and `&` escaped, so no entity name can close the script element; labels are plain text
+(vis-network draws them on canvas). The page runs in a `sandbox="allow-scripts"` frame under a
+hash-based CSP (components.safe.sandboxed): a slip could not reach the app's origin.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.safe import esc, json_for_script
+from components.safe import csp_meta, json_for_script, sandboxed
 
 #: Most nodes a corpus-level graph shows; beyond that vis-network becomes unreadable and slow.
 DEFAULT_NODE_CAP = 150
@@ -54,16 +56,27 @@ def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool) -> tup
 
     net = Network(directed=directed, cdn_resources="in_line")
     for n in nodes:
-        # labels are drawn on canvas and titles as text by vis-network 9, but we escape both so
-        # no later template or tooltip mode can ever turn them into markup
-        net.add_node(n.id, label=esc(n.label), title=esc(n.title or n.label), color=n.color, size=n.size)
+        # plain text: vis-network 9 draws labels on canvas and sets string titles as text, so an
+        # HTML escape would show as "&quot;"; the page runs sandboxed anyway (components.safe)
+        net.add_node(n.id, label=n.label, title=n.title or n.label, color=n.color, size=n.size)
     for e in edges:
         if e.source not in net.node_ids or e.target not in net.node_ids:
             continue
-        net.add_edge(e.source, e.target, label=esc(e.label), title=esc(e.title or e.label),
+        net.add_edge(e.source, e.target, label=e.label, title=e.title or e.label,
                      color=e.color, dashes=e.dashed, width=e.width)
     data = net.get_network_data()
     return data[0], data[1]
+
+
+#: The page's one script of its own (its CSP allows it by hash, with vis-network's).
+_INIT = """
+(function() {
+  var d = JSON.parse(document.getElementById("graph-data").textContent);
+  var net = new vis.Network(document.getElementById("g"),
+      {nodes: new vis.DataSet(d.nodes), edges: new vis.DataSet(d.edges)}, d.options);
+  net.once("stabilizationIterationsDone", function() { net.setOptions({physics: false}); });
+})();
+"""
 
 
 def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
@@ -80,19 +93,12 @@ def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, dir
         "interaction": {"hover": True, "tooltipDelay": 120},
     }
     payload = json_for_script({"nodes": vnodes, "edges": vedges, "options": options})
-    return f"""<!doctype html><html><head><meta charset="utf-8">
+    return f"""<!doctype html><html><head><meta charset="utf-8">{csp_meta((js, _INIT))}
 <style>{css}
 html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-sizing:border-box;width:100%;height:{int(height)}px;border:1px solid #ddd}}</style>
 <script>{js}</script></head><body><div id="g"></div>
 <script type="application/json" id="graph-data">{payload}</script>
-<script>
-(function() {{
-  var d = JSON.parse(document.getElementById("graph-data").textContent);
-  var net = new vis.Network(document.getElementById("g"),
-      {{nodes: new vis.DataSet(d.nodes), edges: new vis.DataSet(d.edges)}}, d.options);
-  net.once("stabilizationIterationsDone", function() {{ net.setOptions({{physics: false}}); }});
-}})();
-</script></body></html>"""
+<script>{_INIT}</script></body></html>"""
 
 
 def show_graph(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
@@ -100,7 +106,9 @@ def show_graph(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, dir
     if not nodes:
         st.info("Nothing to draw.")
         return
-    st.iframe(graph_html(nodes, edges, height=height, directed=directed), height=height + 12)
+    js, _ = _vis_assets()
+    page = graph_html(nodes, edges, height=height, directed=directed)
+    st.iframe(sandboxed(page, (js, _INIT), height + 4), height=height + 12)
     if caption:
         st.caption(caption)
 

@@ -12,7 +12,9 @@ def usage_caption(result) -> str:
     u = result.usage
     cost = "price unknown" if u.cost is None else f"${u.cost:.5f}"
     return (f"{result.reasoner or '-'} · {u.calls} LLM calls ({u.cached_calls} cached) · "
-            f"{u.prompt_tokens}+{u.completion_tokens} tokens · {cost} · engine {u.engine_time:.2f}s · "
+            f"{u.prompt_tokens}+{u.completion_tokens} tokens"
+            f"{f' ({u.billed_prompt_tokens + u.billed_completion_tokens} billed)' if u.cached_calls else ''} · "
+            f"{cost} · engine {u.engine_time:.2f}s · "
             f"LLM {u.llm_time:.2f}s")
 
 

@@ -2,20 +2,21 @@
 
 Two kinds of state, kept apart on purpose:
 
-* `st.session_state` holds the user's own values (chosen corpus, model, API key, method settings,
-  the last results and where each stepper stands). `init_state()` sets every key once per session;
-  pages read and write those keys and never invent new ones.
+* `st.session_state` holds the user's own values (chosen corpus, the last results and where each
+  stepper stands) and `session`, the engine's `SessionConfig`: model, endpoint, API key and method
+  settings live there, and its setters refuse every change in demo mode (a forged widget value
+  included). `init_state()` sets every key once per session; pages never invent new ones.
 * `st.cache_resource` holds shared read-only things: the workspace (with its embedder) and each
   opened corpus. They are keyed by the workspace path, so a test that points
   TRIPLET_LENS_WORKSPACE at a temp folder never sees another test's corpus.
 
-The API key typed on the Settings page lives in `st.session_state["api_key"]` only: it is handed
-to `make_reasoner` for the duration of a run and is never written to disk or put in a trace.
+The API key typed on the Settings page lives in the session object only: it is handed to the
+reasoner for the duration of a run and is never written to disk or put in a trace.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +35,7 @@ METHOD_LABELS = {"t2rag": "T2RAG", "kg2rag": "KG2RAG", "semantic": "Semantic RAG
 # key -> default; factories for mutable defaults so sessions never share one dict
 _DEFAULTS: dict[str, Any] = {
     "corpus": None,          # name of the selected corpus
-    "model": None,           # litellm model string; "" = offline reasoner (filled from AppSettings)
-    "api_base": None,
-    "api_key": "",           # session only, never persisted
-    "method_settings": dict,  # method name -> its settings dataclass instance
+    "session": None,         # engine.session.SessionConfig: model, endpoint, key, method settings
     "ask_result": None,      # components.runs.Run of the last T2RAG run (or a reopened trace)
     "ask_round": 0,
     "kg_result": None,       # components.runs.Run of the last KG2RAG run
@@ -52,6 +50,7 @@ _DEFAULTS: dict[str, Any] = {
     "present": False,        # presentation mode: controls hidden
     "present_step": 0,
     "flash": None,           # one message to show after a rerun: (kind, text)
+    "check_findings": 0,     # damages the last integrity check named (the Repair button shows then)
 }
 
 
@@ -59,15 +58,22 @@ def init_state() -> None:
     """Set every session key this app uses, once per session. Called first by app.py."""
     ss = st.session_state
     if "settings" not in ss:
-        ss["settings"] = AppSettings.from_env()
+        try:
+            ss["settings"] = AppSettings.from_env()
+        except ValueError as exc:  # an operator variable that does not parse: say which, run nothing
+            st.error(f"The server's configuration is invalid: {exc}")
+            st.stop()
     for key, default in _DEFAULTS.items():
         if key not in ss:
             ss[key] = default() if callable(default) else default
     s: AppSettings = ss["settings"]
-    if ss["model"] is None:
-        ss["model"] = s.model
-    if ss["api_base"] is None:
-        ss["api_base"] = s.api_base
+    if ss["session"] is None:
+        from engine.llm.litellm_call import EndpointPolicy, set_policy
+        from engine.session import SessionConfig
+
+        # the trust boundary of a served app: environment keys only to the operator's endpoints
+        set_policy(EndpointPolicy.strict(s.trusted_bases))
+        ss["session"] = SessionConfig.from_app(s)
     if ss["corpus"] is None:
         names = corpus_names()
         # a link may name the corpus (`?corpus=name`): shareable demo links open on it
@@ -86,13 +92,16 @@ def is_demo() -> bool:
     return bool(settings().demo)
 
 
+def session():
+    """The engine's SessionConfig of this browser session."""
+    return st.session_state["session"]
+
+
 # --- shared resources ---------------------------------------------------------------------------
 
 @st.cache_resource(show_spinner="Loading the embedding model...")
 def _workspace(root: str):
-    from engine.store import Workspace
-
-    return Workspace(Path(root))
+    return replace(settings(), workspace=Path(root)).workspace_obj()
 
 
 def workspace():
@@ -167,47 +176,26 @@ def reset_steppers(prefix: str) -> None:
 # --- reasoner and method settings ---------------------------------------------------------------
 
 def model_label() -> str:
-    return st.session_state.get("model") or "offline-rules"
+    return session().label()
 
 
 def make_reasoner(corpus=None):
-    """A reasoner for one run, from the session's model, endpoint and key.
-
-    The offline reasoner matches by embeddings, so it gets the corpus's embedder.
-    """
-    from engine.llm import make_reasoner as _make
-
-    ss = st.session_state
-    cache = Path(settings().workspace) / "llm_cache.sqlite"
-    kwargs: dict[str, Any] = {"api_base": ss.get("api_base") or "", "cache_path": cache}
-    if ss.get("api_key"):
-        kwargs["api_key"] = ss["api_key"]
-    if corpus is not None:
-        kwargs["embedder"] = corpus.embedder
-    return _make(ss.get("model") or "", **kwargs)
+    """A reasoner for one run, from the session's model, endpoint and key (the offline reasoner
+    matches by embeddings, so it gets the corpus's embedder)."""
+    return session().reasoner(corpus)
 
 
 def method_settings(name: str):
     """The session's settings for a method (the paper's defaults until the user changes them)."""
-    from engine.methods import method_class
-
-    store = st.session_state["method_settings"]
-    if name not in store:
-        cls = getattr(method_class(name), "settings_cls", None)
-        store[name] = cls() if cls is not None else None
-    return store[name]
+    return session().settings_for(name)
 
 
 def set_method_settings(name: str, values: dict[str, Any]) -> None:
-    current = method_settings(name)
-    if current is None or not is_dataclass(current):
-        return
-    allowed = {f.name for f in fields(current)}
-    st.session_state["method_settings"][name] = replace(current, **{k: v for k, v in values.items() if k in allowed})
+    session().set_method_settings(name, **values)
 
 
 def reset_method_settings(name: str) -> None:
-    st.session_state["method_settings"].pop(name, None)
+    session().reset_method_settings(name)
 
 
 def flash(kind: str, text: str) -> None:

@@ -142,6 +142,7 @@ def usage_lines(result) -> list[str]:
     u = result.usage
     cost = "unknown" if u.cost is None else f"${u.cost:.5f}"
     return [f"reasoner: {result.reasoner or '-'}", f"LLM calls: {u.calls} ({u.cached_calls} cached)",
-            f"tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion", f"cost: {cost}",
+            f"tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion (billed: "
+            f"{u.billed_prompt_tokens} + {u.billed_completion_tokens}; cache hits cost nothing)", f"cost: {cost}",
             f"engine time: {u.engine_time:.3f}s, LLM time: {u.llm_time:.3f}s",
             f"evidence chunks: {', '.join(result.evidence_chunk_ids) or '-'}"]

@@ -20,8 +20,11 @@ class UserError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m engine",
-                                     description="Triplet Lens: T2RAG and KG2RAG over your own documents.")
+    parser = argparse.ArgumentParser(
+        prog="python -m engine", description="Triplet Lens: T2RAG and KG2RAG over your own documents.",
+        epilog="Keys: the command line is run by the machine's own user, so API keys from your environment go "
+               "to whatever endpoint you name (--api-base). The app, which visitors may use, sends them only to "
+               "the endpoints its operator lists in TRIPLET_LENS_API_BASES.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
@@ -37,8 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from engine.llm.litellm_call import local_user_policy, set_policy
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = set_policy(local_user_policy())  # see the epilog: the CLI's user owns its environment
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
@@ -52,3 +58,5 @@ def main(argv: list[str] | None = None) -> int:
         code = 2 if isinstance(exc, (UserError, CorpusError, ValueError, FileNotFoundError)) else 1
         print(f"error: {exc}", file=sys.stderr)
         return code
+    finally:
+        set_policy(previous)

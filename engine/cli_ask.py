@@ -26,12 +26,14 @@ def method_settings(name: str, overrides: dict):
 
 
 def cmd_ask(args) -> int:
+    from engine.limits import check_question
     from engine.llm import make_reasoner
     from engine.methods import build_method, save_result
-    from engine.store import Workspace
+
+    args.question = check_question(args.question)
 
     app = AppSettings.from_env()
-    ws = Workspace(app.workspace)
+    ws = app.workspace_obj()
     corpus = ws.open(args.corpus)
     model = args.model if args.model is not None else app.model
     api_base = args.api_base if args.api_base is not None else app.api_base
@@ -45,7 +47,10 @@ def cmd_ask(args) -> int:
         if not args.quiet:
             print(f"  .. {label}", file=sys.stderr)
 
-    result = method.answer(args.question, corpus, settings, on_step=on_step)
+    from engine.llm.deadline import within
+
+    with within(app.question_deadline, "question"):
+        result = method.answer(args.question, corpus, settings, on_step=on_step)
     if args.trace_out:
         save_result(result, Path(args.trace_out))
     if result.error:
@@ -57,7 +62,8 @@ def cmd_ask(args) -> int:
     u = result.usage
     cost = "unknown" if u.cost is None else f"${u.cost:.5f}"
     print(f"usage: {u.calls} LLM calls ({u.cached_calls} cached), {u.prompt_tokens} prompt + "
-          f"{u.completion_tokens} completion tokens, {cost}, engine {u.engine_time:.2f}s, LLM {u.llm_time:.2f}s")
+          f"{u.completion_tokens} completion tokens needed ({u.billed_prompt_tokens} + {u.billed_completion_tokens} "
+          f"billed), {cost}, engine {u.engine_time:.2f}s, LLM {u.llm_time:.2f}s")
     if args.trace_out:
         print(f"trace written to {args.trace_out}")
     return 1 if result.error else 0

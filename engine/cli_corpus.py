@@ -11,9 +11,7 @@ from engine.progress import TerminalProgress
 
 
 def _workspace():
-    from engine.store import Workspace
-
-    return Workspace(AppSettings.from_env().workspace)
+    return AppSettings.from_env().workspace_obj()
 
 
 def _print_errors(errors) -> None:
@@ -53,7 +51,8 @@ def cmd_create(args) -> int:
 
     ws = _workspace()
     settings = CorpusSettings(ChunkingSettings(mode=args.chunking, max_words=args.max_words),
-                              embedder=args.embedder, index_kind=args.index, embedder_api_base=args.embedder_api_base)
+                              embedder=args.embedder, index_kind=args.index, embedder_api_base=args.embedder_api_base,
+                              vectors=args.vectors)
     if not args.paths:
         corpus = ws.create(args.name, settings)
         print(f"created corpus {args.name!r} at {corpus.path}")
@@ -117,23 +116,89 @@ def cmd_show(args) -> int:
 def cmd_delete_doc(args) -> int:
     corpus = _workspace().open(args.name)
     corpus.delete_document(args.doc_id)
-    print(f"deleted document {args.doc_id} from {args.name}")
+    print(f"deleted document {args.doc_id} from {args.name} (snapshot taken first: corpus snapshots {args.name})")
     return 0
 
 
 def cmd_drop(args) -> int:
-    _workspace().drop(args.name)
-    print(f"dropped corpus {args.name}")
+    ws = _workspace()
+    ws.drop(args.name)
+    way_back = f"; bring it back with: corpus undo-drop {args.name}" if ws.keep_snapshots > 0 else ""
+    print(f"dropped corpus {args.name}{way_back}")
     return 0
 
 
 def cmd_check(args) -> int:
-    problems = _workspace().open(args.name).check()
-    if problems:
-        for p in problems:
-            print(f"problem: {p}")
-        return 1
-    print(f"{args.name}: ok")
+    from engine.integrity import inspect, repair
+    from engine.store import CorpusError
+
+    ws = _workspace()
+    path = ws.path_of(args.name)
+    if not path.is_dir():
+        raise CorpusError(f"no corpus named {args.name!r} in {ws.root}")
+    findings = inspect(path)
+    for f in findings:
+        print(f"damaged: {f}" + ("" if f.derived else "  [database]"))
+    if not args.repair:
+        if findings:
+            print(f"repair with: corpus check {args.name} --repair  (or restore a snapshot: corpus snapshots "
+                  f"{args.name})")
+            return 1
+        print(f"{args.name}: ok")
+        return 0
+    report = repair(ws, args.name, into=args.into)
+    for a in report.actions:
+        print(f"repaired: {a}")
+    for lost in report.lost:
+        print(f"lost: {lost}")
+    if report.recovered_into:
+        print(f"recovered into corpus {report.recovered_into!r}; the damaged {args.name!r} is unchanged "
+              f"(drop it once you have checked the recovered one)")
+    for f in report.remaining:
+        print(f"still damaged: {f}")
+    if not report.remaining:
+        print(f"{report.recovered_into or args.name}: ok")
+    return 1 if report.remaining else 0
+
+
+def cmd_backup(args) -> int:
+    from engine.backup import backup, snapshot_before
+
+    ws = _workspace()
+    corpus = ws.open(args.name)
+    info = backup(corpus, Path(args.to)) if args.to else snapshot_before(ws, corpus, "manual")
+    print(f"backed up {args.name} to {info.path} ({len(info.files)} files, checksums in manifest.json)")
+    return 0
+
+
+def cmd_snapshots(args) -> int:
+    from engine.backup import list_snapshots
+
+    ws = _workspace()
+    snaps = list_snapshots(ws, args.name)
+    if not snaps:
+        print("no snapshots" + (f" of {args.name}" if args.name else ""))
+    for s in snaps:
+        print(f"{s.corpus:20s} {s.describe()}")
+    return 0
+
+
+def cmd_restore(args) -> int:
+    from engine.backup import find_snapshot, restore
+
+    ws = _workspace()
+    info = find_snapshot(ws, args.name, args.snapshot)
+    corpus = restore(ws, info, args.as_name, force=args.force)
+    c = corpus.counts()
+    print(f"restored {corpus.name} from {info.path} ({c.documents} docs, {c.chunks} chunks, {c.triplets} triplets)")
+    return 0
+
+
+def cmd_undo_drop(args) -> int:
+    from engine.backup import undo_drop
+
+    corpus = undo_drop(_workspace(), args.name, args.as_name)
+    print(f"brought back corpus {corpus.name} ({corpus.counts().chunks} chunks)")
     return 0
 
 
@@ -188,7 +253,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-words", type=int, default=200, help="paragraph window size in words")
     p.add_argument("--embedder", default="bundled", help="bundled | st:/local/model/path | litellm:<model>")
     p.add_argument("--embedder-api-base", default="", help="OpenAI-compatible endpoint for a litellm: embedder")
-    p.add_argument("--index", choices=["flat", "hnsw"], default="flat", help="flat = exact; hnsw for large corpora")
+    p.add_argument("--index", choices=["auto", "flat", "hnsw"], default="auto",
+                   help="auto = exact below 200k vectors, HNSW above; flat = always exact; hnsw = always approximate")
+    p.add_argument("--vectors", default="", metavar="BACKEND",
+                   help="'' = FAISS files (default); milvus-lite = embedded Milvus; milvus://host:19530 = a server")
     p.add_argument("--limit-questions", type=int, default=None, help="take the first N questions of a dataset")
     p.set_defaults(func=cmd_create)
 
@@ -211,13 +279,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("doc_id")
     p.set_defaults(func=cmd_delete_doc)
 
-    p = corpus.add_parser("drop", help="delete a whole corpus")
+    p = corpus.add_parser("drop", help="remove a whole corpus (kept as a snapshot: corpus undo-drop brings it back)")
     p.add_argument("name")
     p.set_defaults(func=cmd_drop)
 
-    p = corpus.add_parser("check", help="integrity check of database and indexes")
+    p = corpus.add_parser("check", help="integrity check of the database and every index file")
     p.add_argument("name")
+    p.add_argument("--repair", action="store_true",
+                   help="rebuild damaged index files; salvage a damaged database into a new corpus")
+    p.add_argument("--into", default=None, help="name of the recovered corpus (default NAME-recovered)")
     p.set_defaults(func=cmd_check)
+
+    p = corpus.add_parser("backup", help="consistent snapshot while readers run (with checksums)")
+    p.add_argument("name")
+    p.add_argument("--to", default=None, metavar="DIR",
+                   help="new folder for the snapshot (default: the workspace's .snapshots/NAME/)")
+    p.set_defaults(func=cmd_backup)
+
+    p = corpus.add_parser("snapshots", help="list snapshots (backups, and those taken before drop/delete-doc)")
+    p.add_argument("name", nargs="?", default=None)
+    p.set_defaults(func=cmd_snapshots)
+
+    p = corpus.add_parser("restore", help="restore a snapshot (the newest of NAME unless --snapshot)")
+    p.add_argument("name")
+    p.add_argument("--snapshot", default=None, help="snapshot id (from corpus snapshots) or folder path")
+    p.add_argument("--as", dest="as_name", default=None, help="restore under another name")
+    p.add_argument("--force", action="store_true", help="replace an existing corpus (snapshotted first)")
+    p.set_defaults(func=cmd_restore)
+
+    p = corpus.add_parser("undo-drop", help="bring back the most recently dropped corpus NAME")
+    p.add_argument("name")
+    p.add_argument("--as", dest="as_name", default=None)
+    p.set_defaults(func=cmd_undo_drop)
 
     trip = sub.add_parser("triplets", help="import or export triplet files").add_subparsers(
         dest="triplets_cmd", metavar="ACTION")

@@ -65,7 +65,6 @@ def cmd_eval(args) -> int:
     from engine.llm import make_reasoner
     from engine.methods import METHODS
     from engine.progress import TerminalProgress
-    from engine.store import Workspace
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
@@ -76,7 +75,7 @@ def cmd_eval(args) -> int:
     questions = _read_ids(args.ids) if args.ids else args.questions
 
     app = AppSettings.from_env()
-    ws = Workspace(app.workspace)
+    ws = app.workspace_obj()
     corpus = _probe_corpus(ws, ws.open(args.corpus), args)
     model = args.model if args.model is not None else app.model
     api_base = args.api_base if args.api_base is not None else app.api_base

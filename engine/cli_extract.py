@@ -39,10 +39,9 @@ def format_summary(s) -> str:
 def cmd_extract(args) -> int:
     from engine.extraction import estimate_extraction, run_extraction
     from engine.llm import make_reasoner
-    from engine.store import Workspace
 
     app = AppSettings.from_env()
-    corpus = Workspace(app.workspace).open(args.name)
+    corpus = app.workspace_obj().open(args.name)
     model = args.model if args.model is not None else app.model
     api_base = args.api_base if args.api_base is not None else app.api_base
     if args.concurrency < 1:
@@ -62,7 +61,8 @@ def cmd_extract(args) -> int:
                              extraction_style=args.style, embedder=corpus.embedder)
     bar = TerminalProgress()
     try:
-        summary = run_extraction(corpus, reasoner, concurrency=args.concurrency, on_progress=bar)
+        summary = run_extraction(corpus, reasoner, concurrency=args.concurrency, on_progress=bar,
+                                 call_deadline=app.call_deadline)
         if summary.chunks_done:
             corpus.refresh_indexes(bar)  # embed the new propositions now, not at the first question
     finally:

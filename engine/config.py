@@ -21,6 +21,40 @@ MODEL_ENV = "TRIPLET_LENS_MODEL"
 API_BASE_ENV = "TRIPLET_LENS_API_BASE"
 #: Largest input file accepted, in megabytes.
 MAX_FILE_MB_ENV = "TRIPLET_LENS_MAX_FILE_MB"
+#: Comma-separated API bases the operator trusts with the server's environment keys.
+API_BASES_ENV = "TRIPLET_LENS_API_BASES"
+#: Budget caps, e.g. `questions=20,tokens=200000,dollars=0.50`: per browser session, and per day.
+CAP_SESSION_ENV = "TRIPLET_LENS_CAP_SESSION"
+CAP_DAY_ENV = "TRIPLET_LENS_CAP_DAY"
+#: Open every corpus read-only (a demo on read-only storage, or a workspace not to be changed).
+READ_ONLY_ENV = "TRIPLET_LENS_READ_ONLY"
+#: Automatic snapshots kept per corpus (before drop / delete-doc); 0 turns them off.
+SNAPSHOTS_ENV = "TRIPLET_LENS_SNAPSHOTS"
+#: Seconds one question (one method run) may wait for providers in all; 0 = no limit.
+QUESTION_DEADLINE_ENV = "TRIPLET_LENS_QUESTION_DEADLINE"
+#: Seconds one extraction call may take, retries included; 0 = no limit.
+CALL_DEADLINE_ENV = "TRIPLET_LENS_CALL_DEADLINE"
+_CAP_UNITS = ("questions", "tokens", "dollars")
+
+
+def parse_caps(text: str, var: str = "") -> dict[str, float]:
+    """`questions=20,tokens=2e5,dollars=0.5` -> {"questions": 20.0, ...}; a bad part names itself."""
+    caps: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in (text or "").split(","))):
+        unit, _, value = part.partition("=")
+        unit = unit.strip().lower()
+        try:
+            if unit not in _CAP_UNITS:
+                raise ValueError
+            caps[unit] = float(value)
+        except ValueError:
+            raise ValueError(f"{var or 'a cap'}: {part!r} is not one of {', '.join(u + '=N' for u in _CAP_UNITS)}"
+                             ) from None
+    return caps
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -40,6 +74,28 @@ class AppSettings:
     max_file_mb: float = 50.0
     """Files larger than this are rejected before they are read."""
 
+    api_bases: tuple[str, ...] = ()
+    """Endpoints the operator trusts with the server's environment keys (besides `api_base` and the
+    providers' default endpoints); any other endpoint needs a key typed into the session."""
+
+    cap_session: tuple[tuple[str, float], ...] = ()
+    """Budget per browser session: (unit, limit) pairs, units questions / tokens / dollars."""
+
+    cap_day: tuple[tuple[str, float], ...] = ()
+    """Budget per day for the whole server, same units; counts survive a restart."""
+
+    read_only: bool = False
+    """Open corpora read-only: questions are answered, nothing is changed or written."""
+
+    keep_snapshots: int = 3
+    """Automatic snapshots kept per corpus before drop / delete-doc (0 = none)."""
+
+    question_deadline: float = 120.0
+    """Seconds a question may wait for providers in all (retries included); 0 = no limit."""
+
+    call_deadline: float = 180.0
+    """Seconds one extraction call may take, retries included; 0 = no limit."""
+
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "AppSettings":
         env = dict(os.environ if env is None else env)
@@ -50,14 +106,44 @@ class AppSettings:
             s = replace(s, model=env[MODEL_ENV].strip())
         if env.get(API_BASE_ENV):
             s = replace(s, api_base=env[API_BASE_ENV].strip())
-        if env.get(DEMO_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
+        if _flag(env.get(DEMO_ENV)):
             s = replace(s, demo=True)
+        if env.get(API_BASES_ENV):
+            s = replace(s, api_bases=tuple(b.strip() for b in env[API_BASES_ENV].split(",") if b.strip()))
+        for var, field in ((CAP_SESSION_ENV, "cap_session"), (CAP_DAY_ENV, "cap_day")):
+            if env.get(var):
+                s = replace(s, **{field: tuple(parse_caps(env[var], var).items())})
+        if _flag(env.get(READ_ONLY_ENV)):
+            s = replace(s, read_only=True)
+        for var, field in ((QUESTION_DEADLINE_ENV, "question_deadline"), (CALL_DEADLINE_ENV, "call_deadline")):
+            if env.get(var):
+                try:
+                    s = replace(s, **{field: float(env[var])})
+                except ValueError:
+                    raise ValueError(f"{var} must be a number of seconds, got {env[var]!r}") from None
+        if env.get(SNAPSHOTS_ENV):
+            try:
+                s = replace(s, keep_snapshots=int(env[SNAPSHOTS_ENV]))
+            except ValueError:
+                raise ValueError(f"{SNAPSHOTS_ENV} must be a whole number, got {env[SNAPSHOTS_ENV]!r}") from None
         if env.get(MAX_FILE_MB_ENV):
             try:
                 s = replace(s, max_file_mb=float(env[MAX_FILE_MB_ENV]))
             except ValueError:
                 raise ValueError(f"{MAX_FILE_MB_ENV} must be a number of megabytes, got {env[MAX_FILE_MB_ENV]!r}")
         return s
+
+    @property
+    def trusted_bases(self) -> tuple[str, ...]:
+        """Every endpoint the operator configured: the listed ones and the default model's."""
+        return self.api_bases + ((self.api_base,) if self.api_base else ())
+
+    def workspace_obj(self, embedder=None):
+        """The workspace these settings describe (read-only and snapshot settings applied)."""
+        from engine.store import Workspace
+
+        return Workspace(self.workspace, embedder=embedder, keep_snapshots=self.keep_snapshots,
+                         read_only=self.read_only)
 
     @property
     def max_file_bytes(self) -> int:

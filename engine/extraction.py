@@ -15,6 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from engine.limits import part_too_long
 from engine.llm.base import LLMCall, LLMError, Reasoner
 from engine.progress import ProgressCallback, no_progress
 from engine.types import Chunk, ExtractionStatus
@@ -53,7 +54,8 @@ def _occurs(part: str, text_lower: str, text_tokens: set[str]) -> bool:
 def filter_triplets(triplets: Iterable[Sequence[Any]], chunk_text: str) -> list[tuple[str, str, str]]:
     """Keep well-formed, grounded, distinct triplets of one chunk, in their original order.
 
-    Drops: arity other than 3, an empty or placeholder part, subject equal to object, and a triplet
+    Drops: arity other than 3, an empty or placeholder part, a part longer than
+    engine.limits.MAX_TRIPLET_PART_CHARS (a paragraph, not an entity), subject equal to object, and a triplet
     whose predicate and object both do not occur in the chunk text (KG2RAG's grounding rule: a
     relation that is nowhere in the text was invented). Dedupes case- and space-insensitively,
     keeping the first surface form.
@@ -66,7 +68,7 @@ def filter_triplets(triplets: Iterable[Sequence[Any]], chunk_text: str) -> list[
         if isinstance(t, (str, bytes)) or not isinstance(t, Sequence) or len(t) != 3:
             continue
         s, p, o = (_clean(x) for x in t)
-        if any(x.lower() in PLACEHOLDER_PARTS for x in (s, p, o)):
+        if any(x.lower() in PLACEHOLDER_PARTS for x in (s, p, o)) or part_too_long(s, p, o):
             continue
         if s.lower() == o.lower():
             continue
@@ -117,23 +119,24 @@ def _calls_of(reasoner: Reasoner) -> int:
 
 
 def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress: ProgressCallback | None = None,
-                   retry_failed: bool = True) -> ExtractionSummary:
+                   retry_failed: bool = True, call_deadline: float | None = 180.0) -> ExtractionSummary:
     """Extract triplets for every pending chunk of `corpus`, `concurrency` chunks at a time.
 
     Store writes happen on the calling thread as results arrive, so the corpus sees one writer.
     An auth / unknown-model / unreachable error stops the run: nothing more is submitted, the
     chunks in flight are left pending, and `summary.stopped` holds the one message to show.
     """
-    # Hold the corpus's write lock for the whole run, from reading the pending list on: a second
-    # process extracting the same corpus waits, then finds those chunks done instead of paying for
-    # them twice. (A fake corpus in tests may not have one.)
-    writing = getattr(corpus, "writing", None)
-    with writing() if writing else nullcontext():
-        return _run(corpus, reasoner, concurrency, on_progress, retry_failed)
+    # Hold the corpus's extraction lock for the whole run, from reading the pending list on: a
+    # second extraction of the same corpus is told it is busy instead of paying for the same chunks.
+    # Results are stored one short write each, so readers and adds never wait for the run.
+    # (A fake corpus in tests may not have the lock.)
+    extracting = getattr(corpus, "extracting", None)
+    with extracting() if extracting else nullcontext():
+        return _run(corpus, reasoner, concurrency, on_progress, retry_failed, call_deadline)
 
 
 def _run(corpus, reasoner: Reasoner, concurrency: int, on_progress: ProgressCallback | None,
-         retry_failed: bool) -> ExtractionSummary:
+         retry_failed: bool, call_deadline: float | None = None) -> ExtractionSummary:
     progress = on_progress or no_progress
     t0 = time.perf_counter()
     pending = list(corpus.pending_chunks())
@@ -156,7 +159,10 @@ def _run(corpus, reasoner: Reasoner, concurrency: int, on_progress: ProgressCall
     def job(chunk: Chunk) -> tuple[list[tuple[str, str, str]], LLMCall] | None:
         if stop.is_set():
             return None  # the run is stopping; leave this chunk pending
-        return reasoner.extract(chunk.title, chunk.text)
+        from engine.llm.deadline import within
+
+        with within(call_deadline, "extraction call"):  # retries included; a hung provider fails the chunk
+            return reasoner.extract(chunk.title, chunk.text)
 
     todo = iter(pending)
     inflight: dict[Future, Chunk] = {}

@@ -99,22 +99,17 @@ class LiteLLMReranker:
     def score(self, query: str, texts: list[str]) -> list[float]:
         if not texts:
             return []
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
+        from engine.llm.base import LLMError
+        from engine.llm.litellm_call import call_litellm, env_secrets, scrub
 
-        from engine.llm.litellm_client import _env_secrets, scrub
-
-        kw: dict[str, Any] = {"model": self.model, "query": query, "documents": list(texts),
-                              "top_n": len(texts), "return_documents": False}
-        if self.api_base:
-            kw["api_base"] = self.api_base
-        if self._api_key:
-            kw["api_key"] = self._api_key
         try:
-            resp = litellm.rerank(**kw)
+            resp = call_litellm("rerank", model=self.model, api_base=self.api_base, api_key=self._api_key,
+                                query=query, documents=list(texts), top_n=len(texts), return_documents=False)
+        except LLMError as exc:  # refused at the trust boundary: nothing was sent
+            raise RerankerError(f"rerank with {self.model!r}: {exc}") from None
         except Exception as exc:  # name the model and endpoint; a provider may echo the key: scrub it
             where = f" at {self.api_base}" if self.api_base else ""
-            detail = scrub(str(exc)[:300], (self._api_key or "",) + _env_secrets())
+            detail = scrub(str(exc)[:300], (self._api_key or "",) + env_secrets())
             raise RerankerError(f"rerank with {self.model!r}{where} failed: {type(exc).__name__}: {detail}") from None
         # The provider returns results sorted by relevance; put them back in input order.
         # A text the provider left out scores below every returned one.

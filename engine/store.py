@@ -3,9 +3,10 @@
 A corpus folder holds `corpus.sqlite` (documents, chunks with their vectors, triplets with every
 source chunk, extraction status per chunk, questions, settings) and two FAISS index files
 (`chunks.index`, `propositions.index`). SQLite is the source of truth, vectors included; the index
-files are derived and carry the database generation they were built from. Opening a corpus loads
-the files; when a file is missing, broken or stale (a crash between commit and save) it is rebuilt
-from the stored vectors, so a reopen never re-embeds and never calls an LLM.
+files are derived and carry a stamp of the database state they were built from (the corpus's random
+token and a random generation drawn at every write, so a database copied back or rolled back never
+matches an index built later). Opening a corpus loads the files; when a file is missing, broken or
+stale it is rebuilt from the stored vectors, so a reopen never re-embeds and never calls an LLM.
 
 Writers take an exclusive lock file, so two processes extracting into or adding to one corpus are
 serialized (or told, after a wait, that the corpus is busy).
@@ -16,6 +17,7 @@ import fcntl
 import json
 import os
 import re
+import secrets
 import shutil
 import sqlite3
 import threading
@@ -59,7 +61,17 @@ CREATE TABLE IF NOT EXISTS extraction (
     error TEXT NOT NULL, calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL, cost REAL, updated_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS questions (qid TEXT PRIMARY KEY, position INTEGER NOT NULL, data TEXT NOT NULL);
+""" + """
+CREATE TABLE IF NOT EXISTS entity_edges (tid INTEGER PRIMARY KEY, head TEXT NOT NULL, tail TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS edges_head ON entity_edges(head);
+CREATE INDEX IF NOT EXISTS edges_tail ON entity_edges(tail);
 """
+#: `entity_edges` holds each triplet's normalized entities, indexed both ways, so a question reads
+#: the m-hop neighbourhood of its seeds with indexed lookups instead of loading every triplet.
+_EDGES_VERSION = 1
+#: `auto` indexes switch from exact search to HNSW at this many vectors: exact search costs
+#: ~20 ms a query at 100k 384-d vectors on one core and grows linearly (bench/scale_bench.py).
+AUTO_HNSW_AT = 200_000
 
 
 class CorpusError(RuntimeError):
@@ -75,10 +87,21 @@ class CorpusSettings:
     chunking: ChunkingSettings = ChunkingSettings()
     embedder: str = "bundled"
     """Embedder spec (see engine.embed.make_embedder); fixed at creation: vectors must agree."""
-    index_kind: str = "flat"
-    """`flat` (exact inner product) or `hnsw` (approximate, for large corpora)."""
+    index_kind: str = "auto"
+    """`flat` (exact inner product), `hnsw` (approximate, for large corpora), or `auto`: exact
+    below AUTO_HNSW_AT vectors, HNSW from there (recall@10 against exact: docs/scaling.md)."""
     embedder_api_base: str = ""
     """Endpoint for a `litellm:` embedder served by an OpenAI-compatible server (never a key)."""
+    vectors: str = ""
+    """Where the vector indexes live: '' = FAISS files in the corpus folder (`index_kind`);
+    `milvus-lite` = embedded Milvus in the corpus folder; `milvus://host:19530` = a Milvus server."""
+
+    def __post_init__(self) -> None:
+        if self.index_kind not in ("flat", "hnsw", "auto"):
+            raise CorpusError(f"unknown index kind {self.index_kind!r}: use 'auto', 'flat' or 'hnsw'")
+        if self.vectors and not (self.vectors == "milvus-lite" or self.vectors.startswith(("milvus://", "http"))):
+            raise CorpusError(f"unknown vector backend {self.vectors!r}: use '' (FAISS files), 'milvus-lite' or "
+                              "milvus://host:19530")
 
 
 @dataclass(frozen=True)
@@ -108,6 +131,21 @@ def validate_name(name: str) -> str:
     return name
 
 
+def _chunks(values: list, size: int) -> Iterator[list]:
+    for i in range(0, len(values), size):
+        yield values[i:i + size]
+
+
+def set_aside_non_file(path: Path) -> Path | None:
+    """Move whatever non-file stands at `path` (a directory, say) to `<path>.damaged-<time>` so an
+    index can be written there again; the user's thing is kept, never deleted."""
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+        os.replace(path, aside)
+        return aside
+    return None
+
+
 def embedding_text(chunk: Chunk) -> str:
     """What a chunk's vector encodes: its text, headed by its title unless the text already starts
     with it (a paragraph saying "He was born in..." is only findable through its title)."""
@@ -122,12 +160,21 @@ def _vec_blob(v: np.ndarray) -> bytes:
 
 class Workspace:
     """A folder of corpora. `embedder`, when given, serves every corpus whose spec it matches
-    (tests and the app pass the one already loaded instead of loading it again)."""
+    (tests and the app pass the one already loaded instead of loading it again).
 
-    def __init__(self, root: Path | str, embedder=None):
+    Destructive changes keep a way back: `drop` moves the corpus into `.snapshots/<name>/` and a
+    document delete snapshots the corpus first; the newest `keep_snapshots` automatic snapshots of
+    each corpus are kept (engine.backup restores them)."""
+
+    def __init__(self, root: Path | str, embedder=None, keep_snapshots: int = 3, read_only: bool = False):
         self.root = Path(root).expanduser().resolve()
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        if not read_only:
+            self.root.mkdir(parents=True, exist_ok=True)
+        elif not self.root.is_dir():
+            raise CorpusError(f"workspace {self.root} does not exist (it is opened read-only)")
         self._embedder = embedder
+        self.keep_snapshots = keep_snapshots
 
     def path_of(self, name: str) -> Path:
         path = (self.root / validate_name(name)).resolve()
@@ -150,29 +197,49 @@ class Workspace:
         if embedder is not None:
             settings = replace(settings, embedder=embedder)
         path = self.path_of(name)
+        self._refuse_if_read_only("create a corpus")
         if (path / "corpus.sqlite").exists():
             raise CorpusError(f"corpus {name!r} already exists in {self.root}")
-        path.mkdir(parents=True, exist_ok=True)
-        return Corpus(path, create_with=settings, embedder=self._embedder)
+        # built aside and renamed into place: a create killed at any point leaves no stub that
+        # would then say "already exists" (hidden `.creating` folders are never listed)
+        tmp = self.root / f".{name}.creating-{os.getpid()}-{secrets.token_hex(3)}"
+        try:
+            tmp.mkdir()
+            Corpus(tmp, create_with=settings, embedder=self._embedder).close()
+            if path.exists():  # a stub left by a create killed before this version: kept aside
+                os.replace(path, path.with_name(f".{name}.stub-{time.strftime('%Y%m%dT%H%M%S')}"))
+            os.replace(tmp, path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return self.open(name)
+
+    def discard(self, name: str) -> None:
+        """Delete a corpus that never finished being created (no snapshot: there is nothing to keep)."""
+        path = self.path_of(name)
+        trash = path.with_name(f".{path.name}.discarded.{os.getpid()}")
+        if path.exists():
+            os.replace(path, trash)
+            shutil.rmtree(trash, ignore_errors=True)
 
     def create_from(self, name: str, documents: Sequence[Document], questions: Sequence[Question] = (),
                     settings: CorpusSettings | None = None, *,
                     on_progress: ProgressCallback = no_progress) -> tuple["Corpus", IngestReport, int]:
-        """Create a corpus holding `documents` (and `questions`) or nothing at all: it is built in a
-        hidden folder and renamed into place once complete, so a failure (no document, a bad
-        embedder, Ctrl-C) never leaves an empty or half-built corpus behind. Returns the corpus,
-        the ingest report and the number of questions added."""
+        """Create a corpus holding `documents` (and `questions`) or nothing at all: chunked,
+        embedded and filled in a hidden folder, renamed into place once complete, so a failure
+        (no document, a bad embedder, Ctrl-C, a kill) never leaves an empty or half-built corpus.
+        Returns the corpus, the ingest report and the number of questions added."""
         path = self.path_of(name)
+        self._refuse_if_read_only("create a corpus")
         if (path / "corpus.sqlite").exists():
             raise CorpusError(f"corpus {name!r} already exists in {self.root}")
         if not documents:
             raise CorpusError(f"corpus {name!r} not created: no document to put in it")
-        for stale in self.root.glob(f".{name}.creating.*"):  # left by a killed create
-            pid = stale.name.rsplit(".", 1)[-1]
+        for stale in self.root.glob(f".{name}.creating-*"):  # left by a killed create
+            pid = stale.name.rsplit(".creating-", 1)[-1].split("-")[0]
             if not (pid.isdigit() and Path(f"/proc/{pid}").exists()):
                 shutil.rmtree(stale, ignore_errors=True)
-        tmp = self.root / f".{name}.creating.{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
+        tmp = self.root / f".{name}.creating-{os.getpid()}-{secrets.token_hex(3)}"
         try:
             tmp.mkdir()
             corpus = Corpus(tmp, create_with=settings or CorpusSettings(), embedder=self._embedder)
@@ -182,7 +249,9 @@ class Workspace:
             finally:
                 corpus.close()
             if path.is_dir() and not any(path.iterdir()):
-                path.rmdir()  # an empty folder left by an older build's failed create
+                path.rmdir()  # the empty folder an older build's failed create left
+            elif path.exists():  # a stub left by a create killed before atomic creates: kept aside
+                os.replace(path, path.with_name(f".{name}.stub-{time.strftime('%Y%m%dT%H%M%S')}"))
             try:
                 os.rename(tmp, path)
             except OSError as e:
@@ -190,19 +259,38 @@ class Workspace:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        return Corpus(path, embedder=self._embedder), report, n_questions
+        return self.open(name), report, n_questions
 
     def open(self, name: str) -> "Corpus":
         path = self.path_of(name)
         if not (path / "corpus.sqlite").is_file():
             known = ", ".join(self.list()) or "none yet"
             raise CorpusError(f"no corpus named {name!r} in {self.root} (corpora: {known})")
-        return Corpus(path, embedder=self._embedder)
+        return self._wire(Corpus(path, embedder=self._embedder, read_only=self.read_only))
+
+    def _refuse_if_read_only(self, what: str) -> None:
+        if self.read_only:
+            raise CorpusError(f"the workspace {self.root} is read-only: cannot {what}")
+
+    def _wire(self, corpus: "Corpus") -> "Corpus":
+        if self.keep_snapshots > 0 and not corpus.read_only:
+            from engine.backup import snapshot_before
+
+            corpus.before_destructive = lambda c, reason: snapshot_before(self, c, reason)
+        return corpus
 
     def drop(self, name: str) -> None:
+        """Remove a corpus from the workspace. With snapshots kept (the default) the folder moves
+        into `.snapshots/<name>/` whole (`corpus undo-drop NAME` brings it back); else it is deleted."""
         path = self.path_of(name)
         if not path.exists():
             raise CorpusError(f"no corpus named {name!r} in {self.root}")
+        self._refuse_if_read_only("drop a corpus")
+        if self.keep_snapshots > 0:
+            from engine.backup import keep_dropped
+
+            keep_dropped(self, name)
+            return
         # rename first so a crash mid-delete never leaves a half corpus that still opens
         trash = path.with_name(f".{path.name}.dropped.{os.getpid()}")
         os.replace(path, trash)
@@ -212,33 +300,59 @@ class Workspace:
 class Corpus:
     """One corpus. Safe to share between threads; writes are serialized across processes."""
 
-    def __init__(self, path: Path, *, create_with: CorpusSettings | None = None, embedder=None):
+    def __init__(self, path: Path, *, create_with: CorpusSettings | None = None, embedder=None,
+                 read_only: bool = False):
         self.path = Path(path)
         self.name = self.path.name
         self._lock = threading.RLock()
         self._plock_guard = threading.Lock()
         self._plock_count = 0
         self._plock_fh = None
-        self._db = sqlite3.connect(self.path / "corpus.sqlite", check_same_thread=False,
-                                   isolation_level=None, timeout=30.0)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
+        storage_ro = create_with is None and not os.access(self.path, os.W_OK)
+        #: read-only: questions are answered, every change is refused, nothing is written (not even
+        #: a rebuilt index file); on read-only storage the database opens immutable (no -shm needed)
+        self.read_only = bool(read_only or storage_ro) and create_with is None
+        db = self.path / "corpus.sqlite"
+        if self.read_only:
+            mode = "ro&immutable=1" if storage_ro else "ro"
+            self._db = sqlite3.connect(f"file:{db}?mode={mode}", uri=True, check_same_thread=False,
+                                       isolation_level=None, timeout=30.0)
+        else:
+            self._db = sqlite3.connect(db, check_same_thread=False, isolation_level=None, timeout=30.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
         if create_with is not None:
             with self._lock, self._process_lock(30.0):
                 self._db.executescript(_SCHEMA)  # executescript commits on its own
             with self._write():
+                self._set_meta("edges_built", _EDGES_VERSION)
                 self._set_meta("schema_version", SCHEMA_VERSION)
                 self._set_meta("settings", serde.to_dict(create_with))
-                self._set_meta("chunk_gen", 0)
-                self._set_meta("prop_gen", 0)
+                self._set_meta("corpus_token", secrets.token_hex(8))
+                self._bump("chunk_gen")
+                self._bump("prop_gen")
         version = self._get_meta("schema_version")
         if version != SCHEMA_VERSION:
             raise CorpusError(f"corpus {self.name!r} has schema version {version!r}; this build reads {SCHEMA_VERSION}")
         self.settings: CorpusSettings = serde.from_dict(CorpusSettings, self._get_meta("settings"))
+        self.token: str = self._get_meta("corpus_token") or ("legacy" if self.read_only else "")
+        if not self.token:  # a corpus from before tokens: give it one (index files are then rebuilt once)
+            try:
+                with self._write(timeout=2.0):
+                    self.token = self._get_meta("corpus_token") or secrets.token_hex(8)
+                    self._set_meta("corpus_token", self.token)
+            except (CorpusBusyError, sqlite3.OperationalError):
+                self.token = "legacy"
+        #: called with (corpus, reason) before a destructive change (the workspace snapshots it)
+        self.before_destructive = None
+        self._edges_ready = self._get_meta("edges_built") == _EDGES_VERSION
+        if not self._edges_ready and not self.read_only:
+            self._build_entity_edges()
         self._given_embedder = embedder
         self._embedder = None
         self._indexes: dict[str, tuple[FaissVectorStore, int]] = {}
+        self._milvus_client = None
         self._graph = None
         self._graph_gen = -1
         self._no_pending_at_gen = -1  # prop_gen at which no triplet was waiting for a vector
@@ -248,6 +362,12 @@ class Corpus:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            if self._milvus_client is not None:
+                from engine.vectors.milvus_store import release
+
+                self._milvus_client.close()
+                self._milvus_client = None
+                release(self.settings.vectors, self.path)
 
     def _get_meta(self, key: str):
         row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -256,8 +376,16 @@ class Corpus:
     def _set_meta(self, key: str, value) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, json.dumps(value)))
 
-    def _bump(self, key: str) -> None:
-        self._set_meta(key, int(self._get_meta(key) or 0) + 1)
+    def _bump(self, key: str) -> int:
+        """Draw a new random generation for `key` (not a counter: a database rolled back to an older
+        state and written again must not reach a generation an index file was already built for)."""
+        gen = secrets.randbits(62)
+        self._set_meta(key, gen)
+        return gen
+
+    def index_stamp(self, which: str, gen: int) -> str:
+        """What an index file built from this database state carries in its header."""
+        return f"{self.token}/{which}/{gen}"
 
     @contextmanager
     def _write(self, timeout: float = 30.0) -> Iterator[None]:
@@ -277,19 +405,8 @@ class Corpus:
         taken when the first holder enters, released when the last one leaves."""
         with self._plock_guard:
             if self._plock_count == 0:
-                fh = open(self.path / "write.lock", "a+")
-                deadline = time.monotonic() + timeout
-                while True:
-                    try:
-                        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        if time.monotonic() > deadline:
-                            fh.close()
-                            raise CorpusBusyError(f"corpus {self.name!r} is busy: another process is writing to "
-                                                  "it; try again when it finishes") from None
-                        time.sleep(0.05)
-                self._plock_fh = fh
+                self._plock_fh = self._flock("write.lock", timeout, f"corpus {self.name!r} is busy: another process "
+                                             "is writing to it; try again when it finishes")
             self._plock_count += 1
         try:
             yield
@@ -300,6 +417,34 @@ class Corpus:
                     fcntl.flock(self._plock_fh, fcntl.LOCK_UN)
                     self._plock_fh.close()
                     self._plock_fh = None
+
+    def _flock(self, filename: str, timeout: float, busy: str):
+        if self.read_only:
+            raise CorpusError(f"corpus {self.name!r} is open read-only (read-only storage): it cannot be changed")
+        fh = open(self.path / filename, "a+")
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fh
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    fh.close()
+                    raise CorpusBusyError(busy) from None
+                time.sleep(0.05)
+
+    @contextmanager
+    def extracting(self, timeout: float = 5.0) -> Iterator[None]:
+        """One extraction run at a time per corpus (a second one would pay for the same chunks).
+        Only extractions take this lock: each chunk's result is stored in its own short write, so
+        questions, checks and adds from other processes go on during a run of hours."""
+        fh = self._flock("extract.lock", timeout, f"corpus {self.name!r} is already being extracted by another "
+                         "run; wait for it (its progress is in corpus show)")
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            fh.close()
 
     @contextmanager
     def writing(self, timeout: float = 30.0) -> Iterator[None]:
@@ -335,20 +480,71 @@ class Corpus:
             cached = self._indexes.get(which)
             if cached and cached[1] == gen:
                 return cached[0]
+            if self.settings.vectors:
+                return self._milvus_index(which, gen)
             file = self.path / f"{which}.index"
             dim = self.embedder.dim
             try:
-                store, file_gen = FaissVectorStore.load(file, dim, self.settings.index_kind)
-                if file_gen != gen:
+                store, stamp = FaissVectorStore.load(file, dim, self._kind_for(which))
+                if stamp != self.index_stamp(which, gen):
                     raise IndexFileError("stale")
             except IndexFileError:
                 store = self._rebuild_index(which, dim)
-                store.save(file, gen)
+                if not self.read_only:  # read-only: the rebuilt index lives in memory only
+                    set_aside_non_file(file)
+                    store.save(file, self.index_stamp(which, gen))
             self._indexes[which] = (store, gen)
             return store
 
+    def _milvus_index(self, which: str, gen: int):
+        """The Milvus collection for `which`, re-synced by ids when its stamp is not this state's
+        (a crash between the SQLite commit and the Milvus write, a restored database)."""
+        from engine.vectors.milvus_store import MilvusVectorStore, parse_uri
+
+        uri = parse_uri(self.settings.vectors, self.path)
+        if self._milvus_client is None:
+            from engine.vectors.milvus_store import _client
+
+            self._milvus_client = _client(uri)
+        store = MilvusVectorStore.connect(uri, f"tl_{self.token}_{which}", self.embedder.dim, self._milvus_client)
+        side = self.path / f"{which}.milvus.json"
+        try:
+            stamp = MilvusVectorStore.read_stamp(side)
+        except IndexFileError:
+            stamp = ""
+        if stamp != self.index_stamp(which, gen) and not self.read_only:
+            self._resync(which, store)
+            store.save(side, self.index_stamp(which, gen))
+        self._indexes[which] = (store, gen)
+        return store
+
+    def _resync(self, which: str, store) -> tuple[int, int]:
+        """Make `store` hold exactly the database's vectors for `which`, by ids: (added, removed)."""
+        sql = "SELECT rid FROM chunks" if which == "chunks" else "SELECT tid FROM triplets WHERE vec IS NOT NULL"
+        want = {r[0] for r in self._db.execute(sql).fetchall()}
+        have = set(store.ids().tolist())
+        extra = np.array(sorted(have - want), np.int64)
+        store.remove(extra)
+        missing = sorted(want - have)
+        table, key = ("chunks", "rid") if which == "chunks" else ("triplets", "tid")
+        for i in range(0, len(missing), 4096):
+            part = missing[i:i + 4096]
+            rows = self._in_query(f"SELECT {key}, vec FROM {table} WHERE {key} IN ({{}})", part)
+            store.add(np.array([r[0] for r in rows], np.int64),
+                      np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1))
+        return len(missing), len(extra)
+
+    def _kind_for(self, which: str) -> str:
+        """The FAISS index kind for `which` at its current size (`auto`: by the row count)."""
+        kind = self.settings.index_kind
+        if kind != "auto":
+            return kind
+        sql = "SELECT COUNT(*) FROM chunks" if which == "chunks" else \
+            "SELECT COUNT(*) FROM triplets WHERE vec IS NOT NULL"
+        return "hnsw" if self._db.execute(sql).fetchone()[0] >= AUTO_HNSW_AT else "flat"
+
     def _rebuild_index(self, which: str, dim: int) -> FaissVectorStore:
-        store = FaissVectorStore(dim, self.settings.index_kind)
+        store = FaissVectorStore(dim, self._kind_for(which))
         sql = ("SELECT rid, vec FROM chunks" if which == "chunks"
                else "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")
         rows = self._db.execute(sql).fetchall()
@@ -359,7 +555,8 @@ class Corpus:
         return store
 
     def _save_index(self, which: str, store: FaissVectorStore, gen: int) -> None:
-        store.save(self.path / f"{which}.index", gen)
+        name = f"{which}.milvus.json" if self.settings.vectors else f"{which}.index"
+        store.save(self.path / name, self.index_stamp(which, gen))
         self._indexes[which] = (store, gen)
 
     def _embed_batched(self, texts: list[str], on_progress: ProgressCallback, label: str,
@@ -377,7 +574,7 @@ class Corpus:
     def _embed_pending_propositions(self, on_progress: ProgressCallback = no_progress, batch: int = 256) -> int:
         """Embed triplets stored without a vector (new from extraction or import)."""
         gen = int(self._get_meta("prop_gen"))
-        if gen == self._no_pending_at_gen:  # nothing changed since the last scan found nothing
+        if gen == self._no_pending_at_gen or self.read_only:  # nothing new, or nowhere to store vectors
             return 0
         rows = self._db.execute("SELECT tid, subject, predicate, object FROM triplets WHERE vec IS NULL").fetchall()
         if not rows:
@@ -477,6 +674,18 @@ class Corpus:
                                         (doc_id,)).fetchall()
         return [Chunk(*r) for r in rows]
 
+    def iter_chunks(self, batch: int = 10000) -> Iterator[Chunk]:
+        """Every chunk in insertion order, read `batch` rows at a time (bounded memory)."""
+        last = 0
+        while True:
+            with self._lock:
+                rows = self._db.execute(f"SELECT rid, {self._CHUNK_COLS} FROM chunks WHERE rid > ? ORDER BY rid "
+                                        "LIMIT ?", (last, batch)).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield from (Chunk(*r[1:]) for r in rows)
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         with self._lock:
             rows = self._in_query(f"SELECT {self._CHUNK_COLS} FROM chunks WHERE chunk_id IN ({{}})", chunk_ids)
@@ -543,6 +752,54 @@ class Corpus:
                 "JOIN extraction e ON e.chunk_id = c.chunk_id WHERE e.status != 'done' ORDER BY c.rid").fetchall()
         return [Chunk(*r) for r in rows]
 
+    def entity_neighbourhood(self, entities: Iterable[str], hops: int):
+        """The part of `entity_graph()` a walk of `hops` hops from `entities` (normalized names) can
+        reach: every edge incident to an entity at distance < hops, read with indexed lookups, so a
+        question's cost follows its neighbourhood, not the corpus. Same node and edge attributes."""
+        import networkx as nx
+
+        if not self._edges_ready:  # a read-only corpus from before the edge table
+            full = self.entity_graph()
+            seen = set(e for e in entities if e in full)
+            frontier, keep = set(seen), set()
+            for _ in range(max(hops, 0)):
+                nxt = set()
+                for n in frontier:
+                    for _, m, key in full.edges(n, keys=True):
+                        keep.add(key)
+                        if m not in seen:
+                            nxt.add(m)
+                seen |= nxt
+                frontier = nxt
+            return full.edge_subgraph([(u, v, k) for u, v, k in full.edges(keys=True) if k in keep]).copy()
+        seen = {e for e in entities if e}
+        frontier, tids = set(seen), set()
+        with self._lock:
+            for _ in range(max(hops, 0)):
+                if not frontier:
+                    break
+                rows = []
+                for part in _chunks(sorted(frontier), 400):
+                    marks = ",".join("?" * len(part))
+                    rows += self._db.execute(f"SELECT tid, head, tail FROM entity_edges WHERE head IN ({marks}) "
+                                             f"UNION SELECT tid, head, tail FROM entity_edges WHERE tail IN ({marks})",
+                                             part + part).fetchall()
+                nxt = set()
+                for tid, h, t in rows:
+                    if h and t:
+                        tids.add(tid)
+                        nxt.update(x for x in (h, t) if x not in seen)
+                seen |= nxt
+                frontier = nxt
+        g = nx.MultiGraph()
+        for t in self.get_triplets(sorted(tids)):
+            h, tl = normalize_entity(t.subject), normalize_entity(t.object)
+            g.add_node(h, label=t.subject) if h not in g else None
+            g.add_node(tl, label=t.object) if tl not in g else None
+            g.add_edge(h, tl, key=t.triplet_id, subject=t.subject, predicate=t.predicate, object=t.object,
+                       triplet_id=t.triplet_id, chunk_ids=t.chunk_ids)
+        return g
+
     def entity_graph(self):
         """networkx MultiGraph: normalized entities as nodes, one edge per triplet (key = triplet id)."""
         import networkx as nx
@@ -566,8 +823,13 @@ class Corpus:
     # --- writing ------------------------------------------------------------------------------
 
     def add_documents(self, docs: Iterable[Document], on_progress: ProgressCallback = no_progress,
-                      batch_size: int = 64) -> IngestReport:
-        """Chunk, embed and store documents. A document already present (same id) is skipped."""
+                      batch_size: int = 64, commit_chunks: int = 2048, sync_index: bool = True) -> IngestReport:
+        """Chunk, embed and store documents. A document already present (same id) is skipped.
+        Documents are committed in batches of about `commit_chunks` chunks, so an interrupted add of
+        hours keeps every finished batch (adding the same files again picks up where it stopped).
+        The chunk index file is brought in step once at the end; a bulk load calling this many times
+        passes `sync_index=False` and calls `refresh_indexes()` once (saving a million-vector index
+        after every batch would make the load quadratic)."""
         report = IngestReport()
         docs = list(docs)
         with self._lock:
@@ -580,13 +842,33 @@ class Corpus:
             else:
                 existing.add(d.doc_id)
                 new_docs.append(d)
-        chunks: list[Chunk] = []
-        for d in new_docs:
-            chunks.extend(chunk_document(d, self.settings.chunking))
-        if not chunks and not new_docs:
+        if not new_docs:
             return report
-        vecs = self._embed_batched([embedding_text(c) for c in chunks], on_progress, "embedding chunks",
-                                   batch_size * 4)
+        per_doc = [(d, chunk_document(d, self.settings.chunking)) for d in new_docs]
+        total = sum(len(cs) for _, cs in per_doc)
+        batches: list[list[tuple[Document, list[Chunk]]]] = [[]]
+        for item in per_doc:
+            if batches[-1] and sum(len(cs) for _, cs in batches[-1]) + len(item[1]) > commit_chunks:
+                batches.append([])
+            batches[-1].append(item)
+        with self._lock:
+            first_gen = int(self._get_meta("chunk_gen"))
+            top_rid = self._db.execute("SELECT COALESCE(MAX(rid), 0) FROM chunks").fetchone()[0]
+        done = 0
+        for batch in batches:
+            chunks = [c for _, cs in batch for c in cs]
+            offset = done
+            vecs = self._embed_batched([embedding_text(c) for c in chunks],
+                                       lambda d, _t, label: on_progress(offset + d, total, label),
+                                       "embedding chunks", batch_size * 4)
+            self._commit_documents([d for d, _ in batch], chunks, vecs, report)
+            done += len(chunks)
+        if sync_index:
+            self._sync_chunk_index_after_add(first_gen, top_rid)
+        return report
+
+    def _commit_documents(self, new_docs: list[Document], chunks: list[Chunk], vecs: np.ndarray,
+                          report: IngestReport) -> None:
         now = time.time()
         with self._write():
             # another process may have added some of them while these were embedded (outside the
@@ -611,20 +893,20 @@ class Corpus:
                 "INSERT INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, "
                 "cost, updated_at) VALUES (?, 'pending', '', '', 0, 0, 0, NULL, ?)", [(c.chunk_id, now) for c in chunks])
             self._bump("chunk_gen")
-        self._sync_chunk_index_after_add()
-        report.documents_added = len(new_docs)
-        report.chunks_added = len(chunks)
-        return report
+        report.documents_added += len(new_docs)
+        report.chunks_added += len(chunks)
 
-    def _sync_chunk_index_after_add(self) -> None:
+    def _sync_chunk_index_after_add(self, prev_gen: int, top_rid: int) -> None:
+        """Bring the chunk index in step after an add: when it was current before the add
+        (`prev_gen`), append the new rows; else rebuild. Saved once, not per committed batch."""
         with self._lock:
             gen = int(self._get_meta("chunk_gen"))
             cached = self._indexes.get("chunks")
-            if cached and cached[1] == gen - 1 and self.settings.index_kind == "flat":
+            if cached and cached[1] == prev_gen and (cached[0].kind == "flat" and self._kind_for("chunks") == "flat"
+                                                     or self.settings.vectors):
                 # the index was current before this add: append the new rows instead of rebuilding
                 store = cached[0]
-                ids = store.ids()
-                top = int(ids.max()) if len(ids) else 0
+                top = top_rid
                 rows = self._db.execute("SELECT rid, vec FROM chunks WHERE rid > ?", (top,)).fetchall()
                 if rows:
                     store.add(np.array([r[0] for r in rows], np.int64),
@@ -648,13 +930,33 @@ class Corpus:
             self._db.execute("INSERT OR IGNORE INTO triplets(subject, predicate, object) VALUES (?,?,?)", (s, p, o))
             tid = self._db.execute("SELECT tid FROM triplets WHERE subject=? AND predicate=? AND object=?",
                                    (s, p, o)).fetchone()[0]
+            self._db.execute("INSERT OR IGNORE INTO entity_edges(tid, head, tail) VALUES (?,?,?)",
+                             (tid, normalize_entity(s), normalize_entity(o)))
             cur = self._db.execute("INSERT OR IGNORE INTO triplet_sources(tid, chunk_id) VALUES (?,?)", (tid, chunk_id))
             n += cur.rowcount
         return n
 
     def _drop_orphan_triplets(self) -> int:
         cur = self._db.execute("DELETE FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)")
+        self._db.execute("DELETE FROM entity_edges WHERE tid NOT IN (SELECT tid FROM triplets)")
         return cur.rowcount
+
+    def _build_entity_edges(self) -> None:
+        """Fill `entity_edges` for a corpus made before it existed (or salvaged), in batches."""
+        with self._lock, self._process_lock(30.0):
+            self._db.executescript(_SCHEMA)  # adds the table and its indexes to an older file
+        with self._write():
+            last = 0
+            while True:
+                rows = self._db.execute("SELECT tid, subject, object FROM triplets WHERE tid > ? ORDER BY tid "
+                                        "LIMIT 10000", (last,)).fetchall()
+                if not rows:
+                    break
+                self._db.executemany("INSERT OR IGNORE INTO entity_edges(tid, head, tail) VALUES (?,?,?)",
+                                     [(t, normalize_entity(s), normalize_entity(o)) for t, s, o in rows])
+                last = rows[-1][0]
+            self._set_meta("edges_built", _EDGES_VERSION)
+        self._edges_ready = True
 
     def store_extraction(self, chunk_id: str, triplets: Sequence[tuple[str, str, str]],
                          status: ExtractionStatus) -> None:
@@ -678,9 +980,10 @@ class Corpus:
                              (error[:2000], model, time.time(), chunk_id))
 
     def import_triplets(self, rows: Iterable[tuple[str, str, str, str]],
-                        on_progress: ProgressCallback = no_progress) -> int:
+                        on_progress: ProgressCallback = no_progress, refresh: bool = True) -> int:
         """Add `(chunk_id, s, p, o)` rows (imported files); returns how many new (triplet, chunk) links.
-        Rows naming an unknown chunk are skipped. Imported chunks count as extracted."""
+        Rows naming an unknown chunk are skipped. Imported chunks count as extracted. `refresh=False`
+        leaves embedding and indexing to one `refresh_indexes()` after many batches."""
         rows = list(rows)
         with self._write():
             known = {r[0] for r in self._in_query("SELECT chunk_id FROM chunks WHERE chunk_id IN ({})",
@@ -692,11 +995,18 @@ class Corpus:
             self._db.executemany("UPDATE extraction SET status='done', model='import', error='', updated_at=? "
                                  "WHERE chunk_id=?", [(time.time(), c) for c in known])
             self._bump("prop_gen")
-        self.refresh_indexes(on_progress)
+        if refresh:
+            self.refresh_indexes(on_progress)
         return added
 
     def delete_document(self, doc_id: str) -> None:
-        """Remove a document with its chunks, their triplet links, orphaned triplets and all vectors."""
+        """Remove a document with its chunks, their triplet links, orphaned triplets and all vectors.
+        A workspace snapshots the corpus first (`corpus restore` brings it back)."""
+        with self._lock:
+            if not self._db.execute("SELECT 1 FROM documents WHERE doc_id=?", (doc_id,)).fetchone():
+                raise CorpusError(f"no document {doc_id!r} in corpus {self.name!r}")
+        if self.before_destructive is not None:
+            self.before_destructive(self, f"delete-doc {doc_id}")
         with self._write():
             if not self._db.execute("SELECT 1 FROM documents WHERE doc_id=?", (doc_id,)).fetchone():
                 raise CorpusError(f"no document {doc_id!r} in corpus {self.name!r}")
@@ -729,13 +1039,19 @@ class Corpus:
                 problems.append(f"{n} chunks belong to missing documents")
             if (r := self._db.execute("PRAGMA integrity_check").fetchone()[0]) != "ok":
                 problems.append(f"sqlite integrity check: {r}")
-            for which, sql in (("chunks", "SELECT rid FROM chunks"),
-                               ("propositions", "SELECT tid FROM triplets WHERE vec IS NOT NULL")):
-                ids = set(self._index(which).ids().tolist())  # first: it may embed pending propositions
-                rows = {r[0] for r in self._db.execute(sql).fetchall()}
-                if ids != rows:
-                    problems.append(f"{which} index holds {len(ids)} vectors for {len(rows)} rows "
-                                    f"({len(ids - rows)} without a row, {len(rows - ids)} missing)")
+            for which, sql in (("chunks", "SELECT rid, vec FROM chunks"),
+                               ("propositions", "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")):
+                ids, vecs = self._index(which).vectors()  # first: it may embed pending propositions
+                rows = dict(self._db.execute(sql).fetchall())
+                if set(ids.tolist()) != set(rows):
+                    have = set(ids.tolist())
+                    problems.append(f"{which} index holds {len(have)} vectors for {len(rows)} rows "
+                                    f"({len(have - set(rows))} without a row, {len(set(rows) - have)} missing)")
+                    continue
+                differ = sum(1 for i, v in zip(ids.tolist(), vecs)
+                             if not np.allclose(v, np.frombuffer(rows[i], np.float32), atol=1e-5))
+                if differ:
+                    problems.append(f"{which} index: {differ} vectors differ from the database's")
         return problems
 
     def info(self) -> dict:

@@ -110,9 +110,13 @@ def _part(x: Any) -> str | None:
 
 def filter_reason(subject: str, predicate: str, obj: str) -> str | None:
     """Why a triplet is dropped by the text-free filters of SPEC section 0, or None to keep it."""
+    from engine.limits import MAX_TRIPLET_PART_CHARS
+
     for name, v in (("subject", subject), ("predicate", predicate), ("object", obj)):
         if not v.strip():
             return f"empty {name}"
+        if len(v) > MAX_TRIPLET_PART_CHARS:
+            return f"the {name} has {len(v):,} characters; the limit is {MAX_TRIPLET_PART_CHARS} per part"
         if v.strip().lower() in PLACEHOLDERS:
             return f"placeholder {name} {v!r}"
     if normalize_entity(subject) == normalize_entity(obj) or subject.strip().lower() == obj.strip().lower():
@@ -411,20 +415,30 @@ def _overlaps(chunk_body: str, passage_body: str) -> bool:
 
 
 def _mentioning(idx: _Index, cands: list[Chunk], s: str, o: str) -> list[Chunk]:
-    """Among a document's chunks, those that name the subject or object; all if none does."""
+    """Among a document's windows, the one(s) that state the triplet: those naming both subject
+    and object; else the first naming the object (the new fact; the subject is often a pronoun
+    there), else the first naming the subject, else the first window. Linking a triplet to every
+    window that names one of its entities let one proposition fill all of T2RAG's chunk slots
+    (11,808 links for 4,966 triplets on a long-document set)."""
     if len(cands) <= 1:
         return cands
     s, o = s.casefold(), o.casefold()
-    hit = [c for c in cands if s in idx.folded(c) or o in idx.folded(c)]
-    return hit or cands
+    both = [c for c in cands if s in idx.folded(c) and o in idx.folded(c)]
+    if both:
+        return both
+    for part in (o, s):
+        hit = next((c for c in cands if part in idx.folded(c)), None)
+        if hit is not None:
+            return [hit]
+    return cands[:1]
 
 
 def resolve_rows(rows: Iterable[TripletRow], chunks: Iterable[Chunk]) -> tuple[list[tuple[str, str, str, str]], int]:
     """Map rows onto chunk ids -> (`(chunk_id, s, p, o)` list without duplicates, unresolved count).
 
-    chunk_id: that chunk if it exists. title: the chunks of the document(s) with that title that
-    name the subject or object (all of them if none does). title_sentence: the chunks whose
-    sentence range covers the index. passage: the chunks whose text matches or lies inside it.
+    chunk_id: that chunk if it exists. title: the window(s) of the document(s) with that title that
+    state the triplet (`_mentioning`). title_sentence: the chunks whose sentence range covers the
+    index. passage: the window(s) of the matching chunks that state it.
     """
     idx = _Index(chunks)
     out: list[tuple[str, str, str, str]] = []

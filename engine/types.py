@@ -75,13 +75,14 @@ class Question:
     supporting_facts: tuple[tuple[str, int], ...] = ()
     supporting_titles: tuple[str, ...] = ()
     dataset: str = ""
-    #: `(idx, doc_id)` of every paragraph the record came with (MuSiQue / IRCoT `idx`), so
-    #: paragraph retrieval is scored by index as MuSiQue's official `SupportMetric` does.
-    paragraphs: tuple[tuple[int, str], ...] = ()
-    supporting_idx: tuple[int, ...] = ()  # the gold paragraphs' `idx`
-    answerable: bool = True  # MuSiQue-Full: the official script scores answerable ones only
-    #: gold evidence given as text (`evidence`: a quoted span or several), located in chunks at eval
+    supporting_docs: tuple[str, ...] = ()
+    """Doc ids of the gold paragraphs when the dataset names paragraphs themselves (MuSiQue's
+    `idx` + `is_supporting`): retrieval is then scored by paragraph, as MuSiQue's SupportMetric
+    does, not by title (two paragraphs may share one title)."""
+    answerable: bool = True
+    """False for MuSiQue-Full's unanswerable instances, which its official script does not score."""
     evidence: tuple[str, ...] = ()
+    """Gold evidence given as text (`evidence`: quoted spans), located in the chunks at evaluation."""
 
     @property
     def answer(self) -> str:

@@ -2,6 +2,7 @@
 extract triplets (cost estimate first); add, delete, import."""
 import streamlit as st
 
+from components import backup_actions as backups
 from components import corpus_actions as actions
 from components import state
 from components.graph import DEFAULT_NODE_CAP, entity_subgraph, show_graph
@@ -20,6 +21,8 @@ if state.SAMPLE_CORPUS not in names:
     with st.expander("Sample corpora", expanded=not names):
         st.caption("HotpotQA and MuSiQue samples bundled with the app (CC BY-SA 4.0 / CC BY 4.0).")
         actions.build_samples()
+
+backups.recently_deleted(names)
 
 corpus = state.require_corpus("Pick a corpus in the sidebar, or create one above.")
 
@@ -65,5 +68,11 @@ with tabs[6]:
     st.markdown("**Import triplets**")
     actions.import_triplets(corpus)
     st.divider()
-    st.markdown("**Delete the corpus**")
+    st.markdown("**Backups** (restore one as a new corpus, or replace this one)")
+    backups.backups(corpus)
+    st.divider()
+    st.markdown("**Integrity**")
+    backups.check_and_repair(corpus)
+    st.divider()
+    st.markdown("**Delete the corpus** (it can be brought back from *Recently deleted corpora*)")
     actions.drop_corpus(corpus)

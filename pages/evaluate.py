@@ -26,7 +26,7 @@ methods = st.multiselect("Methods", ["t2rag", "kg2rag", "semantic", "hybrid", "s
 c1, c2, c3 = st.columns(3)
 scope = c1.radio("Questions", ["First N", "Random N", "All"], horizontal=True, key="eval_scope")
 n = c2.number_input("N", min_value=1, max_value=n_q, value=min(5, n_q), key="eval_n", disabled=scope == "All")
-workers = c3.number_input("Questions at once", min_value=1, max_value=16, value=1 if not ss["model"] else 4,
+workers = c3.number_input("Questions at once", min_value=1, max_value=16, value=1 if not state.session().model else 4,
                           key="eval_workers", help="Parallel questions; worth it with a remote model")
 st.caption(f"Reasoner: {state.model_label()} · method settings from the Settings page · results and traces are "
            f"written under runs/ of the corpus")
@@ -34,6 +34,11 @@ if st.button("Run evaluation", type="primary", disabled=not methods or state.is_
     with engine_errors("The evaluation"):
         from engine.eval.harness import run_eval
 
+        if state.is_demo():
+            from engine.session import ConfigLocked
+
+            raise ConfigLocked("evaluations are off in the read-only demo")
+        state.session().begin(len(ev.pick_questions(corpus, scope, int(n))) * len(methods))
         out = runs_dir(corpus) / time.strftime("eval-%Y%m%d-%H%M%S")
         bar = ProgressBar("Evaluating")
         ss["eval_report"] = run_eval(corpus, list(methods), state.make_reasoner(corpus),

@@ -25,46 +25,59 @@ def _ollama_models() -> list[str]:
 
 
 ollama = _ollama_models()
+sess = state.session()
+if demo:
+    st.info("Read-only demo: the operator fixed the model, endpoint and method settings. They are shown, "
+            "not changeable.")
 with st.form("model_form"):
     choice = ""
     if ollama:
-        choice = st.selectbox("Local Ollama models (a server answered)", [""] + ollama,
+        choice = st.selectbox("Local Ollama models (a server answered)", [""] + ollama, disabled=demo,
                               format_func=lambda m: m or "(type a model below instead)")
-    model = st.text_input("Model", value=ss["model"] or "", placeholder="empty = offline reasoner", key="set_model")
-    api_base = st.text_input("API base (optional)", value=ss["api_base"] or "",
-                             placeholder="http://127.0.0.1:8000/v1", key="set_api_base")
+    model = st.text_input("Model", value=sess.model, placeholder="empty = offline reasoner", key="set_model",
+                          disabled=demo)
+    api_base = st.text_input("API base (optional)", value=sess.api_base, disabled=demo,
+                             placeholder="http://127.0.0.1:8000/v1", key="set_api_base",
+                             help="An endpoint the operator did not configure needs your own key below: the "
+                                  "server's keys are only sent to the operator's endpoints.")
     key = st.text_input("API key (kept in this browser session only; never saved or exported)", value="",
                         type="password", disabled=demo, key="set_api_key",
-                        placeholder="••••••• (set)" if ss["api_key"] else "not set: the provider's env variable is used")
+                        placeholder="••••••• (set)" if sess.key_set else "not set: the provider's env variable is used")
     c1, c2 = st.columns(2)
-    apply = c1.form_submit_button("Apply", type="primary", key="set_apply")
-    offline = c2.form_submit_button("Use the offline reasoner", key="set_offline")
-if apply:
-    ss["model"] = (choice or model).strip()
-    ss["api_base"] = api_base.strip()
-    if key and not demo:
-        ss["api_key"] = key.strip()
-    st.success(f"Reasoner: {state.model_label()}")
-if offline:
-    ss["model"], ss["api_base"] = "", ""
-    st.success("Reasoner: offline-rules")
+    apply = c1.form_submit_button("Apply", type="primary", key="set_apply", disabled=demo)
+    offline = c2.form_submit_button("Use the offline reasoner", key="set_offline", disabled=demo)
+if apply or offline:
+    with engine_errors("Applying the model"):  # the session refuses in demo mode, whatever the widgets sent
+        if offline:
+            sess.set_model("", "")
+        else:
+            sess.set_model(choice or model, api_base, key or None)
+        with st.spinner("Checking the model with one minimal request..."):
+            ok, message = sess.check_model()
+        (st.success if ok else st.error)(f"Reasoner: {sess.label()} — {message}")
 if not ollama:
     st.caption("No local Ollama server answered on 127.0.0.1:11434.")
-if ss["api_key"] and not demo and st.button("Forget the API key"):
-    ss["api_key"] = ""
-    st.rerun()
-st.caption(f"In use: **{state.model_label()}**" + (f" at {ss['api_base']}" if ss["api_base"] else "")
-           + (" · key set for this session" if ss["api_key"] else ""))
+if sess.key_set and not demo and st.button("Forget the API key"):
+    with engine_errors("Forgetting the key"):
+        sess.forget_key()
+        st.rerun()
+st.caption(f"In use: **{sess.label()}**" + (f" at {sess.api_base}" if sess.api_base else "")
+           + (" · key set for this session" if sess.key_set else ""))
+if sess.budget is not None:
+    used = sess.budget.session_usage(sess.session_id)
+    st.caption(f"Budget used by this session: {used.questions} questions, {used.tokens} tokens, "
+               f"${used.dollars:.4f} (caps: session {dict(sess.budget.session_caps) or 'none'}, "
+               f"day {dict(sess.budget.day_caps) or 'none'})")
 
 st.subheader("Method settings")
 st.caption("The papers' defaults until you change them; they apply to Ask, KG2RAG, Compare and Evaluate.")
 for name, label in state.METHOD_LABELS.items():
     with st.expander(label, expanded=name in ("t2rag", "kg2rag")):
         with engine_errors(f"{label} settings"):
-            values = settings_form(name, state.method_settings(name), key=f"settings_{name}")
+            values = settings_form(name, state.method_settings(name), key=f"settings_{name}", disabled=demo)
             if values is not None:
                 state.set_method_settings(name, values)
                 st.success("Applied.")
-            if st.button("Reset to the paper's defaults", key=f"reset_{name}"):
+            if st.button("Reset to the paper's defaults", key=f"reset_{name}", disabled=demo):
                 state.reset_method_settings(name)
                 st.rerun()

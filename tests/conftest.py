@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,10 @@ SHARED_DATA = REPO / "tests" / "fixtures" / "qa"
 
 _REPO_STR = str(REPO) + os.sep
 _BESIDE = str(REPO.parent) + os.sep
+_SHARED = str(REPO.parent / "shared") + os.sep
+#: the system's temporary folder: a clone may itself live there (a CI checkout in /tmp), and then
+#: the folders tests make with tmp_path sit beside it
+_TMP = os.path.realpath(tempfile.gettempdir()) + os.sep
 
 
 class OutsideRepoRead(RuntimeError):
@@ -37,7 +42,9 @@ def _refuse_reads_beside_the_repo(event: str, args: tuple) -> None:
         path = os.path.abspath(os.fsdecode(path))
     except (TypeError, ValueError):
         return
-    if (path + os.sep).startswith(_BESIDE) and not (path + os.sep).startswith(_REPO_STR):
+    p = path + os.sep
+    in_temp = p.startswith(_TMP)  # tempfile opens the temp folder itself too
+    if p.startswith(_SHARED) or (p.startswith(_BESIDE) and not p.startswith(_REPO_STR) and not in_temp):
         raise OutsideRepoRead(f"tests must not read outside the repository: {path}")
 
 

@@ -107,7 +107,7 @@ def test_create_corpus_from_an_upload_then_extract(app, app_workspace):
 
 def test_ask_page_runs_t2rag_steps_saves_and_reopens(app, app_workspace):
     at = _goto(app, "ask")
-    at.session_state["api_key"] = "sk-test-SECRET-never-saved"
+    at.session_state["session"]._api_key = "sk-test-SECRET-never-saved"
     at.button(key="ask_go").click().run()
     _ok(at)
     run = at.session_state["ask_result"]
@@ -182,14 +182,17 @@ def test_evaluate_page_scores_methods_and_drills_down(app):
     assert _next(at, "eval_step_t2rag")
 
 
-def test_settings_page_keeps_the_key_in_session_and_applies_method_settings(app, app_workspace):
+def test_settings_page_keeps_the_key_in_session_and_applies_method_settings(app, app_workspace, loopback_llm):
     at = _goto(app, "settings")
     at.text_input(key="set_api_key").input("sk-typed-SECRET")
     at.text_input(key="set_model").input("openai/gpt-4o-mini")
+    at.text_input(key="set_api_base").input(loopback_llm.base_url)
     at.button(key="set_apply").click().run()
     _ok(at)
-    assert at.session_state["model"] == "openai/gpt-4o-mini"
-    assert at.session_state["api_key"] == "sk-typed-SECRET"
+    sess = at.session_state["session"]
+    assert sess.model == "openai/gpt-4o-mini" and sess._api_key == "sk-typed-SECRET"
+    assert any("answered" in m.value for m in at.success)  # Apply checked the model at once
+    assert len(loopback_llm.requests) == 1
     for p in app_workspace.rglob("*"):
         if p.is_file() and p.stat().st_size < 5_000_000:
             assert b"sk-typed-SECRET" not in p.read_bytes(), p
@@ -199,12 +202,12 @@ def test_settings_page_keeps_the_key_in_session_and_applies_method_settings(app,
     k.set_value(3)
     at.button(key="settings_t2rag_apply").click().run()
     _ok(at)
-    assert at.session_state["method_settings"]["t2rag"].k == 3
+    assert sess.settings_for("t2rag").k == 3
     at.button(key="reset_t2rag").click().run()
-    assert "t2rag" not in at.session_state["method_settings"] or at.session_state["method_settings"]["t2rag"].k == 5
+    assert sess.settings_for("t2rag").k == 5
     # back to offline so later runs in this session stay offline
     at.button(key="set_offline").click().run()
-    assert at.session_state["model"] == ""
+    assert sess.model == ""
 
 
 def test_presentation_mode_walks_a_comparison_without_controls(app):
@@ -229,7 +232,7 @@ def test_an_engine_error_is_a_readable_message_not_a_traceback(app):
     at.button(key="settings_t2rag_apply").click().run()
     assert not at.exception
     assert any("k must be at least 1" in e.value for e in at.error)
-    assert "t2rag" not in at.session_state["method_settings"] or at.session_state["method_settings"]["t2rag"].k == 5
+    assert at.session_state["session"].settings_for("t2rag").k == 5
 
 
 def test_demo_mode_disables_writes_and_key_entry(app_workspace, monkeypatch):
@@ -260,13 +263,16 @@ def test_saved_comparison_json_round_trips_through_the_run_format(app):
     assert again.gold == run.gold and json.loads(run_to_json(run))["kind"] == "triplet-lens-comparison"
 
 
-def _use_loopback_model(at: AppTest, base_url: str, key: str) -> AppTest:
+def _use_loopback_model(at: AppTest, base_url: str, key: str, refused: bool = False) -> AppTest:
     at = _goto(at, "settings")
     at.text_input(key="set_model").input("openai/gpt-4o-mini")
     at.text_input(key="set_api_base").input(base_url)
     at.text_input(key="set_api_key").input(key)
     at.button(key="set_apply").click().run()
-    _ok(at)
+    if refused:  # Apply checks the model at once and says why right there
+        assert any("authentication failed" in e.value for e in at.error), [e.value for e in at.error]
+    else:
+        _ok(at)
     return _goto(at, "ask")
 
 
@@ -293,11 +299,13 @@ def test_a_model_behind_a_provider_is_used_with_the_key_which_never_reaches_disk
 def test_a_provider_refusing_the_key_is_a_readable_error(app, loopback_llm):
     loopback_llm.fail_after = 0
     loopback_llm.fail_mode = "401"
-    at = _use_loopback_model(app, loopback_llm.base_url, "sk-wrong-key-000000")
+    at = _use_loopback_model(app, loopback_llm.base_url, "sk-wrong-key-000000", refused=True)
+    asked = len(loopback_llm.requests)
     at.button(key="ask_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.error and all("Traceback" not in e.value for e in at.error)
     assert any("t2rag could not finish" in e.value for e in at.error), [e.value for e in at.error]
+    assert len(loopback_llm.requests) - asked <= 2  # a refused key is not retried
 
 
 def test_a_typed_question_runs_without_a_gold_answer(app):
@@ -338,11 +346,30 @@ def test_manage_tab_imports_triplets_deletes_documents_and_drops_the_corpus(app,
     at.button(key="del_docs_go").click().run()
     _ok(at)
     assert int({m.label: m.value for m in at.metric}["Documents"]) == 1
+    # the delete was snapshotted: restore the snapshot as a new corpus holding both documents
+    at.button(key="backup_go").click().run()
+    _ok(at)
+    assert any("Backed up to" in m.value for m in at.success)
+    snaps = at.selectbox(key="restore_pick").options
+    at.selectbox(key="restore_pick").set_value(snaps[-1]).run()  # the oldest: taken before the delete
+    at.text_input(key="restore_as").input("manage-before").run()
+    at.button(key="restore_new").click().run()
+    _ok(at)
+    assert {d.doc_id for d in Workspace(app_workspace, embedder=embedder).open("manage-before").documents()} == \
+        {"d1", "d2"}
+    at.button(key="check_go").click().run()
+    _ok(at)
+    assert any("ok" in m.value for m in at.success)
     at.text_input(key="drop_confirm").input("manage").run()
     at.button(key="drop_go").click().run()
     _ok(at)
     assert not (app_workspace / "manage").exists()
     assert at.session_state["corpus"] == CORPUS  # back on a corpus that exists
+    # and back again, from Recently deleted corpora
+    [undrop] = [b for b in at.button if b.key and b.key.startswith("undrop_")]
+    undrop.click().run()
+    _ok(at)
+    assert (app_workspace / "manage" / "corpus.sqlite").exists() and at.session_state["corpus"] == "manage"
 
 
 def test_presentation_mode_opens_a_saved_comparison(app, app_workspace):

@@ -48,8 +48,9 @@ def test_json_for_script_cannot_close_the_script_element():
     assert json.loads(out) == data
 
 
-def test_graph_page_escapes_labels_and_titles():
-    from components.graph import GEdge, GNode, graph_html
+def test_graph_page_keeps_labels_as_data_and_runs_sandboxed():
+    from components.graph import _INIT, GEdge, GNode, _vis_assets, graph_html
+    from components.safe import sandboxed, script_hash
 
     html = graph_html([GNode("a", XSS, title=BREAKOUT), GNode("b", "Lisbon")],
                       [GEdge("a", "b", label=f"born in {XSS}")])
@@ -57,7 +58,16 @@ def test_graph_page_escapes_labels_and_titles():
     # only the three script elements this module writes: vis-network, the data, the bootstrap
     assert html.lower().count("</script>") == 3
     data = json.loads(re.search(r'id="graph-data">(.*?)</script>', html, re.S).group(1))
-    assert {n["label"] for n in data["nodes"]} == {"&lt;img src=x onerror=alert(1)&gt;", "Lisbon"}
+    # plain text for vis-network's canvas (an HTML escape would be drawn as "&lt;")
+    assert {n["label"] for n in data["nodes"]} == {XSS, "Lisbon"}
+    js, _ = _vis_assets()
+    csp = re.search(r'Content-Security-Policy" content="([^"]*)"', html).group(1)
+    assert "default-src 'none'" in csp and script_hash(js) in csp and script_hash(_INIT) in csp
+    assert "unsafe-inline" not in csp.split("script-src", 1)[1].split(";")[0]
+    outer = sandboxed(html, (js, _INIT), 300)
+    frames = re.findall(r"<iframe[^>]*>", outer)
+    assert len(frames) == 1 and 'sandbox="allow-scripts"' in frames[0] and "allow-same-origin" not in outer
+    assert "<script" not in outer.split("srcdoc=", 1)[0]  # the wrapper runs nothing of its own
     # no external resource: vis-network is inlined (its licence comment may mention URLs)
     assert not re.search(r'(src|href)\s*=\s*["\']?https?:', html)
 
@@ -69,6 +79,7 @@ def test_export_is_self_contained_and_inert(xss_run):
     html = export_html(run)
     assert "<img" not in html and "alert(2)</script>" not in html
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    assert "'unsafe-inline'" not in html.split("script-src", 1)[1].split(";")[0]  # scripts allowed by hash
     assert not re.search(r'(src|href)\s*=\s*["\']?https?:', html)
     payload = json.loads(re.search(r'id="run-data">(.*?)</script>', html, re.S).group(1))
     assert payload["question"].endswith(BREAKOUT)  # the data still says exactly what was asked

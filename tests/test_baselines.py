@@ -125,6 +125,13 @@ def test_make_reranker_specs_and_readable_errors(tmp_path):
         make_reranker("bm42")
 
 
+def _operator_lists(monkeypatch, base: str) -> None:
+    """As if the operator had listed `base` in TRIPLET_LENS_API_BASES."""
+    from engine.llm import litellm_call
+
+    monkeypatch.setattr(litellm_call, "_policy", litellm_call.EndpointPolicy.strict([base]))
+
+
 def test_litellm_reranker_puts_scores_back_in_input_order(monkeypatch):
     sent = {}
 
@@ -135,6 +142,7 @@ def test_litellm_reranker_puts_scores_back_in_input_order(monkeypatch):
                                               {"index": 0, "relevance_score": 0.5}])
 
     monkeypatch.setitem(sys.modules, "litellm", types.SimpleNamespace(rerank=fake_rerank))
+    _operator_lists(monkeypatch, "http://127.0.0.1:9")
     rr = LiteLLMReranker("cohere/rerank-english-v3.0", api_base="http://127.0.0.1:9")
     scores = rr.score("q", ["a", "b", "c"])
     assert scores[2] == 0.9 and scores[0] == 0.5 and scores[1] < 0.5  # left out -> below every returned one
@@ -146,5 +154,6 @@ def test_litellm_reranker_failure_names_model_and_endpoint(monkeypatch):
         raise ConnectionError("connection refused")
 
     monkeypatch.setitem(sys.modules, "litellm", types.SimpleNamespace(rerank=boom))
+    _operator_lists(monkeypatch, "http://127.0.0.1:9")
     with pytest.raises(RerankerError, match=r"cohere/rerank.*127\.0\.0\.1:9.*refused"):
         LiteLLMReranker("cohere/rerank-english-v3.0", api_base="http://127.0.0.1:9").score("q", ["a"])

@@ -13,16 +13,35 @@ from tests._app_helpers import XSS, Browser, StreamlitServer, build_small_corpus
 
 pytestmark = pytest.mark.timeout(900)
 
-# Probes for the payload as a live element, in the page and in every same-origin iframe (the graphs).
+# Probes for the payload as a live element, in the page and in every iframe we can enter.
 _FIND_PAYLOAD = """(() => {
   const docs = [document];
-  for (const f of document.querySelectorAll('iframe')) { try { if (f.contentDocument) docs.push(f.contentDocument); } catch (e) {} }
+  for (let i = 0; i < docs.length; i++) for (const f of docs[i].querySelectorAll('iframe')) {
+    try { if (f.contentDocument) docs.push(f.contentDocument); } catch (e) {} }
   let n = 0; for (const d of docs) n += d.querySelectorAll('img[src="x"], img[onerror]').length;
   return n;
 })()"""
-_GRAPH_DATA = """(() => [...document.querySelectorAll('iframe')].map(f => {
-  try { const d = f.contentDocument && f.contentDocument.getElementById('graph-data');
-        return d ? d.textContent : ''; } catch (e) { return ''; } }).join('\\n'))()"""
+# The graphs: every inner graph page (read from its srcdoc attribute: its own document is
+# cross-origin to the app), with the sandbox of its frame and whether the app can reach into it.
+_GRAPHS = """(() => {
+  const docs = [document], out = [];
+  for (let i = 0; i < docs.length; i++) for (const f of docs[i].querySelectorAll('iframe')) {
+    let d = null; try { d = f.contentDocument; } catch (e) {}
+    if (d) docs.push(d);
+    const src = f.getAttribute('srcdoc') || '';
+    const g = src.includes('graph-data') && new DOMParser().parseFromString(src, 'text/html').getElementById('graph-data');
+    if (g) out.push({data: g.textContent, sandbox: f.getAttribute('sandbox'), reachable: d !== null});
+  }
+  return out;
+})()"""
+_GRAPH_DATA = "(" + _GRAPHS + ").map(g => g.data).join('\\n')"
+
+
+def _assert_graphs_sandboxed(b) -> None:
+    graphs = b.eval(_GRAPHS) or []
+    assert graphs, "no graph on the page"
+    for g in graphs:  # scripts run, but in an opaque origin the app's page cannot be reached from
+        assert g["sandbox"] == "allow-scripts" and g["reachable"] is False, g
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +143,8 @@ def test_html_in_documents_and_entities_stays_inert(server, browser, tmp_path):
     b.pump(3)
     assert "(cap 150 nodes)" in b.text()
     data = b.eval(_GRAPH_DATA) or ""
-    assert "\\u0026lt;img src=x onerror=alert(1)\\u0026gt;" in data, data[:300]
+    assert "\\u003cimg src=x onerror=alert(1)\\u003e" in data, data[:300]  # plain text, JSON-escaped
+    _assert_graphs_sandboxed(b)
     _assert_inert(b, "the corpus tables and graph")
 
     _nav(b, "Ask (T2RAG)")
@@ -149,8 +169,8 @@ def test_html_in_documents_and_entities_stays_inert(server, browser, tmp_path):
         b.pump(2)
         if "Weighted graph:" in b.text():
             data = b.eval(_GRAPH_DATA) or ""
-            # the label went in HTML-escaped, inside JSON whose & < > are escaped too
-            assert "\\u0026lt;img src=x onerror=alert(1)\\u0026gt;" in data, data[:500]
+            # the label goes in as plain text (drawn on canvas), inside JSON whose & < > are escaped
+            assert "\\u003cimg src=x onerror=alert(1)\\u003e" in data, data[:500]
             b.screenshot(tmp_path / "xss_graph.png")
             print(f"screenshot: {tmp_path / 'xss_graph.png'}")
         _assert_inert(b, f"KG2RAG step {step + 2}")

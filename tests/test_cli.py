@@ -115,3 +115,30 @@ def test_extract_then_ask_each_method_offline_with_a_trace(ws, tmp_path, capsys)
         assert out.splitlines()[0] == f"answer: {result.answer}"
     code, _, err = run(capsys, "ask", "hp", question, "--method", "ircot")
     assert code == 1 and "needs a real LLM" in err
+
+
+def test_check_repair_backup_restore_and_undo_drop(ws, files, capsys, tmp_path):
+    code, _, _ = run(capsys, "corpus", "create", "notes", "--from", str(files / "beatles.md"), str(files / "paris.txt"))
+    assert code == 0
+    index = ws / "notes" / "chunks.index"
+    index.write_bytes(b"garbage" * 50)
+    code, out, _ = run(capsys, "corpus", "check", "notes")
+    assert code == 1 and "damaged: chunks.index" in out and "--repair" in out
+    code, out, _ = run(capsys, "corpus", "check", "notes", "--repair")
+    assert code == 0 and "repaired: rebuilt chunks.index" in out and "notes: ok" in out
+
+    code, out, _ = run(capsys, "corpus", "backup", "notes", "--to", str(tmp_path / "bk"))
+    assert code == 0 and (tmp_path / "bk" / "manifest.json").is_file()
+    code, out, _ = run(capsys, "corpus", "restore", "notes", "--snapshot", str(tmp_path / "bk"), "--as", "copy")
+    assert code == 0 and "restored copy" in out and "2 docs" in out
+
+    code, out, _ = run(capsys, "corpus", "drop", "notes")
+    assert code == 0 and "corpus undo-drop notes" in out
+    code, out, _ = run(capsys, "corpus", "snapshots", "notes")
+    assert "drop" in out
+    code, out, _ = run(capsys, "corpus", "undo-drop", "notes")
+    assert code == 0 and "brought back corpus notes" in out
+    code, out, _ = run(capsys, "corpus", "check", "notes")
+    assert code == 0
+    code, _, err = run(capsys, "corpus", "undo-drop", "notes")
+    assert code == 2 and "no dropped corpus" in err

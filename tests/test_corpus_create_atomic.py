@@ -106,7 +106,7 @@ def test_python_create_from_is_all_or_nothing(workspace, monkeypatch):
 
 
 def test_leftovers_of_a_killed_create_are_cleared(workspace):
-    stale = workspace.root / ".notes.creating.999999999"
+    stale = workspace.root / ".notes.creating-999999999-abcdef"
     stale.mkdir()
     (stale / "corpus.sqlite").write_bytes(b"half")
     (workspace.root / "notes").mkdir()  # the empty folder an older build left behind

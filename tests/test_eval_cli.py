@@ -76,3 +76,18 @@ def test_eval_on_the_shuffled_copy_reuses_it_on_rerun(ws_env, tmp_path, capsys):
     assert main(["eval", "hp", "--methods", "standard", "--questions", "2", "--shuffle", "--out", str(out)]) == 0
     assert "reusing shuffled copy 'hp-shuffled-s0'" in capsys.readouterr().err
     assert len((out / "standard.jsonl").read_text().splitlines()) == 2
+
+
+def test_eval_shows_where_recall_was_lost_for_kg2rag(ws_env, tmp_path, capsys):
+    out = tmp_path / "loss"
+    assert main(["eval", "hp", "--methods", "kg2rag,standard", "--k", "3", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "Where recall was lost" in text
+    rows = [line for line in text.splitlines() if line.startswith("| kg2rag | found in the context |")]
+    assert len(rows) == 1
+    found, total = (int(x) for x in rows[0].split("|")[3].split(" of "))
+    # every gold paragraph is either found or lost at a named step
+    lost = sum(int(line.split("|")[3]) for line in text.splitlines() if line.startswith("| kg2rag | lost: "))
+    assert total == 6 and found + lost == total
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["methods"][0]["recall_loss"]["found"] == found

@@ -163,3 +163,38 @@ def test_sentence_chunked_corpus_scores_gold_sentences_perfectly(workspace, tmp_
     assert (a.retrieval_precision, a.retrieval_recall, a.retrieval_f1) == (1.0, 1.0, 1.0)
     n_facts = sum(len(q.supporting_facts) for q in corpus.questions())
     assert a.avg_evidence_chunks == n_facts / 2
+
+
+def test_each_record_carries_where_its_gold_went_and_the_summary_adds_them_up(corpus, tmp_path):
+    from engine.eval.recall_loss import NOT_RETRIEVED, RecallLoss
+
+    from engine.llm.reasoner import LLMReasoner
+    from engine.llm.scripted import ScriptedLLM
+
+    summary = run_eval(corpus, ["standard"], LLMReasoner(ScriptedLLM(lambda messages: "Paris")), questions=3,
+                       out_dir=tmp_path / "r", k=2, settings_by_method={"standard": _standard_k(2)})
+    recs = read_records(tmp_path / "r" / "standard.jsonl")
+    assert all(isinstance(r.recall_loss, RecallLoss) for r in recs.values())  # typed after the round trip
+    for r in recs.values():
+        assert r.recall_loss.found + sum(r.recall_loss.lost.values()) == r.recall_loss.n_gold == 2
+        assert set(r.recall_loss.lost) <= {NOT_RETRIEVED}
+    loss = summary.methods[0].recall_loss
+    assert loss.n_questions == 3 and loss.n_gold == 6
+    assert loss.found == sum(r.recall_loss.found for r in recs.values())
+    assert loss.lost_units.get(NOT_RETRIEVED, 0) == 6 - loss.found
+    assert ("| standard | found in the context | %d of 6 | 3 |" % loss.found) in summary.markdown()
+
+
+def _standard_k(k):
+    from engine.methods.baselines import StandardRAGSettings
+
+    return StandardRAGSettings(k=k)
+
+
+def test_an_errored_question_loses_its_gold_to_the_error(corpus, tmp_path):
+    from engine.eval.recall_loss import METHOD_ERROR
+
+    summary = run_eval(corpus, ["oracle"], None, questions=2, out_dir=tmp_path / "r",
+                       method_factory=lambda n, r: OracleMethod(exc=RuntimeError("boom")))
+    loss = summary.methods[0].recall_loss
+    assert loss.found == 0 and loss.lost_units == {METHOD_ERROR: 4} and loss.lost_questions == {METHOD_ERROR: 2}

@@ -1,4 +1,4 @@
-"""MuSiQue paragraph indices survive what the engine does to a corpus: a pooled corpus file next to
+"""MuSiQue gold paragraphs (scored by paragraph, not title) survive what the engine does to a corpus: a pooled corpus file next to
 the questions, and the renamed copy the shuffle probe builds.
 
 Data under tests/fixtures/qa (copied with attribution): MuSiQue (CC BY 4.0).
@@ -15,8 +15,7 @@ BIG = 100 * 1024 * 1024
 
 
 def _gold_chunks(corpus, q):
-    docs = dict(q.paragraphs)
-    return [c for i in q.supporting_idx for c in corpus.chunks(docs[i])]
+    return [c for d in q.supporting_docs for c in corpus.chunks(d)]
 
 
 def test_idx_scoring_in_a_pooled_corpus_and_its_shuffled_copy(workspace, shared_data, tmp_path):
@@ -30,7 +29,7 @@ def test_idx_scoring_in_a_pooled_corpus_and_its_shuffled_copy(workspace, shared_
     corpus, _, _ = workspace.create_from("mq", batch.documents, batch.questions)
     stored = {d.doc_id for d in corpus.documents()}
     for q in corpus.questions():
-        assert {d for _, d in q.paragraphs} <= stored  # every idx points at a stored passage
+        assert q.supporting_docs and set(q.supporting_docs) <= stored  # every gold paragraph is a stored passage
         m = score_retrieval(_gold_chunks(corpus, q), q, PARAGRAPH, k=5)
         assert (m.recall, m.precision, m.em) == (1.0, 1.0, 1.0)
 
@@ -38,6 +37,6 @@ def test_idx_scoring_in_a_pooled_corpus_and_its_shuffled_copy(workspace, shared_
     renamed = {d.doc_id for d in copy.documents()}
     assert renamed != stored
     for q in copy.questions():
-        assert {d for _, d in q.paragraphs} <= renamed
+        assert q.supporting_docs and set(q.supporting_docs) <= renamed
         m = score_retrieval(_gold_chunks(copy, q), q, PARAGRAPH, k=5)
         assert (m.recall, m.precision, m.em) == (1.0, 1.0, 1.0)

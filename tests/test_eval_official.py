@@ -104,12 +104,15 @@ def test_musique_support_is_scored_by_paragraph_index_as_the_official_script(sha
     batch = load_paths([path], BIG)
     chunks = _chunks_by_doc(batch)
     all_docs = list(chunks)
+    doc_by_text = {(d.title, d.text): d.doc_id for d in batch.documents}
     rng = random.Random(16)
     n = 0
     for q in batch.questions:
         rec = recs[q.qid]
         gold = musique_official.gold_support_idxs(rec)
-        doc_of = dict(q.paragraphs)  # idx -> doc_id, from ingestion
+        doc_of = {p["idx"]: doc_by_text[(p["title"], p["paragraph_text"].strip())] for p in rec["paragraphs"]}
+        assert len(set(doc_of.values())) == len(doc_of)  # a question's paragraphs are distinct documents
+        assert set(q.supporting_docs) == {doc_of[i] for i in gold}  # the gold flows from ingestion
         idxs = [p["idx"] for p in rec["paragraphs"]]
         mine = set(doc_of.values())
         foreign = [d for d in all_docs if d not in mine]
@@ -135,8 +138,8 @@ def test_musique_paragraphs_sharing_a_title_are_told_apart(shared_data):
     titles = {d.doc_id: d.title for d in batch.documents}
     hit = 0
     for q in batch.questions:
-        gold_docs = {dict(q.paragraphs)[i] for i in q.supporting_idx}
-        same_title = [d for i, d in q.paragraphs if d not in gold_docs and titles[d] in {titles[g] for g in gold_docs}]
+        gold_docs = set(q.supporting_docs)
+        same_title = [d for d in titles if d not in gold_docs and titles[d] in {titles[g] for g in gold_docs}]
         if not same_title:
             continue
         hit += 1
@@ -146,10 +149,10 @@ def test_musique_paragraphs_sharing_a_title_are_told_apart(shared_data):
     assert hit >= 1
 
 
-def test_musique_empty_gold_support_and_unanswerable_questions():
-    q = Question("2hop__1_2", "?", ("x",), dataset="musique", paragraphs=((0, "d0"), (1, "d1")), supporting_idx=())
+def test_musique_unanswerable_questions_are_left_out_of_the_averages():
+    q = Question("2hop__1_2", "?", ("x",), dataset="musique", supporting_docs=("d0",))
     m = score_question("x", q, [], k=5)
-    assert (m.paragraph.f1, m.paragraph.em) == (1.0, 1.0)  # SupportMetric: both empty -> 1
+    assert (m.paragraph.recall, m.paragraph.em) == (0.0, 0.0)
     unanswerable = Question("2hop__1_2", "?", ("x",), dataset="musique", answerable=False)
     avg = average_metrics([m, score_question("", unanswerable, [])], PARAGRAPH)
     assert avg.n == 1 and avg.unscored == 1 and avg.em == 1.0

@@ -24,15 +24,15 @@ def _as_ircot(rec: dict, dataset: str = "musique") -> dict:
             "contexts": [dict(p) for p in rec["paragraphs"]]}
 
 
-def test_musique_paragraph_idx_flows_to_the_question_with_each_paragraph_doc(shared_data):
+def test_musique_gold_paragraphs_flow_to_the_question_as_their_documents(shared_data):
     recs = _musique(shared_data)
     batch = load_paths([shared_data / "musique_kag_100" / "musique_qa_100.json"], BIG, limit_questions=5)
     docs = {d.doc_id: d for d in batch.documents}
     for rec, q in zip(recs, batch.questions):
-        assert [i for i, _ in q.paragraphs] == [p["idx"] for p in rec["paragraphs"]]
-        for (idx, doc_id), p in zip(q.paragraphs, rec["paragraphs"]):
+        gold = [p for p in rec["paragraphs"] if p["is_supporting"]]
+        assert len(q.supporting_docs) == len(gold)
+        for doc_id, p in zip(q.supporting_docs, gold):
             assert docs[doc_id].title == p["title"] and docs[doc_id].text == p["paragraph_text"].strip()
-        assert list(q.supporting_idx) == [p["idx"] for p in rec["paragraphs"] if p["is_supporting"]]
         assert q.answerable
 
 
@@ -50,13 +50,13 @@ def test_ircot_processed_records_are_read_with_answers_paragraphs_and_gold(share
     assert q0.question == recs[0]["question"] and q0.answer == recs[0]["answer"]
     assert q0.dataset == "musique" and q0.qtype == "2hop"
     assert batch.questions[1].answers == ("1923",) and batch.questions[2].answers == ("4 July 1776",)
-    assert list(q0.supporting_idx) == [p["idx"] for p in recs[0]["paragraphs"] if p["is_supporting"]]
+    assert len(q0.supporting_docs) == sum(p["is_supporting"] for p in recs[0]["paragraphs"])
     assert len({d.doc_id for d in batch.documents}) == len({(p["title"], p["paragraph_text"])
                                                              for r in recs for p in r["paragraphs"]})
     # the same records from MuSiQue's own file give the same documents and gold
     native = load_paths([shared_data / "musique_kag_100" / "musique_qa_100.json"], BIG, limit_questions=4)
     assert {d.doc_id for d in native.documents} == {d.doc_id for d in batch.documents}
-    assert [q.paragraphs for q in native.questions] == [q.paragraphs for q in batch.questions]
+    assert [q.supporting_docs for q in native.questions] == [q.supporting_docs for q in batch.questions]
 
 
 def test_ircot_hotpotqa_and_2wiki_records_keep_title_gold(shared_data):
@@ -69,7 +69,7 @@ def test_ircot_hotpotqa_and_2wiki_records_keep_title_gold(shared_data):
     batch = load_uploads([("dev.json", json.dumps([ircot]).encode())])
     q = batch.questions[0]
     assert batch.errors == [] and q.dataset == "2wiki" and q.answer == rec["answer"]
-    assert set(q.supporting_titles) == gold and q.paragraphs == ()  # scored by title, as 2Wiki's script
+    assert set(q.supporting_titles) == gold and q.supporting_docs == ()  # scored by title, as 2Wiki's script
     assert len(batch.documents) == len(rec["context"])
     # IIRC in IRCoT's layout: the pinned passage the question is asked about joins the documents
     pinned = dict(ircot, dataset="iirc", question_id="i1",

@@ -36,7 +36,7 @@ def corpus(embedder):
 
 def test_expansion_brings_the_second_hop_paragraph_into_the_context(corpus):
     reasoner = ScriptedReasoner({Q: "Cameron County"})
-    res = KG2RAG(reasoner).answer(Q, corpus, KG2RAGSettings(k=4, hops=1))
+    res = KG2RAG(reasoner).answer(Q, corpus, KG2RAGSettings.paper(k=4, hops=1))
     tr: KG2RAGTrace = res.trace
     assert [s.chunk_id for s in tr.seeds] == ["song", "kris", "d3", "fred"]
     # Brownsville is an entity of the seed "kris": one hop reaches the county paragraph
@@ -59,14 +59,14 @@ def test_expansion_brings_the_second_hop_paragraph_into_the_context(corpus):
 
 
 def test_without_hops_the_graph_only_organizes_the_seeds(corpus):
-    res = KG2RAG(ScriptedReasoner()).answer(Q, corpus, KG2RAGSettings(k=4, hops=0))
+    res = KG2RAG(ScriptedReasoner()).answer(Q, corpus, KG2RAGSettings.paper(k=4, hops=0))
     assert res.trace.hops == []
     assert "town" not in res.evidence_chunk_ids
     assert res.evidence_chunk_ids[:3] == ["song", "kris", "fred"]
 
 
 def test_a_tree_too_big_for_k_falls_back_to_the_best_seeds(corpus):
-    res = KG2RAG(ScriptedReasoner()).answer(Q, corpus, KG2RAGSettings(k=2, hops=1))
+    res = KG2RAG(ScriptedReasoner()).answer(Q, corpus, KG2RAGSettings.paper(k=2, hops=1))
     tr = res.trace
     (tree,) = tr.trees
     assert not tree.selected and "exceed k=2" in tree.note
@@ -76,7 +76,7 @@ def test_a_tree_too_big_for_k_falls_back_to_the_best_seeds(corpus):
 
 
 def test_trees_are_ranked_selected_within_k_and_the_trace_round_trips(corpus):
-    res = KG2RAG(ScriptedReasoner({Q: "Cameron County"})).answer(Q, corpus, KG2RAGSettings(k=3, hops=2))
+    res = KG2RAG(ScriptedReasoner({Q: "Cameron County"})).answer(Q, corpus, KG2RAGSettings.paper(k=3, hops=2))
     tr = res.trace
     scores = [t.rank_score for t in tr.trees]
     assert scores == sorted(scores, reverse=True)
@@ -92,7 +92,7 @@ def test_trees_are_ranked_selected_within_k_and_the_trace_round_trips(corpus):
 def test_seeds_without_triplets_still_answer_from_seeds_and_say_so(embedder):
     bare = MemoryCorpus(embedder, CHUNKS, [])
     reasoner = ScriptedReasoner({Q: "Cameron County"})
-    res = KG2RAG(reasoner).answer(Q, bare, KG2RAGSettings(k=4))
+    res = KG2RAG(reasoner).answer(Q, bare, KG2RAGSettings.paper(k=4))
     tr = res.trace
     assert res.answer == "Cameron County"
     assert "no triplets" in tr.note and "seed chunks only" in tr.note
@@ -116,7 +116,7 @@ class _FakeCrossEncoder:
 
 def test_a_configured_reranker_scores_each_trees_triplet_form(corpus):
     rr = _FakeCrossEncoder()
-    res = KG2RAG(ScriptedReasoner(), reranker=rr).answer(Q, corpus, KG2RAGSettings(k=10, hops=1))
+    res = KG2RAG(ScriptedReasoner(), reranker=rr).answer(Q, corpus, KG2RAGSettings.paper(k=10, hops=1))
     tr = res.trace
     assert tr.ranker.startswith("fake-cross-encoder")
     assert rr.seen and all("\n" in t or " " in t for t in rr.seen[0])
@@ -125,7 +125,7 @@ def test_a_configured_reranker_scores_each_trees_triplet_form(corpus):
 
 def test_registry_builds_kg2rag_and_summary_names_each_step(corpus):
     m = build_method("kg2rag", ScriptedReasoner())
-    res = m.answer(Q, corpus, KG2RAGSettings(k=2))
+    res = m.answer(Q, corpus, KG2RAGSettings.paper(k=2))
     text = "\n".join(m.summarize(res))
     for word in ("seeds:", "expansion:", "components/trees", "selected:", "tokens:"):
         assert word in text
@@ -133,6 +133,6 @@ def test_registry_builds_kg2rag_and_summary_names_each_step(corpus):
 
 def test_settings_reject_nonsense():
     with pytest.raises(ValueError):
-        KG2RAGSettings(k=0)
+        KG2RAGSettings.paper(k=0)
     with pytest.raises(ValueError):
         KG2RAGSettings(tree_score="median")

@@ -129,9 +129,65 @@ def test_weighted_edges_one_per_stating_chunk_oriented_subject_to_object():
                                                                  ("paris", "france", "p2", 0.3)]
 
 
-def test_a_component_of_self_loops_only_yields_an_empty_tree_that_is_never_selected():
-    trees = spanning_trees([E("a", "a", "loop", 0.9, 1), E("x", "y", "c2", 0.5, 2)])
+def test_a_component_of_self_loops_only_keeps_its_best_chunk_as_the_reference_does():
+    trees = spanning_trees([E("a", "a", "loop_light", 0.4, 3), E("a", "a", "loop", 0.9, 1),
+                            E("x", "y", "c2", 0.5, 2)])
     loop = [t for t in trees if t.nodes == ["a"]][0]
-    assert loop.kept_edges == [] and loop.chunk_ids == []
-    assert [p.reason for p in loop.pruned_edges] == ["self-loop"]
-    assert select_trees(trees, k=10) == ["c2"] and not loop.selected
+    assert loop.kept_edges == [] and loop.kind == "self-loops"
+    assert [p.reason for p in loop.pruned_edges] == ["self-loop", "self-loop"]
+    # its heaviest self-loop's chunk stands for it, and it can be selected like any tree
+    assert loop.chunk_ids == ["loop"] and loop.triplet_form == "a r a" and loop.root == "a"
+    assert select_trees(trees, k=10) == ["loop", "c2"] and loop.selected
+
+
+def test_the_walk_root_is_recorded():
+    edges = [E("a", "b", "ab", 0.5, 1), E("b", "c", "bc", 0.9, 2)]
+    (tree,) = spanning_trees(edges)
+    assert tree.root == "b" and tree.kind == "tree"
+
+
+def _chain():
+    # root b: b-c (0.9), c-d (0.2), d-f (0.1), b-e (0.8), e-g (0.7): walk bc, cd, df, be, eg
+    edges = [E("b", "c", "bc", 0.9, 1), E("c", "d", "cd", 0.2, 2), E("d", "f", "df", 0.1, 3),
+             E("b", "e", "be", 0.8, 4), E("e", "g", "eg", 0.7, 5)]
+    (tree,) = spanning_trees(edges)
+    assert tree.chunk_ids == ["bc", "cd", "df", "be", "eg"]
+    return tree
+
+
+def test_an_overflowing_tree_is_cut_in_walk_order_and_fills_the_context():
+    top, small = _chain(), _tree(1, ["s1"])
+    chosen = select_trees([top, small], k=3, overflow="cut")
+    assert chosen == ["bc", "cd", "df"]
+    assert top.selected and top.cut_chunk_ids == ["be", "eg"] and "kept 3 of its 5" in top.note
+    assert not small.selected and "already holds k=3" in small.note
+
+
+def test_cut_heaviest_keeps_the_heaviest_connected_part_in_walk_order():
+    top = _chain()
+    chosen = select_trees([top], k=3, overflow="cut-heaviest")
+    # grown from b: bc (0.9), be (0.8), eg (0.7); the light c-d-f branch is left out
+    assert chosen == ["bc", "be", "eg"] and top.cut_chunk_ids == ["cd", "df"]
+
+
+def test_room_fill_tops_up_to_k_and_none_never_fills():
+    seeds = [f"s{i}" for i in range(10)]
+    chosen = ["a", "b", "c", "d", "e", "f"]
+    assert fill_from_seeds(chosen, seeds, k=10, rule="half") == []
+    assert fill_from_seeds(chosen, seeds, k=10, rule="room") == ["s0", "s1", "s2", "s3"]
+    assert fill_from_seeds([], seeds, k=4, rule="none") == []
+
+
+def test_cut_share_leaves_room_for_the_next_trees_better_chunks():
+    top = _chain()  # bc 0.9, be 0.8, eg 0.7, cd 0.2, df 0.1
+    second = spanning_trees([E("x", "y", "xy", 0.75, 9), E("y", "z", "yz", 0.3, 10)])[0]
+    weights = {e.chunk_id: e.weight for t in (top, second) for e in t.kept_edges}
+    chosen = select_trees([top, second], k=4, overflow="cut-share", weights=weights)
+    # the top tree keeps only chunks at least as similar as the second tree's best (0.75) ...
+    assert top.cut_chunk_ids == ["cd", "df", "eg"] and "0.750" in top.note
+    # ... and the second tree, which now fits, comes whole
+    assert chosen == ["bc", "be", "xy", "yz"] and second.selected and not second.cut_chunk_ids
+    # cut-heaviest lets the top tree take the whole room
+    top2, second2 = _chain(), spanning_trees([E("x", "y", "xy", 0.75, 9)])[0]
+    assert select_trees([top2, second2], k=4, overflow="cut-heaviest") == ["bc", "cd", "be", "eg"]
+    assert not second2.selected

@@ -56,7 +56,7 @@ def test_the_second_gold_paragraph_is_reached_through_the_graph(humbert):
     corpus, q, by_title = humbert
     eagles, dick = by_title["Philadelphia Eagles"], by_title["Dick Humbert"]
     reasoner = ScriptedReasoner({q.question: "Pennsylvania"})
-    res = KG2RAG(reasoner).answer(q.question, corpus, KG2RAGSettings(k=3))
+    res = KG2RAG(reasoner).answer(q.question, corpus, KG2RAGSettings.paper(k=3))
     tr = res.trace
     seeds = [s.chunk_id for s in tr.seeds]
     assert seeds[0] == dick and eagles not in seeds
@@ -82,5 +82,5 @@ def test_the_second_gold_paragraph_is_reached_through_the_graph(humbert):
 
 def test_hop_zero_does_not_reach_it(humbert):
     corpus, q, by_title = humbert
-    res = KG2RAG(ScriptedReasoner()).answer(q.question, corpus, KG2RAGSettings(k=3, hops=0))
+    res = KG2RAG(ScriptedReasoner()).answer(q.question, corpus, KG2RAGSettings.paper(k=3, hops=0))
     assert by_title["Philadelphia Eagles"] not in res.evidence_chunk_ids

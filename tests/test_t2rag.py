@@ -145,7 +145,8 @@ def test_a_triplet_the_solver_omits_stays_queued():
     r1, r2 = result.trace.rounds
     assert r1.newly_resolved == ["t1"]
     assert [t.id for t in r1.state_after.searchable] == ["t2", "t3"]
-    assert [q.state_triplet_id for q in r2.queries if q.kind == "triplet"] == ["t2", "t3"]
+    # round 2 asks only what is new: t2's query was asked in round 1 already
+    assert [q.state_triplet_id for q in r2.queries if q.kind == "triplet"] == ["t3"]
     # the fact keeps the decomposition's predicate; the value comes from the reply
     assert result.trace.synthesis.facts == ["Film A | director | Alice Smith"]
 
@@ -164,18 +165,29 @@ def test_resolved_facts_only_accumulate():
     assert "already bound" in r2.bindings[0].note
 
 
-def test_skip_seen_chunks_shows_new_evidence_each_round():
+def test_every_round_shows_new_evidence_and_no_solve_prompt_repeats():
     def run(skip):
         reasoner = ScriptedReasoner(decomposition=[Q("?film", "directed by", "?director")],
                                     solves=[SolveResult(), SolveResult()])
         return T2RAG(reasoner).answer("Which film was directed by whom?", bobby_mcgee_corpus(),
                                       T2RAGSettings(k=2, rounds=2, skip_seen_chunks=skip)).trace.rounds
 
-    same = run(False)
-    assert [c.chunk_id for c in same[0].chunks] == [c.chunk_id for c in same[1].chunks]
-    fresh = run(True)
-    first = {c.chunk_id for c in fresh[0].chunks}
-    assert len(fresh[1].chunks) == 2 and first.isdisjoint(c.chunk_id for c in fresh[1].chunks)
+    for skip in (False, True):  # a repeated query no longer shows the same chunks again
+        rounds = run(skip)
+        first = {c.chunk_id for c in rounds[0].chunks}
+        assert len(rounds[1].chunks) == 2 and first.isdisjoint(c.chunk_id for c in rounds[1].chunks)
+        prompts = [str(r.solve_call.messages) for r in rounds if r.solve_call is not None]
+        assert len(prompts) == len(set(prompts))
+
+
+def test_a_round_with_nothing_new_to_show_stops_instead_of_asking_again():
+    reasoner = ScriptedReasoner(decomposition=[Q("?film", "directed by", "?director")],
+                                solves=[SolveResult()] * 10)
+    result = T2RAG(reasoner).answer("Which film was directed by whom?", bobby_mcgee_corpus(),
+                                    T2RAGSettings(k=50, rounds=5))
+    rounds = result.trace.rounds  # round 1 showed every chunk: round 2 has nothing new
+    assert len(rounds) == 2 and rounds[1].solve_call is None and rounds[1].solve_skipped
+    assert result.trace.stop_reason == "no_new_evidence"
 
 
 @pytest.mark.parametrize("step", ["decompose", "solve", "answer"])

@@ -63,11 +63,11 @@ def test_openie_passages_resolve_to_their_chunks_and_unknown_passages_are_counte
         (hopper_chunk, "COBOL", "created in", "1959"),
     ]
     assert unresolved == 1  # the "Nobody" passage is not in this corpus
-    # sentence-mode chunks lie inside the passage; only those naming subject or object are kept
+    # sentence-mode chunks lie inside the passage; the triplet goes to the one that states it
+    # (it names the object; the subject is "She" there), not to every window naming an entity
     s_chunks = _chunks("sentence")
     resolved, _ = resolve_rows(tf.rows[:1], s_chunks)
     assert [s_chunks_by_id(s_chunks)[cid].text for cid, *_ in resolved] == [
-        "Grace Hopper: Grace Hopper was an American computer scientist.",
         "Grace Hopper: She helped create COBOL in 1959.",
     ]
 

@@ -18,21 +18,18 @@ class LiteLLMEmbedder:
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
             return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
-        from engine.llm.litellm_client import _env_secrets, import_litellm, scrub
-
-        litellm = import_litellm()
+        from engine.llm.base import LLMError
+        from engine.llm.litellm_call import call_litellm, env_secrets, scrub
 
         out: list[list[float]] = []
         for i in range(0, len(texts), batch_size):
-            kw = {"model": self.model, "input": list(texts[i:i + batch_size])}
-            if self.api_base:
-                kw["api_base"] = self.api_base
-            if self._api_key:
-                kw["api_key"] = self._api_key
             try:
-                resp = litellm.embedding(**kw)
+                resp = call_litellm("embedding", model=self.model, api_base=self.api_base, api_key=self._api_key,
+                                    input=list(texts[i:i + batch_size]))
+            except LLMError as exc:  # refused at the trust boundary: nothing was sent
+                raise EmbedderError(f"embedding with {self.model!r}: {exc}") from None
             except Exception as exc:  # name the model and endpoint; a provider may echo the key: scrub it
-                detail = scrub(str(exc)[:300], (self._api_key or "",) + _env_secrets())
+                detail = scrub(str(exc)[:300], (self._api_key or "",) + env_secrets())
                 raise EmbedderError(f"embedding with {self.model!r}{' at ' + self.api_base if self.api_base else ''} "
                                     f"failed: {type(exc).__name__}: {detail}") from None
             out.extend(item["embedding"] for item in resp.data)

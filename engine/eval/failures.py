@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from engine.eval.metrics import PARAGRAPH, QuestionMetrics, gold_units, normalize_answer, retrieved_units
+from engine.eval.metrics import PARAGRAPH, QuestionMetrics, by_paragraph, gold_units, normalize_answer, retrieved_units
 from engine.llm.base import is_placeholder
 from engine.types import Question
 
@@ -122,7 +122,7 @@ def label_t2rag(trace: Any, question: Question, metrics: QuestionMetrics, corpus
     gold_titles = gold_units(question, PARAGRAPH)
     ids = facts.retrieved_chunk_ids if facts.retrieved_chunk_ids is not None else tuple(evidence_chunk_ids)
     if gold_titles and corpus is not None:
-        titles = set(retrieved_units(corpus.get_chunks(list(dict.fromkeys(ids))), PARAGRAPH, question))
+        titles = set(retrieved_units(corpus.get_chunks(list(dict.fromkeys(ids))), PARAGRAPH, by_paragraph(question)))
         if not gold_titles <= titles:
             return RETRIEVAL
     if facts.open_left:

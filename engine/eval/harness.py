@@ -28,6 +28,7 @@ from engine import serde
 from engine.eval.evidence import EvidenceGold, locate_evidence
 from engine.eval.failures import ERROR, label_t2rag
 from engine.eval.metrics import PARAGRAPH, SENTENCE, QuestionMetrics, failed_question_metrics, score_question
+from engine.eval.recall_loss import RecallLoss, failed_recall_loss, recall_loss
 from engine.eval.report import EvalSummary, MethodSummary, summarize_method, summary_markdown, write_summary  # noqa: F401
 from engine.llm.base import LLMError
 from engine.methods.base import Result, Usage, save_result
@@ -54,6 +55,7 @@ class QuestionRecord:
     evidence_chunk_ids: list[str] = field(default_factory=list)
     stop_reason: str = ""
     reasoner: str = ""
+    recall_loss: RecallLoss | None = None  # where the gold units went (engine/eval/recall_loss.py)
 
 
 class EvalStopped(RuntimeError):
@@ -195,7 +197,8 @@ def _results(fn: Callable[[Question], QuestionRecord], todo: list[Question],
 
 
 def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: Any, out_dir: Path,
-                  k: int, correct_f1: float, evidence: EvidenceGold | None = None) -> QuestionRecord:
+                  k: int, correct_f1: float, unit: str = PARAGRAPH,
+                  evidence: EvidenceGold | None = None) -> QuestionRecord:
     gold = list(q.answers)
     t0 = time.perf_counter()
     try:
@@ -205,7 +208,8 @@ def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: An
             raise EvalStopped(f"{name} stopped on question {q.qid}: {fatal}") from exc
         usage = Usage(total_time=time.perf_counter() - t0, engine_time=time.perf_counter() - t0)
         return QuestionRecord(q.qid, q.question, "", gold, failed_question_metrics(q, evidence), usage,
-                              failure=ERROR, error=f"{type(exc).__name__}: {exc}")
+                              failure=ERROR, error=f"{type(exc).__name__}: {exc}",
+                              recall_loss=failed_recall_loss(name, q, unit))
     trace_rel = f"traces/{name}/{_safe_name(q.qid)}.json"
     trace_note = ""
     try:
@@ -216,18 +220,42 @@ def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: An
         return QuestionRecord(q.qid, q.question, result.answer or "", gold, failed_question_metrics(q, evidence),
                               result.usage or Usage(), failure=ERROR, trace=trace_rel, error=result.error,
                               evidence_chunk_ids=list(result.evidence_chunk_ids), stop_reason=result.stop_reason,
-                              reasoner=result.reasoner)
+                              reasoner=result.reasoner, recall_loss=failed_recall_loss(name, q, unit))
     chunks = corpus.get_chunks(list(dict.fromkeys(result.evidence_chunk_ids)))
     metrics = score_question(result.answer or "", q, chunks, k=k, evidence=evidence)
     failure = label_t2rag(result.trace, q, metrics, corpus, correct_f1=correct_f1,
                                      evidence_chunk_ids=result.evidence_chunk_ids) if name == "t2rag" else ""
+    try:
+        loss = recall_loss(name, result.trace, q, corpus, list(dict.fromkeys(result.evidence_chunk_ids)), unit)
+    except Exception as exc:  # noqa: BLE001 -- an unreadable trace must not lose the score
+        loss, trace_note = None, (trace_note + "; " if trace_note else "") + f"recall loss not read: {exc}"
     return QuestionRecord(q.qid, q.question, result.answer or "", gold, metrics, result.usage or Usage(),
                           failure=failure, trace=trace_rel, error=trace_note,
                           evidence_chunk_ids=list(result.evidence_chunk_ids), stop_reason=result.stop_reason,
-                          reasoner=result.reasoner)
+                          reasoner=result.reasoner, recall_loss=loss)
 
 
-def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | int | Sequence[str] = None,
+class EvalBusy(RuntimeError):
+    """Another run is writing into the same output folder."""
+
+
+def run_eval(corpus: Any, methods: list[str], reasoner: Any, *args: Any, **kwargs: Any) -> EvalSummary:
+    """`_run_eval` holding the output folder's lock: two runs into one `out_dir` would both append
+    and run (and bill) every question twice; the second is refused with a message instead."""
+    import fcntl
+
+    out = Path(kwargs.get("out_dir", args[1] if len(args) > 1 else "eval_out"))
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".run.lock", "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise EvalBusy(f"another evaluation is writing into {out}: wait for it to finish, or choose "
+                           "another output folder") from None
+        return _run_eval(corpus, methods, reasoner, *args, **kwargs)
+
+
+def _run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | int | Sequence[str] = None,
              out_dir: Path | str = "eval_out", settings_by_method: dict[str, Any] | None = None,
              on_progress: ProgressCallback | None = None, *, unit: str = "auto", k: int = 5,
              correct_f1: float = 0.8, concurrency: int = 1,
@@ -275,7 +303,7 @@ def run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | i
                 # a worker freed by a failed question must not start another one (one more
                 # request per worker with the same bad key) before the main thread stops the run
                 raise EvalStopped(f"{name} stopped on question {q.qid}: {watched.fatal}")
-            return _evaluate_one(method, name, q, corpus, settings_by_method.get(name), out, k, correct_f1,
+            return _evaluate_one(method, name, q, corpus, settings_by_method.get(name), out, k, correct_f1, unit,
                                  evidence.by_qid.get(q.qid))
 
         try:

@@ -1,41 +1,37 @@
-"""Answer and retrieval metrics, following each dataset's official evaluation script.
+"""Answer and retrieval metrics, exactly as SPEC section 4 defines them.
 
-Answers (normalize: lowercase, drop punctuation, drop the articles a/an/the, collapse spaces):
+Answer scores follow each dataset's official script: normalize (lowercase, drop punctuation, drop
+the articles a/an/the, collapse spaces), then exact match and token F1, the best over the gold
+answer and its aliases. HotpotQA (and 2WikiMultihopQA, whose script derives from it) adds one
+rule: a `yes`, `no` or `noanswer` on either side only scores when both sides agree. MuSiQue's
+script (SQuAD 2.0's functions) has no such rule, and scores an empty answer against an empty gold
+as a match. An empty gold is scored as the scripts do, never dropped. EM, F1, precision and
+recall are each maximized over the golds on their own, as 2WikiMultihopQA's `update_answer` does
+(HotpotQA's script has one gold, so the same). MuSiQue-Full's unanswerable questions
+(`answerable` false) are left out of the averages, as its `evaluate_v1.0.py` scores answerable
+ones only.
 
-* HotpotQA (`hotpot_evaluate_v1.py`) and 2WikiMultihopQA (`2wikimultihop_evaluate_v1.1.py`, which
-  adds aliases): EM and token F1; a `yes`, `no` or `noanswer` on either side scores 0 unless both
-  sides agree; EM, F1, precision and recall are each maximized over the gold and its aliases.
-  An empty gold answer stays a gold: EM is 1 only for an empty prediction, F1 is 0.
-  Questions of any other set (HippoRAG files, PopQA, a user's own) follow these rules too.
-* MuSiQue (`metrics/answer.py`): the SQuAD rules with no yes/no rule; when the gold or the
-  prediction has no token, F1 and EM are 1 if both have none, else 0. Only answerable questions
-  (`answerable`, MuSiQue-Full) are scored, as `evaluate_v1.0.py` does.
-
-Retrieval compares the units a method used as evidence against the gold supporting units, with
-the official scripts' set counts (tp, fp, fn; `em` is 1 when fp + fn = 0):
-
-* a paragraph of HotpotQA / 2Wiki is its title; a MuSiQue paragraph is its `idx` in the question's
-  20 paragraphs (`SupportMetric`), so two paragraphs sharing a title are told apart, and a chunk
-  of a paragraph the question never came with (a pooled corpus) is a wrong prediction;
-  MuSiQue scores an empty gold against an empty prediction as F1 = EM = 1;
-* a sentence is `(title, sent_id)`; a chunk covers the sentences `sent_start .. sent_end-1` of its
-  document; 2Wiki compares titles lowercased (`normalize_sp`).
+Retrieval scores compare the units a method used as evidence against the gold supporting units.
+A unit is a paragraph (the paragraph itself when the dataset names paragraphs - MuSiQue, scored
+like its SupportMetric - else its title) or a sentence (`(title, sent_id)`); a chunk covers the
+sentences `sent_start .. sent_end-1` of its document, so paragraph-window chunks and
+single-sentence chunks are scored on the same gold data. Counts follow the scripts' `update_sp`
+(tp, fp, fn over sets; support EM is 1 when fp + fn = 0); 2WikiMultihopQA compares sentence
+titles lowercased (`normalize_sp`).
 
 A question whose gold is evidence text (engine/eval/evidence.py) is scored on the spans located in
 the corpus: recall = spans covered by the chunks used, precision = chunks used that hold a span.
 
-recall@k (ours) is the recall of the first k chunks. Averages run over **all** questions: a question
-that retrieved nothing, or whose method errored, counts 0 (the KG2RAG script averaged only over the
-questions it answered, which flatters it).
+Averages run over **all** questions: a question that retrieved nothing, or whose method errored,
+counts 0 (the KG2RAG script averaged only over the questions it answered, which flatters it).
 """
 from __future__ import annotations
 
 import collections
-import functools
 import re
 import string
 from dataclasses import dataclass
-from typing import Collection, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from engine.eval.evidence import EvidenceGold, span_recall
 from engine.types import Chunk, Question
@@ -44,13 +40,11 @@ from engine.types import Chunk, Question
 PARAGRAPH = "paragraph"
 SENTENCE = "sentence"
 UNITS = (PARAGRAPH, SENTENCE)
-MUSIQUE = "musique"
-TWOWIKI = "2wiki"
-HOTPOTQA = "hotpotqa"
 
 _SPECIAL = ("yes", "no", "noanswer")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = set(string.punctuation)
+
 
 
 # --- answers -----------------------------------------------------------------------------------
@@ -71,48 +65,42 @@ class AnswerScore:
     recall: float = 0.0
 
 
-def _hotpot_one(prediction: str, gold: str) -> AnswerScore:
+#: Datasets scored with SQuAD 2.0's functions (MuSiQue's metrics/answer.py): no yes/no rule.
+_SQUAD2 = ("musique",)
+
+
+def _score_one(prediction: str, gold: str, dataset: str = "") -> AnswerScore:
     pred_n, gold_n = normalize_answer(prediction), normalize_answer(gold)
     em = float(pred_n == gold_n)
-    # HotpotQA's rule: yes/no/noanswer never earns partial credit against anything else.
-    if (pred_n in _SPECIAL or gold_n in _SPECIAL) and pred_n != gold_n:
+    pred_toks, gold_toks = pred_n.split(), gold_n.split()
+    if dataset in _SQUAD2:
+        if not pred_toks or not gold_toks:  # "no answer" agrees only with "no answer"
+            v = float(pred_toks == gold_toks)
+            return AnswerScore(em, v, v, v)
+    elif (pred_n in _SPECIAL or gold_n in _SPECIAL) and pred_n != gold_n:
+        # HotpotQA's rule: yes/no/noanswer never earns partial credit against anything else.
         return AnswerScore(em, 0.0, 0.0, 0.0)
-    common = collections.Counter(pred_n.split()) & collections.Counter(gold_n.split())
+    common = collections.Counter(pred_toks) & collections.Counter(gold_toks)
     same = sum(common.values())
     if same == 0:
         return AnswerScore(em, 0.0, 0.0, 0.0)
-    p = same / len(pred_n.split())
-    r = same / len(gold_n.split())
-    return AnswerScore(em, 2 * p * r / (p + r), p, r)
-
-
-def _musique_one(prediction: str, gold: str) -> AnswerScore:
-    pred_t = normalize_answer(prediction).split() if prediction else []
-    gold_t = normalize_answer(gold).split() if gold else []
-    em = float(normalize_answer(prediction) == normalize_answer(gold))
-    if not pred_t or not gold_t:  # "no answer" on either side: 1 if both agree, else 0
-        same = float(pred_t == gold_t)
-        return AnswerScore(em, same, same, same)
-    same = sum((collections.Counter(gold_t) & collections.Counter(pred_t)).values())
-    if same == 0:
-        return AnswerScore(em, 0.0, 0.0, 0.0)
-    p, r = same / len(pred_t), same / len(gold_t)
+    p = same / len(pred_toks)
+    r = same / len(gold_toks)
     return AnswerScore(em, 2 * p * r / (p + r), p, r)
 
 
 def answer_score(prediction: str, golds: Sequence[str], dataset: str = "") -> AnswerScore:
-    """Best EM, F1, precision and recall over the gold answer and its aliases, by `dataset`'s
-    official rules (module docstring). No gold at all is scored as an empty gold answer."""
-    prediction = prediction if isinstance(prediction, str) else ""
+    """Best EM and best F1 over the gold answer and its aliases (each maximized on its own, as
+    the scripts do); for MuSiQue, whose script reports EM and F1 only, precision/recall come from
+    the alias that gave the best F1. A question whose
+    gold is empty is scored against "" as the scripts would, not skipped."""
     golds = [str(g) for g in golds if g is not None] or [""]
-    if dataset == MUSIQUE:
-        # the official script reports EM and F1 only; precision/recall come from the best-F1 gold
-        scores = [_musique_one(prediction, g) for g in golds]
-        best = max(scores, key=lambda s: s.f1)
-        return AnswerScore(max(s.em for s in scores), best.f1, best.precision, best.recall)
-    scores = [_hotpot_one(prediction, g) for g in golds]
-    return AnswerScore(max(s.em for s in scores), max(s.f1 for s in scores),
-                       max(s.precision for s in scores), max(s.recall for s in scores))
+    scores = [_score_one(prediction or "", g, dataset) for g in golds]
+    if dataset not in _SQUAD2:  # 2Wiki's update_answer: each of the four maximized on its own
+        return AnswerScore(max(s.em for s in scores), max(s.f1 for s in scores),
+                           max(s.precision for s in scores), max(s.recall for s in scores))
+    best = max(scores, key=lambda s: (s.f1, s.em))
+    return AnswerScore(max(s.em for s in scores), best.f1, best.precision, best.recall)
 
 
 # --- retrieval ---------------------------------------------------------------------------------
@@ -122,71 +110,45 @@ def _title_key(title: str) -> str:
     return " ".join((title or "").split())
 
 
-def by_paragraph_index(question: Question | None) -> bool:
-    """True when paragraph retrieval is scored by MuSiQue paragraph index, not by title."""
-    return question is not None and question.dataset == MUSIQUE and bool(question.paragraphs)
-
-
-@functools.lru_cache(maxsize=4096)
-def _idx_of_doc(paragraphs: tuple[tuple[int, str], ...]) -> dict[str, tuple[int, ...]]:
-    out: dict[str, list[int]] = {}
-    for idx, doc_id in paragraphs:
-        out.setdefault(doc_id, []).append(idx)
-    return {d: tuple(i) for d, i in out.items()}
-
-
-def chunk_units(chunk: Chunk, unit: str, question: Question | None = None) -> list:
-    """The units one chunk covers: its title (its paragraph `idx` for a MuSiQue question, or
-    `("doc", doc_id)` for a paragraph the question did not come with), or each `(title, sent_id)`."""
+def chunk_units(chunk: Chunk, unit: str, by_doc: bool = False) -> list:
+    """The units one chunk covers: its paragraph (the document itself with `by_doc`, for a
+    question whose gold names paragraphs; else its title), or each `(title, sent_id)` it spans."""
     title = _title_key(chunk.title)
     if unit == PARAGRAPH:
-        if by_paragraph_index(question):
-            return list(_idx_of_doc(question.paragraphs).get(chunk.doc_id, ())) or [("doc", chunk.doc_id)]
-        return [title]
+        return [chunk.doc_id] if by_doc else [title]
     if unit != SENTENCE:
         raise ValueError(f"unknown retrieval unit {unit!r}; use one of {UNITS}")
     end = chunk.sent_end if chunk.sent_end > chunk.sent_start else chunk.sent_start + 1
     return [(title, i) for i in range(chunk.sent_start, end)]
 
 
-def _official_form(units: Iterable, unit: str, question: Question | None) -> list:
-    # 2Wiki's normalize_sp lowercases titles after the set is taken: keep its (rare) duplicates
-    if unit == SENTENCE and question is not None and question.dataset == TWOWIKI:
-        return [(u[0].lower(), u[1]) for u in units]
-    return list(units)
-
-
-def retrieved_units(chunks: Iterable[Chunk], unit: str, question: Question | None = None) -> list:
-    """Units in the order the chunks were used, each once. Pass the question to score it by its
-    dataset's rules (MuSiQue paragraph index, 2Wiki lowercase titles); without it, titles."""
+def retrieved_units(chunks: Iterable[Chunk], unit: str, by_doc: bool = False) -> list:
+    """Units in the order the chunks were used, each once."""
     seen: dict = {}
     for c in chunks:
-        for u in chunk_units(c, unit, question):
+        for u in chunk_units(c, unit, by_doc):
             seen.setdefault(u, None)
-    return _official_form(seen, unit, question)
+    return list(seen)
 
 
 def gold_units(question: Question, unit: str) -> set:
-    """Gold supporting units; paragraphs fall back to the titles of the supporting facts; MuSiQue
-    paragraphs are the supporting `idx`. Compare with `retrieved_units(..., question)`."""
-    return set(_gold_list(question, unit))
-
-
-def _gold_list(question: Question, unit: str) -> list:
-    # as the official scripts count them (2Wiki: lowercased after the set is taken)
+    """Gold supporting units; paragraphs are the gold paragraphs themselves when the dataset
+    names them (doc ids), else titles (falling back to the titles of the supporting facts)."""
     if unit == SENTENCE:
-        facts = dict.fromkeys((_title_key(t), int(i)) for t, i in question.supporting_facts)
-        return _official_form(facts, unit, question)
-    if by_paragraph_index(question):
-        return list(dict.fromkeys(question.supporting_idx))
-    titles = question.supporting_titles or tuple(t for t, _ in question.supporting_facts)
-    return list(dict.fromkeys(_title_key(t) for t in titles))
+        return {(_title_key(t), int(i)) for t, i in question.supporting_facts}
+    if question.supporting_docs:
+        return set(question.supporting_docs)
+    titles = set(question.supporting_titles) or {t for t, _ in question.supporting_facts}
+    return {_title_key(t) for t in titles}
 
 
-def has_gold(question: Question, unit: str) -> bool:
-    """Whether retrieval at `unit` can be scored: gold exists, or (MuSiQue) the question came with
-    its paragraphs, so an empty gold is a real one that the official script scores."""
-    return bool(_gold_list(question, unit)) or (unit == PARAGRAPH and by_paragraph_index(question))
+def by_paragraph(question: Question) -> bool:
+    """Whether `question`'s paragraph gold names paragraphs (doc ids) rather than titles."""
+    return bool(question.supporting_docs)
+
+
+def _units_for(question: Question, chunks: Sequence[Chunk], unit: str) -> list:
+    return retrieved_units(chunks, unit, by_paragraph(question))
 
 
 @dataclass(frozen=True)
@@ -197,43 +159,49 @@ class RetrievalScore:
     recall_at_k: float = 0.0
     n_retrieved: int = 0  # units retrieved
     n_gold: int = 0
-    em: float = 0.0  # the official scripts' support EM: exactly the gold units, no more, no less
+    em: float = 0.0  # the scripts' support EM: exactly the gold units, no more, no less
 
 
-def _counts(pred: Sequence, gold: Collection) -> tuple[int, int, int]:
+def _counts(pred: Sequence, gold: Sequence) -> tuple[int, int, int]:
     tp = sum(1 for e in pred if e in gold)
     return tp, len(pred) - tp, sum(1 for e in gold if e not in pred)
 
 
-def retrieval_score(retrieved: Sequence, gold: Collection, *, k_units: Sequence | None = None,
-                    empty_is_perfect: bool = False) -> RetrievalScore:
-    """Precision / recall / F1 / EM of `retrieved` units against `gold`, counted as hotpot's
-    `update_sp` counts them. `k_units` are the units of the first k chunks (recall@k); defaults to
-    all retrieved. Nothing retrieved scores 0 (not "undefined"), so it pulls the average down;
-    `empty_is_perfect` is MuSiQue's rule for an empty gold met by an empty prediction."""
+def retrieval_score(retrieved: Sequence, gold: Iterable, *, k_units: Sequence | None = None) -> RetrievalScore:
+    """Precision / recall / F1 / EM of `retrieved` units against `gold`, counted as the scripts'
+    `update_sp` counts them (a list is taken as is, so 2Wiki's lowercased duplicates count).
+
+    `k_units` are the units of the first k chunks (for recall@k); defaults to all retrieved.
+    Nothing retrieved scores 0 everywhere (not "undefined"), so it pulls the average down.
+    """
     pred = retrieved if isinstance(retrieved, list) else list(dict.fromkeys(retrieved))
-    gold = list(gold)
+    gold = gold if isinstance(gold, list) else list(dict.fromkeys(gold))
     tp, fp, fn = _counts(pred, gold)
     p = tp / (tp + fp) if tp + fp else 0.0
     r = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * p * r / (p + r) if p + r else 0.0
-    em = 1.0 if fp + fn == 0 else 0.0
-    if empty_is_perfect and not pred and not gold:
-        f1, em = 1.0, 1.0
     top = list(k_units) if k_units is not None else pred
     tk, _, fk = _counts(top, gold)
     rk = tk / (tk + fk) if tk + fk else 0.0
-    return RetrievalScore(p, r, f1, rk, len(pred), len(gold), em)
+    return RetrievalScore(p, r, f1, rk, len(pred), len(gold), 1.0 if fp + fn == 0 else 0.0)
+
+
+def _official(units: Iterable, question: Question, unit: str) -> list:
+    # 2Wiki's normalize_sp lowercases titles after the set is taken
+    if unit == SENTENCE and question.dataset == "2wiki":
+        return [(u[0].lower(), u[1]) for u in units]
+    return list(units)
 
 
 def score_retrieval(chunks: Sequence[Chunk], question: Question, unit: str, k: int) -> RetrievalScore | None:
     """Score the chunks a method used as evidence (in the order used). None when the question
     carries no gold support at this unit, so it cannot be scored at all."""
-    if not has_gold(question, unit):
+    gold = gold_units(question, unit)
+    if not gold:
         return None
-    return retrieval_score(retrieved_units(chunks, unit, question), _gold_list(question, unit),
-                           k_units=retrieved_units(chunks[:k], unit, question),
-                           empty_is_perfect=question.dataset == MUSIQUE)
+    return retrieval_score(_official(_units_for(question, chunks, unit), question, unit),
+                           _official(sorted(gold, key=repr), question, unit),
+                           k_units=_official(_units_for(question, chunks[:k], unit), question, unit))
 
 
 def evidence_score(gold: EvidenceGold, chunks: Sequence[Chunk], k: int) -> RetrievalScore | None:
@@ -276,7 +244,7 @@ def score_question(prediction: str, question: Question, chunks: Sequence[Chunk],
     a = answer_score(prediction, question.answers, question.dataset)
 
     def ret(unit: str) -> RetrievalScore | None:
-        if evidence is not None and not has_gold(question, unit):
+        if evidence is not None and not gold_units(question, unit):
             return evidence_score(evidence, chunks, k)
         return score_retrieval(chunks, question, unit, k)
     return QuestionMetrics(
@@ -289,8 +257,8 @@ def score_question(prediction: str, question: Question, chunks: Sequence[Chunk],
 def failed_question_metrics(question: Question, evidence: EvidenceGold | None = None) -> QuestionMetrics:
     """What an errored question scores: zero everywhere it could have been scored."""
     def zero(unit: str) -> RetrievalScore | None:
-        if has_gold(question, unit):
-            return RetrievalScore(n_gold=len(_gold_list(question, unit)))
+        if gold_units(question, unit):
+            return RetrievalScore(n_gold=len(gold_units(question, unit)))
         if evidence is not None and evidence.n_located:
             return RetrievalScore(n_gold=evidence.n_located)
         return None

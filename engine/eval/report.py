@@ -17,6 +17,7 @@ from typing import Any
 from engine import serde
 from engine.eval.failures import ERROR, LABELS
 from engine.eval.metrics import PARAGRAPH, SENTENCE, AverageMetrics, average_metrics
+from engine.eval.recall_loss import RecallLossSummary, recall_loss_markdown, summarize_recall_loss
 from engine.types import Question
 
 
@@ -42,6 +43,8 @@ class MethodSummary:
     first_error: str = ""  # one example, so the table says why a method scored 0
     #: question type (bridge, comparison, 2hop...) -> averages over the questions of that type
     by_qtype: dict[str, AverageMetrics] = field(default_factory=dict)
+    #: where the gold units went (found, or the step that lost them), from the traces
+    recall_loss: RecallLossSummary | None = None
 
 
 @dataclass
@@ -91,6 +94,9 @@ def summarize_method(name: str, records: dict[str, Any], selected: list[Question
         cost_total=cost, cost_per_q=(cost / len(usages) if cost is not None and usages else (None if cost is None else 0.0)),
         engine_time_per_q=_mean([u.engine_time for u in usages]), llm_time_per_q=_mean([u.llm_time for u in usages]),
         failures=failures, by_qtype=by_qtype,
+        recall_loss=summarize_recall_loss(name, [getattr(r, "recall_loss", None) for r in got
+                                                 if getattr(getattr(r, "recall_loss", None), "unit", unit) == unit],
+                                          unit),
         first_error=next((f"{r.qid}: {r.error}" for r in got if r.error and r.failure == ERROR), ""))
 
 
@@ -132,6 +138,9 @@ def summary_markdown(s: EvalSummary) -> str:
             lines += ["", f"T2RAG failure labels ({m.n_done} questions):", "",
                       "| " + " | ".join(m.failures) + " |", "|" + "|".join("---" for _ in m.failures) + "|",
                       "| " + " | ".join(str(v) for v in m.failures.values()) + " |"]
+    loss = recall_loss_markdown([m.recall_loss for m in s.methods if m.recall_loss is not None])
+    if loss:
+        lines += [""] + loss
     errs = [m for m in s.methods if m.n_errors]
     if errs:
         lines += [""] + [f"- {m.method}: {m.n_errors} question(s) failed, e.g. {m.first_error[:300]}" for m in errs]

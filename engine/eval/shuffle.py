@@ -290,13 +290,13 @@ def plan_shuffle(docs: list[Document], questions: list[Question], triplets: list
 
 
 def shuffle_question(q: Question, rn: Renamer, doc_ids: dict[str, str] | None = None) -> Question:
-    """`doc_ids`: old -> renamed document ids, so MuSiQue paragraph indices still point at their
-    (renamed) paragraphs."""
+    """`doc_ids`: old -> renamed document ids, so MuSiQue's gold paragraphs still point at their
+    (renamed) documents."""
     doc_ids = doc_ids or {}
     return dc_replace(q, question=rn(q.question), answers=tuple(rn(a) for a in q.answers),
                       supporting_facts=tuple((rn(t), i) for t, i in q.supporting_facts),
                       supporting_titles=tuple(rn(t) for t in q.supporting_titles),
-                      paragraphs=tuple((i, doc_ids.get(d, d)) for i, d in q.paragraphs),
+                      supporting_docs=tuple(doc_ids.get(d, d) for d in q.supporting_docs),
                       evidence=tuple(rn(e) for e in q.evidence))
 
 

@@ -6,8 +6,8 @@ Recognised by their shape, not their name:
   `supporting_facts = [[title, sent_id]]` (2Wiki also carries `evidences`). The Hugging Face
   layout (`context = {"title": [...], "sentences": [[...]]}`) is accepted too.
 * MuSiQue records: `paragraphs = [{idx, title, paragraph_text, is_supporting}]`, `answer_aliases`,
-  `answerable`. Each paragraph's `idx` is kept with the question (`Question.paragraphs`), so
-  retrieval is scored by paragraph index as MuSiQue's official `SupportMetric` does.
+  `answerable`. The gold paragraphs' documents are kept with the question (`supporting_docs`), so
+  retrieval is scored by paragraph as MuSiQue's official `SupportMetric` does, not by title.
 * IRCoT-processed files: `question_id, question_text, answers_objects = [{spans, number, date}]`,
   `contexts = [{idx, title, paragraph_text, is_supporting}]` (the same shape as MuSiQue's paragraphs).
 * HippoRAG / T2RAG benchmark files: `corpus.json = [{title, text}]` and a questions file whose
@@ -201,11 +201,6 @@ def _dataset_name(rec: dict, qid: str) -> str:
     return "qa"
 
 
-def _idx(p: dict, position: int) -> int:
-    v = p.get("idx")
-    return v if isinstance(v, int) and not isinstance(v, bool) else position
-
-
 def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], set[str], set[str]]:
     """One record -> (question, its documents, every title it names, its title-only titles)."""
     if not isinstance(rec, dict):
@@ -220,27 +215,25 @@ def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], se
     titles: set[str] = set()
     title_only: list[str] = []
     support: list[str] = []
-    paragraphs: list[tuple[int, str]] = []
-    support_idx: list[int] = []
+    support_docs: list[str] = []
     paras = rec.get("paragraphs") if isinstance(rec.get("paragraphs"), list) else rec.get("contexts")
     if isinstance(paras, list) and isinstance(rec.get("pinned_contexts"), list):
         paras = rec["pinned_contexts"] + paras  # IRCoT's IIRC: the passage the question is asked on
     if isinstance(paras, list):  # MuSiQue paragraphs, IRCoT contexts
         kind = name if name != "qa" else "musique"
-        for pos, p in enumerate(paras):
+        for p in paras:
             if not isinstance(p, dict):
                 continue
             title = _s(p.get("title"))
             doc = _text_doc(title, _s(p.get("paragraph_text")) or _s(p.get("text")), kind, source)
-            idx, gold = _idx(p, pos), p.get("is_supporting") is True
-            if gold:
-                support_idx.append(idx)
-                if title and title not in support:
-                    support.append(title)
+            gold = p.get("is_supporting") is True
+            if gold and title and title not in support:
+                support.append(title)
             if doc:
                 docs.append(doc)
                 titles.add(doc.title)
-                paragraphs.append((idx, doc.doc_id))
+                if gold and doc.doc_id not in support_docs:
+                    support_docs.append(doc.doc_id)
     else:
         for title, sents in _context(rec):
             doc = _sentence_doc(title, sents, name if name != "qa" else "hotpotqa", source)
@@ -261,10 +254,10 @@ def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], se
     if not qtype and name == "musique":
         m = _HOP.match(qid)
         qtype = m.group(1) if m else ""
-    musique_idx = name == "musique" and bool(paragraphs)
+    # MuSiQue's SupportMetric scores paragraphs (by `idx`), the others' scripts titles: the gold
+    # paragraphs' documents stand for their idx (distinct within a question)
     q = Question(qid, question, _answers(rec), qtype, facts, tuple(support), name,
-                 paragraphs=tuple(paragraphs) if musique_idx else (),
-                 supporting_idx=tuple(dict.fromkeys(support_idx)) if musique_idx else (),
+                 supporting_docs=tuple(support_docs) if name == "musique" else (),
                  answerable=rec.get("answerable") is not False, evidence=_evidence(rec))
     return q, docs, titles | set(support), set(title_only)
 

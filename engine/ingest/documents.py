@@ -45,7 +45,17 @@ _LIST = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _IMAGE = re.compile(r"!\[([^\[\]\n]*)\]\([^()\n]*\)")
 _LINK = re.compile(r"\[([^\[\]\n]+)\]\([^()\n]*\)")
 _REF_LINK = re.compile(r"\[([^\[\]\n]+)\]\[[^\[\]\n]*\]")
-_HTML_TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,200}>")
+# A tag: name, then attributes where a quoted value may hold `>` (`title="a>b"` must not end the
+# tag early); bounded, so a line full of `<a` without a closing `>` is scanned in linear time.
+_HTML_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:[^<>\"'\n]|\"[^\"\n]*\"|'[^'\n]*'){0,400})>")
+#: HTML elements: their tags are markup and go, the text between them stays. Anything else in
+#: angle brackets (`<Zorblat Museum>`, `<https://example.org>`) is prose and keeps its words:
+#: deleting it made "The curator of <Zorblat Museum> is ..." lose its subject.
+_HTML_ELEMENTS = frozenset(
+    "a abbr address article aside audio b bdi bdo big blockquote body br caption center cite code col colgroup "
+    "dd del details dfn div dl dt em figcaption figure font footer h1 h2 h3 h4 h5 h6 header hr html i img ins "
+    "kbd label li main mark nav ol p picture pre q rp rt ruby s samp section small source span strike strong "
+    "sub summary sup table tbody td tfoot th thead time tr tt u ul var video wbr".split())
 _CODE = re.compile(r"`+([^`\n]*)`+")
 _EMPHASIS = (
     re.compile(r"(\*{1,3})(?=\S)([^*\n]+)(?<=\S)\1"),
@@ -61,8 +71,9 @@ def _inline(line: str) -> str:
     if "[" in line:  # the `in` checks skip patterns that cannot match: most lines have no markup
         for pat in (_IMAGE, _LINK, _REF_LINK):
             line = pat.sub(r"\1", line)
-    if "<" in line:
-        line = _HTML_TAG.sub("", line)
+    if "<" in line:  # inline HTML: the tags go, their text stays; a block tag still separates words
+        line = _HTML_TAG.sub(_tag_text, line)
+        line = re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", line)
     if "`" in line:
         line = _CODE.sub(r"\1", line)
     for marker, pat in zip("*_~", _EMPHASIS):
@@ -73,6 +84,68 @@ def _inline(line: str) -> str:
         if s.startswith("|") or s.endswith("|"):  # a table row reads as one line
             line = " | ".join(cell.strip() for cell in s.strip("|").split("|"))
     return line
+
+
+_BLOCK_TAG = re.compile(r"</?(?:p|div|br|hr|li|ul|ol|tr|td|th|table|summary|details|section|article|header|"
+                        r"footer|blockquote|h[1-6]|dd|dt|dl|figure|figcaption)\b", re.I)
+#: Raw HTML whose content is never text: scripts, styles and comments (dropped whole).
+_RAW_OPEN = ("<script", "<style", "<!--")
+_RAW_CLOSE = {"<script": "</script", "<style": "</style", "<!--": "-->"}
+
+
+def _tag_text(m: re.Match) -> str:
+    if m.group(2).lower() in _HTML_ELEMENTS:
+        return " " if _BLOCK_TAG.match(m.group(0)) else ""
+    if m.group(1):
+        return ""  # a closing tag of no HTML element (`</Zorblat>`) holds no words
+    return m.group(0)[1:-1]  # not HTML: angle brackets around words; keep the words
+
+
+def _find_open(low: str, opener: str, start: int) -> int:
+    """Next `opener` at or after `start` that is a whole tag name (`<script`, not `<scripts`)."""
+    i = low.find(opener, start)
+    while i >= 0 and opener != "<!--" and i + len(opener) < len(low) and (
+            low[i + len(opener)].isalnum() or low[i + len(opener)] == "-"):
+        i = low.find(opener, i + 1)
+    return i
+
+
+def drop_raw_html(md: str) -> str:
+    """Remove `<script>`/`<style>` elements and HTML comments with their content, in one forward
+    pass: the next position of each opener and closer is remembered and searched again only once
+    passed, so the work is linear whatever the input. An opening tag never closed loses only
+    itself, not the rest of the file."""
+    low = md.lower()
+    if not any(o in low for o in _RAW_OPEN):
+        return md
+    nxt = {o: _find_open(low, o, 0) for o in _RAW_OPEN}
+    close_at: dict[str, int] = {}
+    out, pos = [], 0
+    while True:
+        live = [(i, o) for o, i in nxt.items() if i >= 0]
+        if not live:
+            break
+        i, o = min(live)
+        close = _RAW_CLOSE[o]
+        if close_at.get(close, 0) != -1 and close_at.get(close, -2) < i + len(o):
+            close_at[close] = low.find(close, i + len(o))
+        j = close_at[close]
+        if j < 0:  # never closed: drop the opening tag only (or its name, if it has no ">")
+            end = low.find(">", i, i + 300)
+            end = i + len(o) if end < 0 else end + 1
+        elif o == "<!--":
+            end = j + 3
+        else:
+            gt = low.find(">", j, j + 300)
+            end = j + len(close) if gt < 0 else gt + 1
+        out.append(md[pos:i])
+        out.append(" ")
+        pos = end
+        for k, v in nxt.items():
+            if 0 <= v < pos:
+                nxt[k] = _find_open(low, k, pos)
+    out.append(md[pos:])
+    return re.sub(r"(?<=\S)[ \t]{2,}(?=\S)", " ", "".join(out))
 
 
 def _is_rule(s: str) -> bool:
@@ -95,7 +168,7 @@ def strip_markdown(md: str) -> tuple[str, str]:
     Line by line, so no pattern can scan across the whole file. Headings end in a period so
     the sentence splitter does not glue them to the next line; code is kept as plain text.
     """
-    md = _FRONT_MATTER.sub("", md.replace("\r\n", "\n"), count=1)
+    md = drop_raw_html(_FRONT_MATTER.sub("", md.replace("\r\n", "\n"), count=1))
     out: list[str] = []
     title = ""
     prev_text = False  # the previous line is plain text (a setext underline makes it a heading)
@@ -154,6 +227,7 @@ class _Visible(HTMLParser):
         self.h1_parts: list[str] = []
         self._skip: list[str] = []  # open skipped elements, so nesting inside them is ignored
         self._in_title = self._in_h1 = False
+        self._last_text = -1  # index in `parts` of the last part with visible text
 
     def handle_starttag(self, tag: str, attrs) -> None:
         if tag == "title":
@@ -188,13 +262,13 @@ class _Visible(HTMLParser):
             self.parts.append("\n\n")
 
     def _end_sentence(self) -> None:
-        """A heading is its own sentence (see strip_markdown): give it a period if it has none."""
-        for i in range(len(self.parts) - 1, -1, -1):
+        """A heading is its own sentence (see strip_markdown): give it a period if it has none.
+        The last text part is remembered, not searched for: a page of empty headings stays linear."""
+        i = self._last_text
+        if i >= 0:
             t = self.parts[i].rstrip()
-            if t:
-                if t[-1] not in ".!?:":
-                    self.parts[i] = t + "."
-                return
+            if t[-1] not in ".!?:":
+                self.parts[i] = t + "."
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
@@ -202,6 +276,8 @@ class _Visible(HTMLParser):
         elif not self._skip:
             data = _WS.sub(" ", data)  # source line wraps are not paragraph breaks; block tags are
             self.parts.append(data)
+            if data.strip():
+                self._last_text = len(self.parts) - 1
             if self._in_h1:
                 self.h1_parts.append(data)
 
@@ -227,8 +303,14 @@ def read_html(name: str, data: bytes) -> Document:
 # --- PDF ------------------------------------------------------------------------------------
 
 
+#: Work bounded by content, not only by bytes: a small PDF can name one page thousands of times.
+MAX_PDF_PAGES = 5000
+MAX_EXTRACTED_CHARS = 20_000_000
+
+
 def read_pdf(name: str, data: bytes) -> Document:
-    """The PDF's text layer, pages separated by blank lines; no OCR."""
+    """The PDF's text layer, pages separated by blank lines; no OCR. Refused beyond
+    MAX_PDF_PAGES pages or MAX_EXTRACTED_CHARS characters of text."""
     import logging
 
     from pypdf import PdfReader
@@ -245,7 +327,16 @@ def read_pdf(name: str, data: bytes) -> Document:
                 raise
             except Exception:
                 raise IngestError("is an encrypted PDF; remove the password and try again") from None
-        pages = [(page.extract_text() or "") for page in reader.pages]
+        n_pages = len(reader.pages)
+        if n_pages > MAX_PDF_PAGES:
+            raise IngestError(f"has {n_pages} pages; the limit is {MAX_PDF_PAGES} pages per PDF (split it)")
+        pages, total = [], 0
+        for page in reader.pages:
+            pages.append(page.extract_text() or "")
+            total += len(pages[-1])
+            if total > MAX_EXTRACTED_CHARS:
+                raise IngestError(f"gives more than {MAX_EXTRACTED_CHARS:,} characters of text (the limit per file) "
+                                  f"by page {len(pages)} of {n_pages}")
         meta_title = ""
         try:
             meta_title = str((reader.metadata or {}).get("/Title") or "")

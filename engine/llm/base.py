@@ -14,6 +14,8 @@ trace: prompt, raw reply, parsed result, tokens, cost, latency and whether it wa
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -103,8 +105,8 @@ class QueryTriplet:
         """Distinct placeholders in order of appearance (a bare `?` counts once per part)."""
         seen: list[str] = []
         for i, p in enumerate(self.parts):
-            if is_placeholder(p):
-                name = p.strip() if p.strip() != "?" else f"?#{i}"
+            for token in placeholder_tokens(p):
+                name = token if token != "?" else f"?#{i}"
                 if name not in seen:
                     seen.append(name)
         return tuple(seen)
@@ -113,8 +115,19 @@ class QueryTriplet:
         return f"({self.subject}, {self.predicate}, {self.object})"
 
 
+#: A placeholder anywhere in a part: `?film` in "director of ?film", `?performer` in "?performer's
+#: child", or a bare `?`; a question mark ending a word ("Who?") is not one.
+PLACEHOLDER = re.compile(r"(?<![\w?])\?(?:[A-Za-z_][\w\-]*)?")
+
+
+def placeholder_tokens(part: str) -> list[str]:
+    """The placeholders in a part, in order (`["?film"]` for "director of ?film")."""
+    return [m.group(0) for m in PLACEHOLDER.finditer(part or "")]
+
+
 def is_placeholder(part: str) -> bool:
-    return part.strip().startswith("?")
+    """The part holds a placeholder somewhere (not only at its start)."""
+    return PLACEHOLDER.search(part or "") is not None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ Model strings are litellm's (`openai/...`, `anthropic/...`, `gemini/...`, `azure
 `ollama/...`, `hosted_vllm/...`); `api_base` points any of them at an OpenAI-compatible server.
 
 The API key is held in memory only. It is never part of the cache key, never logged, and it is
-scrubbed from every error message, because provider errors sometimes echo the request back.
+scrubbed from every reply and error message, because providers sometimes echo the request back.
+Every request goes through `engine.llm.litellm_call.call_litellm`, the trust boundary: the
+server's environment keys only reach endpoints the operator configured.
 litellm is imported on the first call: importing it takes seconds and most commands never need it.
 """
 from __future__ import annotations
@@ -24,48 +26,14 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from engine.llm import deadline
 from engine.llm.base import Completion, LLMError
 from engine.llm.cache import CachedResponse, ResponseCache, cache_key
 
 log = logging.getLogger(__name__)
-_litellm = None
-_import_lock = threading.Lock()
-
-
-def import_litellm():
-    """Import litellm once, with the offline price table and without its console chatter."""
-    global _litellm
-    with _import_lock:
-        if _litellm is None:
-            # the bundled price table: no network fetch at import time, reproducible costs
-            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-            import litellm
-
-            litellm.suppress_debug_info = True
-            litellm.telemetry = False
-            _litellm = litellm
-    return _litellm
-
-
-# Long random-looking tokens that look like credentials, scrubbed even when we were not told them.
-_SECRET_PATTERNS = [re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
-                    re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{6,}")]
-
-
-def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """Remove the given secrets and anything shaped like an API key from `text`."""
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "***")
-    for pat in _SECRET_PATTERNS:
-        text = pat.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
-    return text
-
-
-def _env_secrets() -> tuple[str, ...]:
-    # Keys litellm reads from the environment itself; scrub those too in case a provider echoes them.
-    return tuple(v for k, v in os.environ.items()
-                 if (k.endswith("_API_KEY") or k.endswith("_TOKEN") or k.endswith("_SECRET")) and len(v) >= 8)
+# The shared door to litellm (trust boundary, scrubbing); re-exported here for older imports.
+from engine.llm.litellm_call import (EndpointPolicy, call_litellm, env_secrets as _env_secrets,  # noqa: E402,F401
+                                     import_litellm, scrub)
 
 
 def provider_of(model: str) -> str:
@@ -84,7 +52,7 @@ class LiteLLMClient:
     def __init__(self, model: str, *, api_base: str = "", api_key: str | None = None,
                  cache: ResponseCache | Path | str | None = None, timeout: float = 60.0,
                  max_attempts: int = 4, backoff: float = 1.0, max_backoff: float = 20.0,
-                 extra_params: dict[str, Any] | None = None):
+                 extra_params: dict[str, Any] | None = None, policy: EndpointPolicy | None = None):
         if not model.strip():
             raise ValueError("a model string is required (e.g. openai/gpt-4o-mini)")
         self.model = model.strip()
@@ -105,6 +73,7 @@ class LiteLLMClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.extra_params = dict(extra_params or {})
+        self.policy = policy  # None: the process's policy (engine.llm.litellm_call.set_policy)
 
     def __repr__(self) -> str:  # never show the key
         return f"LiteLLMClient(model={self.model!r}, api_base={self.api_base!r})"
@@ -136,7 +105,15 @@ class LiteLLMClient:
             t0 = time.perf_counter()
             err: LLMError | None = None
             try:
-                resp = self._call(messages, temperature, budget, json_mode)
+                timeout = deadline.clamp(self.timeout)  # the question's deadline bounds every attempt
+            except LLMError as exc:
+                exc.attempts = attempt - 1  # type: ignore[attr-defined]
+                raise exc from None
+            try:
+                resp = self._call(messages, temperature, budget, json_mode, timeout)
+            except LLMError as exc:  # refused at the trust boundary: nothing was sent
+                err = exc
+                retry_after = None
             except Exception as exc:  # noqa: BLE001 - every provider error is classified below
                 err = self._classify(exc, attempt)
                 retry_after = _retry_after(exc)
@@ -172,26 +149,38 @@ class LiteLLMClient:
                           cached=False, attempts=attempt)
 
     # -- internals ---------------------------------------------------------------------------
-    def _call(self, messages, temperature, max_tokens, json_mode):
-        litellm = import_litellm()
-        kw: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature,
-                              "timeout": self.timeout, "num_retries": 0, "max_retries": 0,
+    def _call(self, messages, temperature, max_tokens, json_mode, timeout: float | None = None):
+        kw: dict[str, Any] = {"messages": messages, "temperature": temperature,
+                              "timeout": timeout or self.timeout, "num_retries": 0, "max_retries": 0,
                               "drop_params": True}  # a provider without e.g. response_format still answers
         if max_tokens is not None:
             kw["max_tokens"] = max_tokens
         if json_mode:
             kw["response_format"] = {"type": "json_object"}
-        if self.api_base:
-            kw["api_base"] = self.api_base
-        if self._api_key:
-            kw["api_key"] = self._api_key
-        kw.update(self.extra_params)
-        return litellm.completion(**kw)
+        kw.update({k: v for k, v in self.extra_params.items() if k not in ("api_key", "model")})
+        return call_litellm("completion", model=self.model, api_base=self.api_base, api_key=self._api_key,
+                            policy=self.policy, **kw)
+
+    def probe(self) -> tuple[bool, str]:
+        """One minimal request (no cache, no retries): (ok, one line for the Settings page)."""
+        try:
+            self._call([{"role": "user", "content": "ping"}], 0.0, 1, False)
+        except LLMError as exc:
+            return False, str(exc)
+        except Exception as exc:  # noqa: BLE001
+            err = self._classify(exc, 1)
+            what = {"auth": "authentication failed", "not_found": "model not found",
+                    "unreachable": "unreachable", "timeout": "no reply in time"}.get(err.kind, "request failed")
+            return False, f"{what}: {err}"
+        return True, f"{self.model} answered" + (f" at {self.api_base}" if self.api_base else "")
 
     def _sleep(self, attempt: int, retry_after: float | None = None) -> None:
         delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
         if retry_after is not None:
             delay = min(self.max_backoff, max(delay, retry_after))
+        d = deadline.current()
+        if d is not None:  # never sleep past the deadline: the next attempt reports it instead
+            delay = min(delay, max(0.0, d.remaining()))
         # jitter keeps many worker threads from retrying in lockstep
         time.sleep(delay * random.uniform(0.5, 1.0))
 

@@ -15,7 +15,7 @@ from engine.llm.base import LLM, Completion, Evidence, LLMCall, LLMError, QueryT
 from engine.llm.parsing import parse_answer, parse_entities, parse_kg2rag, parse_solve, parse_triples
 
 #: Errors re-raised by every job; the rest are recorded in `LLMCall.error`.
-FATAL_KINDS = ("auth", "not_found", "unreachable")
+FATAL_KINDS = ("auth", "not_found", "unreachable", "deadline")  # these end the question: raised, not absorbed
 STYLES = ("json", "json+ner", "kg2rag")
 
 

@@ -29,12 +29,19 @@ StepCallback = Callable[[str, Any], None]
 
 @dataclass
 class Usage:
-    """Totals over a question's LLM calls. Cache hits are counted apart and cost nothing."""
+    """Totals over a question's LLM calls.
+
+    `prompt_tokens` / `completion_tokens` are the tokens the method *needs*: every call counts,
+    cache hits included, so a method's size does not depend on a warm cache (the T2RAG-vs-IRCoT
+    token comparison stays fair on reruns and resumed evals). `billed_*` and `cost` are what this
+    run paid: a cache hit costs nothing."""
 
     calls: int = 0
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    billed_prompt_tokens: int = 0
+    billed_completion_tokens: int = 0
     cost: float | None = 0.0  # None when any billed call had an unknown price
     llm_time: float = 0.0
     engine_time: float = 0.0
@@ -48,11 +55,13 @@ class Usage:
                 # rule steps are recorded in the trace but are not LLM calls
                 continue
             u.calls += 1
+            u.prompt_tokens += c.prompt_tokens
+            u.completion_tokens += c.completion_tokens
             if c.cached:
                 u.cached_calls += 1
                 continue
-            u.prompt_tokens += c.prompt_tokens
-            u.completion_tokens += c.completion_tokens
+            u.billed_prompt_tokens += c.prompt_tokens
+            u.billed_completion_tokens += c.completion_tokens
             u.llm_time += c.latency
             if c.cost is None or u.cost is None:
                 u.cost = None

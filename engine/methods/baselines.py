@@ -171,6 +171,9 @@ class _Baseline:
         except LLMError as exc:
             error = str(exc)
             tr.call = LLMCall(job="answer", model=getattr(self.reasoner, "name", ""), error=error)
+        if not error and tr.call is not None and tr.call.error and not tr.answer:
+            # a provider that failed after its retries (500s, garbage): an error, not an empty answer
+            error = f"the answer step failed: {tr.call.error}"
         tr.timings["generate"] = time.perf_counter() - t1
         total = time.perf_counter() - t0
         tr.timings["total"] = total

@@ -15,12 +15,24 @@ import numpy as np
 
 from engine.llm.base import LLMCall, LLMError, Reasoner
 from engine.methods.base import Result, StepCallback, Usage, register_trace
-from engine.methods.baselines import format_context
-from engine.methods.kg2rag_graph import (GraphEdge, Hop, Tree, expand, fill_from_seeds, select_trees,
-                                         spanning_trees, weighted_edges)
+from engine.methods.baselines import bm25_index, format_context, rrf
+from engine.methods.kg2rag_graph import GraphEdge, Hop, Tree, expand, spanning_trees, weighted_edges
+from engine.methods.kg2rag_rank import TREE_SCORES, cosine_rank
+from engine.methods.kg2rag_select import FILL, OVERFLOW, fill_from_seeds, select_trees
 from engine.rerank import Reranker, is_cosine, make_reranker
 
-TREE_SCORES = ("max", "mean", "centroid")
+SEED_STAGES = ("dense", "hybrid")
+
+
+def _neighbourhood(corpus, seed_trips, hops: int):
+    """The part of the entity graph the walk can reach: read by indexed lookups from a store that
+    offers it (cost follows the question, not the corpus), else the whole graph."""
+    if not hasattr(corpus, "entity_neighbourhood"):
+        return corpus.entity_graph()
+    from engine.textnorm import normalize_entity
+
+    entities = sorted({normalize_entity(x) for t in seed_trips for x in (t.subject, t.object)} - {""})
+    return corpus.entity_neighbourhood(entities, hops)
 
 
 @dataclass(frozen=True)
@@ -39,29 +51,59 @@ class KG2RAGSettings:
     a country name cannot flood the candidates. -1 = no per-entity cap."""
 
     reranker: str = ""
-    """Tree ranker: "" = embedding cosine from stored proposition vectors; `ce:/local/cross-encoder`
+    """Tree ranker: "" = embedding cosine from stored vectors (`tree_score`); `ce:/local/cross-encoder`
     or `litellm:<rerank model>` score the tree's triplet form as the paper does."""
 
-    tree_score: str = "max"
-    """With the cosine ranker, how a tree's proposition cosines combine: `max` (its best fact),
-    `mean`, or `centroid` (cosine with the mean proposition vector, closest to embedding the
-    whole triplet form)."""
+    tree_score: str = "max+chunk"
+    """With the cosine ranker, what a tree is scored by (engine.methods.kg2rag_rank): `max` (its
+    best proposition), `mean`, `centroid`, `chunk-max` / `chunk-mean` (its chunks' similarity),
+    `text` (its chunks' mean vector), `seed-sum` (the seeds it holds) or `max+chunk` (the mean of
+    `max` and `chunk-max`: the best on both shared sets, docs/benchmarks.md)."""
+
+    overflow: str = "cut-share"
+    """A tree bigger than the room left: `cut` it to fit in walk order, `cut-heaviest` (keep its
+    heaviest chunks with their paths to the walk root), `cut-share` (the same, but only chunks
+    as similar as the next tree's best, leaving the rest of the room to the next trees) or
+    `skip` it and try the next (SPEC step 7)."""
+
+    fill: str = "half"
+    """Seed chunks appended after the trees: `half` = only when the trees gave fewer than k/2
+    (the paper), `room` = whenever the trees left room under k, `none` = never."""
+
+    seed_trees: bool = True
+    """A seed chunk with no triplet cannot join any tree; with this on it competes in the ranking
+    as a one-chunk tree scored by its own similarity instead of waiting for the fill rule."""
+
+    seeds: str = "hybrid"
+    """First stage: `dense` (the paper: cosine top-k) or `hybrid` (BM25 and dense fused by
+    reciprocal rank, as the hybrid baseline; ours, measured better on both shared sets); edge
+    weights stay the chunks' cosine either way."""
+
+    @classmethod
+    def paper(cls, **overrides) -> "KG2RAGSettings":
+        """The paper's pipeline as written (SPEC section 2): dense seeds, trees ranked by their
+        best proposition, a misfit tree skipped, no one-chunk trees for seeds without triplets."""
+        base = dict(seeds="dense", tree_score="max", overflow="skip", seed_trees=False, fill="half")
+        return cls(**{**base, **overrides})
 
     def __post_init__(self):
         if self.k < 1:
             raise ValueError(f"k must be at least 1, got {self.k}")
         if self.hops < 0:
             raise ValueError(f"hops must be 0 or more, got {self.hops}")
-        if self.tree_score not in TREE_SCORES:
-            raise ValueError(f"tree_score must be one of {', '.join(TREE_SCORES)}, got {self.tree_score!r}")
+        for name, value, allowed in (("tree_score", self.tree_score, TREE_SCORES), ("overflow", self.overflow, OVERFLOW),
+                                     ("fill", self.fill, FILL), ("seeds", self.seeds, SEED_STAGES)):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
 
 
 @dataclass
 class SeedChunk:
     chunk_id: str
     title: str
-    score: float
+    score: float  # cosine similarity to the question
     n_triplets: int  # triplets this chunk states (0 = it contributes no entity)
+    triplet_ids: list[int] = field(default_factory=list)  # the triplets it states: the expansion's start
 
 
 @dataclass
@@ -112,23 +154,25 @@ class KG2RAG:
 
         # 1. seed: one question embedding, reused for every similarity below
         qvec = np.asarray(corpus.embed([question]), dtype=np.float32)[0]
-        hits = corpus.search_chunks(qvec[None, :], s.k)[0]
+        hits = self._seeds(question, qvec, corpus, s)
         seed_scores = {cid: float(sc) for cid, sc in hits}
         seed_chunks = {c.chunk_id: c for c in corpus.get_chunks(list(seed_scores))}
         seed_trips = corpus.triplets(chunk_ids=list(seed_scores)) if seed_scores else []
-        per_chunk = {cid: 0 for cid in seed_scores}
+        per_chunk: dict[str, list[int]] = {cid: [] for cid in seed_scores}
         for t in seed_trips:
             for cid in t.chunk_ids:
                 if cid in per_chunk:
-                    per_chunk[cid] += 1
-        tr.seeds = [SeedChunk(cid, getattr(seed_chunks.get(cid), "title", ""), sc, per_chunk[cid])
-                    for cid, sc in hits]
+                    per_chunk[cid].append(int(t.triplet_id))
+        tr.seeds = [SeedChunk(cid, getattr(seed_chunks.get(cid), "title", ""), sc, len(per_chunk[cid]),
+                              sorted(per_chunk[cid])) for cid, sc in hits]
         clock.lap("seed")
         step(f"seed: {len(tr.seeds)} chunks", tr)
 
         # 2. expand over the entity graph
+        trees: list[Tree] = []
+        chunk_scores = dict(seed_scores)
         if seed_trips:
-            graph = corpus.entity_graph()
+            graph = _neighbourhood(corpus, seed_trips, s.hops)
 
             def score_chunks(ids: list[str]) -> dict[str, float]:
                 vecs = np.asarray(corpus.chunk_vectors(ids), dtype=np.float32)
@@ -138,6 +182,7 @@ class KG2RAG:
                          s.hops, score_chunks, s.expansion_cap, s.max_entity_edges)
             tr.seed_entities = exp.seed_entities
             tr.hops = exp.hops
+            chunk_scores.update(exp.chunk_scores)
             clock.lap("expand")
             step(f"expand: {sum(len(h.chunks_added) for h in exp.hops)} chunks added", tr)
 
@@ -147,35 +192,44 @@ class KG2RAG:
             trees = spanning_trees(tr.edges)
             clock.lap("trees")
             step(f"organize: {len(trees)} trees", tr)
-
+        if s.seed_trees:
+            trees += [Tree(tree_id=len(trees) + i, nodes=[], kept_edges=[], pruned_edges=[], chunk_ids=[x.chunk_id],
+                           triplet_form="", kind="seed")
+                      for i, x in enumerate(x for x in tr.seeds if not x.n_triplets)]
+        if trees:
             # 6. rank
-            tr.ranker = self._rank(question, qvec, trees, corpus, s)
+            tr.ranker = self._rank(question, qvec, trees, corpus, s, chunk_scores, seed_scores)
             tr.trees = sorted(trees, key=lambda t: (-(t.rank_score if t.rank_score is not None else -np.inf),
                                                     t.tree_id))
             clock.lap("rank")
-        else:
+        if not seed_trips:
             tr.note = ("the seed chunks hold no triplets (not extracted yet, or nothing found): "
                        "no graph to expand, so the answer uses the seed chunks only")
 
-        # 7. select trees, then fill with seeds below k/2
-        tr.tree_chunk_ids = select_trees(tr.trees, s.k)
+        # 7. select trees, then fill with seeds
+        tr.tree_chunk_ids = select_trees(tr.trees, s.k, s.overflow, chunk_scores)
         tr.selected_tree_ids = [t.tree_id for t in tr.trees if t.selected]
-        tr.fill_chunk_ids = fill_from_seeds(tr.tree_chunk_ids, [cid for cid, _ in hits], s.k)
+        fill_rule = s.fill if any(t.kind != "seed" for t in tr.trees) else "room"
+        tr.fill_chunk_ids = fill_from_seeds(tr.tree_chunk_ids, [cid for cid, _ in hits], s.k, fill_rule)
         evidence = tr.tree_chunk_ids + tr.fill_chunk_ids
         if tr.fill_chunk_ids and tr.trees:
-            tr.note = (f"the selected trees gave {len(tr.tree_chunk_ids)} chunks, fewer than k/2 = {s.k / 2:g}: "
+            why = f"fewer than k/2 = {s.k / 2:g}" if fill_rule == "half" else f"room under k = {s.k}"
+            tr.note = (f"the selected trees gave {len(tr.tree_chunk_ids)} chunks, {why}: "
                        f"added the {len(tr.fill_chunk_ids)} best remaining seed chunks")
         clock.lap("select")
         step(f"select: {len(tr.selected_tree_ids)} trees, {len(evidence)} chunks", tr)
 
         # 8. generate
-        tr.context = format_context(corpus.get_chunks(evidence))
+        tr.context = tree_context([t for t in tr.trees if t.selected], tr.fill_chunk_ids, corpus)
         error = ""
         try:
             tr.answer, tr.call = self.reasoner.answer(question, tr.context)
         except LLMError as exc:
             error = str(exc)
             tr.call = LLMCall(job="answer", model=getattr(self.reasoner, "name", ""), error=error)
+        if not error and tr.call is not None and tr.call.error and not tr.answer:
+            # a provider that failed after its retries: an error, not an empty answer
+            error = f"the answer step failed: {tr.call.error}"
         clock.lap("generate")
         total = time.perf_counter() - t_start
         tr.timings["total"] = total
@@ -186,36 +240,38 @@ class KG2RAG:
                       evidence_chunk_ids=evidence, stop_reason="answered" if not error else "llm error",
                       error=error, reasoner=getattr(self.reasoner, "name", ""), trace=tr)
 
-    def _rank(self, question: str, qvec: np.ndarray, trees: list[Tree], corpus, s: KG2RAGSettings) -> str:
+    def _seeds(self, question: str, qvec: np.ndarray, corpus, s: KG2RAGSettings) -> list[tuple[str, float]]:
+        """The top-k seed chunks with their cosine similarity, best first."""
+        if s.seeds == "dense":
+            return corpus.search_chunks(qvec[None, :], s.k)[0]
+        n = 2 * s.k  # per list before fusion: deeper lists cost time and did not find more gold
+        dense = corpus.search_chunks(qvec[None, :], n)[0]
+        sparse = bm25_index(corpus).search(question, n)
+        ids = [cid for cid, _ in rrf([[c for c, _ in dense], [c for c, _ in sparse]])[: s.k]]
+        cos = dict(dense)
+        missing = [c for c in ids if c not in cos]
+        if missing:
+            vecs = np.asarray(corpus.chunk_vectors(missing), dtype=np.float32)
+            cos.update({c: float(v) for c, v in zip(missing, vecs @ qvec)})
+        return [(c, float(cos[c])) for c in ids]
+
+    def _rank(self, question: str, qvec: np.ndarray, trees: list[Tree], corpus, s: KG2RAGSettings,
+              chunk_scores: dict[str, float], seed_scores: dict[str, float]) -> str:
         """Set each tree's `rank_score`; return a description of the ranker for the trace."""
-        if not trees:
-            return ""
         reranker = self.reranker or (self._reranker(s.reranker, corpus) if s.reranker else None)
+        seeds_alone = [t for t in trees if t.kind == "seed"]
         if not is_cosine(reranker):
-            scores = reranker.score(question, [t.triplet_form for t in trees])
+            texts = {c.chunk_id: format_context([c]) for c in corpus.get_chunks([t.chunk_ids[0] for t in seeds_alone])}
+            scores = reranker.score(question, [texts.get(t.chunk_ids[0], "") if t.kind == "seed" else t.triplet_form
+                                               for t in trees])
             for t, sc in zip(trees, scores):
                 t.rank_score = float(sc)
-            return f"{reranker.name} over each tree's triplet form"
-        # The fallback scores from the stored proposition vectors: encoding each tree's triplet
-        # form would cost an embedder call per question and break the speed target.
-        tids = sorted({e.triplet_id for t in trees for e in t.kept_edges})
-        vecs = np.asarray(corpus.proposition_vectors(tids), dtype=np.float32)
-        row = {tid: i for i, tid in enumerate(tids)}
-        cos = vecs @ qvec
-        for t in trees:
-            idx = [row[tid] for tid in dict.fromkeys(e.triplet_id for e in t.kept_edges)]
-            if not idx:  # a component of self-loops only: no edge survives, nothing to rank
-                t.rank_score = None
-            elif s.tree_score == "max":
-                t.rank_score = float(cos[idx].max())
-            elif s.tree_score == "mean":
-                t.rank_score = float(cos[idx].mean())
-            else:
-                centroid = vecs[idx].mean(axis=0)
-                norm = float(np.linalg.norm(centroid)) or 1.0
-                t.rank_score = float(centroid @ qvec / norm)
-        return (f"embedding cosine ({s.tree_score} over the tree's stored proposition vectors; "
-                "no cross-encoder configured)")
+            how = f"{reranker.name} over each tree's triplet form"
+            return how + (" (a seed with no triplet: over its text)" if seeds_alone else "")
+        how = cosine_rank(trees, qvec, corpus, s.tree_score, chunk_scores, seed_scores)
+        for t in seeds_alone:  # its text is its only form: its own similarity
+            t.rank_score = seed_scores.get(t.chunk_ids[0])
+        return how + ("; a seed with no triplet: its own similarity" if seeds_alone else "")
 
     def _reranker(self, spec: str, corpus) -> Reranker:
         if spec not in self._rerankers:
@@ -231,12 +287,14 @@ class KG2RAG:
         added = sum(len(h.chunks_added) for h in tr.hops)
         cut = sum(len(h.cut_by_total_cap) for h in tr.hops)
         capped = sum(len(c.cut_triplet_ids) for h in tr.hops for c in h.entity_caps)
-        lines = [f"seeds: {len(tr.seeds)} chunks, {sum(x.n_triplets > 0 for x in tr.seeds)} with triplets",
+        lines = [f"seeds: {len(tr.seeds)} chunks ({tr.settings.seeds}), {sum(x.n_triplets > 0 for x in tr.seeds)} "
+                 "with triplets",
                  f"expansion: {len(tr.hops)} hop(s), +{added} chunks"
                  + (f" ({cut} chunks cut by the cap, {capped} hub triplets not followed)" if cut or capped else ""),
                  f"graph: {len(tr.nodes)} entities, {len(tr.edges)} edges, {len(tr.trees)} components/trees",
                  f"ranker: {tr.ranker or '-'}",
                  f"selected: {len(tr.selected_tree_ids)} trees -> {len(tr.tree_chunk_ids)} chunks"
+                 + (f" ({cuts} cut to fit k)" if (cuts := sum(1 for t in tr.trees if t.cut_chunk_ids)) else "")
                  + (f", +{len(tr.fill_chunk_ids)} seed chunks as fill" if tr.fill_chunk_ids else ""),
                  f"tokens: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion"
                  f" in {result.usage.calls} call(s)"]
@@ -244,6 +302,36 @@ class KG2RAG:
             lines.append(f"note: {tr.note}")
         lines.append(f"answer: {result.answer}")
         return lines
+
+
+#: Marks the start of every selected tree after the first, and of the fill: a sentence of its own
+#: (the final period) in plain lower-case words, with no name or number in it. The offline reasoner
+#: reads answers off the context's sentences: a header such as "[Knowledge tree 2 of 3: ...]", or
+#: one before the first tree, cost it 4 of 100 HotpotQA answers; one without a period was glued to
+#: the next passage's first sentence. These cost none (docs/benchmarks.md).
+TREE_SEPARATOR = "(next knowledge tree.)"
+FILL_SEPARATOR = "(seed passages.)"
+
+
+def tree_context(selected: list[Tree], fill_ids: list[str], corpus) -> str:
+    """The answer context: each selected tree's paragraphs in rank order (each tree in walk
+    order), a separator line between trees, then the seed chunks added as fill under their own
+    separator. The separators keep tree boundaries visible, so the reader can tell one reasoning
+    chain from the next (flattening them hides where a chain ends). Each separator is a paragraph
+    of its own: a reader that splits the context on blank lines would otherwise take it for the
+    title of the next passage."""
+    parts = []
+    shown: set[str] = set()  # a chunk stating triplets of two components sits in two trees: shown once
+    for t in selected:
+        ids = [c for c in t.chunk_ids if c not in t.cut_chunk_ids and c not in shown]
+        shown.update(ids)
+        if ids:
+            body = format_context(corpus.get_chunks(ids))
+            parts.append(f"{TREE_SEPARATOR}\n\n{body}" if parts else body)
+    if fill_ids:
+        body = format_context(corpus.get_chunks(fill_ids))
+        parts.append(f"{FILL_SEPARATOR}\n\n{body}" if parts else body)
+    return "\n\n".join(parts)
 
 
 class _Clock:

@@ -1,6 +1,6 @@
 """KG2RAG's graph algorithms, free of any corpus or model: expansion, spanning trees, walk, selection.
 
-Everything here works on a `networkx.MultiGraph` shaped like `Corpus.entity_graph()` (nodes are
+Selection (step 7) lives in `kg2rag_select`. Everything here works on a `networkx.MultiGraph` shaped like `Corpus.entity_graph()` (nodes are
 normalized entities; one edge per triplet, keyed by triplet_id, carrying subject / predicate /
 object / triplet_id / chunk_ids) and on plain chunk scores, so each step can be checked by hand.
 `engine.methods.kg2rag` wires these steps to a corpus and a reasoner.
@@ -90,9 +90,12 @@ class Tree:
     pruned_edges: list[PrunedEdge]
     chunk_ids: list[str]  # text form: each edge's chunk in walk order, each once
     triplet_form: str  # one "h r t" line per kept edge, in walk order
+    root: str = ""  # the entity the depth-first walk starts from (the heaviest edge's subject)
+    kind: str = "tree"  # tree | self-loops (only self-loop edges: its best chunk) | seed (a seed with no triplet)
     rank_score: float | None = None
     selected: bool = False
-    note: str = ""  # why it was skipped, when it was
+    cut_chunk_ids: list[str] = field(default_factory=list)  # left out when the tree was cut to fit k
+    note: str = ""  # why it was skipped or cut, when it was
 
 
 # --- step 2: expansion -----------------------------------------------------------------------
@@ -257,9 +260,19 @@ def spanning_trees(edges: list[GraphEdge]) -> list[Tree]:
     for i in order:
         kept, pruned = _kruskal(comp_edges[i])
         walk = dfs_walk(kept)
-        chunk_ids = list(dict.fromkeys(e.chunk_id for e in walk))
-        trees.append(Tree(tree_id=len(trees), nodes=comps[i], kept_edges=walk, pruned_edges=pruned,
-                          chunk_ids=chunk_ids, triplet_form="\n".join(dict.fromkeys(e.line for e in walk))))
+        if walk:
+            trees.append(Tree(tree_id=len(trees), nodes=comps[i], kept_edges=walk, pruned_edges=pruned,
+                              chunk_ids=list(dict.fromkeys(e.chunk_id for e in walk)),
+                              triplet_form="\n".join(dict.fromkeys(e.line for e in walk)), root=walk[0].u))
+        else:
+            # Only self-loops ("X is X"-like triplets, or a subject and object that normalize to
+            # one entity): no edge survives, but the component still stands for a chunk that
+            # reached the graph. Like the reference code, keep its best chunk, so the
+            # component competes in the ranking instead of silently losing that chunk.
+            best = pruned[0].edge  # edges come heaviest first
+            trees.append(Tree(tree_id=len(trees), nodes=comps[i], kept_edges=[], pruned_edges=pruned,
+                              chunk_ids=[best.chunk_id], triplet_form=best.line, root=best.u,
+                              kind="self-loops"))
     return trees
 
 
@@ -319,35 +332,5 @@ def dfs_walk(tree_edges: list[GraphEdge]) -> list[GraphEdge]:
     return walk
 
 
-# --- step 7: selection -----------------------------------------------------------------------
-
-
-def select_trees(ranked: list[Tree], k: int) -> list[str]:
-    """Take trees in rank order while the distinct chunks stay within `k`; skip misfits.
-
-    (The reference code stops at the first tree that does not fit, so one big top tree leaves
-    the context empty; skipping it and trying the next follows the paper.) Marks each tree's
-    `selected` / `note` and returns the chosen chunk ids in context order.
-    """
-    chosen: list[str] = []
-    for t in ranked:
-        new = [c for c in t.chunk_ids if c not in chosen]
-        if not t.chunk_ids:
-            t.note = "no edge survived (self-loops only): nothing to select"
-        elif len(chosen) + len(new) <= k:
-            chosen.extend(new)
-            t.selected = True
-        else:
-            t.note = f"skipped: {len(new)} more chunks would exceed k={k} (have {len(chosen)})"
-    return chosen
-
-
-def fill_from_seeds(chosen: list[str], seeds_ranked: list[str], k: int) -> list[str]:
-    """When trees gave fewer than k/2 chunks, top the context up to `k` with the best unused seeds.
-
-    Returns the seeds added (the caller appends them after the trees' chunks)."""
-    if len(chosen) * 2 >= k:
-        return []
-    have = set(chosen)
-    room = k - len(chosen)
-    return [c for c in seeds_ranked if c not in have][:room]
+# selection moved to kg2rag_select; re-exported for callers of the graph module
+from engine.methods.kg2rag_select import fill_from_seeds, select_trees  # noqa: E402,F401

@@ -16,6 +16,7 @@ calls would fail the same way.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, Callable
 
 from engine import serde
@@ -124,12 +125,18 @@ class T2RAG:
 
         nothing_open = not state.triplets
         seen: set[str] = set()
+        asked: set[str] = set()  # query texts of earlier rounds: a round asks only what is new
+        prompts: set[tuple] = set()  # what the solver was shown: never the same thing twice
         last_chunks: list = []
         for index in range(1, settings.rounds + 1):
             rnd = RoundTrace(index=index, state_before=state.snapshot(), timing=RoundTiming())
             trace.rounds.append(rnd)
             # 3. retrieve (no LLM call)
-            got = retrieve(corpus, build_queries(state, question, settings), settings, seen, rnd.timing)
+            queries = build_queries(state, question, settings, asked)
+            repeat = all(q.text.lower() in asked for q in queries if q.kind != "question_stripped")
+            got = retrieve(corpus, queries, replace(settings, skip_seen_chunks=True) if repeat else settings,
+                           seen, rnd.timing)
+            asked.update(q.text.lower() for q in queries)
             rnd.queries, rnd.pool_size, rnd.walked, rnd.chunks = got.queries, got.pool_size, got.walked, got.chunks
             seen.update(c.chunk_id for c in got.chunks)
             last_chunks = got.chunks
@@ -146,6 +153,15 @@ class T2RAG:
                                 if settings.include_chunk_text else ())
             resolved_q = [t.query for t in state.resolved]
             open_q = [t.query for t in state.triplets]
+            shown = (tuple(t.text() for t in resolved_q), tuple(t.text() for t in open_q), evidence)
+            if shown in prompts or not (rnd.walked or rnd.chunks):
+                # the solver would see exactly what it saw before (or nothing): its answer cannot change
+                rnd.solve_skipped = "no new evidence" if rnd.walked or rnd.chunks else "nothing retrieved"
+                rnd.state_after = state.snapshot()
+                trace.stop_reason = "no_new_evidence"
+                step(f"round {index}: no new evidence, stop", rnd)
+                break
+            prompts.add(shown)
             solved, call, secs = self._call_solve(question, resolved_q, open_q, evidence)
             rnd.solve_call, rnd.timing.solve = call, secs
             # 5. update the state

@@ -18,23 +18,35 @@ from engine.methods.t2rag_state import State, known_parts_query, strip_wh_words
 from engine.methods.t2rag_trace import RetrievalQuery, RoundTiming, ShownChunk, T2RAGSettings, WalkedProposition
 
 
-def build_queries(state: State, question: str, settings: T2RAGSettings) -> list[RetrievalQuery]:
+def build_queries(state: State, question: str, settings: T2RAGSettings,
+                  asked: set[str] | None = None) -> list[RetrievalQuery]:
+    """The round's queries: the searchable triplets not asked in an earlier round (`asked` holds
+    the lower-cased texts already asked); with none new, the question (the paper's fallback); when
+    the question was asked too, the same queries again (the caller then skips chunks already shown,
+    so the solver never sees the same evidence twice)."""
+    asked = asked or set()
     queries: list[RetrievalQuery] = []
     seen: set[str] = set()
 
-    def add(text: str, kind: str, tid: str = "") -> None:
+    def add(text: str, kind: str, tid: str = "", again: bool = False) -> None:
         key = text.strip().lower()
-        if key and key not in seen:
+        if key and key not in seen and (again or key not in asked):
             seen.add(key)
             queries.append(RetrievalQuery(text.strip(), kind, tid))
 
     for t in state.searchable:
         add(known_parts_query(t), "triplet", t.id)
     if not queries:
-        # the paper's fallback: with nothing searchable (all fuzzy, or no triplet at all) ask the question
+        # the paper's fallback: with nothing new to search (all fuzzy, no triplet, or every
+        # searchable one asked before) ask the question
         add(question, "question")
+    if not queries:  # asked everything before: the same queries, over chunks not shown yet
+        for t in state.searchable:
+            add(known_parts_query(t), "triplet", t.id, again=True)
+        if not queries:
+            add(question, "question", again=True)
     if settings.question_query:
-        add(strip_wh_words(question), "question_stripped")
+        add(strip_wh_words(question), "question_stripped", again=True)
     return queries
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from engine.llm.base import QueryTriplet, SolveResult, is_placeholder
+from engine.llm.base import PLACEHOLDER, QueryTriplet, SolveResult, is_placeholder, placeholder_tokens
 from engine.methods.t2rag_trace import BindingRecord, StateSnapshot, StateTriplet
 from engine.textnorm import normalize_entity
 
@@ -41,8 +41,10 @@ def classify(t: StateTriplet) -> str:
 
 
 def known_parts_query(t: StateTriplet) -> str:
-    """A searchable triplet's retrieval query: its known parts, placeholders left out ("Roger Miller child")."""
-    return " ".join(p.strip() for p in (t.subject, t.predicate, t.object) if p.strip() and not is_placeholder(p))
+    """A searchable triplet's retrieval query: its known parts, placeholders left out ("Roger Miller child");
+    a part with a placeholder inside keeps its other words ("director of ?film" -> "director of")."""
+    known = (" ".join(PLACEHOLDER.sub(" ", p).split()) for p in (t.subject, t.predicate, t.object))
+    return " ".join(k for k in known if k)
 
 
 def fact_text(t: StateTriplet | QueryTriplet) -> str:
@@ -56,6 +58,24 @@ def _same(a: str, b: str) -> bool:
 
 def _placeholder_key(part: str) -> str:
     return part.strip().lower()
+
+
+def _values_in(mine: str, theirs: str) -> dict[str, str]:
+    """The values a returned part gives the placeholders of an open part with words around them:
+    mine "director of ?film", theirs "director of Jaws" -> {"?film": "Jaws"}; {} when the words
+    around do not agree (or the part is only a placeholder: the caller reads it whole)."""
+    tokens = placeholder_tokens(mine)
+    if not tokens or mine.strip() in tokens:
+        return {}
+    pattern, pos = "", 0
+    for m in PLACEHOLDER.finditer(mine):
+        pattern += re.escape(mine[pos:m.start()]) + "(.+?)"
+        pos = m.end()
+    pattern += re.escape(mine[pos:])
+    found = re.fullmatch(r"\s*" + pattern.strip() + r"\s*", theirs, re.IGNORECASE | re.DOTALL)
+    if not found:
+        return {}
+    return {tok: val.strip() for tok, val in zip(tokens, found.groups()) if tok != "?"}
 
 
 def is_empty_value(value: str) -> bool:
@@ -133,7 +153,7 @@ def _match(open_triplets: list[StateTriplet], returned: QueryTriplet, taken: set
 
 def _substitute(t: StateTriplet, placeholder: str, value: str) -> StateTriplet:
     key = _placeholder_key(placeholder)
-    parts = [value if is_placeholder(p) and _placeholder_key(p) == key else p
+    parts = [PLACEHOLDER.sub(lambda m: value if m.group(0).lower() == key else m.group(0), p)
              for p in (t.subject, t.predicate, t.object)]
     return replace(t, subject=parts[0], predicate=parts[1], object=parts[2])
 
@@ -162,6 +182,11 @@ def apply_solve(state: State, result: SolveResult) -> UpdateOutcome:
         for i, (mine, theirs) in enumerate(zip(t.query.parts, r.parts)):
             if not is_placeholder(mine) or is_empty_value(theirs):
                 continue
+            if mine.strip() not in placeholder_tokens(mine):  # words around the placeholder(s)
+                for tok, value in _values_in(mine, theirs).items():
+                    if not is_empty_value(value):
+                        pending.setdefault(_placeholder_key(tok), BindingRecord(tok, value, origin="triplet"))
+                continue
             if mine.strip() == "?":
                 parts[i] = theirs.strip()  # an anonymous placeholder belongs to this triplet alone
                 rec = BindingRecord(placeholder="?", value=theirs.strip(), origin="triplet", applied_to=[t.id])
@@ -177,7 +202,7 @@ def apply_solve(state: State, result: SolveResult) -> UpdateOutcome:
         if is_empty_value(value):
             continue
         if name == "?":
-            holders = [t for t in state.triplets if "?" in (p.strip() for p in t.query.parts)]
+            holders = [t for t in state.triplets if any("?" in placeholder_tokens(p) for p in t.query.parts)]
             if len(holders) != 1:
                 out.bindings.append(BindingRecord("?", value, note="ignored: a bare ? binding is ambiguous"))
                 continue
@@ -194,7 +219,7 @@ def apply_solve(state: State, result: SolveResult) -> UpdateOutcome:
             out.bindings.append(rec)
             continue
         for i, t in enumerate(state.triplets):
-            if any(is_placeholder(p) and _placeholder_key(p) == key for p in t.query.parts):
+            if any(key in (tok.lower() for tok in placeholder_tokens(p)) for p in t.query.parts):
                 state.triplets[i] = _substitute(t, key, rec.value)
                 rec.applied_to.append(t.id)
         if rec.applied_to:

@@ -190,6 +190,7 @@ STOP_REASONS: dict[str, str] = {
     "early_stop": "the round produced no new searchable triplet and no fuzzy triplet is left",
     "round_cap": "round cap reached",
     "no_open_triplets": "the decomposition left nothing to fill: one retrieval with the question",
+    "no_new_evidence": "a new round would show the solver nothing new (every query asked, every chunk shown)",
     "llm_error": "the LLM provider failed",
     "no_triplets": "the corpus has no triplets: nothing to retrieve",
 }

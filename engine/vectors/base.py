@@ -23,5 +23,6 @@ class VectorStore(Protocol):
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(scores, ids), each of shape (len(queries), k); missing slots have id -1."""
 
-    def save(self, path: Path, generation: int) -> None:
-        """Write atomically: a crash mid-write leaves the previous file intact."""
+    def save(self, path: Path, stamp: str) -> None:
+        """Write atomically with `stamp` (the database state it was built from, at most 64 bytes);
+        a crash mid-write leaves the previous file intact."""

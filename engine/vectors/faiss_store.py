@@ -1,13 +1,17 @@
 """FAISS vector store: exact inner product (default) or HNSW for large corpora.
 
-The file format is one file: an 16-byte header (magic, generation) followed by the serialized
-index. The generation ties the file to the SQLite database it was built from: when they disagree
-(a crash between the database commit and the index save), the corpus rebuilds the index from the
-vectors stored in SQLite - no re-embedding. Writes go to a temporary file that is renamed over
-the old one, so the previous index survives a crash mid-write.
+The file format is one file: a 104-byte header (magic, SHA-256 of the body, stamp) followed by
+the serialized index. The stamp ties the file to the database state it was built from (the corpus's
+random token, which index it is, and the random generation the database drew at its last write):
+when they disagree - a crash between the database commit and the index save, a database copied
+back from a backup or rolled back by a lost WAL, an index file from another corpus or swapped with
+its sibling - the corpus rebuilds the index from the vectors stored in SQLite, no re-embedding. The
+checksum catches overwritten vector bytes behind an intact header. Writes go to a temporary file
+that is renamed over the old one, so the previous index survives a crash mid-write.
 """
 from __future__ import annotations
 
+import hashlib
 import struct
 from pathlib import Path
 
@@ -15,8 +19,8 @@ import numpy as np
 
 from engine.serde import atomic_write_bytes
 
-_MAGIC = b"TLVECv1\x00"
-_HEADER = struct.Struct("<8sq")
+_MAGIC = b"TLVECv2\x00"
+_HEADER = struct.Struct("<8s32s64s")
 
 
 class IndexFileError(RuntimeError):
@@ -77,14 +81,28 @@ class FaissVectorStore:
         faiss = _faiss()
         return faiss.vector_to_array(self._index.id_map).astype(np.int64)
 
-    def save(self, path: Path, generation: int) -> None:
+    def vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, vectors) of everything stored, in insertion order (for integrity checks)."""
         faiss = _faiss()
-        data = faiss.serialize_index(self._index)
-        atomic_write_bytes(Path(path), _HEADER.pack(_MAGIC, generation) + data.tobytes())
+        ids = self.ids()
+        if not len(ids):
+            return ids, np.zeros((0, self.dim), np.float32)
+        inner = faiss.downcast_index(self._index.index)
+        return ids, inner.reconstruct_n(0, len(ids)).reshape(len(ids), self.dim)
+
+    def save(self, path: Path, stamp: str) -> None:
+        faiss = _faiss()
+        body = faiss.serialize_index(self._index).tobytes()
+        raw_stamp = stamp.encode("utf-8")
+        if len(raw_stamp) > 64:
+            raise ValueError(f"index stamp longer than 64 bytes: {stamp!r}")
+        header = _HEADER.pack(_MAGIC, hashlib.sha256(body).digest(), raw_stamp)
+        atomic_write_bytes(Path(path), header + body)
 
     @classmethod
-    def load(cls, path: Path, dim: int, kind: str) -> tuple["FaissVectorStore", int]:
-        """Return (store, generation). Raises IndexFileError on a missing, foreign or broken file."""
+    def load(cls, path: Path, dim: int | None, kind: str | None) -> tuple["FaissVectorStore", str]:
+        """Return (store, stamp). Raises IndexFileError on a missing, foreign or broken file, or one
+        whose dimension is not `dim` or whose kind is not `kind` (None accepts any)."""
         faiss = _faiss()
         try:
             raw = Path(path).read_bytes()
@@ -92,13 +110,19 @@ class FaissVectorStore:
             raise IndexFileError(f"cannot read index {path}: {exc.strerror}") from None
         if len(raw) < _HEADER.size:
             raise IndexFileError(f"index {path} is truncated")
-        magic, generation = _HEADER.unpack_from(raw)
+        magic, digest, raw_stamp = _HEADER.unpack_from(raw)
         if magic != _MAGIC:
-            raise IndexFileError(f"{path} is not a Triplet Lens index file")
+            raise IndexFileError(f"{path} is not a Triplet Lens index file (or one of an older format)")
+        body = memoryview(raw)[_HEADER.size:]
+        if hashlib.sha256(body).digest() != digest:
+            raise IndexFileError(f"index {path} does not match its checksum (bytes changed after it was written)")
         try:
-            index = faiss.deserialize_index(np.frombuffer(raw[_HEADER.size:], dtype=np.uint8))
+            index = faiss.deserialize_index(np.frombuffer(body, dtype=np.uint8))
         except Exception as exc:  # faiss raises RuntimeError with C++ text
             raise IndexFileError(f"index {path} is corrupted: {str(exc).splitlines()[0][:200]}") from None
-        if index.d != dim:
+        if dim is not None and index.d != dim:
             raise IndexFileError(f"index {path} has dimension {index.d}, the corpus embedder has {dim}")
-        return cls(dim, kind, index=index), generation
+        actual = "hnsw" if "HNSW" in type(faiss.downcast_index(index.index)).__name__ else "flat"
+        if kind is not None and actual != kind:  # an `auto` corpus past its threshold: rebuilt as the other
+            raise IndexFileError(f"index {path} is {actual}, the corpus wants {kind}")
+        return cls(index.d, actual, index=index), raw_stamp.rstrip(b"\x00").decode("utf-8", "replace")

@@ -1,0 +1,260 @@
+"""Snapshots of corpora: backup, restore, and a way back from `drop` and `delete-doc`.
+
+A snapshot is a folder holding a copy of the corpus's files and `manifest.json` (which corpus,
+why, when, counts, and the SHA-256 of every file). Snapshots made by the workspace itself live
+in `<workspace>/.snapshots/<corpus>/<time>-<reason>/`; `corpus backup --to DIR` writes one anywhere.
+
+Consistency: the database is copied with SQLite's online backup API in one read transaction, so
+readers and writers in other processes carry on and the copy is one committed state. Index files
+are copied as they are: each carries the stamp of the database state it was built from, so on
+restore an index that does not match the copied database is rebuilt from its stored vectors.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from engine.serde import atomic_write_text
+from engine.store import Corpus, CorpusError, Workspace, validate_name
+
+SNAPSHOTS = ".snapshots"
+MANIFEST = "manifest.json"
+INDEX_FILES = ("chunks.index", "propositions.index")
+#: reasons of the snapshots the workspace takes by itself (pruned to `keep_snapshots` per corpus)
+AUTOMATIC = ("drop", "delete-doc", "before-restore")
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    path: Path
+    corpus: str
+    reason: str
+    created_at: float
+    files: dict[str, str]
+    """file name -> SHA-256 of its bytes when the snapshot was taken"""
+    counts: dict[str, int]
+
+    @property
+    def id(self) -> str:
+        return self.path.name
+
+    @property
+    def automatic(self) -> bool:
+        return self.reason.split(" ", 1)[0] in AUTOMATIC
+
+    def describe(self) -> str:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.created_at))
+        c = self.counts
+        return (f"{self.id}  {when}  {self.reason:24s} {c.get('documents', '?')} docs, {c.get('chunks', '?')} chunks, "
+                f"{c.get('triplets', '?')} triplets")
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _counts(db_path: Path) -> dict[str, int]:
+    con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        return {t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                for t in ("documents", "chunks", "triplets", "questions")}
+    except sqlite3.DatabaseError:
+        return {}
+    finally:
+        con.close()
+
+
+def _slug(reason: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", reason).strip("-")[:40] or "snapshot"
+
+
+def _new_snapshot_dir(ws: Workspace, name: str, reason: str) -> Path:
+    base = ws.root / SNAPSHOTS / validate_name(name)
+    base.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S") + f"{time.time() % 1:.6f}"[1:].replace(".", "-")
+    return base / f"{stamp}-{_slug(reason)}"
+
+
+def _write_manifest(folder: Path, corpus: str, reason: str) -> SnapshotInfo:
+    files = {p.name: sha256_file(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name != MANIFEST
+             and p.name != "write.lock"}
+    info = SnapshotInfo(folder, corpus, reason, time.time(), files, _counts(folder / "corpus.sqlite"))
+    data = {k: v for k, v in asdict(info).items() if k != "path"}
+    atomic_write_text(folder / MANIFEST, json.dumps(data, indent=1))
+    return info
+
+
+def read_snapshot(folder: Path | str) -> SnapshotInfo:
+    folder = Path(folder).expanduser()
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        return SnapshotInfo(folder, str(data["corpus"]), str(data["reason"]), float(data["created_at"]),
+                            {str(k): str(v) for k, v in data["files"].items()},
+                            {str(k): int(v) for k, v in data.get("counts", {}).items()})
+    except FileNotFoundError:
+        raise CorpusError(f"{folder} is not a snapshot (no {MANIFEST})") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorpusError(f"snapshot manifest {folder / MANIFEST} is unreadable: {exc}") from None
+
+
+def verify(info: SnapshotInfo) -> None:
+    """Raise CorpusError naming the first file whose bytes no longer match the manifest."""
+    if "corpus.sqlite" not in info.files:
+        raise CorpusError(f"snapshot {info.path} holds no database")
+    for name, digest in info.files.items():
+        path = info.path / name
+        if not path.is_file():
+            raise CorpusError(f"snapshot {info.path} lost its file {name}")
+        if sha256_file(path) != digest:
+            raise CorpusError(f"snapshot {info.path}: {name} does not match its checksum (damaged since it was taken)")
+
+
+def backup(corpus: Corpus, dest: Path | str, reason: str = "manual") -> SnapshotInfo:
+    """Write a snapshot of `corpus` into the new folder `dest` (built aside, then renamed)."""
+    dest = Path(dest).expanduser().resolve()
+    if dest.exists():
+        raise CorpusError(f"backup target {dest} already exists")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        src = sqlite3.connect(corpus.path / "corpus.sqlite", timeout=30.0)
+        dst = sqlite3.connect(tmp / "corpus.sqlite")
+        try:
+            src.backup(dst)  # one step: a single read transaction, i.e. one committed state
+        finally:
+            dst.close()
+            src.close()
+        for name in INDEX_FILES:
+            if (corpus.path / name).is_file():
+                shutil.copyfile(corpus.path / name, tmp / name)
+        _write_manifest(tmp, corpus.name, reason)
+        os.replace(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return read_snapshot(dest)
+
+
+def list_snapshots(ws: Workspace, name: str | None = None) -> list[SnapshotInfo]:
+    """The workspace's snapshots (of one corpus, or all), newest first; unreadable folders skipped."""
+    root = ws.root / SNAPSHOTS
+    folders = [root / validate_name(name)] if name else sorted(p for p in root.glob("*") if p.is_dir())
+    out = []
+    for base in folders:
+        for snap in base.glob("*") if base.is_dir() else ():
+            if snap.is_dir() and not snap.name.startswith("."):
+                try:
+                    out.append(read_snapshot(snap))
+                except CorpusError:
+                    continue
+    return sorted(out, key=lambda s: s.created_at, reverse=True)
+
+
+def find_snapshot(ws: Workspace, name: str, snapshot: str | None = None) -> SnapshotInfo:
+    """`snapshot`: a snapshot id (folder name) of corpus `name`, a path to a snapshot folder, or
+    None for the newest snapshot of `name`."""
+    if snapshot and (os.sep in snapshot or Path(snapshot).expanduser().is_dir()):
+        return read_snapshot(snapshot)
+    snaps = list_snapshots(ws, name)
+    if snapshot:
+        snaps = [s for s in snaps if s.id == snapshot]
+    if not snaps:
+        what = f"snapshot {snapshot!r} of" if snapshot else "snapshot of"
+        raise CorpusError(f"no {what} corpus {name!r} in {ws.root / SNAPSHOTS}")
+    return snaps[0]
+
+
+def prune(ws: Workspace, name: str) -> list[Path]:
+    """Delete the automatic snapshots of `name` beyond the newest `ws.keep_snapshots`."""
+    autos = [s for s in list_snapshots(ws, name) if s.automatic]
+    gone = [s.path for s in autos[max(ws.keep_snapshots, 0):]]
+    for path in gone:
+        shutil.rmtree(path, ignore_errors=True)
+    return gone
+
+
+def snapshot_before(ws: Workspace, corpus: Corpus, reason: str) -> SnapshotInfo:
+    """The automatic snapshot taken before a destructive change (`delete-doc ...`)."""
+    info = backup(corpus, _new_snapshot_dir(ws, corpus.name, reason), reason)
+    prune(ws, corpus.name)
+    return info
+
+
+def keep_dropped(ws: Workspace, name: str) -> SnapshotInfo:
+    """`drop` with a way back: fold the WAL into the database, then move the corpus folder whole
+    into the snapshots (a rename: instant whatever the corpus's size)."""
+    path = ws.path_of(name)
+    try:
+        con = sqlite3.connect(path / "corpus.sqlite", timeout=5.0)
+        try:
+            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        pass  # a damaged or busy database moves as it is, WAL included
+    dest = _new_snapshot_dir(ws, name, "drop")
+    os.replace(path, dest)
+    info = _write_manifest(dest, name, "drop")
+    prune(ws, name)
+    return info
+
+
+def restore(ws: Workspace, info: SnapshotInfo, as_name: str | None = None, *, force: bool = False,
+            move: bool = False) -> Corpus:
+    """Bring a snapshot back as corpus `as_name` (default: the corpus it was taken from). An
+    existing corpus of that name is replaced only with `force`, and is snapshotted first. `move`
+    consumes the snapshot (undo-drop) instead of copying it."""
+    verify(info)
+    name = validate_name(as_name or info.corpus)
+    target = ws.path_of(name)
+    if ws.exists(name):
+        if not force:
+            raise CorpusError(f"corpus {name!r} exists: restore it under another name (--as) or replace it "
+                              "(--force; the current one is snapshotted first)")
+        snapshot_before(ws, ws.open(name), "before-restore")
+    tmp = ws.root / f".{name}.restoring-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        if move:
+            os.replace(info.path, tmp)
+            (tmp / MANIFEST).unlink(missing_ok=True)
+        else:
+            tmp.mkdir()
+            for fname in info.files:
+                shutil.copyfile(info.path / fname, tmp / fname)
+        if target.exists():
+            aside = ws.root / f".{name}.replaced-{os.getpid()}"
+            os.replace(target, aside)
+            os.replace(tmp, target)
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        if move and tmp.exists() and not info.path.exists():
+            os.replace(tmp, info.path)  # give the snapshot back
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    corpus = ws.open(name)
+    corpus.refresh_indexes()  # index copies that do not match the restored database are rebuilt here
+    return corpus
+
+
+def undo_drop(ws: Workspace, name: str, as_name: str | None = None) -> Corpus:
+    """Bring back the most recently dropped corpus `name`."""
+    drops = [s for s in list_snapshots(ws, name) if s.reason == "drop"]
+    if not drops:
+        raise CorpusError(f"no dropped corpus {name!r} to bring back in {ws.root / SNAPSHOTS}")
+    return restore(ws, drops[0], as_name, move=True)

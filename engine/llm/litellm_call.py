@@ -1,0 +1,164 @@
+"""The one door to litellm: every completion, embedding and rerank request passes `call_litellm`.
+
+It enforces the trust boundary of a shared deployment. Credentials that come from the server's
+environment (OPENAI_API_KEY and friends, which litellm reads itself) are sent only to endpoints the
+operator configured: the provider's default endpoint for the model (no API base), or an API base
+the operator listed (`TRIPLET_LENS_API_BASES`, `TRIPLET_LENS_API_BASE`). A request naming any other
+API base must bring its own key (typed into the session); with none it is refused here, before
+anything leaves the machine. The app runs under the strict policy; the CLI, where the user owns the
+environment and names their own endpoint, runs under `local_user_policy()`.
+
+It also scrubs: the session's key and every key-shaped value of the environment are removed from
+replies (a hostile or buggy endpoint may echo the request's Authorization header) and from errors.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from engine.llm.base import LLMError
+
+_import_lock = threading.Lock()
+
+
+def import_litellm():
+    """litellm, set up once with the offline price table and without its console chatter. The
+    module comes from `sys.modules` at every call, so a stand-in a test installs is honoured."""
+    with _import_lock:
+        # the bundled price table: no network fetch at import time, reproducible costs
+        os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+        import litellm
+
+        if not getattr(litellm, "_triplet_lens_ready", False):
+            litellm.suppress_debug_info = True
+            litellm.telemetry = False
+            litellm._triplet_lens_ready = True
+    return litellm
+
+
+# Long random-looking tokens that look like credentials, scrubbed even when we were not told them.
+_SECRET_PATTERNS = [re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
+                    re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{6,}")]
+
+
+def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """Remove the given secrets and anything shaped like an API key from `text`."""
+    for s in secrets:
+        if s and len(s) >= 4:
+            text = text.replace(s, "***")
+    for pat in _SECRET_PATTERNS:
+        text = pat.sub(lambda m: (m.group(1) if m.groups() else "") + "***", text)
+    return text
+
+
+def env_secrets() -> tuple[str, ...]:
+    """Keys litellm may read from the environment itself: scrubbed wherever text comes back."""
+    return tuple(v for k, v in os.environ.items()
+                 if (k.endswith("_API_KEY") or k.endswith("_TOKEN") or k.endswith("_SECRET")) and len(v) >= 8)
+
+
+def normalize_base(url: str) -> str:
+    """`HTTP://Host:8000/v1/` -> `http://host:8000/v1`: how bases are compared."""
+    url = (url or "").strip()
+    if not url:
+        return ""
+    parts = urlsplit(url if "://" in url else "http://" + url)
+    return f"{parts.scheme.lower()}://{(parts.netloc or '').lower()}{parts.path.rstrip('/')}"
+
+
+#: litellm providers that authenticate with the machine's cloud credentials, not an API key.
+AMBIENT_CREDENTIAL_PROVIDERS = frozenset({"bedrock", "sagemaker", "vertex_ai", "vertex_ai_beta", "watsonx"})
+
+
+@dataclass(frozen=True)
+class EndpointPolicy:
+    allowed_bases: frozenset[str] = frozenset()
+    """API bases (normalized) the operator configured: environment credentials may go there."""
+    trust_any_base: bool = False
+    """The local user's own machine (CLI): their environment, their endpoint."""
+
+    @classmethod
+    def strict(cls, bases=()) -> "EndpointPolicy":
+        return cls(frozenset(normalize_base(b) for b in bases if normalize_base(b)))
+
+    def describe(self) -> str:
+        if self.trust_any_base:
+            return "local user: environment keys go to any endpoint you name"
+        listed = ", ".join(sorted(self.allowed_bases)) or "none"
+        return f"strict: environment keys go to providers' default endpoints and to {listed}"
+
+    def check(self, model: str, api_base: str, session_key: str | None) -> None:
+        """Raise a fatal LLMError (kind `auth`) when environment credentials would be sent to an
+        endpoint the operator did not configure. Providers that sign every request with the
+        server's own cloud credentials (Bedrock, SageMaker, Vertex AI, watsonx) would do so even
+        with a visitor's key: for them a session key does not open an unlisted base."""
+        base = normalize_base(api_base)
+        ambient = model.split("/", 1)[0].lower() in AMBIENT_CREDENTIAL_PROVIDERS
+        if not base or self.trust_any_base or base in self.allowed_bases or (session_key and not ambient):
+            return
+        raise LLMError(f"{model or 'the model'} at {api_base}: this API base is not one the operator configured "
+                       "(TRIPLET_LENS_API_BASES), so the server's API keys are not sent there; enter your own API "
+                       "key for it, or use the provider's default endpoint", kind="auth")
+
+
+def local_user_policy() -> EndpointPolicy:
+    return EndpointPolicy(trust_any_base=True)
+
+
+_policy = EndpointPolicy.strict()
+_policy_lock = threading.Lock()
+
+
+def set_policy(policy: EndpointPolicy) -> EndpointPolicy:
+    """Set the process's policy (the app and the CLI do, once, at start); returns the previous one."""
+    global _policy
+    with _policy_lock:
+        previous, _policy = _policy, policy
+    return previous
+
+
+def current_policy() -> EndpointPolicy:
+    return _policy
+
+
+def missing_key(model: str, api_base: str, api_key: str | None) -> str:
+    """The environment variable a provider's default endpoint needs and lacks ('' if none): a
+    request without it would only fail after retries, so it is refused at once instead."""
+    if api_key or api_base:
+        return ""
+    try:
+        env = import_litellm().validate_environment(model=model)
+    except Exception:  # noqa: BLE001 - unknown providers are judged by the request itself
+        return ""
+    if isinstance(env, dict) and not env.get("keys_in_environment", True):
+        return ", ".join(env.get("missing_keys") or []) or "the provider's API key"
+    return ""
+
+
+def call_litellm(fn: str, *, model: str, api_base: str = "", api_key: str | None = None,
+                 policy: EndpointPolicy | None = None, **kw: Any):
+    """`litellm.<fn>(model=..., **kw)` behind the trust boundary, with the reply scrubbed.
+    Raises LLMError(kind="auth") before sending anything when the policy refuses the endpoint or
+    a key is missing; provider exceptions pass through for the caller to classify (scrub them)."""
+    for alias in ("base_url", "api_base"):  # an endpoint smuggled in extra params counts as the base
+        api_base = kw.pop(alias, None) or api_base
+    (policy or current_policy()).check(model, api_base, api_key)
+    if fn == "completion" and (needed := missing_key(model, api_base, api_key)):
+        raise LLMError(f"{model}: no API key. Set {needed} in the server's environment or enter a key on the "
+                       "Settings page", kind="auth")
+    litellm = import_litellm()
+    if api_base:
+        kw["api_base"] = api_base
+    if api_key:
+        kw["api_key"] = api_key
+    resp = getattr(litellm, fn)(model=model, **kw)
+    secrets = ((api_key or ""),) + env_secrets()
+    for choice in getattr(resp, "choices", None) or ():
+        msg = getattr(choice, "message", None)
+        if msg is not None and isinstance(getattr(msg, "content", None), str):
+            msg.content = scrub(msg.content, secrets)
+    return resp

@@ -1,0 +1,148 @@
+"""One user's session over the engine: the model, endpoint, key and method settings in use, and
+the rules a shared deployment needs, enforced here rather than in the pages that draw widgets.
+
+    session = SessionConfig.from_app(AppSettings.from_env())
+    session.set_model("openai/gpt-4o-mini", api_key=typed)   # ConfigLocked in demo mode
+    result = session.answer("t2rag", "Who ...?", corpus)     # budget checked and recorded
+
+* **Demo mode is read-only for configuration**: model, API base, key and method settings are
+  fixed by the operator (`TRIPLET_LENS_MODEL`, `TRIPLET_LENS_API_BASE`); every setter raises
+  `ConfigLocked`, whatever value a page (or a forged widget) passes.
+* **Keys**: a typed key lives in this object only (never in `repr`, a trace or a file). Requests go
+  through `engine.llm.litellm_call`, which sends the server's environment keys only to endpoints the
+  operator configured.
+* **Budget**: the operator's caps per session and per day (engine.budget).
+"""
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.budget import Budget
+from engine.config import AppSettings
+
+
+class ConfigLocked(PermissionError):
+    """A configuration change in demo mode (or any change the operator fixed)."""
+
+
+@dataclass
+class SessionConfig:
+    workspace: Path
+    demo: bool = False
+    model: str = ""
+    api_base: str = ""
+    method_overrides: dict[str, Any] = field(default_factory=dict)
+    budget: Budget | None = None
+    question_deadline: float = 120.0
+    session_id: str = field(default_factory=lambda: secrets.token_hex(8))
+    _api_key: str = field(default="", repr=False)
+
+    @classmethod
+    def from_app(cls, app: AppSettings) -> "SessionConfig":
+        budget = None
+        if app.cap_session or app.cap_day:
+            budget = Budget(Path(app.workspace) / "budget.sqlite", dict(app.cap_session), dict(app.cap_day))
+        return cls(workspace=Path(app.workspace), demo=app.demo, model=app.model, api_base=app.api_base,
+                   budget=budget, question_deadline=app.question_deadline)
+
+    # --- reading --------------------------------------------------------------------------------
+
+    @property
+    def key_set(self) -> bool:
+        return bool(self._api_key)
+
+    def label(self) -> str:
+        return self.model or "offline-rules"
+
+    def settings_for(self, method: str):
+        """The method's settings in this session: the paper's defaults until changed."""
+        from engine.methods import method_class
+
+        if method in self.method_overrides:
+            return self.method_overrides[method]
+        cls = getattr(method_class(method), "settings_cls", None)
+        return cls() if cls is not None else None
+
+    # --- changing (refused in demo mode) --------------------------------------------------------
+
+    def _unlocked(self, what: str) -> None:
+        if self.demo:
+            raise ConfigLocked(f"this is a read-only demo: the {what} is fixed by the operator")
+
+    def set_model(self, model: str, api_base: str = "", api_key: str | None = None) -> None:
+        """Use `model` at `api_base`; `api_key` (when given) replaces the session's key."""
+        self._unlocked("model")
+        self.model, self.api_base = (model or "").strip(), (api_base or "").strip()
+        if api_key:
+            self._api_key = api_key.strip()
+
+    def forget_key(self) -> None:
+        self._unlocked("API key")
+        self._api_key = ""
+
+    def set_method_settings(self, method: str, **values: Any) -> Any:
+        self._unlocked("method settings")
+        current = self.settings_for(method)
+        if current is None or not dataclasses.is_dataclass(current):
+            return current
+        allowed = {f.name for f in dataclasses.fields(current)}
+        self.method_overrides[method] = dataclasses.replace(
+            current, **{k: v for k, v in values.items() if k in allowed})
+        return self.method_overrides[method]
+
+    def reset_method_settings(self, method: str) -> None:
+        self._unlocked("method settings")
+        self.method_overrides.pop(method, None)
+
+    # --- running --------------------------------------------------------------------------------
+
+    def reasoner(self, corpus=None, **opts: Any):
+        from engine.llm import make_reasoner
+
+        kwargs: dict[str, Any] = {"api_base": self.api_base, "cache_path": self.workspace / "llm_cache.sqlite",
+                                  **opts}
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        if corpus is not None:
+            kwargs["embedder"] = corpus.embedder
+        return make_reasoner(self.model, **kwargs)
+
+    def check_model(self) -> tuple[bool, str]:
+        """One minimal request to the model in use: (ok, 'authentication failed: ...' / 'model not
+        found: ...' / 'unreachable: ...' / 'answered')."""
+        if not self.model:
+            return True, "offline-rules: no model, no key, nothing to check"
+        reasoner = self.reasoner(max_attempts=1)
+        return reasoner.llm.probe()
+
+    def begin(self, questions: int = 1) -> None:
+        """Before running `questions` questions: refuse when a budget cap would be passed."""
+        if self.budget is not None:
+            self.budget.check(self.session_id, questions)
+
+    def record(self, results, questions: int = 1) -> None:
+        """After a question: count it with the tokens and dollars its results billed."""
+        if self.budget is None:
+            return
+        tokens = sum(r.usage.billed_prompt_tokens + r.usage.billed_completion_tokens for r in results)
+        dollars = sum((r.usage.cost or 0.0) for r in results)
+        self.budget.record(self.session_id, questions=questions, tokens=tokens, dollars=dollars)
+
+    def answer(self, method: str, question: str, corpus, on_step=None, reasoner=None):
+        """One question through one method, inside the session's budget."""
+        from engine.methods import build_method
+
+        from engine.limits import check_question
+        from engine.llm.deadline import within
+
+        question = check_question(question)
+        self.begin()
+        with within(self.question_deadline, "question"):
+            result = build_method(method, reasoner or self.reasoner(corpus)).answer(
+                question, corpus, self.settings_for(method), on_step=on_step)
+        self.record([result])
+        return result

@@ -1,0 +1,106 @@
+"""KG2RAG's m-hop neighbourhood read from the indexed edge table equals the same walk over the
+whole entity graph, and its queries use the indexes (EXPLAIN QUERY PLAN)."""
+from __future__ import annotations
+
+import sqlite3
+
+import networkx as nx
+import pytest
+
+from engine.store import Workspace
+from engine.textnorm import normalize_entity
+from engine.types import Document
+from tests._fake_embedder import HashEmbedder
+
+CHAIN = [("Ann", "mother of", "Bob"), ("Bob", "born in", "Cork"), ("Cork", "located in", "Ireland"),
+         ("Ireland", "member of", "EU"), ("Dan", "friend of", "Ann"), ("Eve", "lives in", "Oslo"),
+         ("Bob", "plays", "Bob")]
+
+
+@pytest.fixture()
+def corpus(tmp_path):
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).create("kg")
+    c.add_documents([Document(f"d{i}", s, f"{s} {p} {o}.", f"d{i}.txt") for i, (s, p, o) in enumerate(CHAIN)])
+    by_doc = {ch.doc_id: ch.chunk_id for ch in c.chunks()}
+    c.import_triplets([(by_doc[f"d{i}"], s, p, o) for i, (s, p, o) in enumerate(CHAIN)])
+    return c
+
+
+def _walk(graph: nx.MultiGraph, seeds, hops) -> set[int]:
+    seen, frontier, keys = set(seeds) & set(graph), set(seeds) & set(graph), set()
+    for _ in range(hops):
+        nxt = set()
+        for n in frontier:
+            for _, m, k in graph.edges(n, keys=True):
+                keys.add(k)
+                if m not in seen:
+                    nxt.add(m)
+        seen |= nxt
+        frontier = nxt
+    return keys
+
+
+@pytest.mark.parametrize("hops", [0, 1, 2, 3, 5])
+@pytest.mark.parametrize("seeds", [["ann"], ["bob", "oslo"], ["nobody"]])
+def test_neighbourhood_equals_the_walk_over_the_whole_graph(corpus, seeds, hops):
+    seeds = [normalize_entity(s) for s in seeds]
+    sub = corpus.entity_neighbourhood(seeds, hops)
+    assert {k for _, _, k in sub.edges(keys=True)} == _walk(corpus.entity_graph(), seeds, hops)
+    full = corpus.entity_graph()
+    for u, v, k, data in sub.edges(keys=True, data=True):
+        assert full.edges[u, v, k] == data
+
+
+def test_edges_follow_deletes_and_older_corpora_get_the_table(corpus):
+    cid = corpus.chunks()[2].chunk_id  # Cork located in Ireland: replaced by nothing
+    corpus.store_extraction(cid, [], corpus.extraction_statuses()[cid])
+    assert {k for *_, k in corpus.entity_neighbourhood(["ann"], 9).edges(keys=True)} == \
+        {t.triplet_id for t in corpus.triplets() if t.subject in ("Ann", "Bob", "Dan")}
+    path = corpus.path
+    corpus.close()
+    con = sqlite3.connect(path / "corpus.sqlite")  # as a corpus made before the table existed
+    con.execute("DROP TABLE entity_edges")
+    con.execute("DELETE FROM meta WHERE key='edges_built'")
+    con.commit()
+    con.close()
+    c = Workspace(path.parent, embedder=HashEmbedder()).open("kg")
+    assert len(c.entity_neighbourhood(["bob"], 1).edges) == 3  # ann-bob, bob-cork, bob-bob
+
+
+def test_hot_queries_use_indexes(corpus):
+    db = corpus._db
+    plans = {
+        "neighbourhood": ("SELECT tid, head, tail FROM entity_edges WHERE head IN (?) UNION "
+                          "SELECT tid, head, tail FROM entity_edges WHERE tail IN (?)", ("a", "a")),
+        "triplets of chunks": ("SELECT tid FROM triplet_sources WHERE chunk_id IN (?)", ("x",)),
+        "chunks by id": ("SELECT chunk_id FROM chunks WHERE chunk_id IN (?)", ("x",)),
+        "chunks by rid": ("SELECT rid, chunk_id FROM chunks WHERE rid IN (?)", (1,)),
+        "chunks of a document": ("SELECT chunk_id FROM chunks WHERE doc_id=? ORDER BY position", ("d",)),
+        "triplet by parts": ("SELECT tid FROM triplets WHERE subject=? AND predicate=? AND object=?", ("a", "b", "c")),
+    }
+    for name, (sql, args) in plans.items():
+        plan = " | ".join(r[-1] for r in db.execute("EXPLAIN QUERY PLAN " + sql, args).fetchall())
+        assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), f"{name}: {plan}"
+
+
+def test_kg2rag_on_the_neighbourhood_equals_kg2rag_on_the_whole_graph(corpus):
+    from engine.llm import make_reasoner
+    from engine.methods import build_method
+    from engine.methods.kg2rag import KG2RAGSettings
+
+    class WholeGraphOnly:  # the same corpus, without the indexed neighbourhood
+        def __init__(self, inner):
+            self._inner = inner
+
+        def __getattr__(self, name):
+            if name == "entity_neighbourhood":
+                raise AttributeError(name)
+            return getattr(self._inner, name)
+
+    method = build_method("kg2rag", make_reasoner("", embedder=corpus.embedder))
+    for q in ("Where was Bob born?", "Who is the friend of Ann?", "Which union is Ireland a member of?"):
+        a = method.answer(q, corpus, KG2RAGSettings(k=2, hops=2))
+        b = method.answer(q, WholeGraphOnly(corpus), KG2RAGSettings(k=2, hops=2))
+        assert a.evidence_chunk_ids == b.evidence_chunk_ids
+        assert [(e.u, e.v, e.triplet_id) for e in a.trace.edges] == [(e.u, e.v, e.triplet_id) for e in b.trace.edges]
+        assert a.trace.edges and len(a.evidence_chunk_ids) > 1  # the graph was walked
