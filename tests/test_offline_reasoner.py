@@ -196,7 +196,8 @@ def test_solve_binds_placeholders_from_propositions(reasoner):
                                [QueryTriplet("Me and Bobby McGee", "performer", "?performer"),
                                 QueryTriplet("?performer", "child", "?answer")], ev)
     assert res.bindings == {"?performer": "Roger Miller"}  # the fuzzy triplet waits for the next round
-    assert res.sources["?performer"] == "Me and Bobby McGee performed by Roger Miller"
+    # the source is the label the proposition has in the solve prompt: the 5th one shown
+    assert res.sources["?performer"] == "P5" and PROPS[4] == "Me and Bobby McGee performed by Roger Miller"
     assert res.triplets == (QueryTriplet("Me and Bobby McGee", "performer", "Roger Miller"),)
     assert call.model == "offline-rules" and call.parsed["bindings"] == res.bindings
     res, _ = reasoner.solve("", [], [QueryTriplet("Roger Miller", "child", "?answer")], ev)

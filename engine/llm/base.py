@@ -144,8 +144,23 @@ class SolveResult:
 
     bindings: dict[str, str] = field(default_factory=dict)  # "?performer" -> "Kris Kristofferson"
     triplets: tuple[QueryTriplet, ...] = ()  # triplets the solver returned, possibly rewritten
-    # where a binding came from, when the reasoner knows: "?x" -> proposition text
+    # where each binding came from, when the reasoner says: "?x" -> a label of the evidence it was
+    # shown, "P3" (the 3rd proposition) or "C2" (the 2nd chunk), see `source_label`; free text
+    # (a proposition's words) is accepted too and matched against the propositions
     sources: dict[str, str] = field(default_factory=dict)
+
+
+def source_label(kind: str, index: int) -> str:
+    """The label the solver sees in front of the `index`-th (0-based) proposition ("P") or chunk ("C")."""
+    return f"{kind}{index + 1}"
+
+
+def parse_source_label(label: str) -> tuple[str, int] | None:
+    """("P", 0) for "P1" / "[P1]" / "p1"; None for anything else."""
+    m = re.fullmatch(r"\[?\s*([PpCc])\s*(\d{1,4})\s*\]?", str(label).strip())
+    if not m or int(m.group(2)) < 1:
+        return None
+    return m.group(1).upper(), int(m.group(2)) - 1
 
 
 @runtime_checkable

@@ -21,7 +21,7 @@ import re
 import time
 from typing import Any
 
-from engine.llm.base import Evidence, LLMCall, QueryTriplet, SolveResult, is_placeholder
+from engine.llm.base import Evidence, LLMCall, QueryTriplet, SolveResult, is_placeholder, source_label
 from engine.llm.offline_match import (DATE_RELATIONS, NATIONALITY, Fact, RelationScorer, demonym,
                                       entity_score, parse_date, parse_number, relation_key, same_value,
                                       split_proposition)
@@ -83,15 +83,16 @@ class OfflineReasoner:
         """Triplets from the evidence: re-extracted from chunk texts, and propositions split around
         the entities the open triplets name."""
         facts: list[Fact] = []
-        for _cid, text in evidence.chunks:
+        # a fact's source is the label the evidence has in the solve prompt (C2, P3): the binding's source
+        for i, (_cid, text) in enumerate(evidence.chunks):
             title = _chunk_title(text)
             for s, p, o in extract_triplets(title, _strip_title_prefix(text)):
-                facts.append(Fact(s, p, o, f"{s} {p} {o}"))
-        for prop in evidence.propositions:
+                facts.append(Fact(s, p, o, source_label("C", i)))
+        for i, prop in enumerate(evidence.propositions):
             for ent in entities:
                 parts = split_proposition(prop, ent)
                 if parts:
-                    facts.append(Fact(*parts, prop))
+                    facts.append(Fact(*parts, source_label("P", i)))
         return facts
 
     def _best_value(self, entity: str, relation: str, facts: list[Fact], forward: bool) -> tuple[str, str, float]:

@@ -185,6 +185,21 @@ def parse_solve(reply: str) -> tuple[dict[str, str], list[tuple[str, str, str]],
     return bindings, triples, ""
 
 
+def parse_solve_sources(reply: str, bindings: dict[str, str]) -> dict[str, str]:
+    """The solve reply's `"sources": {"?x": "P2"}` for the placeholders it bound; anything else is dropped."""
+    data = find_json(reply) if reply.strip() else None
+    raw = data.get("sources") if isinstance(data, dict) else None
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[str, str] = {}
+    for k, v in raw.items():
+        name = k.strip() if isinstance(k, str) else ""
+        label = _part(v)
+        if name in bindings and label:
+            out[name] = label
+    return out
+
+
 _ANSWER_PREFIX = re.compile(r"^\s*(?:so the answer is|final answer|the answer is|answer)\s*[:\-]?\s*", re.IGNORECASE)
 _YES_NO_START = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|"
                            r"might|must)\b", re.IGNORECASE)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from engine.extraction import filter_triplets
 from engine.llm import prompts
 from engine.llm.base import LLM, Completion, Evidence, LLMCall, LLMError, QueryTriplet, SolveResult
-from engine.llm.parsing import parse_answer, parse_entities, parse_kg2rag, parse_solve, parse_triples
+from engine.llm.parsing import (parse_answer, parse_entities, parse_kg2rag, parse_solve, parse_solve_sources,
+                                parse_triples)
 
 #: Errors re-raised by every job; the rest are recorded in `LLMCall.error`.
 FATAL_KINDS = ("auth", "not_found", "unreachable", "deadline")  # these end the question: raised, not absorbed
@@ -117,8 +118,9 @@ class LLMReasoner:
             call.parsed = {"bindings": {}, "triplets": []}
             return SolveResult(), call
         bindings, triples, err = parse_solve(c.text)
-        result = SolveResult(bindings=bindings, triplets=tuple(QueryTriplet(*t) for t in triples))
-        call.parsed = {"bindings": dict(bindings), "triplets": [list(t) for t in triples]}
+        sources = parse_solve_sources(c.text, bindings)
+        result = SolveResult(bindings=bindings, triplets=tuple(QueryTriplet(*t) for t in triples), sources=sources)
+        call.parsed = {"bindings": dict(bindings), "triplets": [list(t) for t in triples], "sources": sources}
         call.error = f"parse: {err}" if err else ""
         return result, call
 

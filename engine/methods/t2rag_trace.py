@@ -133,6 +133,14 @@ class BindingRecord:
     proposition_triplet_id: int | None = None
     chunk_ids: list[str] = field(default_factory=list)
     note: str = ""  # e.g. why a binding was ignored
+    #: the evidence the solver named for this value ("P2": 2nd proposition shown, "C1": 1st chunk)
+    source: str = ""
+    #: proposition | chunk: the solver named it; guessed: the solver named none, the engine matched the
+    #: value in a walked proposition; unverified: the named source does not hold the value or names
+    #: nothing shown; "" when nothing could be attributed
+    source_kind: str = ""
+    #: the sentence of the source (proposition or chunk) that states the value, when it is there
+    quote: str = ""
 
 
 @dataclass
