@@ -176,11 +176,50 @@ def test_decompose_yes_no(reasoner):
 
 
 def test_decompose_falls_back_to_one_triplet(reasoner):
-    ts, call = reasoner.decompose("Scott Howell is a consultant who has worked with the mayor of what city?")
-    assert len(ts) == 1 and ts[0].subject == "Scott Howell" and ts[0].object == "?answer"
-    assert "mayor" in ts[0].predicate and call.parsed["type"] == "fallback"
+    ts, call = reasoner.decompose("If Gallu is a demon Lilu is what?")
+    assert len(ts) == 1 and ts[0].subject == "Gallu" and ts[0].object == "?answer"
+    assert "demon" in ts[0].predicate and call.parsed["type"] == "fallback"
     ts, call = reasoner.decompose("what is it?")
     assert ts == [] and call.error
+
+
+@pytest.mark.parametrize("question, triplets", [
+    ("Scott Howell is a consultant who has worked with the mayor of what city?",
+     [("Scott Howell", "worked with", "?mayor"), ("?mayor", "mayor of", "?answer")]),
+    ("From 1945-1949 Dick Humbert played for an NFL team based in what state?",
+     [("Dick Humbert", "played for", "?team"), ("?team", "based in", "?answer")]),
+    ("At the 2011 census, what was the population of the city where Kerry Saxby-Junna was born?",
+     [("Kerry Saxby-Junna", "born in", "?city"), ("?city", "population", "?answer")]),
+    ("The Women's National Basketball League includes the Adelaide team that was formed in what year?",
+     [("The Women's National Basketball League", "includes", "?team"), ("?team", "formed in", "?answer")]),
+    ("Notable speakers at the Brisbane Institute include a painter known for his precisionist depictions of what?",
+     [("Brisbane Institute", "include", "?painter"),
+      ("?painter", "known for his precisionist depictions of", "?answer")]),
+])
+def test_decompose_bridge_questions_into_two_hops(reasoner, question, triplets):
+    """A described but unnamed noun between the named entity and the asked property is the bridge."""
+    ts, call = reasoner.decompose(question)
+    assert [t.parts for t in ts] == triplets and call.parsed["type"] == "bridge"
+
+
+def test_a_typed_placeholder_picks_a_value_of_its_type(reasoner):
+    """ "born in" alone wants a date; `?city` says the bridge is a place."""
+    props = ("Kerry Saxby-Junna born in Young, New South Wales", "Kerry Saxby-Junna born on 2 June 1961")
+    ev = Evidence(propositions=props, chunks=())
+    res, _ = reasoner.solve("q", [], [QueryTriplet("Kerry Saxby-Junna", "born in", "?city")], ev)
+    assert res.bindings == {"?city": "Young, New South Wales"} and res.sources == {"?city": "P1"}
+    res, _ = reasoner.solve("q", [], [QueryTriplet("Kerry Saxby-Junna", "born in", "?year")], ev)
+    assert res.bindings == {"?year": "2 June 1961"}
+
+
+def test_the_answer_to_what_state_is_the_state(reasoner):
+    answer, _ = reasoner.answer("From 1945-1949 Dick Humbert played for an NFL team based in what state?", "",
+                                facts=["Dick Humbert | played for | Philadelphia Eagles",
+                                       "Philadelphia Eagles | based in | Philadelphia, Pennsylvania"])
+    assert answer == "Pennsylvania"
+    answer, _ = reasoner.answer("Where are the Philadelphia Eagles based?", "",
+                                facts=["Philadelphia Eagles | based in | Philadelphia, Pennsylvania"])
+    assert answer == "Philadelphia, Pennsylvania"
 
 
 # --- 3. solve --------------------------------------------------------------------------------

@@ -221,7 +221,9 @@ def test_hostile_replies_cannot_add_fields_or_change_the_trace_types(hostile_run
     for c in calls:
         assert isinstance(c.response, str)
         if c.job == "solve":
-            assert set(c.parsed) == {"bindings", "triplets"}
+            assert set(c.parsed) == {"bindings", "triplets", "sources"}
+            # sources survive only as plain labels for bound placeholders
+            assert all(k in c.parsed["bindings"] and isinstance(v, str) for k, v in c.parsed["sources"].items())
             # only placeholder -> plain string bindings survive; objects, lists, booleans, ?refs dropped
             assert c.parsed["bindings"] == {"?x": "Ridley Scott", "?n": "42"}
             assert c.parsed["triplets"] == []

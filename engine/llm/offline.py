@@ -31,7 +31,8 @@ from engine.textnorm import normalize_entity
 
 MODEL = "offline-rules"
 #: Relation words asking for a place rather than a date ("place of death", "birthplace").
-PLACE_WORDS = {"place", "birthplace", "location", "city", "country", "state", "where", "hometown"}
+PLACE_WORDS = {"place", "birthplace", "location", "city", "country", "state", "where", "hometown", "town",
+               "village", "county", "region", "province"}
 #: A binding needs entity match x relation similarity at least this high (see tests for examples).
 BIND_THRESHOLD = 0.45
 
@@ -95,8 +96,10 @@ class OfflineReasoner:
                     facts.append(Fact(*parts, source_label("P", i)))
         return facts
 
-    def _best_value(self, entity: str, relation: str, facts: list[Fact], forward: bool) -> tuple[str, str, float]:
-        """The value of `relation` for `entity` (forward: entity is the subject) with its source."""
+    def _best_value(self, entity: str, relation: str, facts: list[Fact], forward: bool,
+                    placeholder: str = "") -> tuple[str, str, float]:
+        """The value of `relation` for `entity` (forward: entity is the subject) with its source. A named
+        placeholder types the value: `?city` wants a place, `?year` a date ("born in" alone is either)."""
         rel_key = relation_key(relation)
         cands = [(f, entity_score(entity, f.subject if forward else f.object)) for f in facts]
         cands = [(f, e) for f, e in cands if e > 0]
@@ -116,8 +119,9 @@ class OfflineReasoner:
         sims = self.scorer.score(relation, [f.predicate for f, _ in cands])
         # "born" / "died" / "formed" want a date, "place of death" a place: "born in London" is
         # not a birth date, and a comparison of dates must not be handed a city
-        wants_place = bool(PLACE_WORDS & set(relation.lower().split()))
-        wants_date = rel_key in DATE_RELATIONS and not wants_place
+        noun = placeholder.lstrip("?").lower()
+        wants_place = bool(PLACE_WORDS & (set(relation.lower().split()) | {noun}))
+        wants_date = (rel_key in DATE_RELATIONS or noun in ("year", "date")) and not wants_place
         best = ("", "", 0.0)
         for (f, e), sim in zip(cands, sims):
             value = f.object if forward else f.subject
@@ -145,10 +149,10 @@ class OfflineReasoner:
             entity, ph = (t.subject, t.object) if forward else (t.object, t.subject)
             if ph in bindings or not entity:
                 continue
-            value, source, score = self._best_value(entity, t.predicate, facts, forward)
+            value, source, score = self._best_value(entity, t.predicate, facts, forward, ph)
             # the reverse reading: (Bobby McGee, performer, ?) stated as (?, performed, Bobby McGee)
             if score < BIND_THRESHOLD:
-                v2, s2, sc2 = self._best_value(entity, t.predicate, facts, not forward)
+                v2, s2, sc2 = self._best_value(entity, t.predicate, facts, not forward, ph)
                 if sc2 * 0.9 > score:
                     value, source, score = v2, s2, sc2 * 0.9
             notes.append({"triplet": t.text(), "value": value, "score": round(score, 3)})
@@ -185,6 +189,7 @@ class OfflineReasoner:
                 answer, how = self._walk(shape, ctx_facts)
             if not answer:
                 answer, how = self._from_context(shape, question, context)
+            answer = _fit_to_wh(answer, shape.wh)
         return answer, self._call("answer", prompt, {"answer": answer},
                                   {"answer": answer, "type": shape.qtype, "how": how}, t0)
 
@@ -291,6 +296,14 @@ class OfflineReasoner:
     def chat(self, job: str, messages: list[dict[str, str]]) -> tuple[str, LLMCall]:
         raise NotImplementedError("free-form reasoning (IRCoT, chat) needs a real LLM: set a model in the "
                                   "sidebar or TRIPLET_LENS_MODEL; the offline reasoner only runs the four jobs")
+
+
+def _fit_to_wh(answer: str, wh: str) -> str:
+    """ "what state" / "what country" asks for the last part of "Philadelphia, Pennsylvania"."""
+    parts = [p.strip() for p in answer.split(",")]
+    if wh in ("what state", "what country") and len(parts) > 1 and all(parts):
+        return parts[-1]
+    return answer
 
 
 def _answer_kinds(wh: str) -> tuple[str, ...]:

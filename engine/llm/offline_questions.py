@@ -12,6 +12,10 @@ Shapes, tried in this order (the first that matches wins):
               "When was the director of Inception born?" -> (..., ?director), (?director, born, ?answer)
 * relative    "Who directed the film that was shot in Leland?"
               -> (?film, shot in, Leland), (?film, directed by, ?answer)
+* bridge      "From 1945-1949 Dick Humbert played for an NFL team based in what state?"
+              -> (Dick Humbert, played for, ?team), (?team, based in, ?answer)
+              "What was the population of the city where Kerry Saxby-Junna was born?"
+              -> (Kerry Saxby-Junna, born in, ?city), (?city, population, ?answer)
 * fallback    (main entity, remaining content words, ?answer)
 
 `QuestionShape` keeps what `answer` needs later (the operation and the two compared entities), so the
@@ -51,7 +55,7 @@ AUX = {"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "c
 class QuestionShape:
     """What the rules recognised. `entities` are the compared/checked entities (comparison, yes/no)."""
 
-    qtype: str  # comparison | yesno | chain | relative | fallback
+    qtype: str  # comparison | yesno | chain | relative | bridge | fallback
     triplets: list[tuple[str, str, str]] = field(default_factory=list)
     op: str = ""  # earlier | later | larger | smaller | match | same | both | check
     attribute: str = ""  # what is compared or checked ("formed", "nationality", "film directors")
@@ -258,6 +262,67 @@ def parse_relative(q: str) -> QuestionShape | None:
                          entities=[entity], wh=wh_word(q))
 
 
+RELATIVE_WORDS = ("that", "which", "who", "whose", "where", "whom")
+#: a word after a noun phrase that opens what the phrase is said to be: "an NFL team *based* in"
+_NP_FOLLOWER = (r"(?:that|which|who|whose|where|based|located|known|developed|founded|created|formed|directed|"
+                r"written|owned|headquartered|published|produced|released|named|of|in|on|at|by|from|with)")
+_BRIDGE_NP = re.compile(r"\b(?:an?|the)\s+((?:(?!(?:an?|the)\b)[\w\-']+\s+){0,4}?([a-z][\w\-]*))\s+(?=%s\b)"
+                        % _NP_FOLLOWER)
+_TRAILING_WH = re.compile(r"\b(what|which|who|whom|where|when|how many|how much)\b(?:\s+[a-z]+)?\s*$", re.I)
+_LEADING_OF = re.compile(r"(?:^|,\s*)(?:what|which)\s+(?:is|was|were|are)\s+(?:the|he)\s+([a-z][a-z ]{0,30}?)\s+of\s+"
+                         r"the\s+([a-z]+)\s+(where|in which|that|which|who)\s+(.+)$", re.I)
+_AUX_WORDS = AUX | {"be", "been", "being", "and"}
+
+
+def _relation_words(text: str) -> str:
+    """ "who has worked with" -> "worked with": the words after the last relative word, auxiliaries and
+    possessive marks dropped."""
+    words = re.findall(r"[\w\-]+", text.replace("'s ", " "))
+    cut = max((i for i, w in enumerate(words) if w.lower() in RELATIVE_WORDS), default=-1)
+    return " ".join(w for w in words[cut + 1:] if w.lower() not in _AUX_WORDS and w.lower() != "s")
+
+
+def parse_bridge(q: str) -> QuestionShape | None:
+    """Two hops through a described noun: the question names an entity, a relation to something it
+    describes but does not name (the bridge), and asks for a property of the bridge."""
+    m = _LEADING_OF.search(q)
+    if m:  # "what was the population of the city where Kerry Saxby-Junna was born"
+        rel2, noun, rel_word, clause = m.groups()
+        spans = find_spans(clause, ("quote", "name"))
+        if not spans:
+            return None
+        entity = spans[0].text
+        verb = _relation_words(clause[spans[0].end:])
+        rel1 = f"{verb} in" if rel_word.lower() in ("where", "in which") and verb else (verb or "related to")
+        ph = "?" + noun.lower()
+        return QuestionShape("bridge", [(entity, rel1, ph), (ph, rel2.strip(), "?answer")], entities=[entity],
+                             wh=wh_word(q))
+    wh = _TRAILING_WH.search(q)
+    if not wh or wh.start() == 0:
+        return None
+    pre = q[:wh.start()]
+    nps = [n for n in _BRIDGE_NP.finditer(pre)
+           # "is a consultant who ...": a description of the entity itself, not a bridge
+           if not re.search(r"\b(?:is|was|are|were)\s*$", pre[:n.start()])]
+    for np_m in reversed(nps):
+        before = pre[:np_m.start()]
+        spans = find_spans(before, ("quote", "name"))
+        if not spans:
+            continue
+        # the longest name, the later one on a tie ("Notable speakers at the Brisbane Institute")
+        ent = max(reversed(spans), key=lambda sp: len(sp.text.split()))
+        rel1 = _relation_words(before[ent.end:])
+        rel2 = _relation_words(pre[np_m.end():])
+        if not rel1:
+            continue
+        head = np_m.group(2).lower()
+        rel2 = f"{head} {rel2}" if rel2 in ("", "of", "in", "for", "to") else rel2
+        ph = "?" + head
+        return QuestionShape("bridge", [(ent.text.removesuffix("'s"), rel1, ph), (ph, rel2.strip(), "?answer")],
+                             entities=[ent.text.removesuffix("'s")], wh=wh_word(q))
+    return None
+
+
 def parse_fallback(q: str) -> QuestionShape:
     spans = named_spans(q)
     quoted = [s.text for s in find_spans(q, ("quote",))]
@@ -276,7 +341,7 @@ def parse_fallback(q: str) -> QuestionShape:
 
 def parse_question(question: str) -> QuestionShape:
     q = clean_question(question)
-    for parser in (parse_comparison, parse_yesno, parse_possessive, parse_chain, parse_relative):
+    for parser in (parse_comparison, parse_yesno, parse_possessive, parse_chain, parse_relative, parse_bridge):
         shape = parser(q)
         if shape and shape.triplets:
             shape.wh = shape.wh or wh_word(q)
