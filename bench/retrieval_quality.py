@@ -198,6 +198,7 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
     per_q: list[dict] = []
     seconds = {name: 0.0 for name in runners}
     losses: dict[str, list] = {name: [] for name in runners}
+    repeats: dict[str, int] = {}
     for q in questions:
         gold = gold_units(q, PARAGRAPH)
         if not gold:
@@ -216,6 +217,8 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
             rec["methods"][name] = {**s, "chunk_ids": ids, "lost": dict(loss.lost) if loss else {},
                                     "gained": loss.gained if loss else 0}
             rows.setdefault(name, Row(name)).add(s)
+            if res.method == "t2rag":
+                repeats[name] = repeats.get(name, 0) + repeated_solves(res.trace)
             if name not in ("semantic", "hybrid"):
                 same = score(corpus, dense[: max(1, len(ids))], gold, bool(q.supporting_docs))
                 rec["methods"][name]["semantic_same_n"] = same
@@ -226,6 +229,8 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
                     rows.setdefault(f"hybrid @ same n as {name}", Row(f"hybrid @ same n as {name}")).add(h)
         per_q.append(rec)
     log("  seconds per method: " + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()))
+    for name, n in repeats.items():
+        log(f"  {name}: rounds whose solver saw exactly what an earlier round showed it: {n}")
     order = [k for k in rows if " @ same n as " not in k]
     out = {}
     for k in order:
@@ -234,6 +239,18 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
             if f"{base} @ same n as {k}" in rows:
                 out[f"{base} @ same n as {k}"] = rows[f"{base} @ same n as {k}"]
     return out, per_q, [summarize_recall_loss(name, items) for name, items in losses.items()]
+
+
+def repeated_solves(trace) -> int:
+    """Solve calls of a T2RAG trace that were shown the same state and evidence as an earlier one."""
+    seen, repeats = set(), 0
+    for r in trace.rounds if trace else []:
+        if r.solve_call is None:
+            continue
+        key = (repr(r.state_before), tuple(w.text for w in r.walked), tuple(c.chunk_id for c in r.chunks))
+        repeats += key in seen
+        seen.add(key)
+    return repeats
 
 
 def per_question_lines(per_q: list[dict], method: str) -> list[str]:

@@ -15,8 +15,10 @@ def pick_question(corpus, key: str):
     modes = ["Pick a corpus question", "Type a question"] if questions else ["Type a question"]
     mode = st.radio("Question", modes, key=f"{key}_mode", horizontal=True, label_visibility="collapsed")
     if mode == "Type a question":
-        text = st.text_input("Your question", key=f"{key}_text",
-                             placeholder="e.g. Which magazine was started first, Arthur's Magazine or First for Women?")
+        # the example is one this corpus holds, so typing it gets an answer (a fixed example did not
+        # exist in the sample corpora and answered nothing)
+        example = questions[0].question if questions else "Who directed the film that was shot near Leland?"
+        text = st.text_input("Your question", key=f"{key}_text", placeholder=f"e.g. {example}")
         return text.strip(), None
     by_id = {q.qid: q for q in questions}
     qid = st.selectbox(f"Corpus question ({len(questions)})", list(by_id), key=f"{key}_qid",
