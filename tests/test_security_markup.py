@@ -31,8 +31,19 @@ def test_scripts_styles_and_comments_are_dropped_with_their_content():
         assert kept in doc.text, kept
 
 
-def test_hostile_markdown_is_still_read_in_linear_time():
-    for md in ("<script" * 500_000, "<" * 3_000_000, ("<a \"" * 4000 + "\n") * 200, "<!--" * 500_000):
+def _seconds(md: str) -> float:
+    """Best of three: the machine is shared, and a slow run says nothing about the algorithm."""
+    best = float("inf")
+    for _ in range(3):
         t0 = time.perf_counter()
         strip_markdown(md)
-        assert time.perf_counter() - t0 < 3.0
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def test_hostile_markdown_is_still_read_in_linear_time():
+    """Four times the input costs about four times the time (a quadratic reader: sixteen), measured
+    against the same reader in the same process rather than against a wall-clock limit."""
+    for unit, n in (("<script", 60_000), ("<", 400_000), ('<a "' * 4000 + "\n", 24), ("<!--", 60_000)):
+        small, large = _seconds(unit * n), _seconds(unit * (4 * n))
+        assert large < 9 * max(small, 1e-3), (unit[:8], small, large)
