@@ -41,7 +41,7 @@ def show_result(result, corpus=None, state_key: str = "ask_round") -> None:
     elif result.method == "kg2rag":
         from components.kg2rag_view import show_kg2rag
 
-        show_kg2rag(result, state_key)
+        show_kg2rag(result, state_key, corpus)
     else:
         show_baseline(result)
     st.caption(usage_caption(result))

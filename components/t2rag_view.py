@@ -10,13 +10,18 @@ import re
 import pandas as pd
 import streamlit as st
 
-from components.graph import GEdge, GNode, show_graph
+from components.graph import GEdge, GNode, LegendItem, show_graph
 from components.llm_calls import show_call
 from components.safe import esc, highlight, html_block
 from components.stepper import stepper
 
 QUEUE_COLORS = {"resolved": "#2a9d8f", "searchable": "#e9a23b", "fuzzy": "#e76f51"}
 QUEUES = ("resolved", "searchable", "fuzzy")
+DEP_LEGEND = [LegendItem("resolved triplet", QUEUE_COLORS["resolved"], "line"),
+              LegendItem("searchable (one placeholder)", QUEUE_COLORS["searchable"], "line"),
+              LegendItem("fuzzy (two or more)", QUEUE_COLORS["fuzzy"], "line"),
+              LegendItem("open placeholder", "#e76f51"), LegendItem("filled placeholder", "#2a9d8f"),
+              LegendItem("filled this round", "#f4a261"), LegendItem("entity", "#a8c5e6")]
 
 
 def step_labels(trace) -> list[str]:
@@ -163,7 +168,7 @@ def _show_round(trace, pos: int, corpus) -> None:
     st.markdown("**Placeholder dependency graph** (edges: green resolved, amber searchable, red fuzzy; "
                 "orange node = filled this round)")
     nodes, edges = dependency_graph(trace, pos)
-    show_graph(nodes, edges, height=320, directed=True)
+    show_graph(nodes, edges, height=320, directed=True, legend=DEP_LEGEND)
     t = rnd.timing
     st.caption(f"engine {t.engine:.3f}s (retrieve {t.retrieve:.3f}s, update {t.update:.3f}s) · solve {t.solve:.3f}s")
     show_call(rnd.solve_call, label="solve")
@@ -180,7 +185,7 @@ def _show_decompose(trace) -> None:
     nodes, edges = dependency_graph(trace, 0)
     if nodes:
         st.markdown("**Placeholder dependency graph**")
-        show_graph(nodes, edges, height=300, directed=True)
+        show_graph(nodes, edges, height=300, directed=True, legend=DEP_LEGEND)
     show_call(d.call, label="decompose")
 
 
