@@ -189,7 +189,7 @@ def _show_decompose(trace) -> None:
     show_call(d.call, label="decompose")
 
 
-def _show_answer(result) -> None:
+def _show_answer(result, gold: list[str] | None = None) -> None:
     from engine.methods.t2rag_trace import STOP_REASONS
 
     tr = result.trace
@@ -203,33 +203,29 @@ def _show_answer(result) -> None:
         if syn.context:
             with st.expander("Context sent with the facts"):
                 st.code(syn.context, language=None, wrap_lines=True)
-    show_answer_box(result)
+    show_answer_box(result, gold)
     if syn is not None:
         show_call(syn.call, label="answer")
 
 
 def show_answer_box(result, gold: list[str] | None = None) -> None:
-    if result.error:
-        st.error(f"{result.method} could not finish: {result.error}")
-    st.success(f"Answer: {result.answer or '(no answer)'}")
-    if gold:
-        from engine.eval.metrics import answer_score
+    """The answer, coloured by its verdict against `gold` (components.answer_box)."""
+    from components.answer_box import show_answer
 
-        s = answer_score(result.answer or "", gold)
-        st.caption(f"Gold: {' / '.join(gold)} · EM {s.em:.0f} · F1 {s.f1:.2f}")
+    show_answer(result, gold)
 
 
-def show_t2rag(result, corpus=None, state_key: str = "ask_round") -> None:
+def show_t2rag(result, corpus=None, state_key: str = "ask_round", gold: list[str] | None = None) -> None:
     """The T2RAG stepper for one result (a fresh run or a reopened trace)."""
     tr = result.trace
     if tr is None:
-        show_answer_box(result)
+        show_answer_box(result, gold)
         return
     labels = step_labels(tr)
     pos = stepper(state_key, labels)
     if pos == 0:
         _show_decompose(tr)
     elif pos == len(labels) - 1:
-        _show_answer(result)
+        _show_answer(result, gold)
     else:
         _show_round(tr, pos, corpus)

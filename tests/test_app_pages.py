@@ -56,6 +56,11 @@ def _ok(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
+def _answer_boxes(at: AppTest) -> list[str]:
+    """The answer boxes on the page (components.answer_box), as their HTML."""
+    return [h.proto.body for h in at.get("html") if "tl-answer" in h.proto.body]
+
+
 def _goto(at: AppTest, page: str) -> AppTest:
     at.switch_page(f"pages/{page}.py")
     at.run()
@@ -112,8 +117,12 @@ def test_ask_page_runs_t2rag_steps_saves_and_reopens(app, app_workspace):
     _ok(at)
     run = at.session_state["ask_result"]
     assert run.results[0].method == "t2rag" and run.gold
-    assert any(s.value.startswith("Answer:") for s in at.success)
-    assert any("Gold:" in c.value for c in at.caption)
+    boxes = _answer_boxes(at)
+    assert boxes and "Gold:" in boxes[0]
+    # coloured by the verdict against gold, never "correct" by default
+    from components.answer_box import verdict
+    kind = verdict(run.results[0], run.gold).kind
+    assert f"tl-answer-{kind}" in boxes[0] and kind != "unknown"
     steps = 1
     while _next(at, "ask_round"):
         steps += 1
@@ -304,7 +313,9 @@ def test_a_provider_refusing_the_key_is_a_readable_error(app, loopback_llm):
     at.button(key="ask_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.error and all("Traceback" not in e.value for e in at.error)
-    assert any("t2rag could not finish" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("t2rag could not finish" in e.value for e in at.error) or any(
+        "tl-answer-error" in b and "could not finish" in b for b in _answer_boxes(at)), [e.value for e in at.error]
+    assert all("tl-answer-correct" not in b for b in _answer_boxes(at))
     assert len(loopback_llm.requests) - asked <= 2  # a refused key is not retried
 
 
@@ -317,7 +328,8 @@ def test_a_typed_question_runs_without_a_gold_answer(app):
     _ok(at)
     run = at.session_state["ask_result"]
     assert run.question == "What kind of demon is Lilu?" and run.gold == [] and run.qid == ""
-    assert not any("Gold:" in c.value for c in at.caption)
+    boxes = _answer_boxes(at)
+    assert boxes and all("Gold:" not in b and "tl-answer-unknown" in b for b in boxes)  # neutral
 
 
 def test_manage_tab_imports_triplets_deletes_documents_and_drops_the_corpus(app, app_workspace, embedder):
