@@ -68,15 +68,17 @@ def overlap_frame(run) -> pd.DataFrame:
 
 
 def overlap(run, corpus=None) -> None:
+    from components.chunk_names import chunk_names
+
     df = overlap_frame(run)
     sets = [set(r.evidence_chunk_ids) for r in run.results]
     shared = set.intersection(*sets) if sets else set()
     st.markdown(f"**Evidence overlap**: {len(shared)} chunks shared by all, "
                 + ", ".join(f"{len(s - set().union(*(o for o in sets if o is not s)))} only in {_title(r.method)}"
                             for r, s in zip(run.results, sets)))
-    if corpus is not None and not df.empty:
-        titles = {c.chunk_id: c.title for c in corpus.get_chunks(list(df["chunk"]))}
-        df.insert(1, "title", [titles.get(c, "") for c in df["chunk"]])
+    if not df.empty:
+        names = chunk_names(corpus, list(df["chunk"]))
+        df["chunk"] = [names.get(c, c) for c in df["chunk"]]
     st.dataframe(df, hide_index=True, width="stretch")
 
 
@@ -90,19 +92,33 @@ def _bar(title: str, run, values: list[float | None], fmt: str = "") -> go.Figur
     return fig
 
 
+def _nonzero(values: list[float | None]) -> bool:
+    return any(v for v in values if v is not None)
+
+
 def cost_charts(run) -> None:
+    """Bar charts of calls, tokens, dollars and seconds, each only when some value is not zero
+    (an empty chart with a -1..1 axis says nothing); what was left out is said in one line."""
     us = [r.usage for r in run.results]
+    charts = [("LLM calls", "cmp_calls", [u.calls for u in us], "d"),
+              ("Tokens (prompt + completion)", "cmp_tokens", [u.prompt_tokens + u.completion_tokens for u in us], ","),
+              ("Dollars", "cmp_cost", [u.cost for u in us], ".5f")]
+    drawn = [c for c in charts if _nonzero(c[2])]
+    skipped = [c[0] for c in charts if not _nonzero(c[2])]
     if all(u.calls == 0 for u in us):
-        st.caption("The offline reasoner makes no LLM calls: calls, tokens and dollars are zero; "
+        st.caption("The offline reasoner makes no LLM calls: calls, tokens and dollars are zero (no charts); "
                    "choose a model on the Settings page to compare costs.")
-    c1, c2, c3 = st.columns(3)
-    c1.plotly_chart(_bar("LLM calls", run, [u.calls for u in us], "d"), key="cmp_calls", config=_PLOTLY)
-    c2.plotly_chart(_bar("Tokens (prompt + completion)", run, [u.prompt_tokens + u.completion_tokens for u in us], ","),
-                    key="cmp_tokens", config=_PLOTLY)
-    c3.plotly_chart(_bar("Dollars", run, [u.cost for u in us], ".5f"), key="cmp_cost", config=_PLOTLY)
+    elif skipped:
+        st.caption("Not charted (zero or unknown for every method): " + ", ".join(skipped).lower() + ".")
+    if drawn:
+        for col, (title, key, values, fmt) in zip(st.columns(len(drawn)), drawn):
+            col.plotly_chart(_bar(title, run, values, fmt), key=key, config=_PLOTLY)
     names = [_title(r.method) for r in run.results]
-    fig = go.Figure([go.Bar(name="engine time", x=names, y=[u.engine_time for u in us], marker_color="#8fb3d9"),
-                     go.Bar(name="LLM time", x=names, y=[u.llm_time for u in us], marker_color="#e9a23b")])
-    fig.update_layout(barmode="stack", title="Seconds: engine vs LLM", height=280,
-                      margin=dict(l=10, r=10, t=40, b=10))
-    st.plotly_chart(fig, key="cmp_time", config=_PLOTLY)
+    if _nonzero([u.engine_time + u.llm_time for u in us]):
+        bars = [go.Bar(name="engine time", x=names, y=[u.engine_time for u in us], marker_color="#8fb3d9")]
+        if _nonzero([u.llm_time for u in us]):
+            bars.append(go.Bar(name="LLM time", x=names, y=[u.llm_time for u in us], marker_color="#e9a23b"))
+        fig = go.Figure(bars)
+        fig.update_layout(barmode="stack", title="Seconds: engine vs LLM", height=280,
+                          margin=dict(l=10, r=10, t=40, b=10), yaxis_rangemode="tozero")
+        st.plotly_chart(fig, key="cmp_time", config=_PLOTLY)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.safe import csp_meta, json_for_script, sandboxed
+from components.safe import csp_meta, esc, json_for_script, sandboxed
 
 #: Most nodes a corpus-level graph shows; beyond that vis-network becomes unreadable and slow.
 DEFAULT_NODE_CAP = 150
@@ -29,6 +29,8 @@ class GNode:
     title: str = ""
     color: str = "#97c2fc"
     size: int = 14
+    detail: str = ""  # plain text shown under the graph when the node is clicked
+    border: str = ""  # outline colour (e.g. seed entities); the fill stays the tree colour
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,15 @@ class GEdge:
     color: str = "#888888"
     dashed: bool = False
     width: float = 1.5
+    detail: str = ""  # plain text shown under the graph when the edge is clicked: triplet + chunk
+
+
+@dataclass(frozen=True)
+class LegendItem:
+    """One legend entry: a swatch (dot for nodes, line for edges) and what it means."""
+    text: str
+    color: str
+    kind: str = "dot"  # dot | ring | line | dashed
 
 
 @lru_cache(maxsize=1)
@@ -51,64 +62,156 @@ def _vis_assets() -> tuple[str, str]:
             (lib / "vis-network.css").read_text(encoding="utf-8"))
 
 
+#: Longest label drawn in full; longer ones end in "…" (the whole text is in the hover and the panel).
+LABEL_CHARS = 32
+
+
+def short_label(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1].rstrip() + "…"
+
+
 def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool) -> tuple[list, list]:
     from pyvis.network import Network
 
+    from components.graph_layout import component_layout
+
+    ids = {n.id for n in nodes}
+    kept = [e for e in edges if e.source in ids and e.target in ids]
+    pairs = [(e.source, e.target) for e in kept]
+    widths = {n.id: 7.5 * len(short_label(n.label)) for n in nodes}
+    # two packings of the components: one for a wide canvas, one for a phone (the page picks)
+    pos = component_layout([n.id for n in nodes], pairs, label_width=widths, aspect=2.8)
+    narrow = component_layout([n.id for n in nodes], pairs, label_width=widths, aspect=0.8)
     net = Network(directed=directed, cdn_resources="in_line")
     for n in nodes:
         # plain text: vis-network 9 draws labels on canvas and sets string titles as text, so an
         # HTML escape would show as "&quot;"; the page runs sandboxed anyway (components.safe)
-        net.add_node(n.id, label=n.label, title=n.title or n.label, color=n.color, size=n.size)
-    for e in edges:
-        if e.source not in net.node_ids or e.target not in net.node_ids:
-            continue
-        net.add_edge(e.source, e.target, label=e.label, title=e.title or e.label,
-                     color=e.color, dashes=e.dashed, width=e.width)
+        x, y = pos[n.id]
+        color = {"background": n.color, "border": n.border or n.color,
+                 "highlight": {"background": n.color, "border": "#222"}}
+        net.add_node(n.id, label=short_label(n.label), title=n.title or n.label, color=color, size=n.size, x=x, y=y,
+                     borderWidth=3 if n.border else 1, detail=n.detail or n.title or n.label,
+                     wide=[x, y], narrow=list(narrow[n.id]))
+    for e in kept:
+        net.add_edge(e.source, e.target, label=short_label(e.label), title=e.title or e.label,
+                     color=e.color, dashes=[6, 6] if e.dashed else False, width=e.width,
+                     detail=e.detail or e.title or e.label)
     data = net.get_network_data()
     return data[0], data[1]
 
 
-#: The page's one script of its own (its CSP allows it by hash, with vis-network's).
+#: The page's one script of its own (its CSP allows it by hash, with vis-network's). The layout
+#: comes fixed from Python (components.graph_layout), so the page only fits it to the frame: at
+#: once, and again on every resize (a frame inside a hidden tab has width 0 until the tab opens).
+#: Labels keep a readable on-screen size when the fit zooms out (a phone, a big graph). A click
+#: writes the node's or edge's detail (plain text, textContent) into the panel under the graph.
 _INIT = """
 (function() {
   var d = JSON.parse(document.getElementById("graph-data").textContent);
-  var net = new vis.Network(document.getElementById("g"),
-      {nodes: new vis.DataSet(d.nodes), edges: new vis.DataSet(d.edges)}, d.options);
-  net.once("stabilizationIterationsDone", function() { net.setOptions({physics: false}); });
+  var nodes = new vis.DataSet(d.nodes), edges = new vis.DataSet(d.edges);
+  var box = document.getElementById("g"), panel = document.getElementById("detail");
+  var net = new vis.Network(box, {nodes: nodes, edges: edges}, d.options);
+  var base = d.font, last = 0, shape = "wide";
+  function font(f) {
+    if (Math.abs(f - last) < 0.5) return;
+    last = f;
+    net.setOptions({nodes: {font: {size: f}}, edges: {font: {size: f * base.edge / base.node}}});
+    document.body.setAttribute("data-font", String(Math.round(f)));
+  }
+  function readable() {
+    var s = net.getScale() || 1;
+    // at least 12 px on screen (a phone fits a big drawing at a third of its size), within reason
+    font(Math.min(base.node * 5, Math.max(base.node, 12 / s)));
+  }
+  function fit() {
+    if (!box.clientWidth || !box.clientHeight) return;
+    var want = box.clientWidth / box.clientHeight >= 1.6 ? "wide" : "narrow";
+    if (want !== shape) {
+      shape = want;
+      nodes.update(nodes.get().map(function(n) { return {id: n.id, x: n[want][0], y: n[want][1]}; }));
+    }
+    font(base.node);  // fit to the drawing at the base size, then grow labels if it zoomed out
+    net.fit({animation: false, padding: 40});
+    readable();
+    document.body.setAttribute("data-fitted", String(Date.now()));
+  }
+  net.once("afterDrawing", fit);
+  window.addEventListener("resize", fit);
+  if (window.ResizeObserver) new ResizeObserver(fit).observe(box);
+  net.on("zoom", readable);
+  net.on("click", function(p) {
+    var item = p.nodes.length ? nodes.get(p.nodes[0]) : (p.edges.length ? edges.get(p.edges[0]) : null);
+    panel.textContent = item ? (item.detail || item.title || item.label || "") : d.hint;
+  });
+  document.getElementById("fit").addEventListener("click", fit);
 })();
 """
 
+_LEGEND_CSS = """
+#legend{display:flex;flex-wrap:wrap;gap:2px 14px;font-size:12px;padding:4px 6px;max-height:52px;overflow-y:auto}
+#legend span{display:inline-flex;align-items:center;gap:5px;white-space:nowrap}
+#legend i{display:inline-block;width:12px;height:12px;border-radius:50%}
+#legend i.ring{background:#fff!important;border:3px solid;box-sizing:border-box}
+#legend i.line{width:22px;height:0;border-radius:0;border-top:3px solid}
+#legend i.dashed{width:22px;height:0;border-radius:0;border-top:3px dashed}
+#bar{display:flex;justify-content:space-between;align-items:flex-start}
+#fit{font-size:12px;margin:3px;cursor:pointer}
+#detail{box-sizing:border-box;height:72px;overflow-y:auto;font-size:13px;padding:4px 8px;
+ border:1px solid #ddd;border-top:0;white-space:pre-wrap;background:#fafafa}
+"""
+#: Room the legend row and the detail panel take besides the canvas.
+CHROME_HEIGHT = 56 + 72
+
+
+def _legend_html(items: list[LegendItem]) -> str:
+    parts = []
+    for it in items:
+        style = (f"border-color:{esc(it.color)}" if it.kind in ("ring", "line", "dashed")
+                 else f"background:{esc(it.color)}")
+        parts.append(f'<span><i class="{esc(it.kind)}" style="{style}"></i>{esc(it.text)}</span>')
+    return "".join(parts)
+
 
 def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
-               physics: bool = True) -> str:
-    """A self-contained HTML page drawing the graph (no network requests)."""
+               legend: list[LegendItem] | None = None, node_font: int = 15) -> str:
+    """A self-contained HTML page drawing the graph (no network requests): a legend row, the
+    canvas (fixed layout, fitted), and a panel showing what was clicked."""
     js, css = _vis_assets()
     vnodes, vedges = _network_data(nodes, edges, directed)
+    edge_font = max(11, node_font - 2)
     options = {
-        "physics": {"enabled": physics, "stabilization": {"iterations": 150},
-                    "barnesHut": {"springLength": 140}},
-        "edges": {"font": {"size": 10, "align": "middle"}, "smooth": False,
-                  "arrows": {"to": {"enabled": directed, "scaleFactor": 0.5}}},
-        "nodes": {"shape": "dot", "font": {"size": 13}},
+        "physics": {"enabled": False},
+        "layout": {"improvedLayout": False},
+        "edges": {"font": {"size": edge_font, "align": "horizontal", "background": "rgba(255,255,255,0.85)",
+                           "strokeWidth": 0},
+                  "smooth": False, "arrows": {"to": {"enabled": directed, "scaleFactor": 0.5}}},
+        "nodes": {"shape": "dot", "font": {"size": node_font, "strokeWidth": 3, "strokeColor": "#ffffff"},
+                  "scaling": {"label": {"drawThreshold": 1}}},
         "interaction": {"hover": True, "tooltipDelay": 120},
     }
-    payload = json_for_script({"nodes": vnodes, "edges": vedges, "options": options})
+    hint = "Click a node or an edge to see its triplet and source chunk here."
+    payload = json_for_script({"nodes": vnodes, "edges": vedges, "options": options, "hint": hint,
+                               "font": {"node": node_font, "edge": edge_font}})
     return f"""<!doctype html><html><head><meta charset="utf-8">{csp_meta((js, _INIT))}
-<style>{css}
+<style>{css}{_LEGEND_CSS}
 html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-sizing:border-box;width:100%;height:{int(height)}px;border:1px solid #ddd}}</style>
-<script>{js}</script></head><body><div id="g"></div>
+<script>{js}</script></head><body><div id="bar"><div id="legend" style="height:48px">{_legend_html(legend or [])}</div>
+<button id="fit" type="button" title="Fit the whole graph in view">⤢ Fit</button></div><div id="g"></div>
+<div id="detail">{esc(hint)}</div>
 <script type="application/json" id="graph-data">{payload}</script>
 <script>{_INIT}</script></body></html>"""
 
 
 def show_graph(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
-               caption: str = "") -> None:
+               caption: str = "", legend: list[LegendItem] | None = None) -> None:
     if not nodes:
         st.info("Nothing to draw.")
         return
     js, _ = _vis_assets()
-    page = graph_html(nodes, edges, height=height, directed=directed)
-    st.iframe(sandboxed(page, (js, _INIT), height + 4), height=height + 12)
+    page = graph_html(nodes, edges, height=height, directed=directed, legend=legend)
+    total = height + CHROME_HEIGHT
+    st.iframe(sandboxed(page, (js, _INIT), total + 4), height=total + 12)
     if caption:
         st.caption(caption)
 
@@ -164,5 +267,33 @@ def entity_subgraph(graph, search: str = "", cap: int = DEFAULT_NODE_CAP) -> tup
                 continue
             seen_pairs.add(pair)
             title = f"{a.get('subject', u)} {a.get('predicate', '')} {a.get('object', v)}"
-            edges.append(GEdge(str(u), str(v), label=str(a.get("predicate", "")), title=title))
+            edges.append(GEdge(str(u), str(v), label=str(a.get("predicate", "")), title=title,
+                               detail=title + "\nSource chunks: " + ", ".join(a.get("chunk_ids", ()) or ())))
     return nodes, edges, matched
+
+
+def name_edge_sources(edges: list[GEdge], corpus) -> list[GEdge]:
+    """The same edges with each "Source chunks:" line naming chunks by title and number and
+    followed by the first source chunk's text (what a click on the edge shows)."""
+    from dataclasses import replace
+
+    from components.chunk_names import chunk_texts
+
+    ids = [c for e in edges for c in e.detail.partition("\nSource chunks: ")[2].split(", ") if c]
+    texts = chunk_texts(corpus, ids)
+    out = []
+    for e in edges:
+        head, _, srcs = e.detail.partition("\nSource chunks: ")
+        cids = [c for c in srcs.split(", ") if c]
+        if not cids:
+            out.append(e)
+            continue
+        names = ", ".join(texts.get(c, (c, ""))[0] for c in cids)
+        first = texts.get(cids[0], ("", ""))[1]
+        out.append(replace(e, detail=f"{head}\nSource: {names}" + (f"\n{first}" if first else "")))
+    return out
+
+
+#: What the corpus entity graph's colours mean.
+ENTITY_LEGEND = [LegendItem("entity", "#97c2fc"), LegendItem("matches the search", "#f4a261"),
+                 LegendItem("triplet (subject → object, labelled by predicate)", "#888888", "line")]

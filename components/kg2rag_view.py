@@ -5,12 +5,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components.graph import GEdge, GNode, show_graph
+from components.chunk_names import chunk_names, chunk_texts
+from components.graph import GEdge, GNode, LegendItem, show_graph
+from components.palette import distinct_colors, tint
 from components.llm_calls import show_call
 from components.stepper import stepper
 from components.t2rag_view import show_answer_box
 
-TREE_COLORS = ["#3b6ea8", "#2a9d8f", "#e9a23b", "#9b5de5", "#e76f51", "#43aa8b", "#577590", "#f9844a"]
+PRUNED_COLORS = {"parallel": "#8a8a8a", "cycle": "#c08497", "self-loop": "#b5a642"}
+PRUNED_WHY = {"parallel": "a heavier edge joins the same entities", "cycle": "it would close a cycle",
+              "self-loop": "subject and object are the same entity"}
 
 
 def step_labels(trace) -> list[str]:
@@ -18,43 +22,75 @@ def step_labels(trace) -> list[str]:
             + ["Weighted graph", "Tree ranking", "Selected context", "Answer"])
 
 
-def weighted_graph(trace) -> tuple[list[GNode], list[GEdge]]:
-    """Kept spanning-tree edges solid in their tree's colour; pruned edges dashed grey."""
+def tree_names(trace) -> dict[int, str]:
+    """Trees are named by rank (the trace lists them best first): "Tree 1" is the best tree."""
+    return {t.tree_id: f"Tree {i}" for i, t in enumerate(trace.trees, 1)}
+
+
+def tree_colors(trace) -> dict[int, str]:
+    return dict(zip((t.tree_id for t in trace.trees), distinct_colors(len(trace.trees))))
+
+
+def _edge_detail(e, head: str, chunks: dict[str, tuple[str, str]]) -> str:
+    name, text = chunks.get(e.chunk_id, (e.chunk_id, ""))
+    return f"{e.line}\n{head}\nSource: {name}" + (f"\n{text}" if text else "")
+
+
+def weighted_graph(trace, corpus=None) -> tuple[list[GNode], list[GEdge], list[LegendItem]]:
+    """Kept spanning-tree edges solid in their tree's colour and numbered in walk order; pruned
+    edges dashed, coloured by why they were pruned; seed entities ringed; unselected trees pale."""
     labels: dict[str, str] = {}
     for e in trace.edges:
         labels.setdefault(e.u, e.subject)
         labels.setdefault(e.v, e.object)
     seeds = {n.lower() for n in trace.seed_entities}
+    names, colors = tree_names(trace), tree_colors(trace)
+    chunks = chunk_texts(corpus, [e.chunk_id for e in trace.edges])
     edges: list[GEdge] = []
     node_tree: dict[str, int] = {}
+    reasons: set[str] = set()
     for t in trace.trees:
-        color = TREE_COLORS[t.tree_id % len(TREE_COLORS)]
+        color = colors[t.tree_id] if t.selected else tint(colors[t.tree_id])
         for n in t.nodes:
             node_tree[n] = t.tree_id
         for i, e in enumerate(t.kept_edges, 1):
-            edges.append(GEdge(e.u, e.v, label=f"{i}. {e.predicate}",
-                               title=f"tree {t.tree_id}, walk step {i}: {e.line} (chunk {e.chunk_id}, w={e.weight:.3f})",
-                               color=color, width=1.5 + 4 * max(0.0, e.weight)))
+            head = f"{names[t.tree_id]}{' (selected)' if t.selected else ''}, walk step {i}, weight {e.weight:.3f}"
+            edges.append(GEdge(e.u, e.v, label=f"{i}. {e.predicate}", title=f"{head}: {e.line}",
+                               color=color, width=2 + 4 * max(0.0, e.weight), detail=_edge_detail(e, head, chunks)))
         for p in t.pruned_edges:
             e = p.edge
-            edges.append(GEdge(e.u, e.v, label=e.predicate, dashed=True, color="#b0b0b0", width=1,
-                               title=f"pruned ({p.reason}): {e.line} (chunk {e.chunk_id}, w={e.weight:.3f})"))
+            reasons.add(p.reason)
+            head = f"Pruned from {names[t.tree_id]}: {p.reason} ({PRUNED_WHY.get(p.reason, '')}), weight {e.weight:.3f}"
+            edges.append(GEdge(e.u, e.v, dashed=True, color=PRUNED_COLORS.get(p.reason, "#8a8a8a"), width=1.5,
+                               title=f"{head}: {e.line}", detail=_edge_detail(e, head, chunks)))
     selected = {t.tree_id for t in trace.trees if t.selected}
     nodes = []
     for n in sorted(set(trace.nodes) | set(labels)):
         tid = node_tree.get(n)
-        color = TREE_COLORS[tid % len(TREE_COLORS)] if tid is not None and tid in selected else "#c9d6e3"
-        nodes.append(GNode(n, labels.get(n, n), title=f"{labels.get(n, n)}"
-                           + (f" (tree {tid}{', selected' if tid in selected else ''})" if tid is not None else ""),
-                           color=color, size=18 if n in seeds else 12))
-    return nodes, edges
+        label = labels.get(n, n)
+        color = "#c9d6e3" if tid is None else (colors[tid] if tid in selected else tint(colors[tid]))
+        where = "" if tid is None else f"{names[tid]}{' (selected)' if tid in selected else ''}"
+        kind = "seed entity" if n.lower() in seeds or label.lower() in seeds else "entity reached by expansion"
+        title = f"{label}: {kind}" + (f", {where}" if where else "")
+        nodes.append(GNode(n, label, title=title, color=color, size=16 if kind == "seed entity" else 11,
+                           border="#111111" if kind == "seed entity" else "", detail=title))
+    legend = [LegendItem("seed entity", "#111111", "ring"), LegendItem("reached by expansion", "#9aa5b1")]
+    legend += [LegendItem(f"{names[t.tree_id]}{' ✓ selected' if t.selected else ''}",
+                          colors[t.tree_id] if t.selected else tint(colors[t.tree_id]), "line")
+               for t in trace.trees if t.kept_edges]
+    legend += [LegendItem(f"pruned: {r}", PRUNED_COLORS.get(r, "#8a8a8a"), "dashed") for r in sorted(reasons)]
+    return nodes, edges, legend
 
 
-def _seeds(tr) -> None:
+def plural(n: int, word: str, many: str = "") -> str:
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def _seeds(tr, names: dict[str, str]) -> None:
     st.markdown(f"**Top {len(tr.seeds)} chunks by similarity to the question** (seed k = {tr.settings.k})")
-    st.dataframe(pd.DataFrame([{"rank": i, "chunk": s.chunk_id, "title": s.title, "score": round(s.score, 4),
+    st.dataframe(pd.DataFrame([{"rank": i, "chunk": names.get(s.chunk_id, s.chunk_id), "score": round(s.score, 4),
                                 "triplets": s.n_triplets} for i, s in enumerate(tr.seeds, 1)],
-                              columns=["rank", "chunk", "title", "score", "triplets"]),
+                              columns=["rank", "chunk", "score", "triplets"]),
                  hide_index=True, width="stretch")
     st.markdown("**Seed entities** (the first frontier)")
     st.code(", ".join(tr.seed_entities) or "(none)", language=None, wrap_lines=True)
@@ -62,84 +98,105 @@ def _seeds(tr) -> None:
         st.warning(tr.note)
 
 
-def _hop(h) -> None:
-    st.markdown(f"**Hop {h.hop}**: expanded from {len(h.frontier)} entities, reached {len(h.entities_reached)} "
-                f"new ones, followed {len(h.triplet_ids)} triplets")
+def _hop(h, names: dict[str, str]) -> None:
+    st.markdown(f"**Hop {h.hop}**: expanded from {plural(len(h.frontier), 'entity', 'entities')}, reached "
+                f"{len(h.entities_reached)} new, followed {plural(len(h.triplet_ids), 'triplet')}")
     c1, c2 = st.columns(2)
     c1.markdown("Frontier")
     c1.code(", ".join(h.frontier) or "(none)", language=None, wrap_lines=True)
     c2.markdown("Entities reached")
     c2.code(", ".join(h.entities_reached) or "(none)", language=None, wrap_lines=True)
     st.markdown("**Chunks added**")
-    st.dataframe(pd.DataFrame([{"chunk": c.chunk_id, "score": round(c.score, 4)} for c in h.chunks_added],
-                              columns=["chunk", "score"]), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame([{"chunk": names.get(c.chunk_id, c.chunk_id), "score": round(c.score, 4)}
+                               for c in h.chunks_added], columns=["chunk", "score"]), hide_index=True, width="stretch")
     if h.entity_caps or h.cut_by_total_cap:
         st.markdown("**Cut by the caps**")
         for c in h.entity_caps:
-            st.caption(f"hub entity {c.entity}: kept {c.kept} of {c.degree} edges "
-                       f"({len(c.cut_triplet_ids)} triplets not followed)")
+            st.caption(f"hub entity {c.entity}: kept {c.kept} of {plural(c.degree, 'edge')} "
+                       f"({plural(len(c.cut_triplet_ids), 'triplet')} not followed)")
         if h.cut_by_total_cap:
-            st.caption("over the expansion cap: " + ", ".join(c.chunk_id for c in h.cut_by_total_cap))
+            st.caption("over the expansion cap: " + ", ".join(names.get(c.chunk_id, c.chunk_id)
+                                                              for c in h.cut_by_total_cap))
 
 
-def _graph(tr) -> None:
-    st.markdown(f"**Weighted graph**: {len(tr.nodes)} entities, {len(tr.edges)} edges, {len(tr.trees)} "
-                "components. Solid: maximum-spanning-tree edges (numbered in walk order, thicker = heavier); "
-                "dashed grey: pruned. Coloured nodes belong to selected trees; big nodes are seed entities.")
-    nodes, edges = weighted_graph(tr)
-    show_graph(nodes, edges, height=480)
-    for t in tr.trees:
-        with st.expander(f"Tree {t.tree_id}: {len(t.kept_edges)} edges in walk order, "
-                         f"{len(t.pruned_edges)} pruned, {len(t.chunk_ids)} chunks"):
-            st.dataframe(pd.DataFrame([{"walk": i, "triplet": e.line, "chunk": e.chunk_id, "weight": round(e.weight, 4)}
-                                       for i, e in enumerate(t.kept_edges, 1)],
+def _graph(tr, names: dict[str, str], corpus) -> None:
+    st.markdown(f"**Weighted graph**: {plural(len(tr.nodes), 'entity', 'entities')}, {plural(len(tr.edges), 'edge')}, "
+                f"{plural(len(tr.trees), 'component')}, each drawn in its own region. Solid: maximum-spanning-tree "
+                "edges numbered in walk order (thicker = heavier); dashed: pruned. Pale trees were not selected. "
+                "Click a node or an edge for its triplet and source chunk.")
+    nodes, edges, legend = weighted_graph(tr, corpus)
+    show_graph(nodes, edges, height=480, legend=legend)
+    tnames = tree_names(tr)
+    for t in tr.trees:  # rank order
+        with st.expander(f"{tnames[t.tree_id]}{' (selected)' if t.selected else ''}: "
+                         f"{plural(len(t.kept_edges), 'edge')} in walk order, {len(t.pruned_edges)} pruned, "
+                         f"{plural(len(t.chunk_ids), 'chunk')}"):
+            st.dataframe(pd.DataFrame([{"walk": i, "triplet": e.line, "chunk": names.get(e.chunk_id, e.chunk_id),
+                                        "weight": round(e.weight, 4)} for i, e in enumerate(t.kept_edges, 1)],
                                       columns=["walk", "triplet", "chunk", "weight"]),
                          hide_index=True, width="stretch")
             if t.pruned_edges:
-                st.dataframe(pd.DataFrame([{"pruned": p.edge.line, "reason": p.reason, "chunk": p.edge.chunk_id,
+                st.dataframe(pd.DataFrame([{"pruned": p.edge.line, "reason": p.reason,
+                                            "chunk": names.get(p.edge.chunk_id, p.edge.chunk_id),
                                             "weight": round(p.edge.weight, 4)} for p in t.pruned_edges]),
                              hide_index=True, width="stretch")
 
 
 def _ranking(tr) -> None:
     st.markdown(f"**Ranker:** {tr.ranker or '-'}")
-    st.dataframe(pd.DataFrame([{"rank": i, "tree": t.tree_id,
+    tnames = tree_names(tr)
+    st.dataframe(pd.DataFrame([{"rank": i, "tree": tnames[t.tree_id],
                                 "score": None if t.rank_score is None else round(t.rank_score, 4),
-                                "selected": "yes" if t.selected else "", "chunks": len(t.chunk_ids),
+                                "selected": "✓" if t.selected else "", "chunks": len(t.chunk_ids),
                                 "note": t.note, "triplet form": t.triplet_form}
                                for i, t in enumerate(tr.trees, 1)],
                               columns=["rank", "tree", "score", "selected", "chunks", "note", "triplet form"]),
                  hide_index=True, width="stretch")
 
 
-def _context(tr) -> None:
-    st.markdown(f"**Chunks from selected trees** ({len(tr.tree_chunk_ids)}): " + (", ".join(tr.tree_chunk_ids) or "none"))
+def _context(tr, names: dict[str, str]) -> None:
+    listed = ", ".join(names.get(c, c) for c in tr.tree_chunk_ids) or "none"
+    st.markdown(f"**Chunks from selected trees** ({len(tr.tree_chunk_ids)}): {listed}")
     if tr.fill_chunk_ids:
-        st.markdown(f"**Seed chunks added as fill** (trees gave fewer than k/2): {', '.join(tr.fill_chunk_ids)}")
+        st.markdown("**Seed chunks added as fill** (trees gave fewer than k/2): "
+                    + ", ".join(names.get(c, c) for c in tr.fill_chunk_ids))
     st.markdown("**Context exactly as sent**")
     st.code(tr.context or "(empty)", language=None, wrap_lines=True)
 
 
-def show_kg2rag(result, state_key: str = "kg_step") -> None:
+def trace_chunk_ids(tr) -> list[str]:
+    ids = [s.chunk_id for s in tr.seeds] + [c.chunk_id for h in tr.hops for c in h.chunks_added + h.cut_by_total_cap]
+    return ids + [e.chunk_id for e in tr.edges] + list(tr.tree_chunk_ids) + list(tr.fill_chunk_ids)
+
+
+def show_kg2rag_step(result, pos: int, corpus=None, gold: list[str] | None = None) -> None:
+    """Draw step `pos` of the KG2RAG trace (the stepper lives with the caller)."""
     tr = result.trace
-    if tr is None:
-        show_answer_box(result)
-        return
     labels = step_labels(tr)
-    pos = stepper(state_key, labels)
+    pos = max(0, min(pos, len(labels) - 1))
     name = labels[pos]
+    names = chunk_names(corpus, trace_chunk_ids(tr))
     if pos == 0:
-        _seeds(tr)
+        _seeds(tr, names)
     elif name.startswith("Hop "):
-        _hop(tr.hops[pos - 1])
+        _hop(tr.hops[pos - 1], names)
     elif name == "Weighted graph":
-        _graph(tr)
+        _graph(tr, names, corpus)
     elif name == "Tree ranking":
         _ranking(tr)
     elif name == "Selected context":
-        _context(tr)
+        _context(tr, names)
     else:
-        show_answer_box(result)
+        show_answer_box(result, gold)
         show_call(tr.call, label="answer")
         if tr.timings:
             st.caption("Seconds per step: " + ", ".join(f"{k} {v:.3f}" for k, v in tr.timings.items()))
+
+
+def show_kg2rag(result, state_key: str = "kg_step", corpus=None, gold: list[str] | None = None) -> None:
+    tr = result.trace
+    if tr is None:
+        show_answer_box(result, gold)
+        return
+    pos = stepper(state_key, step_labels(tr))
+    show_kg2rag_step(result, pos, corpus, gold)

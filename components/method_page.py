@@ -35,5 +35,5 @@ def single_method_page(method: str, label: str, prefix: str, step_key: str) -> N
         st.divider()
         html_block(f"<b>Question:</b> {esc(run.question)}")
         show_answer_box(result, run.gold)
-        show_result(result, corpus, step_key)
+        show_result(result, corpus, step_key, run.gold)
         save_and_export(run, corpus, prefix)

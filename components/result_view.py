@@ -18,9 +18,9 @@ def usage_caption(result) -> str:
             f"LLM {u.llm_time:.2f}s")
 
 
-def show_baseline(result) -> None:
+def show_baseline(result, gold: list[str] | None = None) -> None:
     tr = result.trace
-    show_answer_box(result)
+    show_answer_box(result, gold)
     if tr is None or not hasattr(tr, "stages"):
         return
     for s in tr.stages:
@@ -33,15 +33,15 @@ def show_baseline(result) -> None:
     show_call(tr.call, label="answer")
 
 
-def show_result(result, corpus=None, state_key: str = "ask_round") -> None:
+def show_result(result, corpus=None, state_key: str = "ask_round", gold: list[str] | None = None) -> None:
     if result.method == "t2rag":
         from components.t2rag_view import show_t2rag
 
-        show_t2rag(result, corpus, state_key)
+        show_t2rag(result, corpus, state_key, gold)
     elif result.method == "kg2rag":
         from components.kg2rag_view import show_kg2rag
 
-        show_kg2rag(result, state_key)
+        show_kg2rag(result, state_key, corpus, gold)
     else:
-        show_baseline(result)
+        show_baseline(result, gold)
     st.caption(usage_caption(result))

@@ -43,6 +43,7 @@ _DEFAULTS: dict[str, Any] = {
     "compare": None,         # components.runs.Run with several results
     "cmp_step_t2rag": 0,     # one stepper per method on the Compare page
     "cmp_step_kg2rag": 0,
+    "cmp_sync": 0,           # the one stepper driving both columns of Compare
     "eval_step_t2rag": 0,    # drill-down steppers on the Evaluate page
     "eval_step_kg2rag": 0,
     "present_run": None,     # the Run presentation mode walks
@@ -164,6 +165,7 @@ def clear_results() -> None:
     for key in ("ask_round", "kg_step", "present_step"):
         ss[key] = 0
     reset_steppers("cmp_step_")
+    reset_steppers("cmp_sync")
 
 
 def reset_steppers(prefix: str) -> None:

@@ -10,13 +10,19 @@ import re
 import pandas as pd
 import streamlit as st
 
-from components.graph import GEdge, GNode, show_graph
+from components.chunk_names import chunk_names
+from components.graph import GEdge, GNode, LegendItem, show_graph
 from components.llm_calls import show_call
 from components.safe import esc, highlight, html_block
 from components.stepper import stepper
 
 QUEUE_COLORS = {"resolved": "#2a9d8f", "searchable": "#e9a23b", "fuzzy": "#e76f51"}
 QUEUES = ("resolved", "searchable", "fuzzy")
+DEP_LEGEND = [LegendItem("resolved triplet", QUEUE_COLORS["resolved"], "line"),
+              LegendItem("searchable (one placeholder)", QUEUE_COLORS["searchable"], "line"),
+              LegendItem("fuzzy (two or more)", QUEUE_COLORS["fuzzy"], "line"),
+              LegendItem("open placeholder", "#e76f51"), LegendItem("filled placeholder", "#2a9d8f"),
+              LegendItem("filled this round", "#f4a261"), LegendItem("entity", "#a8c5e6")]
 
 
 def step_labels(trace) -> list[str]:
@@ -96,14 +102,22 @@ def dependency_graph(trace, round_pos: int) -> tuple[list[GNode], list[GEdge]]:
 
 
 def _chunk_needles(rnd, corpus) -> dict[str, list[str]]:
-    """Per chunk: the subject / object of the walked propositions it states (what matched)."""
+    """Per chunk: the entities of the question / answer chain it states, and nothing else.
+
+    The chain is the walked propositions that filled a placeholder (their subject and object) and
+    the named entities of the triplets still open before the round. Marking every entity of every
+    walked proposition marks nearly every name in the chunk, which tells the reader nothing.
+    """
+    filling = {b.proposition_triplet_id for b in rnd.bindings if b.proposition_triplet_id is not None}
+    chain = [p.strip() for q in ("searchable", "fuzzy") for t in getattr(rnd.state_before, q)
+             for p in (t.subject, t.object) if p and not p.strip().startswith("?")]
     by_tid = {}
-    if corpus is not None:
+    if corpus is not None and filling:
         try:
-            by_tid = {t.triplet_id: t for t in corpus.get_triplets([w.triplet_id for w in rnd.walked])}
+            by_tid = {t.triplet_id: t for t in corpus.get_triplets(sorted(filling))}
         except Exception:  # a reopened run whose corpus changed: fall back to the bindings only
             by_tid = {}
-    out: dict[str, list[str]] = {}
+    out: dict[str, list[str]] = {c.chunk_id: list(chain) for c in rnd.chunks}
     for w in rnd.walked:
         t = by_tid.get(w.triplet_id)
         for cid in w.chunk_ids:
@@ -112,8 +126,25 @@ def _chunk_needles(rnd, corpus) -> dict[str, list[str]]:
     return out
 
 
-def _show_round(trace, pos: int, corpus) -> None:
+def _body(text: str, title: str) -> str:
+    """Chunk text without a leading copy of its title (the card's header already names it)."""
+    t = (text or "").lstrip()
+    return t[len(title):].lstrip(" :.-\n") if title and t.startswith(title) else t
+
+
+def chunk_card(chunk_id: str, name: str, body_html: str, shared: bool = False) -> str:
+    """One chunk as a card with an anchor that links can scroll to (clear of the page header)."""
+    badge = (' <span style="background:#e3ecfa;color:#2b4c7e;border-radius:8px;padding:0 .5em;'
+             'font-size:.8em">⇄ used by both methods</span>') if shared else ""
+    return (f'<div id="{_anchor(chunk_id)}" style="border-left:3px solid {"#3b6ea8" if shared else "#ccc"};'
+            f'padding-left:.6em;margin:.4em 0;scroll-margin-top:5rem"><small><b>{esc(name)}</b></small>{badge}'
+            f"<br>{body_html}</div>")
+
+
+def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -> None:
     rnd = trace.rounds[pos - 1]
+    names = chunk_names(corpus, [c.chunk_id for c in rnd.chunks] + [c for w in rnd.walked for c in w.chunk_ids]
+                        + [c for b in rnd.bindings for c in b.chunk_ids])
     fresh = set(rnd.newly_resolved) | set(rnd.new_searchable)
     c1, c2 = st.columns(2)
     with c1:
@@ -126,11 +157,11 @@ def _show_round(trace, pos: int, corpus) -> None:
         st.caption(rnd.solve_skipped or "none")
     rows = []
     for b in rnd.bindings:
-        links = " ".join(f'<a href="#{_anchor(c)}">{esc(c)}</a>' for c in b.chunk_ids)
+        links = ", ".join(f'<a href="#{_anchor(c)}">{esc(names.get(c, c))}</a>' for c in b.chunk_ids)
         src = f" ← <i>{esc(b.proposition)}</i>" if b.proposition else ""
         note = f" <small>({esc(b.note)})</small>" if b.note else ""
         rows.append(f"<li><code>{esc(b.placeholder)}</code> = <mark>{esc(b.value)}</mark>{src}"
-                    f"{' · chunk ' + links if links else ''}{note}</li>")
+                    f"{' · from ' + links if links else ''}{note}</li>")
     if rows:
         html_block("<ul>" + "".join(rows) + "</ul>")
     if rnd.unmatched:
@@ -141,29 +172,28 @@ def _show_round(trace, pos: int, corpus) -> None:
                  hide_index=True, width="stretch")
     filling = {b.proposition_triplet_id for b in rnd.bindings if b.proposition_triplet_id is not None}
     st.dataframe(pd.DataFrame([{"order": i, "score": round(w.score, 4), "proposition": w.text,
-                                "query": w.query_index, "chunks": ", ".join(w.chunk_ids),
-                                "new chunks": ", ".join(w.new_chunk_ids),
+                                "query": w.query_index, "chunks": ", ".join(names.get(c, c) for c in w.chunk_ids),
+                                "new chunks": ", ".join(names.get(c, c) for c in w.new_chunk_ids),
                                 "filled a placeholder": "yes" if w.triplet_id in filling else ""}
                                for i, w in enumerate(rnd.walked, 1)],
                               columns=["order", "score", "proposition", "query", "chunks", "new chunks",
                                        "filled a placeholder"]),
                  hide_index=True, width="stretch")
 
-    st.markdown(f"**Chunks shown to the solver** ({len(rnd.chunks)}); matched entities marked, "
-                "filled values in orange")
+    st.markdown(f"**Chunks shown to the solver** ({len(rnd.chunks)}); entities of the question's chain "
+                "marked, filled values in orange")
     needles = _chunk_needles(rnd, corpus)
     values = [b.value for b in rnd.bindings]
     for c in rnd.chunks:
-        body = highlight(c.text, needles.get(c.chunk_id, []) + values)
+        body = highlight(_body(c.text, c.title), needles.get(c.chunk_id, []) + values)
         for v in values:  # values get their own colour on top of the plain match
             body = body.replace(f"<mark>{esc(v)}</mark>", f'<mark style="background:#f4a261">{esc(v)}</mark>')
-        html_block(f'<div id="{_anchor(c.chunk_id)}" style="border-left:3px solid #ccc;padding-left:.6em;'
-                   f'margin:.4em 0"><small><b>{esc(c.chunk_id)}</b> · {esc(c.title)}</small><br>{body}</div>')
+        html_block(chunk_card(c.chunk_id, names.get(c.chunk_id, c.chunk_id), body, c.chunk_id in shared))
 
     st.markdown("**Placeholder dependency graph** (edges: green resolved, amber searchable, red fuzzy; "
                 "orange node = filled this round)")
     nodes, edges = dependency_graph(trace, pos)
-    show_graph(nodes, edges, height=320, directed=True)
+    show_graph(nodes, edges, height=320, directed=True, legend=DEP_LEGEND)
     t = rnd.timing
     st.caption(f"engine {t.engine:.3f}s (retrieve {t.retrieve:.3f}s, update {t.update:.3f}s) · solve {t.solve:.3f}s")
     show_call(rnd.solve_call, label="solve")
@@ -180,11 +210,11 @@ def _show_decompose(trace) -> None:
     nodes, edges = dependency_graph(trace, 0)
     if nodes:
         st.markdown("**Placeholder dependency graph**")
-        show_graph(nodes, edges, height=300, directed=True)
+        show_graph(nodes, edges, height=300, directed=True, legend=DEP_LEGEND)
     show_call(d.call, label="decompose")
 
 
-def _show_answer(result) -> None:
+def _show_answer(result, gold: list[str] | None = None) -> None:
     from engine.methods.t2rag_trace import STOP_REASONS
 
     tr = result.trace
@@ -198,33 +228,37 @@ def _show_answer(result) -> None:
         if syn.context:
             with st.expander("Context sent with the facts"):
                 st.code(syn.context, language=None, wrap_lines=True)
-    show_answer_box(result)
+    show_answer_box(result, gold)
     if syn is not None:
         show_call(syn.call, label="answer")
 
 
 def show_answer_box(result, gold: list[str] | None = None) -> None:
-    if result.error:
-        st.error(f"{result.method} could not finish: {result.error}")
-    st.success(f"Answer: {result.answer or '(no answer)'}")
-    if gold:
-        from engine.eval.metrics import answer_score
+    """The answer, coloured by its verdict against `gold` (components.answer_box)."""
+    from components.answer_box import show_answer
 
-        s = answer_score(result.answer or "", gold)
-        st.caption(f"Gold: {' / '.join(gold)} · EM {s.em:.0f} · F1 {s.f1:.2f}")
+    show_answer(result, gold)
 
 
-def show_t2rag(result, corpus=None, state_key: str = "ask_round") -> None:
+def show_t2rag_step(result, pos: int, corpus=None, gold: list[str] | None = None,
+                    shared: frozenset[str] = frozenset()) -> None:
+    """Draw step `pos` of the T2RAG trace (the stepper lives with the caller); `shared` chunks
+    (used by the other method too, on Compare) are marked."""
+    tr = result.trace
+    last = len(step_labels(tr)) - 1
+    pos = max(0, min(pos, last))
+    if pos == 0:
+        _show_decompose(tr)
+    elif pos == last:
+        _show_answer(result, gold)
+    else:
+        _show_round(tr, pos, corpus, shared)
+
+
+def show_t2rag(result, corpus=None, state_key: str = "ask_round", gold: list[str] | None = None) -> None:
     """The T2RAG stepper for one result (a fresh run or a reopened trace)."""
     tr = result.trace
     if tr is None:
-        show_answer_box(result)
+        show_answer_box(result, gold)
         return
-    labels = step_labels(tr)
-    pos = stepper(state_key, labels)
-    if pos == 0:
-        _show_decompose(tr)
-    elif pos == len(labels) - 1:
-        _show_answer(result)
-    else:
-        _show_round(tr, pos, corpus)
+    show_t2rag_step(result, stepper(state_key, step_labels(tr)), corpus, gold)

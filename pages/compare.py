@@ -1,6 +1,7 @@
 """Compare: one question through T2RAG and KG2RAG (plus an optional baseline), side by side."""
 import streamlit as st
 
+from components import compare_sync as sync
 from components import compare_view as cv
 from components import state
 from components.question_input import pick_question
@@ -20,6 +21,7 @@ opened = open_saved(corpus, "cmp_open")
 if opened is not None:
     ss["compare"] = opened
     state.reset_steppers("cmp_step_")
+    state.reset_steppers("cmp_sync")
 
 question, q = pick_question(corpus, "cmp_q")
 baseline = st.selectbox("Baseline (optional)", ["", "semantic", "hybrid", "standard", "none"], key="cmp_baseline",
@@ -28,17 +30,20 @@ if st.button("Compare", type="primary", disabled=not question, key="cmp_go"):
     with engine_errors("The comparison"):
         ss["compare"] = run_methods(["t2rag", "kg2rag"] + ([baseline] if baseline else []), corpus, question, q)
         state.reset_steppers("cmp_step_")
+    state.reset_steppers("cmp_sync")
 
 run = ss.get("compare")
 if run is not None:
     st.divider()
     html_block(f"<b>Question:</b> {esc(run.question)}")
-    cv.answers(run)
-    cv.overlap(run, corpus)
-    cv.cost_charts(run)
-    st.markdown("**Traces**")
-    tabs = st.tabs([METHOD_TITLES.get(r.method, r.method) for r in run.results])
-    for tab, r in zip(tabs, run.results):
-        with tab:
-            show_result(r, corpus, f"cmp_step_{r.method}")
+    sync.show_answers_row(run)
+    st.markdown("**Step both methods together**")
+    sync.show_side_by_side(run, corpus, "cmp_sync")
+    with st.expander("Evidence overlap and costs", expanded=True):
+        cv.overlap(run, corpus)
+        cv.cost_charts(run)
+    for r in run.results:
+        if r.method not in ("t2rag", "kg2rag"):
+            with st.expander(f"Baseline: {METHOD_TITLES.get(r.method, r.method)}"):
+                show_result(r, corpus, f"cmp_step_{r.method}", run.gold)
     save_and_export(run, corpus, "cmp")

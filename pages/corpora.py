@@ -5,7 +5,7 @@ import streamlit as st
 from components import backup_actions as backups
 from components import corpus_actions as actions
 from components import state
-from components.graph import DEFAULT_NODE_CAP, entity_subgraph, show_graph
+from components.graph import DEFAULT_NODE_CAP, ENTITY_LEGEND, entity_subgraph, name_edge_sources, show_graph
 from components.safe import engine_errors
 from components.tables import (chunks_frame, documents_frame, questions_frame, searchable_table,
                                triplets_frame)
@@ -52,7 +52,7 @@ with tabs[4], engine_errors("Drawing the graph"):
     search = g1.text_input("Find entities", key="graph_search", placeholder="e.g. Arthur's Magazine")
     cap = g2.number_input("Node cap", min_value=10, max_value=400, value=DEFAULT_NODE_CAP, step=10, key="graph_cap")
     nodes, edges, matched = entity_subgraph(corpus.entity_graph(), search, int(cap))
-    show_graph(nodes, edges, height=560,
+    show_graph(nodes, name_edge_sources(edges, corpus), height=560, legend=ENTITY_LEGEND,
                caption=f"Showing {len(nodes)} entities (cap {int(cap)} nodes) and {len(edges)} triplet edges; "
                        + (f"{matched} entities match “{search}” (orange), plus their neighbours."
                           if search.strip() else f"the best-connected entities of {matched}, with their neighbours."))

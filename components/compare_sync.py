@@ -1,0 +1,98 @@
+"""Compare step by step: one control moves T2RAG and KG2RAG together, side by side.
+
+The two methods have different shapes (T2RAG: decompose, rounds, answer; KG2RAG: seeds, hops,
+graph, ranking, context, answer), so a joint step pairs the stages that play the same part:
+start (decomposition beside the seed chunks), retrieval (round k beside hop k), building the
+evidence (later rounds beside the graph, the tree ranking and the context; the shorter side
+holds its last stage), answer beside answer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from components.answer_box import show_answer, verdict
+from components.chunk_names import chunk_names
+from components.safe import esc, html_block
+from components.stepper import stepper
+from components.steps import METHOD_TITLES
+
+
+@dataclass(frozen=True)
+class JointStep:
+    label: str
+    t2rag: int  # step index in the T2RAG trace
+    kg2rag: int  # step index in the KG2RAG trace
+
+
+def joint_steps(t2_trace, kg_trace) -> list[JointStep]:
+    from components import kg2rag_view, t2rag_view
+
+    t2 = t2rag_view.step_labels(t2_trace)
+    kg = kg2rag_view.step_labels(kg_trace)
+    out = [JointStep(f"Start: {t2[0]} ↔ {kg[0]}", 0, 0)]
+    t2_mid, kg_mid = list(range(1, len(t2) - 1)), list(range(1, len(kg) - 1))
+    for i in range(max(len(t2_mid), len(kg_mid))):
+        a = t2_mid[min(i, len(t2_mid) - 1)] if t2_mid else 0
+        b = kg_mid[min(i, len(kg_mid) - 1)] if kg_mid else 0
+        out.append(JointStep(f"{t2[a]} ↔ {kg[b]}", a, b))
+    out.append(JointStep("Answer ↔ Answer", len(t2) - 1, len(kg) - 1))
+    return out
+
+
+def shared_chunks(run) -> frozenset[str]:
+    """Evidence chunks every method of the run used."""
+    sets = [set(r.evidence_chunk_ids) for r in run.results if r.method in ("t2rag", "kg2rag")]
+    return frozenset(set.intersection(*sets)) if len(sets) > 1 else frozenset()
+
+
+def evidence_chips(result, shared: frozenset[str], names: dict[str, str]) -> str:
+    """The method's evidence chunks; the ones both methods used are marked ⇄ and filled."""
+    chips = []
+    for cid in result.evidence_chunk_ids:
+        on = cid in shared
+        style = ("background:#3b6ea8;color:#fff" if on else "background:#eef2f7;color:#333")
+        chips.append(f'<span class="tl-chip{" tl-shared" if on else ""}" style="{style};border-radius:10px;'
+                     f'padding:.1em .6em;margin:.1em;display:inline-block;font-size:.85em">'
+                     f'{"⇄ " if on else ""}{esc(names.get(cid, cid))}</span>')
+    return (f"<small><b>Evidence</b> ({len(result.evidence_chunk_ids)} chunks, {len(shared)} shared)</small><br>"
+            + ("".join(chips) or "<i>none</i>"))
+
+
+def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
+    t2 = run.by_method("t2rag")
+    kg = run.by_method("kg2rag")
+    if t2 is None or kg is None or t2.trace is None or kg.trace is None:
+        st.info("Side by side needs both a T2RAG and a KG2RAG trace.")
+        return
+    from components.kg2rag_view import show_kg2rag_step
+    from components.t2rag_view import show_t2rag_step
+
+    steps = joint_steps(t2.trace, kg.trace)
+    pos = stepper(state_key, [s.label for s in steps])
+    step = steps[pos]
+    shared = shared_chunks(run)
+    names = chunk_names(corpus, [c for r in (t2, kg) for c in r.evidence_chunk_ids])
+    left, right = st.columns(2, gap="medium")
+    for col, result, sub in ((left, t2, step.t2rag), (right, kg, step.kg2rag)):
+        with col, st.container(border=True):
+            v = verdict(result, run.gold)
+            st.markdown(f"#### {METHOD_TITLES.get(result.method, result.method)} {v.mark}")
+            html_block(evidence_chips(result, shared, names))
+            if result.method == "t2rag":
+                show_t2rag_step(result, sub, corpus, run.gold, shared)
+            else:
+                show_kg2rag_step(result, sub, corpus, run.gold)
+
+
+def show_answers_row(run) -> None:
+    """Every method's answer box in one row, coloured by its verdict against gold."""
+    cols = st.columns(len(run.results))
+    for col, r in zip(cols, run.results):
+        with col:
+            show_answer(r, run.gold, label=METHOD_TITLES.get(r.method, r.method))
+            u = r.usage
+            st.caption(f"{u.calls} LLM calls · {u.prompt_tokens + u.completion_tokens} tokens · "
+                       + ("price unknown" if u.cost is None else f"${u.cost:.5f}")
+                       + f" · engine {u.engine_time:.2f}s · LLM {u.llm_time:.2f}s")
