@@ -101,49 +101,75 @@ def _du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def hnsw_recall(corpus, qs_n: int = 100) -> dict:
-    """recall@10 of an HNSW index (the `auto` kind above its threshold) against exact search over
-    the same stored vectors, and each one's per-query time."""
+def approx_recall(corpus, kind: str, qs_n: int = 100) -> dict:
+    """recall@1/@10 of an approximate index of `kind` against exact search over the same stored
+    chunk vectors (both built from SQLite in pages), one query at a time, and each one's time per
+    query. When the corpus's own chunk index is of that kind, that index is the one measured."""
     import numpy as np
 
     from engine.vectors import FaissVectorStore
 
-    rows = corpus._db.execute("SELECT rid, vec FROM chunks").fetchall()
-    ids = np.array([r[0] for r in rows], np.int64)
-    vecs = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1)
-    del rows
-    exact, approx = FaissVectorStore(vecs.shape[1], "flat"), FaissVectorStore(vecs.shape[1], "hnsw")
-    exact.add(ids, vecs)
-    t0 = time.perf_counter()
-    approx.add(ids, vecs)
-    build = time.perf_counter() - t0
+    n = corpus._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    dim = corpus.embedder.dim
+    own = corpus._index("chunks")
+    exact = FaissVectorStore(dim, "flat")
+    approx = own if own.kind == kind else FaissVectorStore(dim, kind, expected=n)
+    build = 0.0
     rng = np.random.default_rng(0)
-    queries = vecs[rng.choice(len(vecs), size=min(qs_n, len(vecs)), replace=False)]
+    pick = set(rng.choice(n, size=min(qs_n, n), replace=False).tolist())
+    picked, pos = [], 0
+    cur = corpus._db.execute("SELECT rid, vec FROM chunks")
+    while rows := cur.fetchmany(65536):
+        ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        vecs = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), dim)
+        exact.add(ids, vecs)
+        picked += [vecs[i - pos] for i in range(pos, pos + len(rows)) if i in pick]
+        pos += len(rows)
+        if approx is not own:
+            t0 = time.perf_counter()
+            approx.add(ids, vecs)
+            build += time.perf_counter() - t0
+    queries = np.stack(picked)
     # near a stored vector, not equal to it: its own vector must come first
-    queries = queries + rng.normal(scale=0.3 / np.sqrt(queries.shape[1]), size=queries.shape).astype(np.float32)
-    t0 = time.perf_counter()
-    _, want = exact.search(queries, 10)
-    t_exact = (time.perf_counter() - t0) / len(queries)
-    t0 = time.perf_counter()
-    _, got = approx.search(queries, 10)
-    t_hnsw = (time.perf_counter() - t0) / len(queries)
-    recall = float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(want.tolist(), got.tolist())]))
-    recall1 = float(np.mean([a[0] == b[0] for a, b in zip(want.tolist(), got.tolist())]))
-    return {"recall10": recall, "recall1": recall1, "exact_ms": t_exact * 1000, "hnsw_ms": t_hnsw * 1000, "build_s": build}
+    queries = queries + rng.normal(scale=0.3 / np.sqrt(dim), size=queries.shape).astype(np.float32)
+    timed = {}
+    found = {}
+    for name, index in (("exact", exact), ("approx", approx)):
+        for q in queries[:3]:
+            index.search(q[None], 10)  # warm
+        t0 = time.perf_counter()
+        found[name] = np.concatenate([index.search(q[None], 10)[1] for q in queries])
+        timed[name] = (time.perf_counter() - t0) / len(queries) * 1000
+    want, got = found["exact"].tolist(), found["approx"].tolist()
+    return {"kind": kind, "recall10": float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(want, got)])),
+            "recall1": float(np.mean([a[0] == b[0] for a, b in zip(want, got)])), "exact_ms": timed["exact"],
+            "approx_ms": timed["approx"], "build_s": build if approx is not own else None}
 
 
-def child(size: int, folder: Path, real_max: int, n_questions: int, hnsw_max: int) -> dict:
+def import_triplets(corpus, after_rid: int = 0, page: int = 20000) -> None:
+    """One offline triplet per chunk past `after_rid` (title, mentions, a capitalized word), in batches."""
+    rows = []
+    cur = corpus._db.execute("SELECT chunk_id, title, text FROM chunks WHERE rid > ?", (after_rid,))
+    while part := cur.fetchmany(page):
+        for cid, title, text in part:
+            words = [w.strip(".,;:()") for w in text.split() if w[:1].isupper() and len(w) > 3]
+            rows.append((cid, title, "mentions", words[len(words) // 2] if words else title.split()[0]))
+        corpus.import_triplets(rows, refresh=False)
+        rows = []
+
+
+def child(size: int, folder: Path, real_max: int, n_questions: int, recall_kind: str, index_kind: str) -> dict:
     import torch
 
+    from engine.chunking import chunk_document
     from engine.llm import make_reasoner
     from engine.methods import build_method, method_class
-    from engine.store import Workspace, embedding_text
-    from engine.chunking import chunk_document
+    from engine.store import CorpusSettings, Workspace, embedding_text
 
     torch.set_num_threads(1)  # the machine is shared: one thread, as a server process per question
     emb, how = _embedder(size, real_max)
     ws = Workspace(folder, embedder=emb, keep_snapshots=0)
-    corpus = ws.create("scale")
+    corpus = ws.create("scale", CorpusSettings(index_kind=index_kind))
     batch = 5000
     t_ingest = t_floor = 0.0
     chunks = 0
@@ -158,19 +184,14 @@ def child(size: int, folder: Path, real_max: int, n_questions: int, hnsw_max: in
         t_ingest += time.perf_counter() - t0
         chunks += report.chunks_added
     t0 = time.perf_counter()
-    rows = []
-    for c in corpus.iter_chunks(batch=10000):
-        words = [w.strip(".,;:()") for w in c.text.split() if w[:1].isupper() and len(w) > 3]
-        rows.append((c.chunk_id, c.title, "mentions", words[len(words) // 2] if words else c.title.split()[0]))
-        if len(rows) >= 20000:
-            corpus.import_triplets(rows, refresh=False)
-            rows = []
-    if rows:
-        corpus.import_triplets(rows, refresh=False)
+    import_triplets(corpus)
     t_index = time.perf_counter()
     corpus.refresh_indexes()
-    t_ingest += time.perf_counter() - t_index  # the chunk index build belongs to ingest (a share of it)
-    t_triplets = time.perf_counter() - t0
+    t_end = time.perf_counter()
+    t_build = t_ingest + (t_end - t0)  # adds, triplet import, proposition vectors, both index builds
+    t_ingest += t_end - t_index  # the chunk index build belongs to ingest (a share of it)
+    t_triplets = t_end - t0
+    kinds = {w: corpus._index(w).kind for w in ("chunks", "propositions")}
     corpus.close()
     disk = _du(folder / "scale")
 
@@ -199,11 +220,20 @@ def child(size: int, folder: Path, real_max: int, n_questions: int, hnsw_max: in
         for q in qs:
             method.answer(q, corpus, settings)
         latency[name] = (time.perf_counter() - t0) / len(qs)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the HNSW side experiment
-    hnsw = hnsw_recall(corpus, qs_n=100) if chunks <= hnsw_max else None
-    return {"hnsw": hnsw, "size": size, "chunks": chunks, "embedding": how, "ingest_cps": chunks / t_ingest,
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the side experiments
+
+    # incremental add: 1% more documents (chunks, their triplets, both indexes brought in step)
+    top = corpus._db.execute("SELECT MAX(rid) FROM chunks").fetchone()[0]
+    t0 = time.perf_counter()
+    corpus.add_documents(list(documents(max(1, size // 100), size)))
+    import_triplets(corpus, after_rid=top)
+    corpus.refresh_indexes()
+    t_incr = time.perf_counter() - t0
+    recall = approx_recall(corpus, recall_kind) if recall_kind else None
+    return {"recall": recall, "size": size, "chunks": chunks, "embedding": how, "ingest_cps": chunks / t_ingest,
             "floor_cps": chunks / max(t_floor, 1e-9), "triplets_s": t_triplets, "rss_mb": rss,
-            "disk_per_chunk": disk / max(chunks, 1), "cold_s": cold, "floor_q_s": floor, "latency": latency}
+            "disk_per_chunk": disk / max(chunks, 1), "cold_s": cold, "floor_q_s": floor, "latency": latency,
+            "build_s": t_build, "incr_s": t_incr, "kinds": kinds}
 
 
 def main() -> None:
@@ -212,49 +242,78 @@ def main() -> None:
     ap.add_argument("--real-max", type=int, default=0,
                     help="sizes up to this embed with the model (default: none, so every size uses the same vectors)")
     ap.add_argument("--questions", type=int, default=5)
-    ap.add_argument("--hnsw-max", type=int, default=200_000,
-                    help="measure HNSW recall@10 against exact search up to this many chunks")
+    ap.add_argument("--index-kind", default="auto", choices=["auto", "flat", "hnsw", "ivf"],
+                    help="the corpus's FAISS index kind (auto: exact below 200k vectors, IVF from there)")
+    ap.add_argument("--recall-kind", default="ivf", choices=["", "hnsw", "ivf"],
+                    help="measure this approximate kind's recall against exact search at every size ('' = skip)")
     ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--dir", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, Path(args.dir), args.real_max, args.questions, args.hnsw_max)))
+        print(json.dumps(child(args.child, Path(args.dir), args.real_max, args.questions, args.recall_kind,
+                               args.index_kind)))
         return
     results = []
+    t_start = time.perf_counter()
     for size in [int(s) for s in args.sizes.split(",")]:
         with tempfile.TemporaryDirectory(dir=ROOT / "bench") as tmp:
+            t0 = time.perf_counter()
             out = subprocess.run([sys.executable, __file__, "--child", str(size), "--dir", tmp, "--real-max",
                                   str(args.real_max), "--questions", str(args.questions),
-                                  "--hnsw-max", str(args.hnsw_max)],
+                                  "--recall-kind", args.recall_kind, "--index-kind", args.index_kind],
                                  capture_output=True, text=True)
             if out.returncode:
                 print(f"size {size}: failed\n{out.stderr[-2000:]}")
                 break
             results.append(json.loads(out.stdout.strip().splitlines()[-1]))
-            r = results[-1]
-            print(f"built {size}: {r['chunks']} chunks", file=sys.stderr, flush=True)
-    print("| chunks | embedding | ingest chunks/s (floor) | ratio | triplets s | peak RSS MB | disk/chunk KB | cold open s "
-          "| floor ms/q | semantic ms | t2rag ms | kg2rag ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+            results[-1]["wall_s"] = time.perf_counter() - t0
+            print(f"built {size}: {results[-1]['chunks']} chunks in {results[-1]['wall_s']:.0f} s", file=sys.stderr,
+                  flush=True)
+    report(results, args, time.perf_counter() - t_start)
+
+
+def report(results: list[dict], args, wall: float) -> None:
+    print(f"index kind {args.index_kind}; embedding: "
+          + ", ".join(sorted({r['embedding'] for r in results})) + f"; total wall {wall / 60:.1f} min\n")
+    print("| chunks | index (chunks/props) | ingest chunks/s (floor) | triplets s | build s | peak RSS MB "
+          "| disk/chunk KB | cold open s | floor ms/q | semantic ms | t2rag ms | kg2rag ms | wall s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         lat = r["latency"]
-        print(f"| {r['chunks']:,} | {r['embedding']} | {r['ingest_cps']:.0f} ({r['floor_cps']:.0f}) | "
-              f"{r['floor_cps'] / r['ingest_cps']:.2f}x | {r['triplets_s']:.1f} | {r['rss_mb']:.0f} | "
-              f"{r['disk_per_chunk'] / 1024:.2f} | {r['cold_s']:.2f} | {r['floor_q_s'] * 1000:.1f} | "
-              f"{lat['semantic'] * 1000:.1f} | {lat['t2rag'] * 1000:.1f} | {lat['kg2rag'] * 1000:.1f} |")
-    print("\nHNSW (M=32, efSearch=128; the `auto` index kind from 200k vectors) against exact search, 100 "
-          "queries near stored vectors:\n")
-    print("| chunks | recall@1 | recall@10 | exact ms/query | HNSW ms/query | HNSW build s |")
-    print("|---|---|---|---|---|---|")
+        print(f"| {r['chunks']:,} | {r['kinds']['chunks']}/{r['kinds']['propositions']} | "
+              f"{r['ingest_cps']:.0f} ({r['floor_cps']:.0f}) | {r['triplets_s']:.1f} | {r['build_s']:.0f} | "
+              f"{r['rss_mb']:.0f} | {r['disk_per_chunk'] / 1024:.2f} | {r['cold_s']:.2f} | "
+              f"{r['floor_q_s'] * 1000:.1f} | {lat['semantic'] * 1000:.1f} | {lat['t2rag'] * 1000:.1f} | "
+              f"{lat['kg2rag'] * 1000:.1f} | {r['wall_s']:.0f} |")
+    print("\nincremental add of 1% more documents (chunks, triplets, both indexes in step) vs the full build:\n")
+    print("| chunks | full build s | +1% docs s | share |")
+    print("|---|---|---|---|")
     for r in results:
-        h = r.get("hnsw")
-        if h:
-            print(f"| {r['chunks']:,} | {h['recall1']:.3f} | {h['recall10']:.3f} | {h['exact_ms']:.2f} | "
-                  f"{h['hnsw_ms']:.2f} | {h['build_s']:.1f} |")
-    if any(r["embedding"] == "random vectors" and r.get("hnsw") for r in results):
-        print("\n(random vectors have no neighbourhood structure: beyond the first hit every stored vector is "
-              "about as far as the next, so recall@10 there is a worst case, not what HNSW gives on text "
-              "embeddings; --real-max N measures it with the model)")
+        print(f"| {r['chunks']:,} | {r['build_s']:.1f} | {r['incr_s']:.2f} | {r['incr_s'] / r['build_s']:.1%} |")
+    base = next((r for r in results if r["size"] == 10000), None)
+    if base:
+        print("\nwarm per-question latency against the 10k corpus (x = times the 10k latency):\n")
+        print("| chunks | floor | semantic | t2rag | kg2rag |")
+        print("|---|---|---|---|---|")
+        for r in results:
+            print(f"| {r['chunks']:,} | {r['floor_q_s'] / base['floor_q_s']:.2f}x | "
+                  + " | ".join(f"{r['latency'][m] / base['latency'][m]:.2f}x" for m in ("semantic", "t2rag", "kg2rag"))
+                  + " |")
+    if any(r.get("recall") for r in results):
+        print(f"\n{args.recall_kind.upper()} against exact search over the same chunk vectors, 100 queries near "
+              "stored vectors, one at a time:\n")
+        print("| chunks | recall@1 | recall@10 | exact ms/query | approx ms/query | approx build s |")
+        print("|---|---|---|---|---|---|")
+        for r in results:
+            h = r.get("recall")
+            if h:
+                build = "(the corpus's own)" if h["build_s"] is None else f"{h['build_s']:.1f}"
+                print(f"| {r['chunks']:,} | {h['recall1']:.3f} | {h['recall10']:.3f} | {h['exact_ms']:.2f} | "
+                      f"{h['approx_ms']:.2f} | {build} |")
+        if any(r["embedding"] == "random vectors" for r in results):
+            print("\n(random vectors have no neighbourhood structure: beyond the first hit every stored vector is "
+                  "about as far as the next, so recall@10 there is a worst case, not what the index gives on text "
+                  "embeddings; --real-max N measures it with the model)")
     if len(results) > 1:
         print("\ngrowth exponent of per-question latency, log(t2/t1)/log(n2/n1) (0 = flat, 1 = linear):\n")
         print("| from | to | floor | semantic | t2rag | kg2rag | cold open |")

@@ -69,9 +69,10 @@ CREATE INDEX IF NOT EXISTS edges_tail ON entity_edges(tail);
 #: `entity_edges` holds each triplet's normalized entities, indexed both ways, so a question reads
 #: the m-hop neighbourhood of its seeds with indexed lookups instead of loading every triplet.
 _EDGES_VERSION = 1
-#: `auto` indexes switch from exact search to HNSW at this many vectors: exact search costs
-#: ~20 ms a query at 100k 384-d vectors on one core and grows linearly (bench/scale_bench.py).
-AUTO_HNSW_AT = 200_000
+#: `auto` indexes switch from exact search to IVF at this many vectors: exact search costs
+#: ~20 ms a query at 100k 384-d vectors on one core and grows linearly; IVF builds a million
+#: vectors in under a minute where HNSW takes most of an hour (bench/scale_bench.py).
+AUTO_IVF_AT = 200_000
 
 
 class CorpusError(RuntimeError):
@@ -88,8 +89,8 @@ class CorpusSettings:
     embedder: str = "bundled"
     """Embedder spec (see engine.embed.make_embedder); fixed at creation: vectors must agree."""
     index_kind: str = "auto"
-    """`flat` (exact inner product), `hnsw` (approximate, for large corpora), or `auto`: exact
-    below AUTO_HNSW_AT vectors, HNSW from there (recall@10 against exact: docs/scaling.md)."""
+    """`flat` (exact inner product), `hnsw` or `ivf` (approximate, for large corpora), or `auto`:
+    exact below AUTO_IVF_AT vectors, IVF from there (recall@10 against exact: docs/scaling.md)."""
     embedder_api_base: str = ""
     """Endpoint for a `litellm:` embedder served by an OpenAI-compatible server (never a key)."""
     vectors: str = ""
@@ -97,8 +98,8 @@ class CorpusSettings:
     `milvus-lite` = embedded Milvus in the corpus folder; `milvus://host:19530` = a Milvus server."""
 
     def __post_init__(self) -> None:
-        if self.index_kind not in ("flat", "hnsw", "auto"):
-            raise CorpusError(f"unknown index kind {self.index_kind!r}: use 'auto', 'flat' or 'hnsw'")
+        if self.index_kind not in ("flat", "hnsw", "ivf", "auto"):
+            raise CorpusError(f"unknown index kind {self.index_kind!r}: use 'auto', 'flat', 'hnsw' or 'ivf'")
         if self.vectors and not (self.vectors == "milvus-lite" or self.vectors.startswith(("milvus://", "http"))):
             raise CorpusError(f"unknown vector backend {self.vectors!r}: use '' (FAISS files), 'milvus-lite' or "
                               "milvus://host:19530")
@@ -482,6 +483,15 @@ class Corpus:
                 return cached[0]
             if self.settings.vectors:
                 return self._milvus_index(which, gen)
+            if cached and cached[0].kind == self._kind_for(which) and not self.read_only:
+                # in step at an older state: add and remove by ids (rowids are never reused)
+                try:
+                    self._resync(which, cached[0])
+                except NotImplementedError:  # HNSW cannot drop nodes: rebuilt below
+                    pass
+                else:
+                    self._save_index(which, cached[0], gen)
+                    return cached[0]
             file = self.path / f"{which}.index"
             dim = self.embedder.dim
             try:
@@ -541,14 +551,17 @@ class Corpus:
             return kind
         sql = "SELECT COUNT(*) FROM chunks" if which == "chunks" else \
             "SELECT COUNT(*) FROM triplets WHERE vec IS NOT NULL"
-        return "hnsw" if self._db.execute(sql).fetchone()[0] >= AUTO_HNSW_AT else "flat"
+        return "ivf" if self._db.execute(sql).fetchone()[0] >= AUTO_IVF_AT else "flat"
 
-    def _rebuild_index(self, which: str, dim: int) -> FaissVectorStore:
-        store = FaissVectorStore(dim, self._kind_for(which))
+    def _rebuild_index(self, which: str, dim: int, page: int = 65536) -> FaissVectorStore:
+        """Build from the stored vectors, read in pages (memory: the index plus one page)."""
+        count = ("SELECT COUNT(*) FROM chunks" if which == "chunks"
+                 else "SELECT COUNT(*) FROM triplets WHERE vec IS NOT NULL")
+        store = FaissVectorStore(dim, self._kind_for(which), expected=self._db.execute(count).fetchone()[0])
         sql = ("SELECT rid, vec FROM chunks" if which == "chunks"
                else "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")
-        rows = self._db.execute(sql).fetchall()
-        if rows:
+        cur = self._db.execute(sql)
+        while rows := cur.fetchmany(page):
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
             store.add(ids, vecs)
@@ -571,22 +584,30 @@ class Corpus:
             on_progress(min(start + block, len(texts)), len(texts), label)
         return out
 
-    def _embed_pending_propositions(self, on_progress: ProgressCallback = no_progress, batch: int = 256) -> int:
+    def _embed_pending_propositions(self, on_progress: ProgressCallback = no_progress, batch: int = 256,
+                                    page: int = 50_000) -> int:
         """Embed triplets stored without a vector (new from extraction or import)."""
         gen = int(self._get_meta("prop_gen"))
         if gen == self._no_pending_at_gen or self.read_only:  # nothing new, or nowhere to store vectors
             return 0
-        rows = self._db.execute("SELECT tid, subject, predicate, object FROM triplets WHERE vec IS NULL").fetchall()
-        if not rows:
+        sql = "SELECT tid, subject, predicate, object FROM triplets WHERE vec IS NULL AND tid > ? ORDER BY tid LIMIT ?"
+        done, last = 0, -1
+        rows = self._db.execute(sql, (last, page)).fetchall()
+        total = len(rows) if len(rows) < page else \
+            self._db.execute("SELECT COUNT(*) FROM triplets WHERE vec IS NULL").fetchone()[0]
+        while rows:  # in pages: memory holds one page of texts and vectors, whatever the corpus
+            vecs = self._embed_batched([f"{s} {p} {o}" for _, s, p, o in rows],
+                                       lambda i, n, label: on_progress(done + i, max(total, done + n), label),
+                                       "embedding propositions", batch)
+            with self._write():
+                self._db.executemany("UPDATE triplets SET vec=? WHERE tid=? AND vec IS NULL",
+                                     [(_vec_blob(v), r[0]) for v, r in zip(vecs, rows)])
+                self._bump("prop_gen")
+            done, last = done + len(rows), rows[-1][0]
+            rows = self._db.execute(sql, (last, page)).fetchall()
+        if not done:
             self._no_pending_at_gen = gen
-            return 0
-        vecs = self._embed_batched([f"{s} {p} {o}" for _, s, p, o in rows], on_progress,
-                                   "embedding propositions", batch)
-        with self._write():
-            self._db.executemany("UPDATE triplets SET vec=? WHERE tid=? AND vec IS NULL",
-                                 [(_vec_blob(v), r[0]) for v, r in zip(vecs, rows)])
-            self._bump("prop_gen")
-        return len(rows)
+        return done
 
     def refresh_indexes(self, on_progress: ProgressCallback = no_progress) -> None:
         """Embed what is pending and bring both index files in step (end of a long write)."""
@@ -902,7 +923,7 @@ class Corpus:
         with self._lock:
             gen = int(self._get_meta("chunk_gen"))
             cached = self._indexes.get("chunks")
-            if cached and cached[1] == prev_gen and (cached[0].kind == "flat" and self._kind_for("chunks") == "flat"
+            if cached and cached[1] == prev_gen and (cached[0].kind == self._kind_for("chunks")
                                                      or self.settings.vectors):
                 # the index was current before this add: append the new rows instead of rebuilding
                 store = cached[0]

@@ -1,4 +1,4 @@
-"""The VectorStore protocol's contract, run over every backend (FAISS exact, FAISS HNSW, Milvus
+"""The VectorStore protocol's contract, run over every backend (FAISS exact, FAISS HNSW, FAISS IVF, Milvus
 embedded through milvus-lite), and a corpus kept on Milvus end to end, crash between the SQLite
 commit and the Milvus write included."""
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _unit(n, seed=0):
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-@pytest.fixture(params=["faiss-flat", "faiss-hnsw", "milvus-lite"])
+@pytest.fixture(params=["faiss-flat", "faiss-hnsw", "faiss-ivf", "milvus-lite"])
 def make_store(request, tmp_path):
     clients = []
 
@@ -127,17 +127,17 @@ def test_kill_between_sqlite_commit_and_milvus_write_is_repaired(tmp_path):
     c.close()
 
 
-def test_auto_index_is_exact_below_the_threshold_and_hnsw_above(tmp_path, monkeypatch):
+def test_auto_index_is_exact_below_the_threshold_and_ivf_above(tmp_path, monkeypatch):
     from engine import store as store_mod
 
     ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
     c = ws.create("auto")
     c.add_documents(_docs(8))
     assert c.settings.index_kind == "auto" and c._index("chunks").kind == "flat"
-    monkeypatch.setattr(store_mod, "AUTO_HNSW_AT", 10)
+    monkeypatch.setattr(store_mod, "AUTO_IVF_AT", 10)
     c.add_documents(_docs(4, start=20))  # 12 chunks now: past the (patched) threshold
-    assert c._index("chunks").kind == "hnsw"
+    assert c._index("chunks").kind == "ivf"
     c.close()
-    c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).open("auto")  # the file is HNSW and trusted
-    assert c._index("chunks").kind == "hnsw" and c.check() == [] and inspect(c.path) == []
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).open("auto")  # the file is IVF and trusted
+    assert c._index("chunks").kind == "ivf" and c.check() == [] and inspect(c.path) == []
     assert len(c.search_chunks(c.embed(["Town21 lies on river"]), 12)[0]) == 12
