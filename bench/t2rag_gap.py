@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 
 def first_round(corpus, reasoner, question: str, **settings):
-    from engine.methods.t2rag_retrieval import build_queries, retrieve
-    from engine.methods.t2rag_state import State
-    from engine.methods.t2rag_trace import RoundTiming, T2RAGSettings
+    from engine.methods.t2rag.retrieval import build_queries, retrieve
+    from engine.methods.t2rag.state import State
+    from engine.methods.t2rag.trace import RoundTiming, T2RAGSettings
 
     triplets, _ = reasoner.decompose(question)
     state = State.from_decomposition(list(triplets))

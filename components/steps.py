@@ -49,7 +49,7 @@ def _state_lines(snap) -> list[str]:
 
 
 def t2rag_steps(result) -> list[Step]:
-    from engine.methods.t2rag_trace import STOP_REASONS
+    from engine.methods.t2rag.trace import STOP_REASONS
 
     tr = result.trace
     steps: list[Step] = []

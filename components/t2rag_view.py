@@ -215,7 +215,7 @@ def _show_decompose(trace) -> None:
 
 
 def _show_answer(result, gold: list[str] | None = None) -> None:
-    from engine.methods.t2rag_trace import STOP_REASONS
+    from engine.methods.t2rag.trace import STOP_REASONS
 
     tr = result.trace
     st.info(f"Stop reason: **{tr.stop_reason or '-'}** — {STOP_REASONS.get(tr.stop_reason, '')}")

@@ -34,7 +34,7 @@ def test_corpus_graph_search_puts_matches_first_and_marks_them():
 
 def test_settings_form_reads_each_fields_docstring():
     from components.settings_form import field_docs
-    from engine.methods.t2rag_trace import T2RAGSettings
+    from engine.methods.t2rag.trace import T2RAGSettings
 
     docs = field_docs(T2RAGSettings)
     assert "k" in docs and "rounds" in docs and "chunk" in docs["k"]

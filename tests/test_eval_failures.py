@@ -1,11 +1,11 @@
-"""T2RAG failure labels on hand-built traces (engine/methods/t2rag_trace.py dataclasses)."""
+"""T2RAG failure labels on hand-built traces (engine/methods/t2rag/trace.py dataclasses)."""
 from __future__ import annotations
 
 from engine import serde
 from engine.eval.failures import trace_facts, label_t2rag
 from engine.eval.metrics import QuestionMetrics
 from engine.llm.base import LLMCall
-from engine.methods.t2rag_trace import (DecompositionTrace, RoundTrace, ShownChunk, StateSnapshot, StateTriplet,
+from engine.methods.t2rag.trace import (DecompositionTrace, RoundTrace, ShownChunk, StateSnapshot, StateTriplet,
                                         T2RAGSettings, T2RAGTrace)
 from engine.types import Chunk, Question
 

@@ -6,7 +6,7 @@ from engine.eval.recall_loss import (EV_DECOMPOSITION, EV_NO_NEW_CHUNK, EV_QUERY
                                      SEED_RANKED_LOW, SEED_SELF_LOOP, SEED_SKIPPED, T2_NEVER, recall_loss,
                                      recall_loss_markdown, summarize_recall_loss)
 from engine.methods.kg2rag import KG2RAGSettings, KG2RAGTrace, SeedChunk
-from engine.methods.kg2rag_graph import Hop, ScoredChunkId, Tree
+from engine.methods.kg2rag.graph import Hop, ScoredChunkId, Tree
 from engine.types import Question
 
 from tests._kg2rag_helpers import chunk

@@ -11,8 +11,8 @@ from engine.llm.base import SolveResult
 from engine.llm.offline import OfflineReasoner
 from engine.methods.base import result_from_json, result_to_json
 from engine.methods.t2rag import T2RAG
-from engine.methods.t2rag_retrieval import retrieve
-from engine.methods.t2rag_trace import RetrievalQuery, RoundTiming, T2RAGSettings
+from engine.methods.t2rag.retrieval import retrieve
+from engine.methods.t2rag.trace import RetrievalQuery, RoundTiming, T2RAGSettings
 from engine.store import Workspace
 from engine.types import ExtractionStatus
 from tests._t2rag_helpers import Q, ScriptedReasoner

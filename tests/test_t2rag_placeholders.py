@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from engine.llm.base import QueryTriplet, SolveResult, is_placeholder, placeholder_tokens
-from engine.methods.t2rag_state import State, apply_solve, classify, known_parts_query
-from engine.methods.t2rag_trace import StateTriplet
+from engine.methods.t2rag.state import State, apply_solve, classify, known_parts_query
+from engine.methods.t2rag.trace import StateTriplet
 
 
 def test_a_placeholder_inside_a_part_keeps_the_triplet_open():

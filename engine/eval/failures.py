@@ -85,7 +85,7 @@ def trace_facts(trace: Any) -> TraceFacts:
     """Read the four facts from a T2RAG trace (dataclass or plain JSON dict)."""
     if trace is None:
         return TraceFacts(None, None, None, None)
-    # field names follow engine/methods/t2rag_trace.py (T2RAGTrace); dict traces read the same way
+    # field names follow engine/methods/t2rag/trace.py (T2RAGTrace); dict traces read the same way
     decomp = _get(trace, "decomposition")
     qts = _get(decomp, "triplets") if decomp is not None else None
     n_qt = len(qts) if qts is not None else None

@@ -103,21 +103,7 @@ class LiteLLMClient:
         while True:
             attempt += 1
             t0 = time.perf_counter()
-            err: LLMError | None = None
-            try:
-                timeout = deadline.clamp(self.timeout)  # the question's deadline bounds every attempt
-            except LLMError as exc:
-                exc.attempts = attempt - 1  # type: ignore[attr-defined]
-                raise exc from None
-            try:
-                resp = self._call(messages, temperature, budget, json_mode, timeout)
-            except LLMError as exc:  # refused at the trust boundary: nothing was sent
-                err = exc
-                retry_after = None
-            except Exception as exc:  # noqa: BLE001 - every provider error is classified below
-                err = self._classify(exc, attempt)
-                retry_after = _retry_after(exc)
-                del exc  # the provider's exception holds the request, key header included
+            resp, err, retry_after = self._attempt(messages, temperature, budget, json_mode, attempt)
             latency += time.perf_counter() - t0
             if err is not None:
                 limit = min(self.max_attempts, 2) if err.kind == "unreachable" else self.max_attempts
@@ -149,6 +135,24 @@ class LiteLLMClient:
                           cached=False, attempts=attempt)
 
     # -- internals ---------------------------------------------------------------------------
+    def _attempt(self, messages, temperature, budget, json_mode, attempt: int
+                 ) -> tuple[Any, LLMError | None, float | None]:
+        """One provider request: (response, None, None), or (None, the classified error, the
+        provider's retry-after seconds when it sent one)."""
+        try:
+            timeout = deadline.clamp(self.timeout)  # the question's deadline bounds every attempt
+        except LLMError as exc:
+            exc.attempts = attempt - 1  # type: ignore[attr-defined]
+            raise exc from None
+        try:
+            return self._call(messages, temperature, budget, json_mode, timeout), None, None
+        except LLMError as exc:  # refused at the trust boundary: nothing was sent
+            return None, exc, None
+        except Exception as exc:  # noqa: BLE001 - every provider error is classified
+            err, retry_after = self._classify(exc, attempt), _retry_after(exc)
+            del exc  # the provider's exception holds the request, key header included
+            return None, err, retry_after
+
     def _call(self, messages, temperature, max_tokens, json_mode, timeout: float | None = None):
         kw: dict[str, Any] = {"messages": messages, "temperature": temperature,
                               "timeout": timeout or self.timeout, "num_retries": 0, "max_retries": 0,

@@ -265,6 +265,20 @@ def _add(out: list[tuple[str, str, str]], s: str, p: str, o: str) -> None:
 def extract_sentence(sentence: str, title: str) -> list[tuple[str, str, str]]:
     """All rule triplets of one sentence. `title` stands in for pronouns and "The film"."""
     out: list[tuple[str, str, str]] = []
+    sentence, subject = _prepare(sentence, title, out)
+    spans = find_spans(sentence)
+    who = subject or clean_title(title)
+    _subject_rules(out, sentence, subject)
+    _birth_rules(out, sentence, spans, who)
+    _locative_rules(out, sentence, spans, who)
+    _passive_rules(out, sentence, spans, subject or title)
+    _verb_between_names(out, sentence, spans)
+    return out
+
+
+def _prepare(sentence: str, title: str, out: list[tuple[str, str, str]]) -> tuple[str, str]:
+    """The sentence with its subject resolved (pronouns, the title's short name) and parentheticals
+    dropped, after reading the birth/death dates and full name they state into `out`."""
     sentence = sentence.strip().replace("“", '"').replace("”", '"').replace("’", "'")
     sentence, subject = _resolve_subject(sentence, title)
     short = clean_title(title)
@@ -295,30 +309,35 @@ def extract_sentence(sentence: str, title: str) -> list[tuple[str, str, str]]:
     if not subject:
         spans = find_spans(sentence, ("quote", "name"))
         subject = spans[0].text if spans and spans[0].start <= 1 else ""
+    return sentence, subject
 
-    spans = find_spans(sentence)
-    if subject and sentence.startswith(subject):
-        rest = sentence[len(subject):]
-        # possessive subject: "Nolan's father was X", "<title>'s daughter is X"
-        pm = re.match(r"'s? ([a-z]+(?: [a-z]+)?) (?:is|was|are|were) (.+)", rest)
-        if pm:
-            obj_spans = [s for s in find_spans(pm.group(2)) if s.start == 0]
-            if obj_spans:
-                _add(out, subject, pm.group(1), obj_spans[0].text)
-        cm = re.match(r" (is|was|are|were)(?: (?:also|once|currently|now|still|formerly))? (.+)", rest)
-        if cm and not re.match(r"born\b", cm.group(2)):
-            obj = clean_object(cm.group(2))
-            if obj and not PASSIVE_RE.match(cm.group(2)):
-                _add(out, subject, cm.group(1), obj)
-        am = re.match(r", (?:a|an|the) ([^,]{3,60}),", rest)
-        if am:
-            obj = clean_object(am.group(1), max_words=7)
-            if obj:
-                _add(out, subject, "is", obj)
 
+def _subject_rules(out: list[tuple[str, str, str]], sentence: str, subject: str) -> None:
+    """What the sentence says of its subject: possessive, copula and appositive."""
+    if not (subject and sentence.startswith(subject)):
+        return
+    rest = sentence[len(subject):]
+    # possessive subject: "Nolan's father was X", "<title>'s daughter is X"
+    pm = re.match(r"'s? ([a-z]+(?: [a-z]+)?) (?:is|was|are|were) (.+)", rest)
+    if pm:
+        obj_spans = [s for s in find_spans(pm.group(2)) if s.start == 0]
+        if obj_spans:
+            _add(out, subject, pm.group(1), obj_spans[0].text)
+    cm = re.match(r" (is|was|are|were)(?: (?:also|once|currently|now|still|formerly))? (.+)", rest)
+    if cm and not re.match(r"born\b", cm.group(2)):
+        obj = clean_object(cm.group(2))
+        if obj and not PASSIVE_RE.match(cm.group(2)):
+            _add(out, subject, cm.group(1), obj)
+    am = re.match(r", (?:a|an|the) ([^,]{3,60}),", rest)
+    if am:
+        obj = clean_object(am.group(1), max_words=7)
+        if obj:
+            _add(out, subject, "is", obj)
+
+
+def _birth_rules(out: list[tuple[str, str, str]], sentence: str, spans: list, who: str) -> None:
     # birth: "X was born in London", "X was born on 5 May 1950 in Leeds"
     for bm in re.finditer(r"\bborn (?:(in|on|at) )?", sentence):
-        who = subject or clean_title(title)
         after = [s for s in spans if s.start >= bm.end() and s.start - bm.end() <= 14]
         if not bm.group(1):  # "born Kerry Saxby" is a birth name, not a place
             after = [s for s in after if s.kind == "date"]
@@ -326,12 +345,16 @@ def extract_sentence(sentence: str, title: str) -> list[tuple[str, str, str]]:
             rel = "born on" if s.kind == "date" and not re.fullmatch(r"\d{4}", s.text) else "born in"
             _add(out, who, rel, place_text(s, spans, sentence) if s.kind == "name" else s.text)
 
+
+def _locative_rules(out: list[tuple[str, str, str]], sentence: str, spans: list, who: str) -> None:
     # "based in Columbus, Ohio", "founded in 2005", "located in Jefferson County, New York"
     for lm in LOCATIVE_RE.finditer(sentence):
         after = [s for s in spans if s.start == lm.end()]
         if after:
-            _add(out, subject or clean_title(title), f"{lm.group(1)} {lm.group(2)}", place_text(after[0], spans, sentence))
+            _add(out, who, f"{lm.group(1)} {lm.group(2)}", place_text(after[0], spans, sentence))
 
+
+def _passive_rules(out: list[tuple[str, str, str]], sentence: str, spans: list, who: str) -> None:
     # passive "directed by X": the thing directed is the sentence's subject (or the title)
     for pm in PASSIVE_RE.finditer(sentence):
         agents = [s for s in spans if s.start >= pm.end() and s.kind in ("name", "quote")]
@@ -342,12 +365,13 @@ def extract_sentence(sentence: str, title: str) -> list[tuple[str, str, str]]:
         more = re.match(r"(?:,| and) ", tail)
         if more and len(agents) > 1 and agents[1].start == agents[0].end + more.end():
             targets.append(agents[1].text)
-        who = subject or title
         for verb in re.split(r",\s*|\s+and\s+|\s+", pm.group(1)):
             if verb:
                 for t in targets:
                     _add(out, who, f"{verb} by", t)
 
+
+def _verb_between_names(out: list[tuple[str, str, str]], sentence: str, spans: list) -> None:
     # verb between two named spans: "Nolan married Emma Thomas"
     for a, b in zip(spans, spans[1:]):
         gap = sentence[a.end:b.start].strip()
@@ -366,7 +390,6 @@ def extract_sentence(sentence: str, title: str) -> list[tuple[str, str, str]]:
         if gap.endswith(" by"):
             continue  # handled by the passive rule
         _add(out, a.text, gap, b.text)
-    return out
 
 
 def extract_triplets(title: str, text: str) -> list[tuple[str, str, str]]:

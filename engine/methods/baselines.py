@@ -21,22 +21,11 @@ import numpy as np
 
 from engine.llm.base import LLMCall, LLMError, Reasoner
 from engine.methods.base import Result, StepCallback, Usage, register_trace
+from engine.methods.common import format_context
 from engine.rerank import Reranker, is_cosine, make_reranker
 from engine.types import Chunk
 
 
-def format_context(chunks: list[Chunk]) -> str:
-    """Paragraphs in the order given, each under its title, separated by blank lines.
-
-    Shared by KG2RAG and the baselines so a comparison differs only in which chunks are sent.
-    Title-prefixed sentence chunks already start with their title; it is not repeated.
-    """
-    parts = []
-    for c in chunks:
-        text = c.text.strip()
-        title = (c.title or "").strip()
-        parts.append(text if not title or text.startswith(title) else f"{title}\n{text}")
-    return "\n\n".join(parts)
 
 
 # --- settings --------------------------------------------------------------------------------

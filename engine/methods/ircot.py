@@ -22,8 +22,8 @@ from typing import Any
 from engine.llm import prompts
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import Result, StepCallback, Usage, register_trace
-from engine.methods.t2rag import clean_call
-from engine.methods.t2rag_trace import ShownChunk
+from engine.methods.common import clean_call
+from engine.methods.t2rag.trace import ShownChunk
 
 UNAVAILABLE = "IRCoT needs a real LLM; the offline reasoner cannot write chain-of-thought"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")

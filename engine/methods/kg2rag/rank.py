@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.methods.kg2rag_graph import Tree
+from engine.methods.kg2rag.graph import Tree
 
 TREE_SCORES = ("max", "mean", "centroid", "chunk-max", "chunk-mean", "text", "seed-sum", "max+chunk")
 _DESCRIBE = {

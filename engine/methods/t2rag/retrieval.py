@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.methods.t2rag_state import State, known_parts_query, strip_wh_words
-from engine.methods.t2rag_trace import RetrievalQuery, RoundTiming, ShownChunk, T2RAGSettings, WalkedProposition
+from engine.methods.t2rag.state import State, known_parts_query, strip_wh_words
+from engine.methods.t2rag.trace import RetrievalQuery, RoundTiming, ShownChunk, T2RAGSettings, WalkedProposition
 
 
 def build_queries(state: State, question: str, settings: T2RAGSettings,
@@ -76,8 +76,18 @@ def retrieve(corpus: Any, queries: list[RetrievalQuery], settings: T2RAGSettings
     hits = corpus.search_propositions(vecs, settings.candidate_depth)
     t2 = time.perf_counter()
     timing.embed, timing.search = t1 - t0, t2 - t1
+    best = _pool(hits)
+    out.pool_size = len(best)
+    out.walked, covered = _walk(corpus, best, settings, seen_chunks)
+    for c in corpus.get_chunks(covered):
+        out.chunks.append(ShownChunk(chunk_id=c.chunk_id, title=c.title, text=c.text))
+    timing.retrieve = time.perf_counter() - t0
+    return out
 
-    best: dict[int, tuple[float, int]] = {}  # triplet_id -> (best score, query index)
+
+def _pool(hits: list[list[tuple[int, float]]]) -> dict[int, tuple[float, int]]:
+    """The global pool: triplet id -> (best score over the queries, the query that gave it)."""
+    best: dict[int, tuple[float, int]] = {}
     for qi, row in enumerate(hits):
         for tid, score in row:
             tid, score = int(tid), float(score)
@@ -85,10 +95,15 @@ def retrieve(corpus: Any, queries: list[RetrievalQuery], settings: T2RAGSettings
                 continue
             if tid not in best or score > best[tid][0]:
                 best[tid] = (score, qi)
-    out.pool_size = len(best)
-    # ties broken by triplet id so a run is reproducible
-    order = sorted(best, key=lambda tid: (-best[tid][0], tid))
+    return best
 
+
+def _walk(corpus: Any, best: dict[int, tuple[float, int]], settings: T2RAGSettings,
+          seen_chunks: set[str]) -> tuple[list[WalkedProposition], list[str]]:
+    """Propositions by descending score (ties by id, so a run is reproducible) until their chunks
+    cover `settings.k` distinct chunks; returns the walked propositions and the covered chunk ids."""
+    order = sorted(best, key=lambda tid: (-best[tid][0], tid))
+    walked: list[WalkedProposition] = []
     covered: list[str] = []
     covered_set: set[str] = set()
     batch = max(4 * settings.k, 16)
@@ -113,15 +128,11 @@ def retrieve(corpus: Any, queries: list[RetrievalQuery], settings: T2RAGSettings
                     covered_set.add(c)
                     new.append(c)
             score, qi = best[tid]
-            out.walked.append(WalkedProposition(triplet_id=tid, text=trip.proposition, score=score,
-                                                query_index=qi, chunk_ids=chunk_ids, new_chunk_ids=new))
+            walked.append(WalkedProposition(triplet_id=tid, text=trip.proposition, score=score,
+                                            query_index=qi, chunk_ids=chunk_ids, new_chunk_ids=new))
             if len(covered) >= settings.k:
                 break
-
-    for c in corpus.get_chunks(covered):
-        out.chunks.append(ShownChunk(chunk_id=c.chunk_id, title=c.title, text=c.text))
-    timing.retrieve = time.perf_counter() - t0
-    return out
+    return walked, covered
 
 
 def chunk_for_solver(c: ShownChunk) -> str:

@@ -5,7 +5,7 @@
 
 The question becomes query triplets with placeholders; each round retrieves propositions for the
 searchable ones (no LLM call), the solver fills placeholders, and the engine folds the reply into a
-monotone state (engine/methods/t2rag_state.py). Compact triplets, not chain-of-thought, pass
+monotone state (engine/methods/t2rag/state.py). Compact triplets, not chain-of-thought, pass
 between rounds, so a question costs about 3 to 5 LLM calls. Every step lands in a `T2RAGTrace`.
 
 A failed or unparseable reasoner reply never crashes a question: the call is recorded with its
@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from engine import serde
 from engine.llm.base import Evidence, LLMCall, LLMError, SolveResult, parse_source_label
 from engine.methods.base import Result, StepCallback, Usage, register_trace
-from engine.methods.t2rag_retrieval import build_queries, chunk_for_solver, retrieve
-from engine.methods.t2rag_state import State, apply_solve, fact_text
-from engine.methods.t2rag_trace import (STOP_REASONS, BindingRecord, DecompositionTrace, RoundTiming, RoundTrace,
+from engine.methods.common import clean_call
+from engine.methods.t2rag.retrieval import build_queries, chunk_for_solver, retrieve
+from engine.methods.t2rag.state import State, apply_solve, fact_text
+from engine.methods.t2rag.trace import (STOP_REASONS, BindingRecord, DecompositionTrace, RoundTiming, RoundTrace,
                                         ShownChunk, SynthesisTrace, T2RAGSettings, T2RAGTrace,
                                         WalkedProposition)
 
@@ -40,17 +40,6 @@ class _ProviderFailure(Exception):
     def __init__(self, call: LLMCall, exc: LLMError):
         super().__init__(str(exc))
         self.call = call
-
-
-def clean_call(call: LLMCall) -> LLMCall:
-    """`parsed` is free-form; passing it through JSON once makes a saved trace load back equal
-    (tuples become lists now rather than on reload). Anything JSON cannot hold becomes its repr."""
-    if call.parsed is not None:
-        try:
-            call.parsed = serde.loads(Any, serde.dumps(call.parsed))
-        except (TypeError, ValueError):
-            call.parsed = repr(call.parsed)
-    return call
 
 
 class T2RAG:
@@ -117,77 +106,78 @@ class T2RAG:
 
     def _run(self, question: str, corpus: Any, settings: T2RAGSettings, trace: T2RAGTrace,
              step: StepCallback) -> None:
-        # 1-2. decompose and classify
+        state = self._decompose(question, trace, step)  # 1-2
+        loop = _Loop(nothing_open=not state.triplets)
+        for index in range(1, settings.rounds + 1):
+            stop = self._round(index, question, corpus, settings, state, loop, trace, step)  # 3-6
+            if stop:
+                trace.stop_reason = stop
+                break
+        else:
+            trace.stop_reason = "round_cap"
+        self._synthesize(question, state, loop.last_chunks, trace, step)  # 7
+
+    # 1-2. decompose and classify
+    def _decompose(self, question: str, trace: T2RAGTrace, step: StepCallback) -> State:
         triplets, call, secs = self._call("decompose", lambda: self.reasoner.decompose(question), [])
         state = State.from_decomposition(list(triplets or []))
         failure = call.error or ("" if triplets else "the decomposition returned no triplet")
         trace.decomposition = DecompositionTrace(call=call, triplets=list(state.resolved) + list(state.triplets),
                                                  state=state.snapshot(), failure=failure, seconds=secs)
         step(f"decompose: {state.snapshot().counts()}" + (f" ({failure})" if failure else ""), trace.decomposition)
+        return state
 
-        nothing_open = not state.triplets
-        seen: set[str] = set()
-        asked: set[str] = set()  # query texts of earlier rounds: a round asks only what is new
-        prompts: set[tuple] = set()  # what the solver was shown: never the same thing twice
-        last_chunks: list = []
-        for index in range(1, settings.rounds + 1):
-            rnd = RoundTrace(index=index, state_before=state.snapshot(), timing=RoundTiming())
-            trace.rounds.append(rnd)
-            # 3. retrieve (no LLM call)
-            queries = build_queries(state, question, settings, asked)
-            repeat = all(q.text.lower() in asked for q in queries if q.kind != "question_stripped")
-            got = retrieve(corpus, queries, replace(settings, skip_seen_chunks=True) if repeat else settings,
-                           seen, rnd.timing)
-            asked.update(q.text.lower() for q in queries)
-            rnd.queries, rnd.pool_size, rnd.walked, rnd.chunks = got.queries, got.pool_size, got.walked, got.chunks
-            seen.update(c.chunk_id for c in got.chunks)
-            last_chunks = got.chunks
-            if nothing_open:
-                # nothing to fill: the retrieved chunks go straight to the answer step
-                rnd.solve_skipped = "no open triplet"
-                rnd.state_after = state.snapshot()
-                trace.stop_reason = "no_open_triplets"
-                step(f"round {index}: {len(rnd.chunks)} chunks (question query)", rnd)
-                break
-            # 4. solve
-            evidence = Evidence(propositions=tuple(w.text for w in rnd.walked),
-                                chunks=tuple((c.chunk_id, chunk_for_solver(c)) for c in rnd.chunks)
-                                if settings.include_chunk_text else ())
-            resolved_q = [t.query for t in state.resolved]
-            open_q = [t.query for t in state.triplets]
-            shown = (tuple(t.text() for t in resolved_q), tuple(t.text() for t in open_q), evidence)
-            if shown in prompts or not (rnd.walked or rnd.chunks):
-                # the solver would see exactly what it saw before (or nothing): its answer cannot change
-                rnd.solve_skipped = "no new evidence" if rnd.walked or rnd.chunks else "nothing retrieved"
-                rnd.state_after = state.snapshot()
-                trace.stop_reason = "no_new_evidence"
-                step(f"round {index}: no new evidence, stop", rnd)
-                break
-            prompts.add(shown)
-            solved, call, secs = self._call_solve(question, resolved_q, open_q, evidence)
-            rnd.solve_call, rnd.timing.solve = call, secs
-            # 5. update the state
-            t0 = time.perf_counter()
-            outcome = apply_solve(state, solved if isinstance(solved, SolveResult) else SolveResult())
-            _attribute_bindings(outcome.bindings, solved, rnd.walked,
-                                rnd.chunks if settings.include_chunk_text else [])
-            rnd.bindings, rnd.unmatched = outcome.bindings, outcome.unmatched
-            rnd.newly_resolved, rnd.new_searchable = outcome.newly_resolved, outcome.new_searchable
+    # 3-6. one round: retrieve (no LLM call), solve, update the state, decide whether to stop
+    def _round(self, index: int, question: str, corpus: Any, settings: T2RAGSettings, state: State,
+               loop: "_Loop", trace: T2RAGTrace, step: StepCallback) -> str:
+        """The round's stop reason, or "" to go on."""
+        rnd = RoundTrace(index=index, state_before=state.snapshot(), timing=RoundTiming())
+        trace.rounds.append(rnd)
+        queries = build_queries(state, question, settings, loop.asked)
+        repeat = all(q.text.lower() in loop.asked for q in queries if q.kind != "question_stripped")
+        got = retrieve(corpus, queries, replace(settings, skip_seen_chunks=True) if repeat else settings,
+                       loop.seen, rnd.timing)
+        loop.asked.update(q.text.lower() for q in queries)
+        rnd.queries, rnd.pool_size, rnd.walked, rnd.chunks = got.queries, got.pool_size, got.walked, got.chunks
+        loop.seen.update(c.chunk_id for c in got.chunks)
+        loop.last_chunks = got.chunks
+        if loop.nothing_open:
+            # nothing to fill: the retrieved chunks go straight to the answer step
+            rnd.solve_skipped, rnd.state_after = "no open triplet", state.snapshot()
+            step(f"round {index}: {len(rnd.chunks)} chunks (question query)", rnd)
+            return "no_open_triplets"
+        evidence = Evidence(propositions=tuple(w.text for w in rnd.walked),
+                            chunks=tuple((c.chunk_id, chunk_for_solver(c)) for c in rnd.chunks)
+                            if settings.include_chunk_text else ())
+        resolved_q, open_q = [t.query for t in state.resolved], [t.query for t in state.triplets]
+        shown = (tuple(t.text() for t in resolved_q), tuple(t.text() for t in open_q), evidence)
+        if shown in loop.prompts or not (rnd.walked or rnd.chunks):
+            # the solver would see exactly what it saw before (or nothing): its answer cannot change
+            rnd.solve_skipped = "no new evidence" if rnd.walked or rnd.chunks else "nothing retrieved"
             rnd.state_after = state.snapshot()
-            rnd.timing.update = time.perf_counter() - t0
-            step(f"round {index}: {len(rnd.chunks)} chunks, {sum(1 for b in rnd.bindings if b.applied_to)} "
-                 f"bindings -> {rnd.state_after.counts()}", rnd)
-            # 6. stop?
-            if not state.triplets:
-                trace.stop_reason = "complete"
-                break
-            if not outcome.new_searchable and not state.fuzzy:
-                trace.stop_reason = "early_stop"
-                break
-        else:
-            trace.stop_reason = "round_cap"
+            step(f"round {index}: no new evidence, stop", rnd)
+            return "no_new_evidence"
+        loop.prompts.add(shown)
+        solved, call, secs = self._call_solve(question, resolved_q, open_q, evidence)
+        rnd.solve_call, rnd.timing.solve = call, secs
+        t0 = time.perf_counter()
+        outcome = apply_solve(state, solved if isinstance(solved, SolveResult) else SolveResult())
+        _attribute_bindings(outcome.bindings, solved, rnd.walked, rnd.chunks if settings.include_chunk_text else [])
+        rnd.bindings, rnd.unmatched = outcome.bindings, outcome.unmatched
+        rnd.newly_resolved, rnd.new_searchable = outcome.newly_resolved, outcome.new_searchable
+        rnd.state_after = state.snapshot()
+        rnd.timing.update = time.perf_counter() - t0
+        step(f"round {index}: {len(rnd.chunks)} chunks, {sum(1 for b in rnd.bindings if b.applied_to)} "
+             f"bindings -> {rnd.state_after.counts()}", rnd)
+        if not state.triplets:
+            return "complete"
+        if not outcome.new_searchable and not state.fuzzy:
+            return "early_stop"
+        return ""
 
-        # 7. synthesize
+    # 7. synthesize
+    def _synthesize(self, question: str, state: State, last_chunks: list[ShownChunk], trace: T2RAGTrace,
+                    step: StepCallback) -> None:
         facts = state.facts()
         if trace.stop_reason == "complete":
             mode, context = "complete", ""
@@ -241,6 +231,18 @@ class T2RAG:
             lines.append(f"answer ({s.mode}, {len(s.facts)} facts): {s.answer!r}, {_tokens(s.call)}"
                          + (f" [{s.call.error}]" if s.call and s.call.error else ""))
         return lines
+
+
+@dataclass
+class _Loop:
+    """What the rounds of one question remember: chunks shown, query texts asked (a round asks only
+    what is new), what the solver was shown (never the same thing twice), the last round's chunks."""
+
+    nothing_open: bool
+    seen: set[str] = field(default_factory=set)
+    asked: set[str] = field(default_factory=set)
+    prompts: set[tuple] = field(default_factory=set)
+    last_chunks: list[ShownChunk] = field(default_factory=list)
 
 
 def _tokens(call: LLMCall | None) -> str:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from engine.llm.base import PLACEHOLDER, QueryTriplet, SolveResult, is_placeholder, placeholder_tokens
-from engine.methods.t2rag_trace import BindingRecord, StateSnapshot, StateTriplet
+from engine.methods.t2rag.trace import BindingRecord, StateSnapshot, StateTriplet
 from engine.textnorm import normalize_entity
 
 #: Values a solver writes when it found nothing; binding them would turn a gap into a false fact.
@@ -169,9 +169,27 @@ def apply_solve(state: State, result: SolveResult) -> UpdateOutcome:
     out = UpdateOutcome()
     before_ids = {t.id for t in state.searchable}
     pending: dict[str, BindingRecord] = {}  # placeholder key -> record
+    _read_rewritten_triplets(state, result, pending, out)  # 1
+    _read_binding_map(state, result, pending, out)  # 2
+    _propagate(state, pending, out)  # 3
+    still_open = []  # 4
+    for t in state.triplets:
+        if classify(t) == "resolved":
+            if not any(_same_fact(t, f) for f in state.resolved):
+                state.resolved.append(t)
+            out.newly_resolved.append(t.id)
+        else:
+            still_open.append(t)
+    state.triplets = still_open
+    out.new_searchable = [t.id for t in state.searchable if t.id not in before_ids]
+    return out
+
+
+def _read_rewritten_triplets(state: State, result: SolveResult, pending: dict[str, BindingRecord],
+                             out: UpdateOutcome) -> None:
+    """Values read off the triplets the solver returned, each matched to the open triplet it rewrites."""
     taken: set[str] = set()
     opened = list(state.triplets)
-
     for r in result.triplets:
         t = _match(opened, r, taken)
         if t is None:
@@ -195,6 +213,10 @@ def apply_solve(state: State, result: SolveResult) -> UpdateOutcome:
                 pending.setdefault(_placeholder_key(mine), BindingRecord(mine.strip(), theirs.strip(), origin="triplet"))
         state.triplets[state.triplets.index(t)] = replace(t, subject=parts[0], predicate=parts[1], object=parts[2])
 
+
+def _read_binding_map(state: State, result: SolveResult, pending: dict[str, BindingRecord],
+                      out: UpdateOutcome) -> None:
+    """The solver's `?x -> value` map; it wins over values read off rewritten triplets."""
     for name, value in result.bindings.items():
         name, value = str(name).strip(), str(value).strip()
         if not name.startswith("?"):
@@ -213,6 +235,10 @@ def apply_solve(state: State, result: SolveResult) -> UpdateOutcome:
             continue
         pending[_placeholder_key(name)] = BindingRecord(name, value, origin="bindings")
 
+
+def _propagate(state: State, pending: dict[str, BindingRecord], out: UpdateOutcome) -> None:
+    """Substitute every new binding into every open triplet holding its placeholder (ours: the
+    engine propagates deterministically on top of what the solver rewrote)."""
     for key, rec in pending.items():
         if key in state.bound:
             rec.note = f"ignored: {rec.placeholder} was already bound to {state.bound[key]!r}"
@@ -227,18 +253,6 @@ def apply_solve(state: State, result: SolveResult) -> UpdateOutcome:
         else:
             rec.note = "not in any open triplet"
         out.bindings.append(rec)
-
-    still_open = []
-    for t in state.triplets:
-        if classify(t) == "resolved":
-            if not any(_same_fact(t, f) for f in state.resolved):
-                state.resolved.append(t)
-            out.newly_resolved.append(t.id)
-        else:
-            still_open.append(t)
-    state.triplets = still_open
-    out.new_searchable = [t.id for t in state.searchable if t.id not in before_ids]
-    return out
 
 
 def _same_fact(a: StateTriplet, b: StateTriplet) -> bool:

@@ -1,27 +1,27 @@
 """KG2RAG (NAACL 2025): seed chunks, expand them over the entity graph, organize the expansion
 into maximum spanning trees, rank the trees and answer from the best ones (SPEC.md section 2).
 
-The graph algorithms live in `kg2rag_graph` and work on plain graphs; this module wires them to
-a corpus, a reranker and a reasoner, and records every step in a `KG2RAGTrace`.
+The graph algorithms live in `graph.py` (trees ranked in `rank.py`, selected in `select.py`) and work
+on plain graphs; this module wires them to a corpus, a reranker and a reasoner, and records every
+step in a `KG2RAGTrace` (`trace.py`).
 
     result = KG2RAG(reasoner).answer("Who directed ...?", corpus, KG2RAGSettings(k=10))
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine.llm.base import LLMCall, LLMError, Reasoner
 from engine.methods.base import Result, StepCallback, Usage, register_trace
-from engine.methods.baselines import bm25_index, format_context, rrf
-from engine.methods.kg2rag_graph import GraphEdge, Hop, Tree, expand, spanning_trees, weighted_edges
-from engine.methods.kg2rag_rank import TREE_SCORES, cosine_rank
-from engine.methods.kg2rag_select import FILL, OVERFLOW, fill_from_seeds, select_trees
+from engine.methods.baselines import bm25_index, rrf
+from engine.methods.common import format_context
+from engine.methods.kg2rag.graph import Tree, expand, spanning_trees, weighted_edges
+from engine.methods.kg2rag.rank import cosine_rank
+from engine.methods.kg2rag.select import fill_from_seeds, select_trees
+from engine.methods.kg2rag.trace import KG2RAGSettings, KG2RAGTrace, SeedChunk
 from engine.rerank import Reranker, is_cosine, make_reranker
-
-SEED_STAGES = ("dense", "hybrid")
 
 
 def _neighbourhood(corpus, seed_trips, hops: int):
@@ -33,101 +33,6 @@ def _neighbourhood(corpus, seed_trips, hops: int):
 
     entities = sorted({normalize_entity(x) for t in seed_trips for x in (t.subject, t.object)} - {""})
     return corpus.entity_neighbourhood(entities, hops)
-
-
-@dataclass(frozen=True)
-class KG2RAGSettings:
-    k: int = 10
-    """Seed chunks retrieved by similarity, and the most chunks the answer context may hold."""
-
-    hops: int = 1
-    """Breadth-first hops over the entity graph from the seeds' entities (the paper's m)."""
-
-    expansion_cap: int = 50
-    """At most this many chunks added by the expansion (the most similar ones); the trace lists the rest."""
-
-    max_entity_edges: int = 30
-    """Per hop, follow at most this many new triplets from one entity (its best), so a hub such as
-    a country name cannot flood the candidates. -1 = no per-entity cap."""
-
-    reranker: str = ""
-    """Tree ranker: "" = embedding cosine from stored vectors (`tree_score`); `ce:/local/cross-encoder`
-    or `litellm:<rerank model>` score the tree's triplet form as the paper does."""
-
-    tree_score: str = "max+chunk"
-    """With the cosine ranker, what a tree is scored by (engine.methods.kg2rag_rank): `max` (its
-    best proposition), `mean`, `centroid`, `chunk-max` / `chunk-mean` (its chunks' similarity),
-    `text` (its chunks' mean vector), `seed-sum` (the seeds it holds) or `max+chunk` (the mean of
-    `max` and `chunk-max`: the best on both shared sets, docs/benchmarks.md)."""
-
-    overflow: str = "cut-share"
-    """A tree bigger than the room left: `cut` it to fit in walk order, `cut-heaviest` (keep its
-    heaviest chunks with their paths to the walk root), `cut-share` (the same, but only chunks
-    as similar as the next tree's best, leaving the rest of the room to the next trees) or
-    `skip` it and try the next (SPEC step 7)."""
-
-    fill: str = "half"
-    """Seed chunks appended after the trees: `half` = only when the trees gave fewer than k/2
-    (the paper), `room` = whenever the trees left room under k, `none` = never."""
-
-    seed_trees: bool = True
-    """A seed chunk with no triplet cannot join any tree; with this on it competes in the ranking
-    as a one-chunk tree scored by its own similarity instead of waiting for the fill rule."""
-
-    seeds: str = "hybrid"
-    """First stage: `dense` (the paper: cosine top-k) or `hybrid` (BM25 and dense fused by
-    reciprocal rank, as the hybrid baseline; ours, measured better on both shared sets); edge
-    weights stay the chunks' cosine either way."""
-
-    @classmethod
-    def paper(cls, **overrides) -> "KG2RAGSettings":
-        """The paper's pipeline as written (SPEC section 2): dense seeds, trees ranked by their
-        best proposition, a misfit tree skipped, no one-chunk trees for seeds without triplets."""
-        base = dict(seeds="dense", tree_score="max", overflow="skip", seed_trees=False, fill="half")
-        return cls(**{**base, **overrides})
-
-    def __post_init__(self):
-        if self.k < 1:
-            raise ValueError(f"k must be at least 1, got {self.k}")
-        if self.hops < 0:
-            raise ValueError(f"hops must be 0 or more, got {self.hops}")
-        for name, value, allowed in (("tree_score", self.tree_score, TREE_SCORES), ("overflow", self.overflow, OVERFLOW),
-                                     ("fill", self.fill, FILL), ("seeds", self.seeds, SEED_STAGES)):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-
-
-@dataclass
-class SeedChunk:
-    chunk_id: str
-    title: str
-    score: float  # cosine similarity to the question
-    n_triplets: int  # triplets this chunk states (0 = it contributes no entity)
-    triplet_ids: list[int] = field(default_factory=list)  # the triplets it states: the expansion's start
-
-
-@dataclass
-class KG2RAGTrace:
-    """Every KG2RAG step for one question, in order. Trees are listed in rank order; each
-    tree's `nodes` is its connected component of the weighted graph."""
-
-    question: str
-    settings: KG2RAGSettings
-    seeds: list[SeedChunk] = field(default_factory=list)
-    seed_entities: list[str] = field(default_factory=list)
-    hops: list[Hop] = field(default_factory=list)
-    nodes: list[str] = field(default_factory=list)
-    edges: list[GraphEdge] = field(default_factory=list)  # every edge, parallel ones included
-    trees: list[Tree] = field(default_factory=list)
-    ranker: str = ""
-    selected_tree_ids: list[int] = field(default_factory=list)
-    tree_chunk_ids: list[str] = field(default_factory=list)  # chunks from the selected trees
-    fill_chunk_ids: list[str] = field(default_factory=list)  # seeds added because trees gave < k/2
-    context: str = ""  # exactly as sent to the reasoner
-    call: LLMCall | None = None
-    answer: str = ""
-    note: str = ""  # e.g. the seeds hold no triplets, so the answer used the seeds only
-    timings: dict[str, float] = field(default_factory=dict)  # seconds per step, plus total
 
 
 register_trace("kg2rag", KG2RAGTrace)
@@ -151,53 +56,20 @@ class KG2RAG:
         t_start = time.perf_counter()
         tr = KG2RAGTrace(question=question, settings=s)
         clock = _Clock(tr.timings)
-
-        # 1. seed: one question embedding, reused for every similarity below
+        # one question embedding, reused for every similarity below
         qvec = np.asarray(corpus.embed([question]), dtype=np.float32)[0]
-        hits = self._seeds(question, qvec, corpus, s)
-        seed_scores = {cid: float(sc) for cid, sc in hits}
-        seed_chunks = {c.chunk_id: c for c in corpus.get_chunks(list(seed_scores))}
-        seed_trips = corpus.triplets(chunk_ids=list(seed_scores)) if seed_scores else []
-        per_chunk: dict[str, list[int]] = {cid: [] for cid in seed_scores}
-        for t in seed_trips:
-            for cid in t.chunk_ids:
-                if cid in per_chunk:
-                    per_chunk[cid].append(int(t.triplet_id))
-        tr.seeds = [SeedChunk(cid, getattr(seed_chunks.get(cid), "title", ""), sc, len(per_chunk[cid]),
-                              sorted(per_chunk[cid])) for cid, sc in hits]
+        hits, seed_trips = self._seed(question, qvec, corpus, s, tr)  # 1
         clock.lap("seed")
         step(f"seed: {len(tr.seeds)} chunks", tr)
-
-        # 2. expand over the entity graph
-        trees: list[Tree] = []
+        seed_scores = {cid: float(sc) for cid, sc in hits}
         chunk_scores = dict(seed_scores)
-        if seed_trips:
-            graph = _neighbourhood(corpus, seed_trips, s.hops)
-
-            def score_chunks(ids: list[str]) -> dict[str, float]:
-                vecs = np.asarray(corpus.chunk_vectors(ids), dtype=np.float32)
-                return {cid: float(v) for cid, v in zip(ids, vecs @ qvec)}
-
-            exp = expand(graph, seed_scores, {int(t.triplet_id): tuple(t.chunk_ids) for t in seed_trips},
-                         s.hops, score_chunks, s.expansion_cap, s.max_entity_edges)
-            tr.seed_entities = exp.seed_entities
-            tr.hops = exp.hops
-            chunk_scores.update(exp.chunk_scores)
-            clock.lap("expand")
-            step(f"expand: {sum(len(h.chunks_added) for h in exp.hops)} chunks added", tr)
-
-            # 3-5. weighted graph, one maximum spanning tree per component, walk
-            tr.edges = weighted_edges(graph, exp.triplet_ids, exp.chunk_scores)
-            tr.nodes = sorted({n for e in tr.edges for n in (e.u, e.v)})
-            trees = spanning_trees(tr.edges)
-            clock.lap("trees")
-            step(f"organize: {len(trees)} trees", tr)
+        trees = self._expand_and_organize(corpus, qvec, s, tr, seed_scores, seed_trips, chunk_scores,
+                                          clock, step) if seed_trips else []  # 2-5
         if s.seed_trees:
             trees += [Tree(tree_id=len(trees) + i, nodes=[], kept_edges=[], pruned_edges=[], chunk_ids=[x.chunk_id],
                            triplet_form="", kind="seed")
                       for i, x in enumerate(x for x in tr.seeds if not x.n_triplets)]
-        if trees:
-            # 6. rank
+        if trees:  # 6
             tr.ranker = self._rank(question, qvec, trees, corpus, s, chunk_scores, seed_scores)
             tr.trees = sorted(trees, key=lambda t: (-(t.rank_score if t.rank_score is not None else -np.inf),
                                                     t.tree_id))
@@ -205,21 +77,74 @@ class KG2RAG:
         if not seed_trips:
             tr.note = ("the seed chunks hold no triplets (not extracted yet, or nothing found): "
                        "no graph to expand, so the answer uses the seed chunks only")
+        evidence = self._select(s, tr, hits, chunk_scores)  # 7
+        clock.lap("select")
+        step(f"select: {len(tr.selected_tree_ids)} trees, {len(evidence)} chunks", tr)
+        error = self._generate(question, corpus, tr)  # 8
+        clock.lap("generate")
+        total = time.perf_counter() - t_start
+        tr.timings["total"] = total
+        step("answer", tr)
+        return Result(method=self.name, question=question, answer=tr.answer,
+                      usage=Usage.from_calls([tr.call] if tr.call else [], total),
+                      evidence_chunk_ids=evidence, stop_reason="answered" if not error else "llm error",
+                      error=error, reasoner=getattr(self.reasoner, "name", ""), trace=tr)
 
-        # 7. select trees, then fill with seeds
+    # 1. seed
+    def _seed(self, question: str, qvec: np.ndarray, corpus, s: KG2RAGSettings, tr: KG2RAGTrace):
+        """The seed chunks (best first, with their similarity) and the triplets they state."""
+        hits = self._seeds(question, qvec, corpus, s)
+        seed_ids = [cid for cid, _ in hits]
+        seed_chunks = {c.chunk_id: c for c in corpus.get_chunks(seed_ids)}
+        seed_trips = corpus.triplets(chunk_ids=seed_ids) if seed_ids else []
+        per_chunk: dict[str, list[int]] = {cid: [] for cid in seed_ids}
+        for t in seed_trips:
+            for cid in t.chunk_ids:
+                if cid in per_chunk:
+                    per_chunk[cid].append(int(t.triplet_id))
+        tr.seeds = [SeedChunk(cid, getattr(seed_chunks.get(cid), "title", ""), float(sc), len(per_chunk[cid]),
+                              sorted(per_chunk[cid])) for cid, sc in hits]
+        return hits, seed_trips
+
+    # 2-5. expand over the entity graph; weighted graph, one maximum spanning tree per component, walk
+    def _expand_and_organize(self, corpus, qvec: np.ndarray, s: KG2RAGSettings, tr: KG2RAGTrace,
+                             seed_scores: dict[str, float], seed_trips, chunk_scores: dict[str, float],
+                             clock: "_Clock", step: StepCallback) -> list[Tree]:
+        graph = _neighbourhood(corpus, seed_trips, s.hops)
+
+        def score_chunks(ids: list[str]) -> dict[str, float]:
+            vecs = np.asarray(corpus.chunk_vectors(ids), dtype=np.float32)
+            return {cid: float(v) for cid, v in zip(ids, vecs @ qvec)}
+
+        exp = expand(graph, seed_scores, {int(t.triplet_id): tuple(t.chunk_ids) for t in seed_trips},
+                     s.hops, score_chunks, s.expansion_cap, s.max_entity_edges)
+        tr.seed_entities, tr.hops = exp.seed_entities, exp.hops
+        chunk_scores.update(exp.chunk_scores)
+        clock.lap("expand")
+        step(f"expand: {sum(len(h.chunks_added) for h in exp.hops)} chunks added", tr)
+        tr.edges = weighted_edges(graph, exp.triplet_ids, exp.chunk_scores)
+        tr.nodes = sorted({n for e in tr.edges for n in (e.u, e.v)})
+        trees = spanning_trees(tr.edges)
+        clock.lap("trees")
+        step(f"organize: {len(trees)} trees", tr)
+        return trees
+
+    # 7. select trees, then fill with seeds
+    @staticmethod
+    def _select(s: KG2RAGSettings, tr: KG2RAGTrace, hits, chunk_scores: dict[str, float]) -> list[str]:
         tr.tree_chunk_ids = select_trees(tr.trees, s.k, s.overflow, chunk_scores)
         tr.selected_tree_ids = [t.tree_id for t in tr.trees if t.selected]
         fill_rule = s.fill if any(t.kind != "seed" for t in tr.trees) else "room"
         tr.fill_chunk_ids = fill_from_seeds(tr.tree_chunk_ids, [cid for cid, _ in hits], s.k, fill_rule)
-        evidence = tr.tree_chunk_ids + tr.fill_chunk_ids
         if tr.fill_chunk_ids and tr.trees:
             why = f"fewer than k/2 = {s.k / 2:g}" if fill_rule == "half" else f"room under k = {s.k}"
             tr.note = (f"the selected trees gave {len(tr.tree_chunk_ids)} chunks, {why}: "
                        f"added the {len(tr.fill_chunk_ids)} best remaining seed chunks")
-        clock.lap("select")
-        step(f"select: {len(tr.selected_tree_ids)} trees, {len(evidence)} chunks", tr)
+        return tr.tree_chunk_ids + tr.fill_chunk_ids
 
-        # 8. generate
+    # 8. generate
+    def _generate(self, question: str, corpus, tr: KG2RAGTrace) -> str:
+        """Answer from the selected trees' context; the error to report, "" when it answered."""
         tr.context = tree_context([t for t in tr.trees if t.selected], tr.fill_chunk_ids, corpus)
         error = ""
         try:
@@ -230,15 +155,7 @@ class KG2RAG:
         if not error and tr.call is not None and tr.call.error and not tr.answer:
             # a provider that failed after its retries: an error, not an empty answer
             error = f"the answer step failed: {tr.call.error}"
-        clock.lap("generate")
-        total = time.perf_counter() - t_start
-        tr.timings["total"] = total
-        step("answer", tr)
-
-        return Result(method=self.name, question=question, answer=tr.answer,
-                      usage=Usage.from_calls([tr.call] if tr.call else [], total),
-                      evidence_chunk_ids=evidence, stop_reason="answered" if not error else "llm error",
-                      error=error, reasoner=getattr(self.reasoner, "name", ""), trace=tr)
+        return error
 
     def _seeds(self, question: str, qvec: np.ndarray, corpus, s: KG2RAGSettings) -> list[tuple[str, float]]:
         """The top-k seed chunks with their cosine similarity, best first."""

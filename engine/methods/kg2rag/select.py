@@ -1,6 +1,6 @@
 """KG2RAG step 7: pick ranked trees within the chunk budget `k`, then top up from the seeds.
 
-Plain functions over `Tree` records (engine.methods.kg2rag_graph), checked by hand in
+Plain functions over `Tree` records (engine.methods.kg2rag.graph), checked by hand in
 tests/test_kg2rag_graph.py. Each tree records whether it was selected, cut or skipped, and why.
 """
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the graph module re-exports this one: no import cycle at run time
-    from engine.methods.kg2rag_graph import Tree
+    from engine.methods.kg2rag.graph import Tree
 
 #: What to do with a tree that does not fit in the room left: `cut` keeps its first chunks in
 #: walk order (the text form read from its start), `cut-heaviest` keeps its heaviest chunks with

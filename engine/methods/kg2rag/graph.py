@@ -1,6 +1,6 @@
 """KG2RAG's graph algorithms, free of any corpus or model: expansion, spanning trees, walk, selection.
 
-Selection (step 7) lives in `kg2rag_select`. Everything here works on a `networkx.MultiGraph` shaped like `Corpus.entity_graph()` (nodes are
+Selection (step 7) lives in `select.py`. Everything here works on a `networkx.MultiGraph` shaped like `Corpus.entity_graph()` (nodes are
 normalized entities; one edge per triplet, keyed by triplet_id, carrying subject / predicate /
 object / triplet_id / chunk_ids) and on plain chunk scores, so each step can be checked by hand.
 `engine.methods.kg2rag` wires these steps to a corpus and a reasoner.
@@ -136,33 +136,7 @@ def expand(graph: nx.MultiGraph, seed_scores: dict[str, float], seed_triplets: d
     for h in range(1, max(0, hops) + 1):
         if not frontier:
             break
-        # Edges incident to the frontier, both directions (the graph is undirected).
-        per_entity: dict[str, list[tuple[int, tuple[str, ...], str]]] = {}
-        for ent in frontier:
-            for a, b, key, data in graph.edges(ent, keys=True, data=True):
-                tid = int(data.get("triplet_id", key))
-                if tid not in seen_triplets:
-                    per_entity.setdefault(ent, []).append(
-                        (tid, tuple(data.get("chunk_ids", ())), b if a == ent else a))
-        unscored = sorted({c for es in per_entity.values() for _, cids, _ in es for c in cids} - scores.keys())
-        if unscored:
-            scores.update(score_chunks(unscored))
-
-        def edge_score(cids: tuple[str, ...]) -> float:
-            return max((scores.get(c, float("-inf")) for c in cids), default=float("-inf"))
-
-        followed: dict[int, tuple[tuple[str, ...], str]] = {}
-        caps: list[EntityCap] = []
-        for ent in frontier:
-            edges = sorted((e for e in per_entity.get(ent, []) if e[0] not in followed),
-                           key=lambda e: (-edge_score(e[1]), e[0]))
-            if max_entity_edges >= 0 and len(edges) > max_entity_edges:
-                caps.append(EntityCap(entity=ent, degree=len(edges), kept=max_entity_edges,
-                                      cut_triplet_ids=[e[0] for e in edges[max_entity_edges:]]))
-                edges = edges[:max_entity_edges]
-            for tid, cids, other in edges:
-                followed[tid] = (cids, other)
-
+        followed, caps = _follow_edges(graph, frontier, seen_triplets, scores, score_chunks, max_entity_edges)
         pool = {c for cids, _ in followed.values() for c in cids}
         if h == 1:  # other chunks stating the seeds' own triplets are within reach too
             pool.update(c for cids in seed_triplets.values() for c in cids)
@@ -191,6 +165,39 @@ def expand(graph: nx.MultiGraph, seed_scores: dict[str, float], seed_triplets: d
     keep = seeds | set(added)
     return Expansion(seed_entities=seed_entities, hops=out_hops, triplet_ids=triplets_in_reach,
                      chunk_scores={c: float(s) for c, s in scores.items() if c in keep})
+
+
+def _follow_edges(graph: nx.MultiGraph, frontier: list[str], seen_triplets: set[int], scores: dict[str, float],
+                  score_chunks: Callable[[list[str]], dict[str, float]], max_entity_edges: int
+                  ) -> tuple[dict[int, tuple[tuple[str, ...], str]], list[EntityCap]]:
+    """One hop's edges: each frontier entity's unseen edges (both directions: the graph is
+    undirected), its best `max_entity_edges` by the best chunk stating each. `scores` gains the
+    similarity of every chunk the edges name. Returns triplet_id -> (chunks, entity reached), caps."""
+    per_entity: dict[str, list[tuple[int, tuple[str, ...], str]]] = {}
+    for ent in frontier:
+        for a, b, key, data in graph.edges(ent, keys=True, data=True):
+            tid = int(data.get("triplet_id", key))
+            if tid not in seen_triplets:
+                per_entity.setdefault(ent, []).append((tid, tuple(data.get("chunk_ids", ())), b if a == ent else a))
+    unscored = sorted({c for es in per_entity.values() for _, cids, _ in es for c in cids} - scores.keys())
+    if unscored:
+        scores.update(score_chunks(unscored))
+
+    def edge_score(cids: tuple[str, ...]) -> float:
+        return max((scores.get(c, float("-inf")) for c in cids), default=float("-inf"))
+
+    followed: dict[int, tuple[tuple[str, ...], str]] = {}
+    caps: list[EntityCap] = []
+    for ent in frontier:
+        edges = sorted((e for e in per_entity.get(ent, []) if e[0] not in followed),
+                       key=lambda e: (-edge_score(e[1]), e[0]))
+        if max_entity_edges >= 0 and len(edges) > max_entity_edges:
+            caps.append(EntityCap(entity=ent, degree=len(edges), kept=max_entity_edges,
+                                  cut_triplet_ids=[e[0] for e in edges[max_entity_edges:]]))
+            edges = edges[:max_entity_edges]
+        for tid, cids, other in edges:
+            followed[tid] = (cids, other)
+    return followed, caps
 
 
 def triplet_index(graph: nx.MultiGraph) -> dict[int, tuple[str, str, dict]]:
@@ -330,7 +337,3 @@ def dfs_walk(tree_edges: list[GraphEdge]) -> list[GraphEdge]:
         else:
             stack.pop()
     return walk
-
-
-# selection moved to kg2rag_select; re-exported for callers of the graph module
-from engine.methods.kg2rag_select import fill_from_seeds, select_trees  # noqa: E402,F401

@@ -1,0 +1,37 @@
+"""Pieces every method shares: the context format the answer step reads and trace hygiene.
+
+Methods import these from here, never from a sibling method, so a method package can change
+without touching the others.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from engine import serde
+from engine.llm.base import LLMCall
+from engine.types import Chunk
+
+
+def format_context(chunks: list[Chunk]) -> str:
+    """Paragraphs in the order given, each under its title, separated by blank lines.
+
+    Shared by KG2RAG and the baselines so a comparison differs only in which chunks are sent.
+    Title-prefixed sentence chunks already start with their title; it is not repeated.
+    """
+    parts = []
+    for c in chunks:
+        text = c.text.strip()
+        title = (c.title or "").strip()
+        parts.append(text if not title or text.startswith(title) else f"{title}\n{text}")
+    return "\n\n".join(parts)
+
+
+def clean_call(call: LLMCall) -> LLMCall:
+    """`parsed` is free-form; passing it through JSON once makes a saved trace load back equal
+    (tuples become lists now rather than on reload). Anything JSON cannot hold becomes its repr."""
+    if call.parsed is not None:
+        try:
+            call.parsed = serde.loads(Any, serde.dumps(call.parsed))
+        except (TypeError, ValueError):
+            call.parsed = repr(call.parsed)
+    return call

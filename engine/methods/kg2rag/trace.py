@@ -1,0 +1,106 @@
+"""KG2RAG's settings and typed trace: what a user sees of every step of one question."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.llm.base import LLMCall
+from engine.methods.kg2rag.graph import GraphEdge, Hop, Tree
+from engine.methods.kg2rag.rank import TREE_SCORES
+from engine.methods.kg2rag.select import FILL, OVERFLOW
+
+SEED_STAGES = ("dense", "hybrid")
+
+
+@dataclass(frozen=True)
+class KG2RAGSettings:
+    k: int = 10
+    """Seed chunks retrieved by similarity, and the most chunks the answer context may hold."""
+
+    hops: int = 1
+    """Breadth-first hops over the entity graph from the seeds' entities (the paper's m)."""
+
+    expansion_cap: int = 50
+    """At most this many chunks added by the expansion (the most similar ones); the trace lists the rest."""
+
+    max_entity_edges: int = 30
+    """Per hop, follow at most this many new triplets from one entity (its best), so a hub such as
+    a country name cannot flood the candidates. -1 = no per-entity cap."""
+
+    reranker: str = ""
+    """Tree ranker: "" = embedding cosine from stored vectors (`tree_score`); `ce:/local/cross-encoder`
+    or `litellm:<rerank model>` score the tree's triplet form as the paper does."""
+
+    tree_score: str = "max+chunk"
+    """With the cosine ranker, what a tree is scored by (engine.methods.kg2rag.rank): `max` (its
+    best proposition), `mean`, `centroid`, `chunk-max` / `chunk-mean` (its chunks' similarity),
+    `text` (its chunks' mean vector), `seed-sum` (the seeds it holds) or `max+chunk` (the mean of
+    `max` and `chunk-max`: the best on both shared sets, docs/benchmarks.md)."""
+
+    overflow: str = "cut-share"
+    """A tree bigger than the room left: `cut` it to fit in walk order, `cut-heaviest` (keep its
+    heaviest chunks with their paths to the walk root), `cut-share` (the same, but only chunks
+    as similar as the next tree's best, leaving the rest of the room to the next trees) or
+    `skip` it and try the next (SPEC step 7)."""
+
+    fill: str = "half"
+    """Seed chunks appended after the trees: `half` = only when the trees gave fewer than k/2
+    (the paper), `room` = whenever the trees left room under k, `none` = never."""
+
+    seed_trees: bool = True
+    """A seed chunk with no triplet cannot join any tree; with this on it competes in the ranking
+    as a one-chunk tree scored by its own similarity instead of waiting for the fill rule."""
+
+    seeds: str = "hybrid"
+    """First stage: `dense` (the paper: cosine top-k) or `hybrid` (BM25 and dense fused by
+    reciprocal rank, as the hybrid baseline; ours, measured better on both shared sets); edge
+    weights stay the chunks' cosine either way."""
+
+    @classmethod
+    def paper(cls, **overrides) -> "KG2RAGSettings":
+        """The paper's pipeline as written (SPEC section 2): dense seeds, trees ranked by their
+        best proposition, a misfit tree skipped, no one-chunk trees for seeds without triplets."""
+        base = dict(seeds="dense", tree_score="max", overflow="skip", seed_trees=False, fill="half")
+        return cls(**{**base, **overrides})
+
+    def __post_init__(self):
+        if self.k < 1:
+            raise ValueError(f"k must be at least 1, got {self.k}")
+        if self.hops < 0:
+            raise ValueError(f"hops must be 0 or more, got {self.hops}")
+        for name, value, allowed in (("tree_score", self.tree_score, TREE_SCORES), ("overflow", self.overflow, OVERFLOW),
+                                     ("fill", self.fill, FILL), ("seeds", self.seeds, SEED_STAGES)):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+
+
+@dataclass
+class SeedChunk:
+    chunk_id: str
+    title: str
+    score: float  # cosine similarity to the question
+    n_triplets: int  # triplets this chunk states (0 = it contributes no entity)
+    triplet_ids: list[int] = field(default_factory=list)  # the triplets it states: the expansion's start
+
+
+@dataclass
+class KG2RAGTrace:
+    """Every KG2RAG step for one question, in order. Trees are listed in rank order; each
+    tree's `nodes` is its connected component of the weighted graph."""
+
+    question: str
+    settings: KG2RAGSettings
+    seeds: list[SeedChunk] = field(default_factory=list)
+    seed_entities: list[str] = field(default_factory=list)
+    hops: list[Hop] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+    edges: list[GraphEdge] = field(default_factory=list)  # every edge, parallel ones included
+    trees: list[Tree] = field(default_factory=list)
+    ranker: str = ""
+    selected_tree_ids: list[int] = field(default_factory=list)
+    tree_chunk_ids: list[str] = field(default_factory=list)  # chunks from the selected trees
+    fill_chunk_ids: list[str] = field(default_factory=list)  # seeds added because trees gave < k/2
+    context: str = ""  # exactly as sent to the reasoner
+    call: LLMCall | None = None
+    answer: str = ""
+    note: str = ""  # e.g. the seeds hold no triplets, so the answer used the seeds only
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per step, plus total
