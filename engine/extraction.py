@@ -7,85 +7,19 @@ answers a repeated prompt for free.
 """
 from __future__ import annotations
 
-import re
 import threading
 from contextlib import nullcontext
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Sequence
 
-from engine.limits import part_too_long
 from engine.llm.base import LLMCall, LLMError, Reasoner
 from engine.progress import ProgressCallback, no_progress
 from engine.types import Chunk, ExtractionStatus
 
-# --- filters (SPEC section 0) -------------------------------------------------------------------
-
-#: Parts that mean "the model did not know"; a triplet holding one says nothing.
-PLACEHOLDER_PARTS = frozenset({
-    "", "?", "-", "--", "_", "unknown", "none", "null", "nil", "n/a", "na", "nan", "undefined", "unspecified",
-    "not specified", "not mentioned", "not given", "not available", "not applicable", "no", "empty", "tbd",
-    "<unknown>", "[unknown]", "(unknown)", "entity", "subject", "predicate", "object", "head", "relation", "tail",
-})
-_STOPWORDS = frozenset("a an the of in on at to for by with from and or as is was were be been are its it "
-                       "his her their this that".split())
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-
-
-def _clean(part: Any) -> str:
-    s = " ".join(str(part).split()) if part is not None else ""
-    return s.strip().strip("\"'`").strip()
-
-
-def _occurs(part: str, text_lower: str, text_tokens: set[str]) -> bool:
-    """Case-insensitive substring, or every content word of `part` among the chunk's words.
-
-    Token level so "born in" still matches "was born on 3 May 1960 in"; stopwords are ignored so
-    "the director of" does not count as occurring because "the" does.
-    """
-    low = part.lower()
-    if low and low in text_lower:
-        return True
-    words = [w for w in _TOKEN.findall(low) if w not in _STOPWORDS]
-    return bool(words) and all(w in text_tokens for w in words)
-
-
-def filter_triplets(triplets: Iterable[Sequence[Any]], chunk_text: str) -> list[tuple[str, str, str]]:
-    """Keep well-formed, grounded, distinct triplets of one chunk, in their original order.
-
-    Drops: arity other than 3, an empty or placeholder part, a part longer than
-    engine.limits.MAX_TRIPLET_PART_CHARS (a paragraph, not an entity), subject equal to object, and a triplet
-    whose predicate and object both do not occur in the chunk text (KG2RAG's grounding rule: a
-    relation that is nowhere in the text was invented). Dedupes case- and space-insensitively,
-    keeping the first surface form.
-    """
-    text_lower = chunk_text.lower()
-    tokens = set(_TOKEN.findall(text_lower))
-    seen: set[tuple[str, str, str]] = set()
-    out: list[tuple[str, str, str]] = []
-    for t in triplets:
-        if isinstance(t, (str, bytes)) or not isinstance(t, Sequence) or len(t) != 3:
-            continue
-        s, p, o = (_clean(x) for x in t)
-        if any(x.lower() in PLACEHOLDER_PARTS for x in (s, p, o)) or part_too_long(s, p, o):
-            continue
-        if s.lower() == o.lower():
-            continue
-        if not _occurs(p, text_lower, tokens) and not _occurs(o, text_lower, tokens):
-            continue
-        key = (s.lower(), p.lower(), o.lower())
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append((s, p, o))
-    return out
-
-
 # --- the runner ---------------------------------------------------------------------------------
 
-#: Error kinds after which continuing would only repeat the same failure for every chunk.
-FATAL_KINDS = ("auth", "not_found", "unreachable")
 
 
 @dataclass
@@ -198,7 +132,7 @@ def _drain(corpus, inflight: dict, submit_next, stop: threading.Event, per_call:
             try:
                 result = fut.result()
             except LLMError as err:
-                if err.kind in FATAL_KINDS:
+                if err.fatal:  # every further chunk would fail the same way
                     if not summary.stopped:
                         summary.stopped = str(err)
                     stop.set()

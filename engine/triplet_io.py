@@ -31,15 +31,11 @@ from typing import Any, Iterable, Mapping
 from engine.ingest.decode import (IngestError, clean_text, decode_text, looks_like_jsonl, parse_json, parse_jsonl,
                                   read_capped)
 from engine.serde import atomic_write_text
+from engine.triplet_rules import filter_reason
 from engine.textnorm import normalize_entity
 from engine.types import Chunk, Triplet
 
 REF_KINDS = ("chunk_id", "title", "title_sentence", "passage")
-#: Whole parts that carry no information (SPEC section 0); compared after lower-casing.
-PLACEHOLDERS = frozenset(
-    {"unknown", "none", "null", "nil", "n/a", "na", "nan", "undefined", "unspecified", "?", "??", "-", "--",
-     "...", "not specified", "not mentioned", "not available", "not applicable", "not given"}
-)
 _CHUNK_ID = re.compile(r"^[0-9a-f]{16}#\d+$")
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024  # AppSettings.max_file_mb's default
 _MAX_MESSAGES = 50  # keep the first reasons; `skipped` counts them all
@@ -105,22 +101,6 @@ def _part(x: Any) -> str | None:
         return None
     if isinstance(x, int) or (isinstance(x, float) and math.isfinite(x)):
         return str(x)
-    return None
-
-
-def filter_reason(subject: str, predicate: str, obj: str) -> str | None:
-    """Why a triplet is dropped by the text-free filters of SPEC section 0, or None to keep it."""
-    from engine.limits import MAX_TRIPLET_PART_CHARS
-
-    for name, v in (("subject", subject), ("predicate", predicate), ("object", obj)):
-        if not v.strip():
-            return f"empty {name}"
-        if len(v) > MAX_TRIPLET_PART_CHARS:
-            return f"the {name} has {len(v):,} characters; the limit is {MAX_TRIPLET_PART_CHARS} per part"
-        if v.strip().lower() in PLACEHOLDERS:
-            return f"placeholder {name} {v!r}"
-    if normalize_entity(subject) == normalize_entity(obj) or subject.strip().lower() == obj.strip().lower():
-        return "subject equals object"
     return None
 
 

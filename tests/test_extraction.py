@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from engine.extraction import estimate_extraction, filter_triplets, run_extraction
+from engine.extraction import estimate_extraction, run_extraction
+from engine.triplet_rules import filter_triplets
 from engine.llm.base import LLMError
 from engine.llm.reasoner import LLMReasoner
 from engine.llm.scripted import ScriptedLLM

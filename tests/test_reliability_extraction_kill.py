@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.extraction import filter_triplets, run_extraction
+from engine.extraction import run_extraction
+from engine.triplet_rules import filter_triplets
 from engine.ingest import load_paths
 from engine.llm.offline import OfflineReasoner
 from engine.store import Workspace

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from engine.chunking import ChunkingSettings, chunk_document, make_doc_id
+from engine.triplet_rules import filter_reason
 from engine.triplet_io import (
     TripletRow,
-    filter_reason,
     read_triplet_bytes,
     read_triplet_file,
     resolve_rows,

@@ -31,6 +31,12 @@ class LLMError(RuntimeError):
         self.kind = kind  # auth | not_found | unreachable | rate_limit | server | timeout | bad_request | error
         self.retryable = retryable
 
+    @property
+    def fatal(self) -> bool:
+        """The provider cannot serve any request (bad key, unknown model, nothing listening): a
+        run or question stops at once instead of failing the same way for every call."""
+        return self.kind in ("auth", "not_found", "unreachable")
+
 
 @dataclass(frozen=True)
 class Completion:

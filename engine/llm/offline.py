@@ -28,6 +28,7 @@ from engine.llm.offline_match import (DATE_RELATIONS, NATIONALITY, Fact, Relatio
 from engine.llm.offline_patterns import extract_triplets, find_spans, split_sentences
 from engine.llm.offline_questions import QuestionShape, parse_question
 from engine.textnorm import normalize_entity
+from engine.triplet_rules import filter_triplets
 
 MODEL = "offline-rules"
 #: Relation words asking for a place rather than a date ("place of death", "birthplace").
@@ -37,11 +38,6 @@ PLACE_WORDS = {"place", "birthplace", "location", "city", "country", "state", "w
 BIND_THRESHOLD = 0.45
 
 
-def _filter(triplets: list[tuple[str, str, str]], text: str) -> list[tuple[str, str, str]]:
-    """The shared extraction filter (arity, empties, s != o, grounding, dedupe)."""
-    from engine.extraction import filter_triplets  # lazy: engine.extraction imports the LLM layer
-
-    return filter_triplets(triplets, text)
 
 
 class OfflineReasoner:
@@ -65,7 +61,7 @@ class OfflineReasoner:
     # -- 1. extract --------------------------------------------------------------------------
     def extract(self, title: str, text: str) -> tuple[list[tuple[str, str, str]], LLMCall]:
         t0 = time.perf_counter()
-        triplets = _filter(extract_triplets(title, text), text)
+        triplets = filter_triplets(extract_triplets(title, text), text)
         out = [list(t) for t in triplets]
         return triplets, self._call("extract", f"extract triplets from chunk {title!r} ({len(text)} chars)",
                                     {"triples": out}, out, t0)

@@ -9,14 +9,13 @@ with one clear message instead of filling a trace with the same error.
 """
 from __future__ import annotations
 
-from engine.extraction import filter_triplets
+from engine.triplet_rules import filter_triplets
 from engine.llm import prompts
 from engine.llm.base import LLM, Completion, Evidence, LLMCall, LLMError, QueryTriplet, SolveResult
 from engine.llm.parsing import (parse_answer, parse_entities, parse_kg2rag, parse_solve, parse_solve_sources,
                                 parse_triples)
 
 #: Errors re-raised by every job; the rest are recorded in `LLMCall.error`.
-FATAL_KINDS = ("auth", "not_found", "unreachable", "deadline")  # these end the question: raised, not absorbed
 STYLES = ("json", "json+ner", "kg2rag")
 
 
@@ -44,7 +43,7 @@ class LLMReasoner:
             c = self.llm.complete(messages, temperature=self.temperature, max_tokens=self.max_tokens,
                                   json_mode=json_mode)
         except LLMError as err:
-            if err.kind in FATAL_KINDS:
+            if err.fatal or err.kind == "deadline":  # the question ends: every later call would fail too
                 raise
             return None, LLMCall(job=job, model=self.name, messages=messages, cost=0.0, error=str(err),
                                  attempts=getattr(err, "attempts", 1))
