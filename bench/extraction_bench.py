@@ -74,7 +74,7 @@ def main() -> int:
 
     from engine.extraction import run_extraction
     from engine.llm.litellm_client import LiteLLMClient
-    from engine.llm.reasoner import LLMReasoner
+    from engine.reasoners.llm_reasoner import LLMReasoner
 
     levels = [int(x) for x in args.levels.split(",")]
     rows = []

@@ -51,7 +51,7 @@ def main() -> None:
 
     from engine.chunking import chunk_document
     from engine.embed import get_bundled_embedder
-    from engine.llm.offline import OfflineReasoner
+    from engine.reasoners.offline import OfflineReasoner
     from engine.store import Workspace, embedding_text
     from engine.types import ExtractionStatus
 

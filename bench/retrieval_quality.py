@@ -64,7 +64,7 @@ def build_corpus(ws, name: str, dataset: Path, mode: str = "paragraph", limit: i
     from engine.chunking import ChunkingSettings
     from engine.extraction import run_extraction
     from engine.ingest.datasets import read_dataset
-    from engine.llm.offline import OfflineReasoner
+    from engine.reasoners.offline import OfflineReasoner
 
     if ws.exists(name):
         corpus = ws.open(name)
@@ -166,7 +166,7 @@ def method_runners(args, corpus):
         hyb = HybridRAG(StubReasoner())
         runners["hybrid"] = lambda q: hyb.answer(q, corpus, HybridSettings(k=10))
     if "t2rag" in args.methods:
-        from engine.llm.offline import OfflineReasoner
+        from engine.reasoners.offline import OfflineReasoner
         from engine.methods.t2rag import T2RAG
 
         t2 = T2RAG(OfflineReasoner(corpus.embedder))

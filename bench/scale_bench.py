@@ -162,7 +162,7 @@ def child(size: int, folder: Path, real_max: int, n_questions: int, recall_kind:
     import torch
 
     from engine.chunking import chunk_document
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
     from engine.methods import build_method, method_class
     from engine.store import CorpusSettings, Workspace, embedding_text
 

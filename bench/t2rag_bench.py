@@ -41,7 +41,7 @@ MIN_PROPOSITIONS = 5000
 
 def build_corpus(ws_root: Path, embedder):
     from engine.ingest.datasets import parse_dataset_value
-    from engine.llm.offline import OfflineReasoner
+    from engine.reasoners.offline import OfflineReasoner
     from engine.store import Workspace
     from engine.types import ExtractionStatus
 
@@ -98,7 +98,8 @@ class InstantReasoner:
         return list(self.decomposition), LLMCall(job="decompose", model=self.name)
 
     def solve(self, question, resolved, open_triplets, evidence):
-        from engine.llm.base import LLMCall, SolveResult
+        from engine.llm.base import LLMCall
+        from engine.reasoners.base import SolveResult
 
         bindings = {}
         searchable = [t for t in open_triplets if len(t.placeholders) == 1]
@@ -118,7 +119,7 @@ def bench_engine(corpus, embedder, questions, repeat):
     import faiss
     import numpy as np
 
-    from engine.llm.offline import OfflineReasoner
+    from engine.reasoners.offline import OfflineReasoner
     from engine.methods.t2rag import T2RAG
 
     tids = [t.triplet_id for t in corpus.triplets()]
@@ -185,7 +186,7 @@ def scripted_reply(messages):
 
 
 def bench_bill(corpus, questions):
-    from engine.llm.reasoner import LLMReasoner
+    from engine.reasoners.llm_reasoner import LLMReasoner
     from engine.llm.scripted import ScriptedLLM
     from engine.methods.ircot import IRCoT
     from engine.methods.t2rag import T2RAG

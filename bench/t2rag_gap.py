@@ -78,7 +78,7 @@ def run(name: str, questions: int) -> None:
 
     from engine.embed import get_bundled_embedder
     from engine.eval.metrics import PARAGRAPH, gold_units, retrieved_units
-    from engine.llm.offline import OfflineReasoner
+    from engine.reasoners.offline import OfflineReasoner
     from engine.store import Workspace
 
     ws = Workspace(BENCH_WS, embedder=get_bundled_embedder())

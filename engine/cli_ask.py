@@ -27,7 +27,7 @@ def method_settings(name: str, overrides: dict):
 
 def cmd_ask(args) -> int:
     from engine.limits import check_question
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
     from engine.methods import build_method, save_result
 
     args.question = check_question(args.question)

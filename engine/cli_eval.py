@@ -62,7 +62,7 @@ def _probe_corpus(ws, corpus, args):
 def cmd_eval(args) -> int:
     from engine.cli import UserError
     from engine.eval.harness import run_eval
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
     from engine.methods import METHODS
     from engine.progress import TerminalProgress
 

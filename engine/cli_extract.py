@@ -38,7 +38,7 @@ def format_summary(s) -> str:
 
 def cmd_extract(args) -> int:
     from engine.extraction import estimate_extraction, run_extraction
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
 
     app = AppSettings.from_env()
     corpus = app.workspace_obj().open(args.name)

@@ -14,7 +14,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from engine.llm.base import LLMCall, LLMError, Reasoner
+from engine.llm.base import LLMCall, LLMError
+from engine.reasoners.base import Reasoner
 from engine.progress import ProgressCallback, no_progress
 from engine.types import Chunk, ExtractionStatus
 
@@ -225,7 +226,7 @@ def _counter(model: str):
 
 def estimate_extraction(corpus_chunks: Sequence[Chunk], model: str, style: str = "json") -> ExtractionEstimate:
     """Tokens and dollars to extract `corpus_chunks` with `model` in `style`, before paying."""
-    from engine.llm import prompts
+    from engine.reasoners import prompts
 
     if style not in ("json", "json+ner", "kg2rag"):
         raise ValueError(f"unknown extraction style {style!r}; use json, json+ner or kg2rag")

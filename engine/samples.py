@@ -20,7 +20,7 @@ def build_sample(workspace, name: str, on_progress: ProgressCallback = no_progre
     """Create corpus `name` from its bundled file and extract its triplets offline."""
     from engine.extraction import run_extraction
     from engine.ingest import load_paths
-    from engine.llm.offline import OfflineReasoner
+    from engine.reasoners.offline import OfflineReasoner
 
     batch = load_paths([SAMPLE_DIR / SAMPLES[name]])
     if batch.errors:

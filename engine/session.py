@@ -101,7 +101,7 @@ class SessionConfig:
     # --- running --------------------------------------------------------------------------------
 
     def reasoner(self, corpus=None, **opts: Any):
-        from engine.llm import make_reasoner
+        from engine.reasoners import make_reasoner
 
         kwargs: dict[str, Any] = {"api_base": self.api_base, "cache_path": self.workspace / "llm_cache.sqlite",
                                   **opts}

@@ -28,7 +28,7 @@ def build_small_corpus(root: Path, name: str = "small", questions: int = 2, embe
     """A real HotpotQA corpus of `questions` questions (10 paragraphs each), extracted offline."""
     from engine.extraction import run_extraction
     from engine.ingest import load_paths
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
     from engine.store import Workspace
 
     ws = Workspace(root, embedder=embedder)

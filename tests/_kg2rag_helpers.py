@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from engine.llm.base import Evidence, LLMCall, QueryTriplet, SolveResult
+from engine.llm.base import LLMCall
+from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
 from engine.textnorm import normalize_entity
 from engine.types import Chunk, Triplet
 

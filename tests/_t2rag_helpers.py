@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.llm.base import Evidence, LLMCall, QueryTriplet, SolveResult
+from engine.llm.base import LLMCall
+from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
 from engine.types import Chunk, Triplet
 
 _WORD = re.compile(r"\w+")

@@ -16,7 +16,7 @@ BREAKOUT = "</script><script>alert(2)</script>"
 @pytest.fixture(scope="module")
 def xss_run(tmp_path_factory, embedder):
     from components.runs import Run
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
     from engine.methods import build_method
     from engine.store import Workspace
 

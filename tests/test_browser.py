@@ -180,7 +180,7 @@ def test_html_in_documents_and_entities_stays_inert(server, browser, tmp_path):
 def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, embedder):
     from components.export import export_html
     from components.runs import Run
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
     from engine.methods import build_method
     from engine.store import Workspace
 

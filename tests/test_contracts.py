@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from engine.embed.base import Embedder
-from engine.llm.base import LLM, Completion, Evidence, LLMCall, QueryTriplet, Reasoner, SolveResult
+from engine.llm.base import LLM, Completion, LLMCall
+from engine.reasoners.base import Evidence, QueryTriplet, Reasoner, SolveResult
 from engine.rerank import Reranker
 from tests.loopback import LoopbackServer
 
@@ -91,7 +92,7 @@ def test_llm_never_mutates_the_messages(llm):
 # --- Reasoner ------------------------------------------------------------------------------------
 
 def _llm_reasoner(embedder):
-    from engine.llm.reasoner import LLMReasoner
+    from engine.reasoners.llm_reasoner import LLMReasoner
     from engine.llm.scripted import ScriptedLLM
 
     def reply(messages):
@@ -110,7 +111,7 @@ def _llm_reasoner(embedder):
 
 
 def _offline(embedder):
-    from engine.llm.offline import OfflineReasoner
+    from engine.reasoners.offline import OfflineReasoner
 
     return OfflineReasoner(embedder)
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from engine.llm import make_reasoner
+from engine.reasoners import make_reasoner
 from engine.llm.deadline import within
 from engine.methods import build_method
 from engine.store import Workspace

@@ -84,7 +84,7 @@ def test_hot_queries_use_indexes(corpus):
 
 
 def test_kg2rag_on_the_neighbourhood_equals_kg2rag_on_the_whole_graph(corpus):
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
     from engine.methods import build_method
     from engine.methods.kg2rag import KG2RAGSettings
 

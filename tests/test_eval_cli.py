@@ -7,7 +7,7 @@ import pytest
 
 from engine.cli import main
 from engine.extraction import run_extraction
-from engine.llm import make_reasoner
+from engine.reasoners import make_reasoner
 from tests._eval_helpers import make_hotpot_corpus
 
 

@@ -95,7 +95,7 @@ def test_selecting_questions_by_id_and_unknown_ids(corpus, tmp_path):
 
 def test_fatal_error_caught_inside_a_real_method_still_stops_the_run(corpus, tmp_path):
     # the baseline catches the LLMError itself and returns Result.error; the harness must still stop
-    from engine.llm.reasoner import LLMReasoner
+    from engine.reasoners.llm_reasoner import LLMReasoner
     from engine.llm.scripted import ScriptedLLM
 
     llm = ScriptedLLM([LLMError("openai/gpt-x: the model does not exist", kind="not_found")], repeat_last=True)
@@ -106,7 +106,7 @@ def test_fatal_error_caught_inside_a_real_method_still_stops_the_run(corpus, tmp
 
 
 def test_real_methods_with_a_scripted_llm_record_usage_and_cost(corpus, tmp_path):
-    from engine.llm.reasoner import LLMReasoner
+    from engine.reasoners.llm_reasoner import LLMReasoner
     from engine.llm.scripted import ScriptedLLM
 
     llm = ScriptedLLM(lambda messages: "Paris", cost_per_call=0.01)
@@ -128,7 +128,7 @@ def test_concurrent_run_records_every_question_once(corpus, tmp_path):
 
 
 def test_resuming_into_a_folder_of_another_run_is_refused(corpus, tmp_path):
-    from engine.llm.reasoner import LLMReasoner
+    from engine.reasoners.llm_reasoner import LLMReasoner
     from engine.llm.scripted import ScriptedLLM
 
     out = tmp_path / "r"
@@ -168,7 +168,7 @@ def test_sentence_chunked_corpus_scores_gold_sentences_perfectly(workspace, tmp_
 def test_each_record_carries_where_its_gold_went_and_the_summary_adds_them_up(corpus, tmp_path):
     from engine.eval.recall_loss import NOT_RETRIEVED, RecallLoss
 
-    from engine.llm.reasoner import LLMReasoner
+    from engine.reasoners.llm_reasoner import LLMReasoner
     from engine.llm.scripted import ScriptedLLM
 
     summary = run_eval(corpus, ["standard"], LLMReasoner(ScriptedLLM(lambda messages: "Paris")), questions=3,

@@ -10,7 +10,7 @@ from engine.eval.probes import drop_triplets, shuffle_entities
 from engine.eval.shuffle import plan_shuffle, shuffle_document, shuffle_question
 from engine.extraction import run_extraction
 from engine.ingest.datasets import read_dataset
-from engine.llm import make_reasoner
+from engine.reasoners import make_reasoner
 from tests._eval_helpers import hotpot_records, make_hotpot_corpus
 
 

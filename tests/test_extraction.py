@@ -12,7 +12,7 @@ import pytest
 from engine.extraction import estimate_extraction, run_extraction
 from engine.triplet_rules import filter_triplets
 from engine.llm.base import LLMError
-from engine.llm.reasoner import LLMReasoner
+from engine.reasoners.llm_reasoner import LLMReasoner
 from engine.llm.scripted import ScriptedLLM
 from engine.types import Chunk, Document, ExtractionStatus
 from tests.loopback import loopback_llm  # noqa: F401 - fixture
@@ -154,7 +154,7 @@ def served_persons(srv) -> list[str]:
 
 
 def test_resume_after_the_server_fails_midway_bills_each_chunk_once(workspace, loopback_llm):
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
 
     n = 8
     corpus = people_corpus(workspace, n)
@@ -183,7 +183,7 @@ def test_resume_after_the_server_fails_midway_bills_each_chunk_once(workspace, l
 
 
 def test_cached_replies_rebuild_a_corpus_for_free(workspace, loopback_llm, tmp_path):
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
 
     loopback_llm.reply = lambda m, b: person_reply(m)
     cache = tmp_path / "llm_cache.sqlite"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.llm import make_reasoner
+from engine.reasoners import make_reasoner
 from engine.methods import build_method
 from engine.store import Workspace
 from tests._app_helpers import build_small_corpus

@@ -3,7 +3,7 @@ token bill, and its refusal to run on the offline reasoner."""
 from __future__ import annotations
 
 from engine.llm.base import LLMError
-from engine.llm.reasoner import LLMReasoner
+from engine.reasoners.llm_reasoner import LLMReasoner
 from engine.llm.scripted import ScriptedLLM
 from engine.methods import build_method
 from engine.methods.base import result_from_json, result_to_json

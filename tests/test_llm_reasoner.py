@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from engine.llm import make_reasoner, prompts
-from engine.llm.base import Evidence, LLMError, QueryTriplet, Reasoner
-from engine.llm.parsing import parse_answer, parse_entities, parse_solve, parse_triples
-from engine.llm.reasoner import LLMReasoner
+from engine.reasoners import make_reasoner, prompts
+from engine.llm.base import LLMError
+from engine.reasoners.base import Evidence, QueryTriplet, Reasoner
+from engine.reasoners.parsing import parse_answer, parse_entities, parse_solve, parse_triples
+from engine.reasoners.llm_reasoner import LLMReasoner
 from engine.llm.scripted import ScriptedLLM, ScriptExhausted
 from tests.loopback import loopback_llm  # noqa: F401 - fixture
 

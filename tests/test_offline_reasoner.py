@@ -12,8 +12,8 @@ import string
 
 import pytest
 
-from engine.llm.base import Evidence, QueryTriplet, Reasoner
-from engine.llm.offline import OfflineReasoner
+from engine.reasoners.base import Evidence, QueryTriplet, Reasoner
+from engine.reasoners.offline import OfflineReasoner
 
 
 @pytest.fixture(scope="module")

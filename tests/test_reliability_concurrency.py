@@ -16,7 +16,7 @@ import pytest
 
 from engine.extraction import run_extraction
 from engine.ingest import load_paths
-from engine.llm.offline import OfflineReasoner
+from engine.reasoners.offline import OfflineReasoner
 from engine.methods import build_method
 from engine.methods.base import result_to_json
 from engine.store import CorpusBusyError, Workspace

@@ -24,7 +24,7 @@ import pytest
 from engine.extraction import run_extraction
 from engine.triplet_rules import filter_triplets
 from engine.ingest import load_paths
-from engine.llm.offline import OfflineReasoner
+from engine.reasoners.offline import OfflineReasoner
 from engine.store import Workspace
 from tests.conftest import REPO
 
@@ -37,7 +37,7 @@ WORKER = textwrap.dedent("""
     import hashlib, os, sys, time
     sys.path.insert(0, {repo!r})
     from engine.extraction import run_extraction
-    from engine.llm.offline import OfflineReasoner
+    from engine.reasoners.offline import OfflineReasoner
     from engine.store import Workspace
 
     class BilledReasoner:
@@ -212,7 +212,7 @@ LLM_WORKER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {repo!r})
     from engine.extraction import run_extraction
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
     from engine.llm.litellm_client import import_litellm
     from engine.store import Workspace
 
@@ -227,7 +227,7 @@ LLM_WORKER = textwrap.dedent("""
 
 def test_sigkill_during_llm_extraction_never_rebills_a_stored_chunk(pristine, tmp_path, embedder, monkeypatch,
                                                                      capsys):
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
     from tests.loopback import LoopbackServer
 
     root = tmp_path / "ws"

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from engine.extraction import run_extraction
-from engine.llm import make_reasoner
+from engine.reasoners import make_reasoner
 from engine.llm.base import LLMCall
-from engine.llm.offline import OfflineReasoner
+from engine.reasoners.offline import OfflineReasoner
 from engine.methods import load_result
 from engine.types import Question
 from tests._eval_helpers import make_hotpot_corpus

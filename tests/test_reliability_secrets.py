@@ -150,7 +150,8 @@ def test_key_passed_at_run_time_never_reaches_disk_logs_or_messages(tmp_path, mo
                                                                      embedder):
     from engine.eval.harness import run_eval
     from engine.extraction import run_extraction
-    from engine.llm import LLMError, make_reasoner
+    from engine.llm import LLMError
+    from engine.reasoners import make_reasoner
     from engine.methods import build_method, save_result
     from engine.store import Workspace
     from tests._eval_helpers import make_hotpot_corpus

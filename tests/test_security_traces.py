@@ -78,7 +78,7 @@ def forge(widget):
 
 def hostile_trace(workspace: Path, embedder, base: str) -> str:
     """A real T2RAG trace of this corpus, with fields naming the listener as its endpoint."""
-    from engine.llm import make_reasoner
+    from engine.reasoners import make_reasoner
     from engine.methods import build_method, method_class
     from engine.methods.base import result_to_json
     from engine.store import Workspace

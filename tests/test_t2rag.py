@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.llm.base import LLMError, SolveResult
+from engine.llm.base import LLMError
+from engine.reasoners.base import SolveResult
 from engine.methods import build_method
 from engine.methods.base import result_from_json, result_to_json
 from engine.methods.t2rag import T2RAG, T2RAGSettings
@@ -262,7 +263,7 @@ def test_settings_reject_nonsense():
 def test_through_llm_reasoner_and_scripted_llm():
     import json
 
-    from engine.llm.reasoner import LLMReasoner
+    from engine.reasoners.llm_reasoner import LLMReasoner
     from engine.llm.scripted import ScriptedLLM
 
     replies = [json.dumps({"triplets": [["Me and Bobby McGee", "performer", "?performer"],

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from engine.ingest.datasets import parse_dataset_value
-from engine.llm.base import SolveResult
-from engine.llm.offline import OfflineReasoner
+from engine.reasoners.base import SolveResult
+from engine.reasoners.offline import OfflineReasoner
 from engine.methods.base import result_from_json, result_to_json
 from engine.methods.t2rag import T2RAG
 from engine.methods.t2rag.retrieval import retrieve

@@ -1,7 +1,7 @@
 """Placeholders count anywhere in a part, not only at its start (issue 16)."""
 from __future__ import annotations
 
-from engine.llm.base import QueryTriplet, SolveResult, is_placeholder, placeholder_tokens
+from engine.reasoners.base import QueryTriplet, SolveResult, is_placeholder, placeholder_tokens
 from engine.methods.t2rag.state import State, apply_solve, classify, known_parts_query
 from engine.methods.t2rag.trace import StateTriplet
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
-from engine.llm.base import SolveResult, parse_source_label
-from engine.llm.parsing import parse_solve_sources
-from engine.llm.reasoner import LLMReasoner
+from engine.reasoners.base import SolveResult, parse_source_label
+from engine.reasoners.parsing import parse_solve_sources
+from engine.reasoners.llm_reasoner import LLMReasoner
 from engine.llm.scripted import ScriptedLLM
 from engine.methods.t2rag import T2RAG
 from tests._t2rag_helpers import Q, ScriptedReasoner, bobby_mcgee_corpus
@@ -96,8 +96,8 @@ def test_sources_for_unbound_placeholders_or_of_the_wrong_shape_are_dropped():
 
 
 def test_the_offline_reasoner_names_the_label_of_its_evidence(embedder):
-    from engine.llm.base import Evidence, QueryTriplet
-    from engine.llm.offline import OfflineReasoner
+    from engine.reasoners.base import Evidence, QueryTriplet
+    from engine.reasoners.offline import OfflineReasoner
 
     ev = Evidence(propositions=("Janis Joplin had a hit", "Me and Bobby McGee performed by Roger Miller"),
                   chunks=())

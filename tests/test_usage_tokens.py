@@ -1,7 +1,7 @@
 """Tokens a method needs do not depend on a warm cache; what the run was billed does."""
 from __future__ import annotations
 
-from engine.llm import make_reasoner
+from engine.reasoners import make_reasoner
 from engine.methods import build_method
 from engine.methods.base import Usage
 from engine.llm.base import LLMCall

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from engine.eval.metrics import PARAGRAPH, QuestionMetrics, by_paragraph, gold_units, normalize_answer, retrieved_units
-from engine.llm.base import is_placeholder
+from engine.reasoners.base import is_placeholder
 from engine.types import Question
 
 CORRECT, DECOMPOSITION, RETRIEVAL, FILLING, SYNTHESIS, ERROR = (

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.llm.base import LLMCall, LLMError, Reasoner
+from engine.llm.base import LLMCall, LLMError
+from engine.reasoners.base import Reasoner
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.common import format_context
 from engine.rerank import Reranker, is_cosine, make_reranker

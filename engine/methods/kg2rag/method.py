@@ -13,7 +13,8 @@ import time
 
 import numpy as np
 
-from engine.llm.base import LLMCall, LLMError, Reasoner
+from engine.llm.base import LLMCall, LLMError
+from engine.reasoners.base import Reasoner
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.baselines import bm25_index, rrf
 from engine.methods.common import format_context

@@ -20,7 +20,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from engine.llm.base import Evidence, LLMCall, LLMError, SolveResult, parse_source_label
+from engine.llm.base import LLMCall, LLMError
+from engine.reasoners.base import Evidence, SolveResult, parse_source_label
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.common import clean_call
 from engine.methods.t2rag.retrieval import build_queries, chunk_for_solver, retrieve

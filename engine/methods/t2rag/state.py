@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from engine.llm.base import PLACEHOLDER, QueryTriplet, SolveResult, is_placeholder, placeholder_tokens
+from engine.reasoners.base import PLACEHOLDER, QueryTriplet, SolveResult, is_placeholder, placeholder_tokens
 from engine.methods.t2rag.trace import BindingRecord, StateSnapshot, StateTriplet
 from engine.textnorm import normalize_entity
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.llm.base import LLMCall, QueryTriplet
+from engine.llm.base import LLMCall
+from engine.reasoners.base import QueryTriplet
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """`LLMReasoner`: the four jobs (extract, decompose, solve, answer) plus free chat over any `LLM`.
 
-Each job builds its prompt (engine/llm/prompts.py), calls the LLM, parses the reply
-(engine/llm/parsing.py) and returns `(parsed, LLMCall)`. A bad reply or a transient provider
+Each job builds its prompt (engine/reasoners/prompts.py), calls the LLM, parses the reply
+(engine/reasoners/parsing.py) and returns `(parsed, LLMCall)`. A bad reply or a transient provider
 failure never raises: the job returns an empty or neutral result and sets `LLMCall.error`, so the
 method continues with its documented fallback and the trace shows why. Failures that would repeat
 on every call (bad key, unknown model, server down) do raise `LLMError`, so a run stops at once
@@ -10,9 +10,10 @@ with one clear message instead of filling a trace with the same error.
 from __future__ import annotations
 
 from engine.triplet_rules import filter_triplets
-from engine.llm import prompts
-from engine.llm.base import LLM, Completion, Evidence, LLMCall, LLMError, QueryTriplet, SolveResult
-from engine.llm.parsing import (parse_answer, parse_entities, parse_kg2rag, parse_solve, parse_solve_sources,
+from engine.reasoners import prompts
+from engine.llm.base import LLM, Completion, LLMCall, LLMError
+from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
+from engine.reasoners.parsing import (parse_answer, parse_entities, parse_kg2rag, parse_solve, parse_solve_sources,
                                 parse_triples)
 
 #: Errors re-raised by every job; the rest are recorded in `LLMCall.error`.

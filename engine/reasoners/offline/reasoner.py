@@ -21,12 +21,13 @@ import re
 import time
 from typing import Any
 
-from engine.llm.base import Evidence, LLMCall, QueryTriplet, SolveResult, is_placeholder, source_label
-from engine.llm.offline_match import (DATE_RELATIONS, NATIONALITY, Fact, RelationScorer, demonym,
+from engine.llm.base import LLMCall
+from engine.reasoners.base import Evidence, QueryTriplet, SolveResult, is_placeholder, source_label
+from engine.reasoners.offline.match import (DATE_RELATIONS, NATIONALITY, Fact, RelationScorer, demonym,
                                       entity_score, parse_date, parse_number, relation_key, same_value,
                                       split_proposition)
-from engine.llm.offline_patterns import extract_triplets, find_spans, split_sentences
-from engine.llm.offline_questions import QuestionShape, parse_question
+from engine.reasoners.offline.patterns import extract_triplets, find_spans, split_sentences
+from engine.reasoners.offline.questions import QuestionShape, parse_question
 from engine.textnorm import normalize_entity
 from engine.triplet_rules import filter_triplets
 
@@ -315,7 +316,7 @@ def _answer_kinds(wh: str) -> tuple[str, ...]:
 
 def _content_words(text: str) -> set[str]:
     """Lowercase content words, plural 's' dropped: "film directors" -> {"film", "director"}."""
-    from engine.llm.offline_patterns import STOPWORDS
+    from engine.reasoners.offline.patterns import STOPWORDS
 
     out = set()
     for w in re.findall(r"[a-z]+", text.lower()):

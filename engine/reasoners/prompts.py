@@ -14,7 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from engine.llm.base import source_label
+from engine.reasoners.base import source_label
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from engine.llm.offline_patterns import NAME_CONNECTORS, STOPWORDS, TITLE_NOUNS, find_spans, place_text
+from engine.reasoners.offline.patterns import NAME_CONNECTORS, STOPWORDS, TITLE_NOUNS, find_spans, place_text
 
 WH = r"(?:what|who|whom|which|where|when|how|whose)"
 #: comparison keyword -> (operation, attribute used when the question names none)
