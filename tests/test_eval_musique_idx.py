@@ -33,7 +33,7 @@ def test_idx_scoring_in_a_pooled_corpus_and_its_shuffled_copy(workspace, shared_
         m = score_retrieval(_gold_chunks(corpus, q), q, PARAGRAPH, k=5)
         assert (m.recall, m.precision, m.em) == (1.0, 1.0, 1.0)
 
-    copy, _ = shuffle_corpus(workspace, corpus, seed=3)
+    copy, _ = shuffle_corpus(workspace, corpus, "musique-shuffled", seed=3)
     renamed = {d.doc_id for d in copy.documents()}
     assert renamed != stored
     for q in copy.questions():

@@ -19,6 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from engine.eval.shuffle import shuffle_corpus
 from engine.store import Corpus, CorpusError, Workspace
 from engine.types import ExtractionStatus
 
@@ -101,7 +102,6 @@ def drop_triplets(ws: Workspace, corpus: Corpus, fraction: float, *, seed: int =
 
 def shuffle_entities(ws: Workspace, corpus: Corpus, *, seed: int = 0, name: str | None = None,
                      replace: bool = True, on_progress: Any = None):
-    """See engine/eval/shuffle.py; re-exported here so every probe is in one place."""
-    from engine.eval.shuffle import shuffle_corpus
-
-    return shuffle_corpus(ws, corpus, seed=seed, name=name, replace=replace, on_progress=on_progress)
+    """See engine/eval/shuffle.py; here so every probe is in one place, and named like the others."""
+    return shuffle_corpus(ws, corpus, name or shuffle_copy_name(corpus.name, seed), seed=seed, replace=replace,
+                          on_progress=on_progress)

@@ -306,12 +306,10 @@ def shuffle_document(d: Document, rn: Renamer) -> Document:
     return Document(make_doc_id(title, text), title, text, d.source, d.kind, sents)
 
 
-def shuffle_corpus(ws: Workspace, corpus: Corpus, *, seed: int = 0, name: str | None = None,
+def shuffle_corpus(ws: Workspace, corpus: Corpus, name: str, *, seed: int = 0,
                    replace: bool = True, on_progress: Any = None) -> tuple[Corpus, ShuffleReport]:
-    """A renamed copy of `corpus` (documents re-embedded, triplets renamed and re-linked)."""
-    from engine.eval.probes import shuffle_copy_name
-
-    name = name or shuffle_copy_name(corpus.name, seed)
+    """A renamed copy of `corpus` named `name` (documents re-embedded, triplets renamed and re-linked).
+    engine.eval.probes.shuffle_entities names the copy and is the entry point callers use."""
     if ws.exists(name):
         if not replace:
             raise CorpusError(f"corpus {name!r} already exists; drop it or pass replace=True")
