@@ -25,12 +25,12 @@ import streamlit as st
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from engine.config import AppSettings  # noqa: E402
+from engine.methods.registry import app_methods, method_info  # noqa: E402
 
 #: The sample corpus `python -m engine sample ensure` builds; preselected when it exists.
 SAMPLE_CORPUS = "hotpotqa-sample"
 #: Methods the app offers, by their engine name, with the label shown to the user.
-METHOD_LABELS = {"t2rag": "T2RAG", "kg2rag": "KG2RAG", "semantic": "Semantic RAG (baseline)",
-                 "hybrid": "Hybrid RAG (baseline)", "none": "No retrieval (baseline)"}
+METHOD_LABELS = {name: method_info(name).label for name in app_methods()}
 
 # key -> default; factories for mutable defaults so sessions never share one dict
 _DEFAULTS: dict[str, Any] = {

@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from components.llm_calls import call_summary
+from engine.methods.registry import METHODS
 
-METHOD_TITLES = {"t2rag": "T2RAG", "kg2rag": "KG2RAG", "semantic": "Semantic RAG", "standard": "Standard RAG",
-                 "semantic-rerank": "Semantic RAG + rerank", "hybrid": "Hybrid RAG", "none": "No retrieval",
-                 "ircot": "IRCoT"}
+METHOD_TITLES = {m.name: m.title for m in METHODS.values()}  # from the engine's one registry
 
 
 @dataclass

@@ -10,6 +10,7 @@ from components.run_controls import open_saved, save_and_export
 from components.runner import run_methods
 from components.safe import engine_errors, esc, html_block
 from components.steps import METHOD_TITLES
+from engine.methods.registry import COMPARED, app_methods
 
 state.ensure_app()
 
@@ -24,11 +25,11 @@ if opened is not None:
     state.reset_steppers("cmp_sync")
 
 question, q = pick_question(corpus, "cmp_q")
-baseline = st.selectbox("Baseline (optional)", ["", "semantic", "hybrid", "standard", "none"], key="cmp_baseline",
+baseline = st.selectbox("Baseline (optional)", [""] + app_methods(baselines=True), key="cmp_baseline",
                         format_func=lambda m: METHOD_TITLES.get(m, m) if m else "(no baseline)")
 if st.button("Compare", type="primary", disabled=not question, key="cmp_go"):
     with engine_errors("The comparison"):
-        ss["compare"] = run_methods(["t2rag", "kg2rag"] + ([baseline] if baseline else []), corpus, question, q)
+        ss["compare"] = run_methods(list(COMPARED) + ([baseline] if baseline else []), corpus, question, q)
         state.reset_steppers("cmp_step_")
     state.reset_steppers("cmp_sync")
 
@@ -43,7 +44,7 @@ if run is not None:
         cv.overlap(run, corpus)
         cv.cost_charts(run)
     for r in run.results:
-        if r.method not in ("t2rag", "kg2rag"):
+        if r.method not in COMPARED:
             with st.expander(f"Baseline: {METHOD_TITLES.get(r.method, r.method)}"):
                 show_result(r, corpus, f"cmp_step_{r.method}", run.gold)
     save_and_export(run, corpus, "cmp")

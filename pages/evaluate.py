@@ -10,6 +10,7 @@ from components.result_view import show_result
 from components.runs import runs_dir
 from components.safe import engine_errors
 from components.steps import METHOD_TITLES
+from engine.methods.registry import COMPARED, app_methods
 
 state.ensure_app()
 
@@ -21,8 +22,8 @@ if not n_q:
     st.info("This corpus has no questions: add a dataset file (HotpotQA, MuSiQue, 2Wiki) on the Corpora page.")
     st.stop()
 
-methods = st.multiselect("Methods", ["t2rag", "kg2rag", "semantic", "hybrid", "standard", "none"],
-                         default=["t2rag", "kg2rag"], key="eval_methods", format_func=lambda m: METHOD_TITLES.get(m, m))
+methods = st.multiselect("Methods", app_methods(), default=list(COMPARED), key="eval_methods",
+                         format_func=lambda m: METHOD_TITLES.get(m, m))
 c1, c2, c3 = st.columns(3)
 scope = c1.radio("Questions", ["First N", "Random N", "All"], horizontal=True, key="eval_scope")
 n = c2.number_input("N", min_value=1, max_value=n_q, value=min(5, n_q), key="eval_n", disabled=scope == "All")
