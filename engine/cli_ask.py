@@ -27,7 +27,7 @@ def method_settings(name: str, overrides: dict):
 
 def cmd_ask(args) -> int:
     from engine.limits import check_question
-    from engine.reasoners import make_reasoner
+    from engine.session import SessionConfig
     from engine.methods import build_method, save_result
 
     args.question = check_question(args.question)
@@ -35,10 +35,7 @@ def cmd_ask(args) -> int:
     app = AppSettings.from_env()
     ws = app.workspace_obj()
     corpus = ws.open(args.corpus)
-    model = args.model if args.model is not None else app.model
-    api_base = args.api_base if args.api_base is not None else app.api_base
-    reasoner = make_reasoner(model, api_base=api_base, cache_path=app.workspace / "llm_cache.sqlite",
-                             embedder=corpus.embedder)
+    reasoner = SessionConfig.for_cli(app, args.model, args.api_base).reasoner(corpus)
     settings = method_settings(args.method, {"k": args.k, "rounds": args.rounds, "hops": args.hops,
                                              "reranker": args.reranker})
     method = build_method(args.method, reasoner)

@@ -62,7 +62,7 @@ def _probe_corpus(ws, corpus, args):
 def cmd_eval(args) -> int:
     from engine.cli import UserError
     from engine.eval.harness import run_eval
-    from engine.reasoners import make_reasoner
+    from engine.session import SessionConfig
     from engine.methods import METHODS
     from engine.progress import TerminalProgress
 
@@ -77,10 +77,7 @@ def cmd_eval(args) -> int:
     app = AppSettings.from_env()
     ws = app.workspace_obj()
     corpus = _probe_corpus(ws, ws.open(args.corpus), args)
-    model = args.model if args.model is not None else app.model
-    api_base = args.api_base if args.api_base is not None else app.api_base
-    reasoner = make_reasoner(model, api_base=api_base, cache_path=app.workspace / "llm_cache.sqlite",
-                             embedder=corpus.embedder)
+    reasoner = SessionConfig.for_cli(app, args.model, args.api_base).reasoner(corpus)
     overrides = {"k": args.k, "rounds": args.rounds, "hops": args.hops}
     settings_by_method = None
     if any(v is not None for v in overrides.values()):

@@ -38,7 +38,7 @@ def format_summary(s) -> str:
 
 def cmd_extract(args) -> int:
     from engine.extraction import estimate_extraction, run_extraction
-    from engine.reasoners import make_reasoner
+    from engine.session import SessionConfig
 
     app = AppSettings.from_env()
     corpus = app.workspace_obj().open(args.name)
@@ -57,8 +57,7 @@ def cmd_extract(args) -> int:
     if args.estimate:
         return 0
 
-    reasoner = make_reasoner(model, api_base=api_base, cache_path=app.workspace / "llm_cache.sqlite",
-                             extraction_style=args.style, embedder=corpus.embedder)
+    reasoner = SessionConfig.for_cli(app, model, api_base).reasoner(corpus, extraction_style=args.style)
     bar = TerminalProgress()
     try:
         summary = run_extraction(corpus, reasoner, concurrency=args.concurrency, on_progress=bar,

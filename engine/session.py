@@ -49,6 +49,15 @@ class SessionConfig:
         return cls(workspace=Path(app.workspace), demo=app.demo, model=app.model, api_base=app.api_base,
                    budget=budget, question_deadline=app.question_deadline)
 
+    @classmethod
+    def for_cli(cls, app: AppSettings, model: str | None = None, api_base: str | None = None) -> "SessionConfig":
+        """The command line's session: the operator's own, so never in demo mode; `model` and
+        `api_base` (flags) override the environment's. Keys come from the environment (the CLI runs
+        under the local-user endpoint policy, see engine.llm.litellm_call)."""
+        return cls(workspace=Path(app.workspace), model=app.model if model is None else model,
+                   api_base=app.api_base if api_base is None else api_base,
+                   question_deadline=app.question_deadline)
+
     # --- reading --------------------------------------------------------------------------------
 
     @property
