@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components import state
-from components.export import export_html
+from components.export import export_file_name, export_html
 from components.runs import Run, list_runs, load_run, run_from_json, run_to_json, save_run
 from components.safe import engine_errors
 
@@ -17,10 +17,10 @@ def save_and_export(run: Run, corpus, key: str) -> None:
         with engine_errors("Saving the run"):
             path = save_run(corpus, run)
             st.success(f"Saved as runs/{path.name}")
-    name = "comparison" if run.kind == "comparison" else run.results[0].method
-    c2.download_button("⬇ Trace (JSON)", run_to_json(run), file_name=f"triplet-lens-{name}.json",
+    name = export_file_name(run)
+    c2.download_button("⬇ Trace (JSON)", run_to_json(run), file_name=f"{name}.json",
                        mime="application/json", key=f"{key}_json", on_click="ignore")
-    c3.download_button("⬇ Offline HTML", export_html(run), file_name=f"triplet-lens-{name}.html",
+    c3.download_button("⬇ Offline HTML", export_html(run, corpus=corpus), file_name=f"{name}.html",
                        mime="text/html", key=f"{key}_html", on_click="ignore")
 
 
