@@ -24,6 +24,10 @@ if st.session_state["present"]:
     st.navigation([PRESENT], position="hidden").run()
 else:
     nav = st.navigation(PAGES)
+    back = st.session_state.pop("present_return", None)
+    if back and back != nav.url_path:  # leaving presentation mode: back where the user was
+        st.switch_page(next((p for p in PAGES if p.url_path == back), PAGES[0]))
+    st.session_state["present_from"] = nav.url_path
     sidebar()
     show_flash()
     nav.run()

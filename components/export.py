@@ -94,7 +94,7 @@ _JS = """
     st.sections.forEach(function(sec){
       var s = el('div', undefined, 'sec'); s.appendChild(el('h3', sec.heading));
       sec.lines.forEach(function(l){
-        var q = /^\[(resolved|searchable|fuzzy)\]/.exec(l); s.appendChild(el('div', l, q ? q[1] : undefined)); });
+        var q = /^\\[(resolved|searchable|fuzzy)\\]/.exec(l); s.appendChild(el('div', l, q ? q[1] : undefined)); });
       box.appendChild(s);
     });
     if (st.graph) box.appendChild(graph(st.graph));

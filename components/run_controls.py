@@ -5,7 +5,7 @@ import streamlit as st
 
 from components import state
 from components.export import export_file_name, export_html
-from components.runs import Run, list_runs, load_run, run_from_json, run_to_json, save_run
+from components.runs import Run, describe_run, list_runs, load_run, run_from_json, run_to_json, save_run
 from components.safe import engine_errors
 
 
@@ -28,11 +28,13 @@ def open_saved(corpus, key: str, methods: tuple[str, ...] | None = None) -> Run 
     """A picker over saved runs plus a trace upload; returns the run the user chose to open."""
     with st.expander("📂 Open a saved run (no LLM needed)"):
         runs = list_runs(corpus) if corpus is not None else []
+        runs_by_name = {p.name: p for p in runs}
         if runs:
-            pick = st.selectbox("Saved runs of this corpus", [p.name for p in runs], key=f"{key}_pick")
+            pick = st.selectbox("Saved runs of this corpus", [p.name for p in runs], key=f"{key}_pick",
+                                format_func=lambda name: describe_run(runs_by_name[name]))
             if st.button("Open", key=f"{key}_open"):
                 with engine_errors("Opening the run"):
-                    run = load_run(next(p for p in runs if p.name == pick))
+                    run = load_run(runs_by_name[pick])
                     return _check(run, methods)
         else:
             st.caption("No saved runs in this corpus yet.")

@@ -50,6 +50,7 @@ _DEFAULTS: dict[str, Any] = {
     "eval_report": None,
     "present": False,        # presentation mode: controls hidden
     "present_step": 0,
+    "present_from": "",      # the page presentation mode was entered from (Exit returns there)
     "flash": None,           # one message to show after a rerun: (kind, text)
     "check_findings": 0,     # damages the last integrity check named (the Repair button shows then)
 }

@@ -238,8 +238,10 @@ def test_presentation_mode_walks_a_comparison_without_controls(app):
     while _next(at, "present_step"):
         pass
     assert any(h.value == "Side by side" for h in at.header)
+    assert len(_answer_boxes(at)) == 2  # the verdict row, coloured against gold
     at.button(key="present_exit").click().run()
     assert at.session_state["present"] is False
+    assert any(t.value.endswith("Compare") for t in at.title)  # back where the user came from
 
 
 def test_an_engine_error_is_a_readable_message_not_a_traceback(app):
@@ -396,10 +398,13 @@ def test_presentation_mode_opens_a_saved_comparison(app, app_workspace):
     at.button(key="cmp_go").click().run()
     at.button(key="cmp_save").click().run()
     _ok(at)
+    question = at.session_state["compare"].question
     at.session_state["compare"] = None  # a fresh session: only the saved file is left
     at.button(key="w_present_on").click().run()
     _ok(at)
-    assert at.selectbox(key="present_pick").options[0].endswith(".json")
+    label = at.selectbox(key="present_pick").options[0]  # question · methods · time, not a file name
+    assert not label.endswith(".json") and "T2RAG vs KG2RAG" in label
+    assert label.startswith(question[:30])
     at.button(key="present_start").click().run()
     _ok(at)
     assert at.session_state["present_run"].kind == "comparison"
