@@ -26,7 +26,9 @@ if opened is not None:
 question, q = pick_question(corpus, "cmp_q")
 baseline = st.selectbox("Baseline (optional)", ["", "semantic", "hybrid", "standard", "none"], key="cmp_baseline",
                         format_func=lambda m: METHOD_TITLES.get(m, m) if m else "(no baseline)")
-if st.button("Compare", type="primary", disabled=not question, key="cmp_go"):
+autorun = bool(ss.get("cmp_autorun")) and bool(question)  # the landing card's one click
+ss["cmp_autorun"] = False
+if st.button("Compare", type="primary", disabled=not question, key="cmp_go") or autorun:
     with engine_errors("The comparison"):
         ss["compare"] = run_methods(["t2rag", "kg2rag"] + ([baseline] if baseline else []), corpus, question, q)
         state.reset_steppers("cmp_step_")
