@@ -53,3 +53,21 @@ def test_components_get_separate_regions():
     for i, p in enumerate(comps):  # no two components' bounding boxes overlap
         for q in comps[i + 1:]:
             assert p[1] < q[0] or q[1] < p[0] or p[3] < q[2] or q[3] < p[2], (p, q)
+
+
+def _summary(calls: float, cost):
+    a = NS(em=0.5, f1=0.6, retrieval_recall=0.7, recall_at_k=0.7, retrieval_f1=0.5, avg_evidence_chunks=4)
+    m = NS(method="t2rag", answer=a, calls_per_q=calls, cost_per_q=cost, engine_time_per_q=0.2,
+           llm_time_per_q=1.5 if calls else 0.0)
+    return NS(methods=[m, NS(**{**m.__dict__, "method": "kg2rag"})])
+
+
+def test_evaluate_charts_only_what_has_data_and_keep_units_apart():
+    from components.eval_view import charts
+
+    offline = dict(charts(_summary(0, None)))
+    assert set(offline) == {"eval_quality", "eval_time"}  # no empty calls / dollars axes
+    online = dict(charts(_summary(3, 0.002)))
+    assert set(online) == {"eval_quality", "eval_time", "eval_calls", "eval_cost"}  # seconds and calls apart
+    recall = [t for t in online["eval_quality"].data if t.name == "retrieval recall"][0]
+    assert recall.marker.color.lower() not in ("red", "#d62728", "#ef553b")
