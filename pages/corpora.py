@@ -37,7 +37,9 @@ for col, (label, value) in zip(cols, [("Documents", c.documents), ("Chunks", c.c
 st.caption(f"Chunking: {corpus.settings.chunking.mode} · embedder: {corpus.settings.embedder}")
 start_here(corpus)
 
-tabs = st.tabs(["Documents", "Chunks", "Triplets", "Questions", "Graph", "Extraction", "Manage"])
+# a keyed tab set keeps the open tab across reruns (e.g. after an action reports success)
+tabs = st.tabs(["Documents", "Chunks", "Triplets", "Questions", "Graph", "Extraction", "Manage"], key="corpus_tab",
+               on_change="rerun")
 with tabs[0], engine_errors("Listing documents"):
     docs = corpus.documents()
     searchable_table(documents_frame(docs), key="docs", search_cols=["title", "source", "doc_id"], label="documents")

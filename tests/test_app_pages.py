@@ -423,3 +423,12 @@ def test_the_landing_card_runs_a_sample_question_through_compare_in_one_click(ap
     assert any(t.value.endswith("Compare") for t in at.title)
     assert len(_answer_boxes(at)) >= 2
     assert at.session_state["cmp_autorun"] is False  # once, not on every redraw
+
+
+def test_the_corpora_tabs_keep_the_open_tab_across_reruns(app):
+    at = _goto(app, "corpora")
+    at.session_state["corpus_tab"] = "Extraction"
+    at.run()
+    _ok(at)
+    at.run()  # e.g. the rerun after an action's success message
+    assert at.session_state["corpus_tab"] == "Extraction"
