@@ -135,6 +135,19 @@ _INIT = """
     net.fit({animation: false, padding: 40});
     readable();
     document.body.setAttribute("data-fitted", String(Date.now()));
+    probe();
+  }
+  // For the browser tests (read from outside through the DOM): how many nodes (their dots) lie
+  // outside the canvas after the fit, the labels' on-screen size, and where the first node is.
+  function probe() {
+    var r = box.getBoundingClientRect(), out = 0, first = null, s = net.getScale();
+    nodes.get().forEach(function(n) {
+      var p = net.canvasToDOM(net.getPosition(n.id)), k = (n.size || 10) * s;
+      if (p.x - k < -1 || p.y - k < -1 || p.x + k > r.width + 1 || p.y + k > r.height + 1) out++;
+      if (first === null) first = [p.x + r.left, p.y + r.top];
+    });
+    document.body.setAttribute("data-probe", JSON.stringify({outside: out, total: nodes.length, first: first,
+                                                              screenFont: last * s}));
   }
   net.once("afterDrawing", fit);
   window.addEventListener("resize", fit);
