@@ -71,3 +71,16 @@ def test_evaluate_charts_only_what_has_data_and_keep_units_apart():
     assert set(online) == {"eval_quality", "eval_time", "eval_calls", "eval_cost"}  # seconds and calls apart
     recall = [t for t in online["eval_quality"].data if t.name == "retrieval recall"][0]
     assert recall.marker.color.lower() not in ("red", "#d62728", "#ef553b")
+
+
+def test_export_file_names_differ_per_run_and_are_safe():
+    from components.export import export_file_name
+    from components.runs import Run
+
+    r = [NS(method="t2rag"), NS(method="kg2rag")]
+    a = export_file_name(Run(question="Where was <b>Ada</b> born?", results=r, corpus="hotpot/qa", created=1.8e9))
+    b = export_file_name(Run(question="Where was Ada born?", results=r, corpus="hotpot/qa", created=1.8e9 + 1))
+    c = export_file_name(Run(question="Who wrote Evening Star?", results=r[:1], corpus="x", created=1.8e9))
+    assert len({a, b, c}) == 3
+    assert a.startswith("triplet-lens_hotpot-qa_where-was-b-ada-b-born_comparison_")
+    assert "/" not in a + b + c and "<" not in a and "_t2rag_" in c

@@ -191,7 +191,7 @@ def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, 
     run = Run(question=q.question, gold=list(q.answers), corpus="xss",
               results=[build_method(m, reasoner).answer(q.question, corpus) for m in ("t2rag", "kg2rag")])
     page = tmp_path / "export.html"
-    page.write_text(export_html(run), encoding="utf-8")
+    page.write_text(export_html(run, corpus=corpus), encoding="utf-8")
 
     b = Browser(chromium, tmp_path / "profile")
     try:
@@ -201,9 +201,19 @@ def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, 
         while b.click_button("Next ▶"):
             b.pump(0.2)
         assert "Answer" in b.text() and "Lisbon" in b.text()
-        assert b.click_button("KG2RAG: " + run.results[1].answer)
+        assert b.eval("document.querySelectorAll('.graph svg circle').length") == 0  # the answer step has none
+        assert b.eval("[...document.querySelectorAll('.tabs button')].find(x => x.innerText.startsWith('KG2RAG: '))"
+                      ".click() || true")
         b.wait_text("Seed chunks")
         assert XSS in b.text()  # drawn as text
+        while "Spanning trees" not in b.text() and b.click_button("Next ▶"):
+            b.pump(0.2)
+        # the tree graph is in the offline page: a static SVG with a legend, labels as text
+        assert b.eval("document.querySelectorAll('.graph svg circle').length") > 0
+        assert "seed entity" in b.eval("document.querySelector('.graph .legend').textContent")
+        labels = b.eval("[...document.querySelectorAll('.graph svg text')].map(t => t.textContent).join('|')")
+        assert "&quot;" not in labels and "&#x27;" not in labels and "&lt;" not in labels
+        assert XSS in labels  # the payload entity is drawn, as text
         b.screenshot(tmp_path / "export.png")
         print(f"screenshot: {tmp_path / 'export.png'}")
         assert b.eval(_FIND_PAYLOAD) == 0 and not b.dialogs()
