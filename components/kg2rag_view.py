@@ -80,7 +80,7 @@ def weighted_graph(trace, corpus=None) -> tuple[list[GNode], list[GEdge], list[L
         title = f"{label}: {kind}" + (f", {where}" if where else "")
         facts = touching.get(n, [])
         detail = title + ("\nTriplets (source chunk):\n" + "\n".join(facts) if facts else "")
-        nodes.append(GNode(n, label, title=title, color=color, size=16 if kind == "seed entity" else 11,
+        nodes.append(GNode(n, label, title=title, color=color, size=18 if kind == "seed entity" else 13,
                            border="#111111" if kind == "seed entity" else "", detail=detail))
     legend = [LegendItem("seed entity", "#111111", "ring"), LegendItem("reached by expansion", "#9aa5b1")]
     legend += [LegendItem(f"{names[t.tree_id]}{' ✓ selected' if t.selected else ''}",

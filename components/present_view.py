@@ -60,15 +60,16 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
     result, s = payload
     v = verdict(result, run.gold)
     st.header(f"{label} {v.mark}" if s.title == "Answer" else label)
+    if s.graph:  # the picture first: it is what the audience looks at
+        nodes, edges, legend = from_payload(s.graph)
+        show_graph(nodes, edges, height=420, directed=s.graph.get("directed", False), legend=legend)
     for sec in s.sections:
         st.markdown(f"**{sec.heading}**")
         if any(_STATE.match(line) for line in sec.lines):
             html_block(_state_lines_html(sec.lines))
         else:
             st.code("\n".join(sec.lines), language=None, wrap_lines=True)
-    if s.graph:
-        show_graph(*from_payload(s.graph)[:2], height=420, directed=s.graph.get("directed", False),
-                   legend=from_payload(s.graph)[2])
+
     for summary, prompt, reply in s.calls:
         with st.expander(f"LLM call: {summary}"):
             st.code(prompt or "(no prompt)", language=None, wrap_lines=True)
