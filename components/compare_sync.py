@@ -86,12 +86,12 @@ def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
                 show_kg2rag_step(result, sub, corpus, run.gold)
 
 
-def show_answers_row(run) -> None:
+def show_answers_row(run, corpus=None) -> None:
     """Every method's answer box in one row, coloured by its verdict against gold."""
     cols = st.columns(len(run.results))
     for col, r in zip(cols, run.results):
         with col:
-            show_answer(r, run.gold, label=METHOD_TITLES.get(r.method, r.method))
+            show_answer(r, run.gold, label=METHOD_TITLES.get(r.method, r.method), corpus=corpus, with_chain=True)
             u = r.usage
             st.caption(f"{u.calls} LLM calls · {u.prompt_tokens + u.completion_tokens} tokens · "
                        + ("price unknown" if u.cost is None else f"${u.cost:.5f}")

@@ -53,7 +53,7 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
         return
     if payload == "verdict":
         st.header("Side by side")
-        show_answers_row(run)
+        show_answers_row(run, corpus)
         cv.overlap(run, corpus)
         cv.cost_charts(run)
         return

@@ -38,7 +38,7 @@ run = ss.get("compare")
 if run is not None:
     st.divider()
     html_block(f"<b>Question:</b> {esc(run.question)}")
-    sync.show_answers_row(run)
+    sync.show_answers_row(run, corpus)
     st.markdown("**Step both methods together**")
     sync.show_side_by_side(run, corpus, "cmp_sync")
     with st.expander("Evidence overlap and costs", expanded=True):

@@ -168,6 +168,8 @@ def test_compare_page_shows_both_methods_overlap_and_charts(app):
     heads = [m.value for m in at.markdown if m.value.startswith("#### ")]
     assert any(h.startswith("#### T2RAG") for h in heads) and any(h.startswith("#### KG2RAG") for h in heads)
     assert len(_answer_boxes(at)) >= 3  # the row of answers, one per method, coloured by verdict
+    kg_box = next(b for b in _answer_boxes(at) if "KG2RAG ·" in b)
+    assert "Evidence chain" in kg_box and "[1]</b> Tree 1" in kg_box  # answer ← selected tree ← chunk
     overlap = [d for d in at.dataframe if "shared by" in d.value.columns]
     assert overlap and len(overlap[0].value) >= 1
     assert all("#" not in c for c in overlap[0].value["chunk"])  # chunks by title + number, not hash
