@@ -113,6 +113,8 @@ def chain_html(result, corpus=None) -> str:
                         "</div></details>")
         support = f" ← <i>“{esc(c.support)}”</i>" if c.support else ""
         items.append(f'<li class="tl-cite"><b>[{i}]</b> {esc(c.claim)}{support} ← {"".join(refs) or "<i>no chunk</i>"}</li>')
-    return ('<div style="margin-top:.4em"><small><b>Evidence chain</b> (from the trace: answer ← value ← '
-            'proposition / tree ← chunk; open a chunk to see the sentence)</small>'
-            f'<ol style="list-style:none;padding-left:0;margin:.2em 0">{"".join(items)}</ol></div>')
+    # a long chain (KG2RAG with many trees) starts folded so the answers stay side by side
+    return (f'<details class="tl-chain" style="margin-top:.4em"{" open" if len(cits) <= 3 else ""}><summary><small>'
+            f"<b>Evidence chain</b>: {len(cits)} citation{'s' if len(cits) != 1 else ''} from the trace (answer ← "
+            "value ← proposition / tree ← chunk; open a chunk to see the sentence)</small></summary>"
+            f'<ol style="list-style:none;padding-left:0;margin:.2em 0">{"".join(items)}</ol></details>')
