@@ -5,9 +5,11 @@ import streamlit as st
 
 from components.state import init_state, show_flash
 from components.sidebar import sidebar
+from components.theme import apply_theme
 
 st.set_page_config(page_title="Triplet Lens", page_icon="🔺", layout="wide")
 init_state()
+apply_theme()
 
 PAGES = [
     st.Page("pages/corpora.py", title="Corpora", icon="📚", url_path="corpora", default=True),
