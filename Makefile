@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 
-.PHONY: run test venv sample bench clean
+.PHONY: run test venv sample bench clean screenshots
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ run: sample
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests
+
+# every page at 1440x900 and 390x844 into screenshots/ (git-ignored); needs Chromium
+screenshots: sample
+	OMP_NUM_THREADS=1 $(PY) scripts/screenshots.py
 
 bench: $(STAMP)
 	$(PY) bench/run_all.py

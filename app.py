@@ -5,9 +5,11 @@ import streamlit as st
 
 from components.state import init_state, show_flash
 from components.sidebar import sidebar
+from components.theme import apply_theme
 
 st.set_page_config(page_title="Triplet Lens", page_icon="🔺", layout="wide")
 init_state()
+apply_theme()
 
 PAGES = [
     st.Page("pages/corpora.py", title="Corpora", icon="📚", url_path="corpora", default=True),
@@ -24,6 +26,10 @@ if st.session_state["present"]:
     st.navigation([PRESENT], position="hidden").run()
 else:
     nav = st.navigation(PAGES)
+    back = st.session_state.pop("present_return", None)
+    if back and back != nav.url_path:  # leaving presentation mode: back where the user was
+        st.switch_page(next((p for p in PAGES if p.url_path == back), PAGES[0]))
+    st.session_state["present_from"] = nav.url_path
     sidebar()
     show_flash()
     nav.run()

@@ -44,7 +44,9 @@ def verdict(result, gold: list[str] | None) -> Verdict:
     return Verdict(kind, s.em, s.f1)
 
 
-def answer_box_html(result, gold: list[str] | None, label: str = "Answer") -> str:
+def answer_box_html(result, gold: list[str] | None, label: str = "Answer", chain: str = "") -> str:
+    """The box; `chain` is the evidence chain's markup (components.evidence_chain), built from
+    escaped pieces, shown inside the box under the answer."""
     v = verdict(result, gold)
     bg, edge, tag = STYLES[v.kind]
     if v.kind == "error":
@@ -56,8 +58,11 @@ def answer_box_html(result, gold: list[str] | None, label: str = "Answer") -> st
     return (f'<div class="tl-answer tl-answer-{v.kind}" style="background:{bg};border-left:5px solid {edge};'
             f'padding:.6em .9em;border-radius:6px;margin:.3em 0 .6em 0">'
             f'<small style="color:{edge};font-weight:600">{esc(label)} · {esc(tag)}</small><br>'
-            f'<span style="font-size:1.15em">{body}</span>{gold_line}</div>')
+            f'<span style="font-size:1.15em">{body}</span>{gold_line}{chain}</div>')
 
 
-def show_answer(result, gold: list[str] | None = None, label: str = "Answer") -> None:
-    html_block(answer_box_html(result, gold, label))
+def show_answer(result, gold: list[str] | None = None, label: str = "Answer", corpus=None,
+                with_chain: bool = False) -> None:
+    from components.evidence_chain import chain_html
+
+    html_block(answer_box_html(result, gold, label, chain_html(result, corpus) if with_chain else ""))

@@ -17,6 +17,7 @@ from components.chunk_names import chunk_names
 from components.safe import esc, html_block
 from components.stepper import stepper
 from components.steps import METHOD_TITLES
+from engine.methods.registry import COMPARED
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def joint_steps(t2_trace, kg_trace) -> list[JointStep]:
 
 def shared_chunks(run) -> frozenset[str]:
     """Evidence chunks every method of the run used."""
-    sets = [set(r.evidence_chunk_ids) for r in run.results if r.method in ("t2rag", "kg2rag")]
+    sets = [set(r.evidence_chunk_ids) for r in run.results if r.method in COMPARED]
     return frozenset(set.intersection(*sets)) if len(sets) > 1 else frozenset()
 
 
@@ -86,12 +87,12 @@ def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
                 show_kg2rag_step(result, sub, corpus, run.gold)
 
 
-def show_answers_row(run) -> None:
+def show_answers_row(run, corpus=None) -> None:
     """Every method's answer box in one row, coloured by its verdict against gold."""
     cols = st.columns(len(run.results))
     for col, r in zip(cols, run.results):
         with col:
-            show_answer(r, run.gold, label=METHOD_TITLES.get(r.method, r.method))
+            show_answer(r, run.gold, label=METHOD_TITLES.get(r.method, r.method), corpus=corpus, with_chain=True)
             u = r.usage
             st.caption(f"{u.calls} LLM calls · {u.prompt_tokens + u.completion_tokens} tokens · "
                        + ("price unknown" if u.cost is None else f"${u.cost:.5f}")

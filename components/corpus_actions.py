@@ -28,9 +28,22 @@ def _show_ingest_errors(errors: list[tuple[str, str]]) -> None:
         st.warning(f"... and {len(errors) - 20} more problems")
 
 
-def create_corpus() -> None:
+#: The uploaders name kinds of file, not a dozen extensions (Streamlit would list every one of
+#: them in capitals under the drop zone); the engine refuses any other type with a message that
+#: names the file and the supported extensions (engine.ingest.load_uploads).
+UPLOAD_LABEL = "Text, Markdown, HTML, PDF, or a dataset file (HotpotQA, MuSiQue, 2Wiki, corpus JSON)"
+
+
+def _upload_help() -> str:
     from engine.ingest import SUPPORTED_EXTENSIONS
 
+    return "Accepted: " + ", ".join("." + e for e in SUPPORTED_EXTENSIONS) + ". Other files are refused with a reason."
+
+
+UPLOAD_HELP = _upload_help()
+
+
+def create_corpus() -> None:
     demo = state.is_demo()
     with st.form("create_corpus", clear_on_submit=False):
         name = st.text_input("Name", placeholder="my-corpus", disabled=demo, key="create_name",
@@ -38,8 +51,7 @@ def create_corpus() -> None:
         mode = st.radio("Chunking", ["paragraph", "sentence"], horizontal=True, disabled=demo,
                         help="paragraph: windows of whole sentences (default); sentence: one chunk per "
                              "sentence with its title (KG2RAG's HotpotQA setup)")
-        files = st.file_uploader("Documents (.txt .md .html .pdf) or a dataset file (HotpotQA, MuSiQue, 2Wiki, "
-                                 "corpus.json) with its questions", type=list(SUPPORTED_EXTENSIONS),
+        files = st.file_uploader(UPLOAD_LABEL + " with its questions", help=UPLOAD_HELP,
                                  accept_multiple_files=True, disabled=demo, key="create_files",
                                  max_upload_size=_max_mb())
         limit = st.number_input("Keep only the first N questions of a dataset file (0 = all)", min_value=0,
@@ -77,10 +89,8 @@ def create_corpus() -> None:
 
 
 def add_documents(corpus) -> None:
-    from engine.ingest import SUPPORTED_EXTENSIONS
-
     demo = state.is_demo()
-    files = st.file_uploader("Add documents or a dataset file", type=list(SUPPORTED_EXTENSIONS),
+    files = st.file_uploader("Add documents: " + UPLOAD_LABEL, help=UPLOAD_HELP,
                              accept_multiple_files=True, key="add_docs_files", disabled=demo,
                              max_upload_size=_max_mb())
     if st.button("Add to this corpus", key="add_docs_go", disabled=demo or not files):

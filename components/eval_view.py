@@ -28,17 +28,71 @@ def pick_questions(corpus, scope: str, n: int):
     return n
 
 
+QUALITY_COLORS = {"EM": "#3b6ea8", "F1": "#2a9d8f", "retrieval recall": "#9bbad9"}
+
+
 def summary_frame(summary) -> pd.DataFrame:
+    """Quality per method (the first table): answers and retrieval."""
     rows = []
     for m in summary.methods:
         a = m.answer
         rows.append({"method": _t(m.method), "done": f"{m.n_done}/{m.n_questions}", "EM": a.em, "F1": a.f1,
                      f"retrieval recall ({m.retrieval_unit})": a.retrieval_recall, f"recall@{m.k}": a.recall_at_k,
-                     "retrieval F1": a.retrieval_f1, "chunks/q": a.avg_evidence_chunks,
-                     "LLM calls/q": m.calls_per_q, "tokens/q": m.prompt_tokens_per_q + m.completion_tokens_per_q,
-                     "$ total": m.cost_total, "$ per q": m.cost_per_q, "engine s/q": m.engine_time_per_q,
-                     "LLM s/q": m.llm_time_per_q, "errors": m.n_errors})
+                     "retrieval F1": a.retrieval_f1, "chunks/q": a.avg_evidence_chunks, "errors": m.n_errors})
     return pd.DataFrame(rows)
+
+
+def cost_frame(summary) -> pd.DataFrame:
+    """Cost per method (the second table, so neither is cut off on a laptop screen)."""
+    return pd.DataFrame([{"method": _t(m.method), "LLM calls/q": m.calls_per_q,
+                          "tokens/q": m.prompt_tokens_per_q + m.completion_tokens_per_q,
+                          "$ total": m.cost_total, "$ per q": m.cost_per_q, "engine s/q": m.engine_time_per_q,
+                          "LLM s/q": m.llm_time_per_q} for m in summary.methods])
+
+
+def _fmt(df: pd.DataFrame) -> dict:
+    return {c: st.column_config.NumberColumn(format="%.3f")
+            for c in df.columns if df[c].dtype.kind == "f" and not c.startswith("$")}
+
+
+def _any(values) -> bool:
+    return any(v for v in values if v is not None)
+
+
+def charts(summary) -> list[tuple[str, go.Figure]]:
+    """(key, figure) for each chart that has data: no chart with an empty axis."""
+    names = [_t(m.method) for m in summary.methods]
+    ms = summary.methods
+    out = []
+    fig = go.Figure()
+    series = [("EM", [m.answer.em for m in ms]), ("F1", [m.answer.f1 for m in ms]),
+              ("retrieval recall", [m.answer.retrieval_recall for m in ms])]
+    for label, ys in series:
+        if label == "EM" or _any(ys):
+            fig.add_bar(name=label, x=names, y=[y or 0.0 for y in ys], marker_color=QUALITY_COLORS[label])
+    fig.update_layout(barmode="group", title="Answer and retrieval quality", height=300, yaxis_range=[0, 1],
+                      margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15))
+    out.append(("eval_quality", fig))
+    times = [(m.engine_time_per_q or 0.0, m.llm_time_per_q or 0.0) for m in ms]
+    if _any(e + l for e, l in times):
+        f = go.Figure([go.Bar(name="engine", x=names, y=[e for e, _ in times], marker_color="#8fb3d9"),
+                       go.Bar(name="LLM", x=names, y=[l for _, l in times], marker_color="#e9a23b")])
+        f.update_layout(barmode="stack", title="Seconds per question", height=300, yaxis_rangemode="tozero",
+                        yaxis_title="seconds", margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15))
+        out.append(("eval_time", f))
+    if _any(m.calls_per_q for m in ms):
+        f = go.Figure(go.Bar(x=names, y=[m.calls_per_q for m in ms], marker_color=[COLORS.get(m.method, "#999") for m in ms]))
+        f.update_layout(title="LLM calls per question", height=300, yaxis_rangemode="tozero", yaxis_title="calls",
+                        margin=dict(l=10, r=10, t=40, b=10))
+        out.append(("eval_calls", f))
+    if _any(m.cost_per_q for m in ms):
+        f = go.Figure(go.Bar(x=names, y=[m.cost_per_q or 0.0 for m in ms],
+                             marker_color=[COLORS.get(m.method, "#999") for m in ms],
+                             text=["unknown" if m.cost_per_q is None else f"{m.cost_per_q:.5f}" for m in ms]))
+        f.update_layout(title="Dollars per question", height=300, yaxis_rangemode="tozero",
+                        margin=dict(l=10, r=10, t=40, b=10))
+        out.append(("eval_cost", f))
+    return out
 
 
 def show_summary(summary) -> None:
@@ -47,30 +101,16 @@ def show_summary(summary) -> None:
     st.caption(f"Corpus {summary.corpus} · reasoner {summary.reasoner} · {summary.n_questions} questions · "
                "averages over all questions (an error counts 0); $ shows None when a price is unknown")
     df = summary_frame(summary)
-    st.dataframe(df, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.3f")
-                                for c in df.columns if df[c].dtype.kind == "f" and not c.startswith("$")})
-    names = [_t(m.method) for m in summary.methods]
-    fig = go.Figure()
-    for label, get in [("EM", lambda m: m.answer.em), ("F1", lambda m: m.answer.f1),
-                       ("retrieval recall", lambda m: m.answer.retrieval_recall or 0.0)]:
-        fig.add_bar(name=label, x=names, y=[get(m) for m in summary.methods])
-    fig.update_layout(barmode="group", title="Answer and retrieval quality", height=300, yaxis_range=[0, 1],
-                      margin=dict(l=10, r=10, t=40, b=10))
-    c1, c2 = st.columns(2)
-    c1.plotly_chart(fig, key="eval_quality", config=_PLOTLY)
-    fig2 = go.Figure()
-    fig2.add_bar(x=names, y=[m.cost_per_q or 0.0 for m in summary.methods], name="$ per question",
-                 marker_color=[COLORS.get(m.method, "#999") for m in summary.methods],
-                 text=["unknown" if m.cost_per_q is None else f"{m.cost_per_q:.5f}" for m in summary.methods])
-    fig2.update_layout(title="Dollars per question", height=300, margin=dict(l=10, r=10, t=40, b=10))
-    c2.plotly_chart(fig2, key="eval_cost", config=_PLOTLY)
-    fig3 = go.Figure([go.Bar(name="engine s/q", x=names, y=[m.engine_time_per_q for m in summary.methods]),
-                      go.Bar(name="LLM s/q", x=names, y=[m.llm_time_per_q for m in summary.methods]),
-                      go.Bar(name="LLM calls/q", x=names, y=[m.calls_per_q for m in summary.methods])])
-    fig3.update_layout(barmode="group", title="Time and calls per question", height=300,
-                       margin=dict(l=10, r=10, t=40, b=10))
-    st.plotly_chart(fig3, key="eval_time", config=_PLOTLY)
+    st.dataframe(df, hide_index=True, width="stretch", column_config=_fmt(df))
+    cf = cost_frame(summary)
+    st.dataframe(cf, hide_index=True, width="stretch", column_config=_fmt(cf))
+    figs = charts(summary)
+    for i in range(0, len(figs), 2):
+        cols = st.columns(2)
+        for col, (key, fig) in zip(cols, figs[i:i + 2]):
+            col.plotly_chart(fig, key=key, config=_PLOTLY)
+    if not _any(m.calls_per_q for m in summary.methods):
+        st.caption("No LLM calls (offline reasoner): no calls or dollars to chart.")
 
 
 def records(summary) -> dict[str, dict]:

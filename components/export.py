@@ -20,6 +20,13 @@ h1{font-size:1.4em} .q{font-size:1.15em;background:#f4f6fa;padding:.6em 1em;bord
 .sec h3{font-size:1em;margin:.8em 0 .3em} .sec div{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:.85em}
 details{margin:.4em 0} pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;font-size:.8em}
 .usage{color:#555;font-size:.9em} .answer{font-weight:bold}
+.sec div.resolved{color:#1e7a6e} .sec div.searchable{color:#b07a10} .sec div.fuzzy{color:#c2452a}
+.graph{border:1px solid #ddd;border-radius:6px;margin:.6em 0} .graph svg{width:100%;height:auto;display:block}
+.legend{font-size:.8em;padding:.3em .5em} .legend span{margin-right:1em;white-space:nowrap}
+.legend i{display:inline-block;width:11px;height:11px;border-radius:50%;margin-right:4px;vertical-align:middle}
+.legend i.line,.legend i.dashed{width:20px;height:0;border-radius:0;border-top:3px solid}
+.legend i.dashed{border-top-style:dashed} .legend i.ring{background:#fff!important;border:3px solid;box-sizing:border-box}
+.tabs button.v-correct{border-color:#2a9d5c} .tabs button.v-wrong,.tabs button.v-error{border-color:#d64545}
 """
 
 _JS = """
@@ -28,11 +35,49 @@ _JS = """
   var root = document.getElementById('app');
   var state = {m: 0, s: 0};
   function el(tag, text, cls){ var e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
+  var SVG = 'http://www.w3.org/2000/svg';
+  function svg(tag, attrs){ var e = document.createElementNS(SVG, tag); for (var k in attrs) e.setAttribute(k, attrs[k]); return e; }
+  // a static drawing of the step's graph: positions come from the app's layout, labels are text
+  function graph(g){
+    var wrap = el('div', undefined, 'graph'), leg = el('div', undefined, 'legend');
+    g.legend.forEach(function(it){
+      var s = el('span'), i = el('i', undefined, it.kind);
+      if (it.kind === 'dot') i.style.background = it.color; else i.style.borderColor = it.color;
+      s.appendChild(i); s.appendChild(document.createTextNode(it.text)); leg.appendChild(s);
+    });
+    wrap.appendChild(leg);
+    var xs = g.nodes.map(function(n){ return n.x; }), ys = g.nodes.map(function(n){ return n.y; });
+    var x0 = Math.min.apply(null, xs) - 160, x1 = Math.max.apply(null, xs) + 160;
+    var y0 = Math.min.apply(null, ys) - 60, y1 = Math.max.apply(null, ys) + 60;
+    var fs = Math.max(14, (x1 - x0) / 60);
+    var root = svg('svg', {viewBox: [x0, y0, x1 - x0, y1 - y0].join(' '), role: 'img'});
+    var at = {}; g.nodes.forEach(function(n){ at[n.id] = n; });
+    g.edges.forEach(function(e){
+      var a = at[e.source], b = at[e.target];
+      var line = svg('line', {x1: a.x, y1: a.y, x2: b.x, y2: b.y, stroke: e.color, 'stroke-width': e.width * 1.3});
+      if (e.dashed) line.setAttribute('stroke-dasharray', '8 6');
+      var t = svg('title'); t.textContent = e.title || e.label; line.appendChild(t); root.appendChild(line);
+      if (e.short) { var lb = svg('text', {x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 - 4, 'font-size': fs * 0.85,
+          'text-anchor': 'middle', fill: '#444', 'paint-order': 'stroke', stroke: '#fff', 'stroke-width': 4});
+        lb.textContent = e.short; root.appendChild(lb); }
+    });
+    g.nodes.forEach(function(n){
+      var c = svg('circle', {cx: n.x, cy: n.y, r: n.size * 0.8, fill: n.color,
+          stroke: n.border || n.color, 'stroke-width': n.border ? 4 : 1});
+      var t = svg('title'); t.textContent = n.title || n.label; c.appendChild(t); root.appendChild(c);
+      var lb = svg('text', {x: n.x, y: n.y + n.size + fs, 'font-size': fs, 'text-anchor': 'middle', fill: '#222',
+          'paint-order': 'stroke', stroke: '#fff', 'stroke-width': 4});
+      lb.textContent = n.short; root.appendChild(lb);
+    });
+    wrap.appendChild(root);
+    return wrap;
+  }
   function draw(){
     root.textContent = '';
     var tabs = el('div', undefined, 'tabs');
     data.methods.forEach(function(m, i){
-      var b = el('button', m.title + ': ' + m.answer); if (i === state.m) b.className = 'on';
+      var b = el('button', m.title + ': ' + m.answer + (m.mark ? ' ' + m.mark : ''));
+      b.className = 'v-' + m.verdict + (i === state.m ? ' on' : '');
       b.onclick = function(){ state.m = i; state.s = 0; draw(); }; tabs.appendChild(b);
     });
     root.appendChild(tabs);
@@ -48,8 +93,11 @@ _JS = """
     box.appendChild(el('h2', st.title));
     st.sections.forEach(function(sec){
       var s = el('div', undefined, 'sec'); s.appendChild(el('h3', sec.heading));
-      sec.lines.forEach(function(l){ s.appendChild(el('div', l)); }); box.appendChild(s);
+      sec.lines.forEach(function(l){
+        var q = /^\\[(resolved|searchable|fuzzy)\\]/.exec(l); s.appendChild(el('div', l, q ? q[1] : undefined)); });
+      box.appendChild(s);
     });
+    if (st.graph) box.appendChild(graph(st.graph));
     st.calls.forEach(function(c){
       var d = el('details'); d.appendChild(el('summary', 'LLM call: ' + c[0]));
       d.appendChild(el('h4', 'Prompt')); d.appendChild(el('pre', c[1] || '(none)'));
@@ -63,19 +111,56 @@ _JS = """
 """
 
 
-def run_payload(run: Run) -> dict:
-    return {
-        "question": run.question, "gold": list(run.gold), "corpus": run.corpus,
-        "methods": [{"method": r.method, "title": METHOD_TITLES.get(r.method, r.method),
-                     "answer": r.answer or "(no answer)", "usage": usage_lines(r),
-                     "steps": [asdict(s) for s in result_steps(r)]} for r in run.results],
-    }
+def run_payload(run: Run, corpus=None) -> dict:
+    from components.answer_box import verdict
+    from components.chunk_names import chunk_names
+
+    ids = [c for r in run.results for c in _trace_chunk_ids(r)]
+    names = chunk_names(corpus, ids) if corpus is not None else {}
+    methods = []
+    for r in run.results:
+        v = verdict(r, run.gold)
+        methods.append({"method": r.method, "title": METHOD_TITLES.get(r.method, r.method),
+                        "answer": r.answer or "(no answer)", "verdict": v.kind, "mark": v.mark,
+                        "usage": usage_lines(r, names), "steps": [asdict(s) for s in result_steps(r, names)]})
+    return {"question": run.question, "gold": list(run.gold), "corpus": run.corpus, "methods": methods}
 
 
-def export_html(run: Run, title: str = "Triplet Lens run") -> str:
+def _trace_chunk_ids(result) -> list[str]:
+    """Every chunk id a result's trace mentions (to name them all in one corpus lookup)."""
+    tr = result.trace
+    ids = list(result.evidence_chunk_ids)
+    if tr is None:
+        return ids
+    for r in getattr(tr, "rounds", []):
+        ids += [c.chunk_id for c in r.chunks] + [c for w in r.walked for c in w.chunk_ids]
+        ids += [c for b in r.bindings for c in b.chunk_ids]
+    if hasattr(tr, "seeds"):
+        from components.kg2rag_view import trace_chunk_ids
+
+        ids += trace_chunk_ids(tr)
+    for s in getattr(tr, "stages", []):
+        ids += [c.chunk_id for c in s.chunks]
+    return ids
+
+
+def export_file_name(run: Run) -> str:
+    """`triplet-lens_<corpus>_<question slug>_<time>.html`: one name per run, so a second export
+    does not overwrite the first."""
+    import re
+    import time as _time
+
+    slug = re.sub(r"[^a-z0-9]+", "-", run.question.lower()).strip("-")[:40].rstrip("-") or "question"
+    corpus = re.sub(r"[^A-Za-z0-9_-]+", "-", run.corpus or "run").strip("-") or "run"
+    stamp = _time.strftime("%Y%m%d-%H%M%S", _time.localtime(run.created or _time.time()))
+    kind = "comparison" if run.kind == "comparison" else run.results[0].method if run.results else "run"
+    return f"triplet-lens_{corpus}_{slug}_{kind}_{stamp}"
+
+
+def export_html(run: Run, title: str = "Triplet Lens run", corpus=None) -> str:
     """The whole page as a string. The question and gold answer are also written into the static
     markup (escaped), so the file says what it is even with scripts disabled."""
-    payload = json_for_script(run_payload(run))
+    payload = json_for_script(run_payload(run, corpus))
     gold = f"<p>Gold answer: <b>{esc(' / '.join(run.gold))}</b></p>" if run.gold else ""
     methods = ", ".join(METHOD_TITLES.get(r.method, r.method) for r in run.results)
     return f"""<!doctype html>

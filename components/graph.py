@@ -135,6 +135,19 @@ _INIT = """
     net.fit({animation: false, padding: 40});
     readable();
     document.body.setAttribute("data-fitted", String(Date.now()));
+    probe();
+  }
+  // For the browser tests (read from outside through the DOM): how many nodes (their dots) lie
+  // outside the canvas after the fit, the labels' on-screen size, and where the first node is.
+  function probe() {
+    var r = box.getBoundingClientRect(), out = 0, first = null, s = net.getScale();
+    nodes.get().forEach(function(n) {
+      var p = net.canvasToDOM(net.getPosition(n.id)), k = (n.size || 10) * s;
+      if (p.x - k < -1 || p.y - k < -1 || p.x + k > r.width + 1 || p.y + k > r.height + 1) out++;
+      if (first === null) first = [p.x + r.left, p.y + r.top];
+    });
+    document.body.setAttribute("data-probe", JSON.stringify({outside: out, total: nodes.length, first: first,
+                                                              screenFont: last * s}));
   }
   net.once("afterDrawing", fit);
   window.addEventListener("resize", fit);
@@ -149,7 +162,7 @@ _INIT = """
 """
 
 _LEGEND_CSS = """
-#legend{display:flex;flex-wrap:wrap;gap:2px 14px;font-size:12px;padding:4px 6px;max-height:52px;overflow-y:auto}
+#legend{display:flex;flex-wrap:wrap;gap:2px 14px;font-size:12px;padding:4px 6px;max-height:62px;overflow-y:auto}
 #legend span{display:inline-flex;align-items:center;gap:5px;white-space:nowrap}
 #legend i{display:inline-block;width:12px;height:12px;border-radius:50%}
 #legend i.ring{background:#fff!important;border:3px solid;box-sizing:border-box}
@@ -161,7 +174,7 @@ _LEGEND_CSS = """
  border:1px solid #ddd;border-top:0;white-space:pre-wrap;background:#fafafa}
 """
 #: Room the legend row and the detail panel take besides the canvas.
-CHROME_HEIGHT = 56 + 72
+CHROME_HEIGHT = 70 + 72
 
 
 def _legend_html(items: list[LegendItem]) -> str:
@@ -196,7 +209,7 @@ def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, dir
     return f"""<!doctype html><html><head><meta charset="utf-8">{csp_meta((js, _INIT))}
 <style>{css}{_LEGEND_CSS}
 html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-sizing:border-box;width:100%;height:{int(height)}px;border:1px solid #ddd}}</style>
-<script>{js}</script></head><body><div id="bar"><div id="legend" style="height:48px">{_legend_html(legend or [])}</div>
+<script>{js}</script></head><body><div id="bar"><div id="legend" style="height:62px">{_legend_html(legend or [])}</div>
 <button id="fit" type="button" title="Fit the whole graph in view">⤢ Fit</button></div><div id="g"></div>
 <div id="detail">{esc(hint)}</div>
 <script type="application/json" id="graph-data">{payload}</script>

@@ -64,6 +64,12 @@ def weighted_graph(trace, corpus=None) -> tuple[list[GNode], list[GEdge], list[L
             edges.append(GEdge(e.u, e.v, dashed=True, color=PRUNED_COLORS.get(p.reason, "#8a8a8a"), width=1.5,
                                title=f"{head}: {e.line}", detail=_edge_detail(e, head, chunks)))
     selected = {t.tree_id for t in trace.trees if t.selected}
+    touching: dict[str, list[str]] = {}  # node -> the triplets it takes part in, with their chunk
+    for t in trace.trees:
+        for e in t.kept_edges:
+            line = f"• {e.line}  [{chunks.get(e.chunk_id, (e.chunk_id, ''))[0]}]"
+            touching.setdefault(e.u, []).append(line)
+            touching.setdefault(e.v, []).append(line)
     nodes = []
     for n in sorted(set(trace.nodes) | set(labels)):
         tid = node_tree.get(n)
@@ -72,8 +78,10 @@ def weighted_graph(trace, corpus=None) -> tuple[list[GNode], list[GEdge], list[L
         where = "" if tid is None else f"{names[tid]}{' (selected)' if tid in selected else ''}"
         kind = "seed entity" if n.lower() in seeds or label.lower() in seeds else "entity reached by expansion"
         title = f"{label}: {kind}" + (f", {where}" if where else "")
-        nodes.append(GNode(n, label, title=title, color=color, size=16 if kind == "seed entity" else 11,
-                           border="#111111" if kind == "seed entity" else "", detail=title))
+        facts = touching.get(n, [])
+        detail = title + ("\nTriplets (source chunk):\n" + "\n".join(facts) if facts else "")
+        nodes.append(GNode(n, label, title=title, color=color, size=18 if kind == "seed entity" else 13,
+                           border="#111111" if kind == "seed entity" else "", detail=detail))
     legend = [LegendItem("seed entity", "#111111", "ring"), LegendItem("reached by expansion", "#9aa5b1")]
     legend += [LegendItem(f"{names[t.tree_id]}{' ✓ selected' if t.selected else ''}",
                           colors[t.tree_id] if t.selected else tint(colors[t.tree_id]), "line")

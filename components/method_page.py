@@ -10,7 +10,7 @@ from components.result_view import show_result
 from components.run_controls import open_saved, save_and_export
 from components.runner import run_methods
 from components.safe import engine_errors, esc, html_block
-from components.t2rag_view import show_answer_box
+from components.answer_box import show_answer
 
 
 def single_method_page(method: str, label: str, prefix: str, step_key: str) -> None:
@@ -34,6 +34,6 @@ def single_method_page(method: str, label: str, prefix: str, step_key: str) -> N
     if result is not None:
         st.divider()
         html_block(f"<b>Question:</b> {esc(run.question)}")
-        show_answer_box(result, run.gold)
+        show_answer(result, run.gold, corpus=corpus, with_chain=True)
         show_result(result, corpus, step_key, run.gold)
         save_and_export(run, corpus, prefix)

@@ -1,24 +1,50 @@
 """Presentation mode's steps: the question, each method's steps in turn, then the verdict."""
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
+
 from components import compare_view as cv
+from components.answer_box import verdict
+from components.chunk_names import chunk_names
+from components.compare_sync import show_answers_row
+from components.graph import show_graph
+from components.graph_static import from_payload
 from components.safe import esc, html_block
 from components.steps import METHOD_TITLES, result_steps
 
 
-def present_steps(run) -> list[tuple[str, object]]:
+def present_steps(run, corpus=None) -> list[tuple[str, object]]:
     """(label, payload): payload is "question", "verdict" or (result, Step)."""
+    from components.export import _trace_chunk_ids
+
+    names = chunk_names(corpus, [c for r in run.results for c in _trace_chunk_ids(r)]) if corpus else None
     out: list[tuple[str, object]] = [("The question", "question")]
     for r in run.results:
-        for s in result_steps(r):
+        for s in result_steps(r, names):
             out.append((f"{METHOD_TITLES.get(r.method, r.method)}: {s.title}", (r, s)))
     out.append(("Side by side", "verdict"))
     return out
 
 
-def show_present_step(run, step: tuple[str, object]) -> None:
+_STATE = re.compile(r"^\[(resolved|searchable|fuzzy)\] ")
+
+
+def _state_lines_html(lines: list[str]) -> str:
+    """Triplet state lines in their queue's colour (as on the T2RAG page)."""
+    from components.t2rag_view import QUEUE_COLORS
+
+    out = []
+    for line in lines:
+        m = _STATE.match(line)
+        color = QUEUE_COLORS[m.group(1)] if m else "#333"
+        out.append(f'<div style="color:{color};font-family:monospace">{esc(line)}</div>')
+    return "".join(out)
+
+
+def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
     label, payload = step
     if payload == "question":
         html_block(f'<div style="font-size:1.8em;margin:1em 0">{esc(run.question)}</div>')
@@ -27,15 +53,23 @@ def show_present_step(run, step: tuple[str, object]) -> None:
         return
     if payload == "verdict":
         st.header("Side by side")
-        cv.answers(run)
-        cv.overlap(run)
+        show_answers_row(run, corpus)
+        cv.overlap(run, corpus)
         cv.cost_charts(run)
         return
     result, s = payload
-    st.header(label)
+    v = verdict(result, run.gold)
+    st.header(f"{label} {v.mark}" if s.title == "Answer" else label)
+    if s.graph:  # the picture first: it is what the audience looks at
+        nodes, edges, legend = from_payload(s.graph)
+        show_graph(nodes, edges, height=420, directed=s.graph.get("directed", False), legend=legend)
     for sec in s.sections:
         st.markdown(f"**{sec.heading}**")
-        st.code("\n".join(sec.lines), language=None, wrap_lines=True)
+        if any(_STATE.match(line) for line in sec.lines):
+            html_block(_state_lines_html(sec.lines))
+        else:
+            st.code("\n".join(sec.lines), language=None, wrap_lines=True)
+
     for summary, prompt, reply in s.calls:
         with st.expander(f"LLM call: {summary}"):
             st.code(prompt or "(no prompt)", language=None, wrap_lines=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import streamlit as st
 
 from components import state
-from components.export import export_html
-from components.runs import Run, list_runs, load_run, run_from_json, run_to_json, save_run
+from components.export import export_file_name, export_html
+from components.runs import Run, describe_run, list_runs, load_run, run_from_json, run_to_json, save_run
 from components.safe import engine_errors
 
 
@@ -17,10 +17,10 @@ def save_and_export(run: Run, corpus, key: str) -> None:
         with engine_errors("Saving the run"):
             path = save_run(corpus, run)
             st.success(f"Saved as runs/{path.name}")
-    name = "comparison" if run.kind == "comparison" else run.results[0].method
-    c2.download_button("⬇ Trace (JSON)", run_to_json(run), file_name=f"triplet-lens-{name}.json",
+    name = export_file_name(run)
+    c2.download_button("⬇ Trace (JSON)", run_to_json(run), file_name=f"{name}.json",
                        mime="application/json", key=f"{key}_json", on_click="ignore")
-    c3.download_button("⬇ Offline HTML", export_html(run), file_name=f"triplet-lens-{name}.html",
+    c3.download_button("⬇ Offline HTML", export_html(run, corpus=corpus), file_name=f"{name}.html",
                        mime="text/html", key=f"{key}_html", on_click="ignore")
 
 
@@ -28,11 +28,13 @@ def open_saved(corpus, key: str, methods: tuple[str, ...] | None = None) -> Run 
     """A picker over saved runs plus a trace upload; returns the run the user chose to open."""
     with st.expander("📂 Open a saved run (no LLM needed)"):
         runs = list_runs(corpus) if corpus is not None else []
+        runs_by_name = {p.name: p for p in runs}
         if runs:
-            pick = st.selectbox("Saved runs of this corpus", [p.name for p in runs], key=f"{key}_pick")
+            pick = st.selectbox("Saved runs of this corpus", [p.name for p in runs], key=f"{key}_pick",
+                                format_func=lambda name: describe_run(runs_by_name[name]))
             if st.button("Open", key=f"{key}_open"):
                 with engine_errors("Opening the run"):
-                    run = load_run(next(p for p in runs if p.name == pick))
+                    run = load_run(runs_by_name[pick])
                     return _check(run, methods)
         else:
             st.caption("No saved runs in this corpus yet.")

@@ -11,6 +11,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from engine import serde
@@ -96,3 +97,27 @@ def list_runs(corpus) -> list[Path]:
 
 def load_run(path: Path) -> Run:
     return run_from_json(Path(path).read_text(encoding="utf-8"))
+
+
+def describe_run(path: Path) -> str:
+    """A saved run as a reader knows it: "question · methods · date time" (the file name when the
+    file cannot be read)."""
+    p = Path(path)
+    try:
+        return _describe(str(p), p.stat().st_mtime)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return p.name
+
+
+@lru_cache(maxsize=512)
+def _describe(path: str, mtime: float) -> str:  # mtime: a changed file is described again
+    from components.steps import METHOD_TITLES
+
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    results = data.get("results") if data.get("kind") == COMPARISON_KIND else [data]
+    methods = " vs ".join(METHOD_TITLES.get(str(r.get("method", "")), str(r.get("method", "?"))) for r in results)
+    question = str(data.get("question") or (results[0].get("question") if results else "") or "?")
+    if len(question) > 70:
+        question = question[:69].rstrip() + "…"
+    created = float(data.get("created") or mtime)
+    return f"{question} · {methods} · {time.strftime('%Y-%m-%d %H:%M', time.localtime(created))}"

@@ -27,6 +27,35 @@ def field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
+#: What each setting is called on screen (the code name stays in the help text, for the CLI).
+LABELS = {
+    "k": "Chunks retrieved (k)", "rounds": "Rounds at most", "include_chunk_text": "Show the solver the chunk text",
+    "question_query": "Also search with the question itself", "skip_seen_chunks": "Skip chunks already shown",
+    "candidate_depth": "Candidate propositions per query", "hops": "Expansion hops over the entity graph",
+    "expansion_cap": "Most chunks the expansion adds", "max_entity_edges": "Most edges followed per entity and hop",
+    "reranker": "Reranker model (empty = embedding cosine)", "tree_score": "Tree score (cosine ranker)",
+    "overflow": "When a tree does not fit", "fill": "Seed chunks added after the trees",
+    "seed_trees": "Seeds without triplets compete as one-chunk trees", "seeds": "First-stage retrieval",
+    "candidates": "Candidates before reranking", "rrf_k": "Rank-fusion constant (RRF k)",
+    "steps": "Reasoning steps at most",
+}
+
+
+def human_label(name: str) -> str:
+    return LABELS.get(name) or name.replace("_", " ").capitalize()
+
+
+@lru_cache(maxsize=1)
+def choices() -> dict[str, tuple[str, ...]]:
+    """The allowed values of the settings that are enums in the engine (shown as select boxes)."""
+    from engine.methods.kg2rag import SEED_STAGES
+    from engine.methods.kg2rag.rank import TREE_SCORES
+    from engine.methods.kg2rag.select import FILL, OVERFLOW
+
+    return {"tree_score": tuple(TREE_SCORES), "overflow": tuple(OVERFLOW), "fill": tuple(FILL),
+            "seeds": tuple(SEED_STAGES)}
+
+
 def settings_form(name: str, current, *, key: str, disabled: bool = False) -> dict | None:
     """Draw one input per field; return the new values when the form is submitted, else None."""
     if current is None or not dataclasses.is_dataclass(current):
@@ -45,8 +74,8 @@ def settings_form(name: str, current, *, key: str, disabled: bool = False) -> di
         for f in fields:
             value, tp = getattr(current, f.name), hints.get(f.name)
             default = getattr(defaults, f.name)
-            label = f"{f.name} (paper default: {default!r})" if value != default else f"{f.name}"
-            help_ = docs.get(f.name) or None
+            label = human_label(f.name) + (f" (default: {default!r})" if value != default else "")
+            help_ = f"{docs.get(f.name, '')} (setting `{f.name}`)".strip()
             wkey = f"{key}_{f.name}"
             if tp is bool:
                 values[f.name] = st.checkbox(label, value=bool(value), help=help_, key=wkey, disabled=disabled)
@@ -56,6 +85,10 @@ def settings_form(name: str, current, *, key: str, disabled: bool = False) -> di
             elif tp is float:
                 values[f.name] = float(st.number_input(label, value=float(value), help=help_, key=wkey,
                                                        disabled=disabled, format="%.4f"))
+            elif f.name in choices() and isinstance(value, str):
+                opts = list(choices()[f.name])
+                values[f.name] = st.selectbox(label, opts, index=opts.index(value) if value in opts else 0,
+                                              help=help_, key=wkey, disabled=disabled)
             else:
                 values[f.name] = st.text_input(label, value="" if value is None else str(value), help=help_,
                                                key=wkey, disabled=disabled)

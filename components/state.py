@@ -43,13 +43,15 @@ _DEFAULTS: dict[str, Any] = {
     "compare": None,         # components.runs.Run with several results
     "cmp_step_t2rag": 0,     # one stepper per method on the Compare page
     "cmp_step_kg2rag": 0,
-    "cmp_sync": 0,           # the one stepper driving both columns of Compare
+    "cmp_sync": 0,
+    "cmp_autorun": False,    # set by the landing card: Compare runs its question once on arrival           # the one stepper driving both columns of Compare
     "eval_step_t2rag": 0,    # drill-down steppers on the Evaluate page
     "eval_step_kg2rag": 0,
     "present_run": None,     # the Run presentation mode walks
     "eval_report": None,
     "present": False,        # presentation mode: controls hidden
     "present_step": 0,
+    "present_from": "",      # the page presentation mode was entered from (Exit returns there)
     "flash": None,           # one message to show after a rerun: (kind, text)
     "check_findings": 0,     # damages the last integrity check named (the Repair button shows then)
 }

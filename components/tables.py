@@ -9,6 +9,8 @@ from typing import Any, Iterable
 import pandas as pd
 import streamlit as st
 
+from components.chunk_names import chunk_name
+
 #: Rows a table shows at most; the caption says when more matched.
 MAX_ROWS = 2000
 
@@ -24,7 +26,7 @@ def _filter(df: pd.DataFrame, query: str, columns: Iterable[str]) -> pd.DataFram
 
 
 def searchable_table(df: pd.DataFrame, *, key: str, search_cols: Iterable[str], label: str,
-                     column_config: dict[str, Any] | None = None, height: int | str = "auto") -> pd.DataFrame:
+                     column_config: dict[str, Any] | None = None, height: int | str = 360) -> pd.DataFrame:
     """A search box over `search_cols` and the matching rows (at most MAX_ROWS shown)."""
     query = st.text_input(f"Search {label}", key=f"search_{key}", placeholder="type to filter")
     shown = _filter(df, query, search_cols)
@@ -46,14 +48,16 @@ def chunks_frame(chunks: list, statuses: dict | None = None) -> pd.DataFrame:
     rows = []
     for c in chunks:
         s = statuses.get(c.chunk_id)
-        rows.append({"chunk_id": c.chunk_id, "title": c.title, "position": c.position,
-                     "extraction": getattr(s, "status", "pending"), "text": c.text})
-    return pd.DataFrame(rows, columns=["chunk_id", "title", "position", "extraction", "text"])
+        rows.append({"chunk": chunk_name(c.title, c.position), "extraction": getattr(s, "status", "pending"),
+                     "text": c.text, "chunk_id": c.chunk_id})
+    return pd.DataFrame(rows, columns=["chunk", "extraction", "text", "chunk_id"])
 
 
-def triplets_frame(triplets: list) -> pd.DataFrame:
-    return pd.DataFrame([{"id": t.triplet_id, "subject": t.subject, "predicate": t.predicate,
-                          "object": t.object, "chunks": ", ".join(t.chunk_ids)} for t in triplets],
+def triplets_frame(triplets: list, names: dict[str, str] | None = None) -> pd.DataFrame:
+    """`names` (chunk id -> "title · chunk n") names each triplet's source chunks."""
+    names = names or {}
+    return pd.DataFrame([{"id": t.triplet_id, "subject": t.subject, "predicate": t.predicate, "object": t.object,
+                          "chunks": ", ".join(names.get(c, c) for c in t.chunk_ids)} for t in triplets],
                         columns=["id", "subject", "predicate", "object", "chunks"])
 
 

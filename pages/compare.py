@@ -27,7 +27,9 @@ if opened is not None:
 question, q = pick_question(corpus, "cmp_q")
 baseline = st.selectbox("Baseline (optional)", [""] + app_methods(baselines=True), key="cmp_baseline",
                         format_func=lambda m: METHOD_TITLES.get(m, m) if m else "(no baseline)")
-if st.button("Compare", type="primary", disabled=not question, key="cmp_go"):
+autorun = bool(ss.get("cmp_autorun")) and bool(question)  # the landing card's one click
+ss["cmp_autorun"] = False
+if st.button("Compare", type="primary", disabled=not question, key="cmp_go") or autorun:
     with engine_errors("The comparison"):
         ss["compare"] = run_methods(list(COMPARED) + ([baseline] if baseline else []), corpus, question, q)
         state.reset_steppers("cmp_step_")
@@ -37,7 +39,7 @@ run = ss.get("compare")
 if run is not None:
     st.divider()
     html_block(f"<b>Question:</b> {esc(run.question)}")
-    sync.show_answers_row(run)
+    sync.show_answers_row(run, corpus)
     st.markdown("**Step both methods together**")
     sync.show_side_by_side(run, corpus, "cmp_sync")
     with st.expander("Evidence overlap and costs", expanded=True):

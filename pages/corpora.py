@@ -5,6 +5,8 @@ import streamlit as st
 from components import backup_actions as backups
 from components import corpus_actions as actions
 from components import state
+from components.landing import start_here
+from components.chunk_names import chunk_name
 from components.graph import DEFAULT_NODE_CAP, ENTITY_LEGEND, entity_subgraph, name_edge_sources, show_graph
 from components.safe import engine_errors
 from components.tables import (chunks_frame, documents_frame, questions_frame, searchable_table,
@@ -33,16 +35,20 @@ for col, (label, value) in zip(cols, [("Documents", c.documents), ("Chunks", c.c
                                       ("Questions", c.questions), ("Extracted", c.extracted), ("Pending", c.pending)]):
     col.metric(label, value)
 st.caption(f"Chunking: {corpus.settings.chunking.mode} · embedder: {corpus.settings.embedder}")
+start_here(corpus)
 
-tabs = st.tabs(["Documents", "Chunks", "Triplets", "Questions", "Graph", "Extraction", "Manage"])
+# a keyed tab set keeps the open tab across reruns (e.g. after an action reports success)
+tabs = st.tabs(["Documents", "Chunks", "Triplets", "Questions", "Graph", "Extraction", "Manage"], key="corpus_tab",
+               on_change="rerun")
 with tabs[0], engine_errors("Listing documents"):
     docs = corpus.documents()
     searchable_table(documents_frame(docs), key="docs", search_cols=["title", "source", "doc_id"], label="documents")
 with tabs[1], engine_errors("Listing chunks"):
     searchable_table(chunks_frame(corpus.chunks(), corpus.extraction_statuses()), key="chunks",
-                     search_cols=["title", "text", "chunk_id"], label="chunks")
+                     search_cols=["chunk", "text", "chunk_id"], label="chunks")
 with tabs[2], engine_errors("Listing triplets"):
-    searchable_table(triplets_frame(corpus.triplets()), key="triplets",
+    all_chunks = {c.chunk_id: chunk_name(c.title, c.position) for c in corpus.chunks()}
+    searchable_table(triplets_frame(corpus.triplets(), all_chunks), key="triplets",
                      search_cols=["subject", "predicate", "object"], label="triplets")
 with tabs[3], engine_errors("Listing questions"):
     searchable_table(questions_frame(corpus.questions()), key="questions",

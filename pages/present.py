@@ -3,7 +3,7 @@ import streamlit as st
 
 from components import state
 from components.present_view import present_steps, show_present_step
-from components.runs import list_runs, load_run
+from components.runs import describe_run, list_runs, load_run
 from components.safe import engine_errors
 from components.stepper import stepper
 
@@ -13,7 +13,9 @@ ss = st.session_state
 
 
 def _exit() -> None:
+    # app.py sends the user back to the page they entered presentation mode from
     ss["present"] = False
+    ss["present_return"] = ss.get("present_from") or "compare"
 
 
 st.button("✖ Exit presentation", on_click=_exit, key="present_exit", type="tertiary")
@@ -24,14 +26,17 @@ if run is None:
     if not saved:
         st.info("Nothing to present yet: run a comparison on the Compare page (or save one) first.")
         st.stop()
-    pick = st.selectbox("Saved run to present", [p.name for p in saved], key="present_pick")
+    by_name = {p.name: p for p in saved}
+    pick = st.selectbox("Saved run to present", list(by_name), key="present_pick",
+                        format_func=lambda name: describe_run(by_name[name]))
     if st.button("Start", key="present_start", type="primary"):
         with engine_errors("Opening the run"):
-            ss["present_run"] = load_run(next(p for p in saved if p.name == pick))
+            ss["present_run"] = load_run(by_name[pick])
             ss["present_step"] = 0
             st.rerun()
     st.stop()
 
-steps = present_steps(run)
+corpus = state.current_corpus() if ss.get("corpus") else None
+steps = present_steps(run, corpus)
 pos = stepper("present_step", [s[0] for s in steps], slider=False)
-show_present_step(run, steps[pos])
+show_present_step(run, steps[pos], corpus)

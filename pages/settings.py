@@ -4,6 +4,7 @@ import streamlit as st
 from components import state
 from components.safe import engine_errors
 from components.settings_form import settings_form
+from engine.methods.registry import COMPARED
 
 state.ensure_app()
 
@@ -72,7 +73,7 @@ if sess.budget is not None:
 st.subheader("Method settings")
 st.caption("The papers' defaults until you change them; they apply to Ask, KG2RAG, Compare and Evaluate.")
 for name, label in state.METHOD_LABELS.items():
-    with st.expander(label, expanded=name in ("t2rag", "kg2rag")):
+    with st.expander(label, expanded=name in COMPARED):
         with engine_errors(f"{label} settings"):
             values = settings_form(name, state.method_settings(name), key=f"settings_{name}", disabled=demo)
             if values is not None:

@@ -30,3 +30,21 @@ def test_the_box_is_green_only_when_right_and_escapes_everything():
     assert "tl-answer-wrong" in bad and "<img" not in bad and "&lt;img" in bad
     assert "tl-answer-error" in err and "could not finish" in err and "<b>no" not in err
     assert "tl-answer-unknown" in answer_box_html(_R("Lisbon"), None)
+
+
+def test_the_evidence_chain_comes_from_the_trace_and_stays_text():
+    from types import SimpleNamespace as NS
+
+    from components.evidence_chain import chain_html
+
+    xss = "<img src=x onerror=alert(1)>"
+    binding = NS(placeholder="?city", value="Lisbon", proposition=f"{xss} was born in Lisbon", chunk_ids=["d1#0"])
+    chunk = NS(chunk_id="d1#0", title=f"Poem {xss}", text=f"A poem. The poet {xss} was born in Lisbon. Later more.")
+    trace = NS(rounds=[NS(bindings=[binding], chunks=[chunk])])
+    result = NS(method="t2rag", trace=trace, answer="Lisbon", evidence_chunk_ids=["d1#0"])
+    html = chain_html(result)
+    assert "[1]</b> ?city = Lisbon" in html and "was born in Lisbon" in html
+    assert "Poem &lt;img" in html and "chunk 1" in html  # the chunk by title + number
+    # the sentence holding the value is the marked span, not the whole chunk
+    assert "<mark>The poet &lt;img src=x onerror=alert(1)&gt; was born in Lisbon.</mark>" in html
+    assert "<img" not in html

@@ -168,6 +168,8 @@ def test_compare_page_shows_both_methods_overlap_and_charts(app):
     heads = [m.value for m in at.markdown if m.value.startswith("#### ")]
     assert any(h.startswith("#### T2RAG") for h in heads) and any(h.startswith("#### KG2RAG") for h in heads)
     assert len(_answer_boxes(at)) >= 3  # the row of answers, one per method, coloured by verdict
+    kg_box = next(b for b in _answer_boxes(at) if "KG2RAG ·" in b)
+    assert "Evidence chain" in kg_box and "[1]</b> Tree 1" in kg_box  # answer ← selected tree ← chunk
     overlap = [d for d in at.dataframe if "shared by" in d.value.columns]
     assert overlap and len(overlap[0].value) >= 1
     assert all("#" not in c for c in overlap[0].value["chunk"])  # chunks by title + number, not hash
@@ -190,7 +192,9 @@ def test_evaluate_page_scores_methods_and_drills_down(app):
     assert [m.method for m in summary.methods] == ["t2rag", "kg2rag"]
     table = at.dataframe[0].value
     assert list(table["method"]) == ["T2RAG", "KG2RAG"] and "EM" in table.columns and "F1" in table.columns
-    assert len(at.get("plotly_chart")) == 3
+    # offline: quality and seconds only; no calls or dollars chart with an empty axis
+    assert len(at.get("plotly_chart")) == 2
+    assert "$ per q" in at.dataframe[1].value.columns  # costs in their own table, so neither is cut off
     assert len(at.get("download_button")) == 3
     per_q = [d for d in at.dataframe if "qid" in d.value.columns][0].value
     assert len(per_q) == 1
@@ -238,8 +242,10 @@ def test_presentation_mode_walks_a_comparison_without_controls(app):
     while _next(at, "present_step"):
         pass
     assert any(h.value == "Side by side" for h in at.header)
+    assert len(_answer_boxes(at)) == 2  # the verdict row, coloured against gold
     at.button(key="present_exit").click().run()
     assert at.session_state["present"] is False
+    assert any(t.value.endswith("Compare") for t in at.title)  # back where the user came from
 
 
 def test_an_engine_error_is_a_readable_message_not_a_traceback(app):
@@ -396,12 +402,35 @@ def test_presentation_mode_opens_a_saved_comparison(app, app_workspace):
     at.button(key="cmp_go").click().run()
     at.button(key="cmp_save").click().run()
     _ok(at)
+    question = at.session_state["compare"].question
     at.session_state["compare"] = None  # a fresh session: only the saved file is left
     at.button(key="w_present_on").click().run()
     _ok(at)
-    assert at.selectbox(key="present_pick").options[0].endswith(".json")
+    label = at.selectbox(key="present_pick").options[0]  # question · methods · time, not a file name
+    assert not label.endswith(".json") and "T2RAG vs KG2RAG" in label
+    assert label.startswith(question[:30])
     at.button(key="present_start").click().run()
     _ok(at)
     assert at.session_state["present_run"].kind == "comparison"
     assert any("The question" in c.value for c in at.caption)
     assert _next(at, "present_step")
+
+
+def test_the_landing_card_runs_a_sample_question_through_compare_in_one_click(app):
+    at = _goto(app, "corpora")
+    at.button(key="landing_go").click().run()
+    _ok(at)
+    run = at.session_state["compare"]
+    assert run is not None and [r.method for r in run.results] == ["t2rag", "kg2rag"] and run.gold
+    assert any(t.value.endswith("Compare") for t in at.title)
+    assert len(_answer_boxes(at)) >= 2
+    assert at.session_state["cmp_autorun"] is False  # once, not on every redraw
+
+
+def test_the_corpora_tabs_keep_the_open_tab_across_reruns(app):
+    at = _goto(app, "corpora")
+    at.session_state["corpus_tab"] = "Extraction"
+    at.run()
+    _ok(at)
+    at.run()  # e.g. the rerun after an action's success message
+    assert at.session_state["corpus_tab"] == "Extraction"

@@ -53,3 +53,34 @@ def test_components_get_separate_regions():
     for i, p in enumerate(comps):  # no two components' bounding boxes overlap
         for q in comps[i + 1:]:
             assert p[1] < q[0] or q[1] < p[0] or p[3] < q[2] or q[3] < p[2], (p, q)
+
+
+def _summary(calls: float, cost):
+    a = NS(em=0.5, f1=0.6, retrieval_recall=0.7, recall_at_k=0.7, retrieval_f1=0.5, avg_evidence_chunks=4)
+    m = NS(method="t2rag", answer=a, calls_per_q=calls, cost_per_q=cost, engine_time_per_q=0.2,
+           llm_time_per_q=1.5 if calls else 0.0)
+    return NS(methods=[m, NS(**{**m.__dict__, "method": "kg2rag"})])
+
+
+def test_evaluate_charts_only_what_has_data_and_keep_units_apart():
+    from components.eval_view import charts
+
+    offline = dict(charts(_summary(0, None)))
+    assert set(offline) == {"eval_quality", "eval_time"}  # no empty calls / dollars axes
+    online = dict(charts(_summary(3, 0.002)))
+    assert set(online) == {"eval_quality", "eval_time", "eval_calls", "eval_cost"}  # seconds and calls apart
+    recall = [t for t in online["eval_quality"].data if t.name == "retrieval recall"][0]
+    assert recall.marker.color.lower() not in ("red", "#d62728", "#ef553b")
+
+
+def test_export_file_names_differ_per_run_and_are_safe():
+    from components.export import export_file_name
+    from components.runs import Run
+
+    r = [NS(method="t2rag"), NS(method="kg2rag")]
+    a = export_file_name(Run(question="Where was <b>Ada</b> born?", results=r, corpus="hotpot/qa", created=1.8e9))
+    b = export_file_name(Run(question="Where was Ada born?", results=r, corpus="hotpot/qa", created=1.8e9 + 1))
+    c = export_file_name(Run(question="Who wrote Evening Star?", results=r[:1], corpus="x", created=1.8e9))
+    assert len({a, b, c}) == 3
+    assert a.startswith("triplet-lens_hotpot-qa_where-was-b-ada-b-born_comparison_")
+    assert "/" not in a + b + c and "<" not in a and "_t2rag_" in c

@@ -106,7 +106,7 @@ def test_ask_and_compare_in_a_real_browser(server, browser, tmp_path):
     b.wait_text("Ask with T2RAG")
     _click(b, "Ask")
     b.wait_text("Step 1 of", timeout=180)
-    assert "Answer:" in b.text() and "Gold answer" in b.text()
+    assert "Answer ·" in b.text() and "Gold answer" in b.text()
     _click(b, "Next ▶")
     b.wait_text("Step 2 of")
     assert "Walked propositions" in b.text() or "walked propositions" in b.text()
@@ -118,9 +118,9 @@ def test_ask_and_compare_in_a_real_browser(server, browser, tmp_path):
     b.wait_text("Baseline (optional)")
     _click(b, "Compare")
     b.wait_text("Evidence overlap", timeout=180)
-    b.wait_text("Traces")
+    b.wait_text("Step both methods together")
     text = b.text()
-    assert "T2RAG" in text and "KG2RAG" in text and "Traces" in text
+    assert "T2RAG" in text and "KG2RAG" in text and "Start: Decompose ↔ Seeds" in text
     b.pump(3)
     b.screenshot(tmp_path / "compare.png")
     print(f"screenshot: {tmp_path / 'compare.png'}")
@@ -191,7 +191,7 @@ def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, 
     run = Run(question=q.question, gold=list(q.answers), corpus="xss",
               results=[build_method(m, reasoner).answer(q.question, corpus) for m in ("t2rag", "kg2rag")])
     page = tmp_path / "export.html"
-    page.write_text(export_html(run), encoding="utf-8")
+    page.write_text(export_html(run, corpus=corpus), encoding="utf-8")
 
     b = Browser(chromium, tmp_path / "profile")
     try:
@@ -201,12 +201,145 @@ def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, 
         while b.click_button("Next ▶"):
             b.pump(0.2)
         assert "Answer" in b.text() and "Lisbon" in b.text()
-        assert b.click_button("KG2RAG: " + run.results[1].answer)
+        assert b.eval("document.querySelectorAll('.graph svg circle').length") == 0  # the answer step has none
+        assert b.eval("[...document.querySelectorAll('.tabs button')].find(x => x.innerText.startsWith('KG2RAG: '))"
+                      ".click() || true")
         b.wait_text("Seed chunks")
         assert XSS in b.text()  # drawn as text
+        while "Spanning trees" not in b.text() and b.click_button("Next ▶"):
+            b.pump(0.2)
+        # the tree graph is in the offline page: a static SVG with a legend, labels as text
+        assert b.eval("document.querySelectorAll('.graph svg circle').length") > 0
+        assert "seed entity" in b.eval("document.querySelector('.graph .legend').textContent")
+        labels = b.eval("[...document.querySelectorAll('.graph svg text')].map(t => t.textContent).join('|')")
+        assert "&quot;" not in labels and "&#x27;" not in labels and "&lt;" not in labels
+        assert XSS in labels  # the payload entity is drawn, as text
         b.screenshot(tmp_path / "export.png")
         print(f"screenshot: {tmp_path / 'export.png'}")
         assert b.eval(_FIND_PAYLOAD) == 0 and not b.dialogs()
         assert not _real_errors(b), _real_errors(b)
     finally:
         b.close()
+
+
+# --- the demo walk: landing card -> Compare -> both methods stepped in sync -> click a graph node ---
+
+_ANSWER_BOXES = """(() => [...document.querySelectorAll('.tl-answer')].map(e => ({cls: e.className, text: e.innerText})))()"""
+# The wrapper frame of every graph (same origin as the app) and where its sandboxed page sits.
+_GRAPH_FRAMES = """(() => [...document.querySelectorAll('iframe')].map(f => {
+  let d = null; try { d = f.contentDocument; } catch (e) {}
+  const inner = d && d.querySelector('iframe[sandbox]');
+  if (!inner) return null;
+  const a = f.getBoundingClientRect(), b = inner.getBoundingClientRect();
+  return {x: a.left + b.left, y: a.top + b.top, w: b.width, h: b.height, srcdoc: inner.getAttribute('srcdoc')};
+}).filter(Boolean))()"""
+
+
+def _in_graph_frames(b: Browser, expression: str) -> list:
+    """`expression` evaluated in every graph page. The pages run in sandboxed frames (an opaque
+    origin, which Chromium puts in a process of its own), so they are reached as DevTools
+    targets attached to the page, not through the app's DOM."""
+    b.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True},
+           session=True)
+    b.pump(0.5)
+    sessions = {e["params"]["sessionId"] for e in b.events if e["method"] == "Target.attachedToTarget"
+                and e["params"]["targetInfo"]["type"] == "iframe"}
+    sessions -= {e["params"]["sessionId"] for e in b.events if e["method"] == "Target.detachedFromTarget"}
+    out, page = [], b.session
+    for sid in sessions:
+        b.session = sid  # Browser.send(session=True) talks to b.session
+        try:
+            res = b.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True,
+                         timeout=10)
+        except (RuntimeError, TimeoutError):
+            continue
+        finally:
+            b.session = page
+        value = res.get("result", {}).get("value")
+        if value is not None:
+            out.append(value)
+    return out
+
+
+_PROBE = """(() => { const g = document.getElementById('graph-data'); if (!g) return null;
+  return {probe: JSON.parse(document.body.getAttribute('data-probe') || 'null'),
+          legend: [...document.querySelectorAll('#legend span')].map(s => s.textContent),
+          detail: document.getElementById('detail').textContent, font: document.body.getAttribute('data-font')}; })()"""
+
+
+def _show_each_graph(b: Browser) -> None:
+    """Scroll each graph into view in turn: a frame off screen is not painted (Chromium throttles
+    it), and the graph fits itself when it is first drawn."""
+    n = b.eval("document.querySelectorAll('iframe').length") or 0
+    for i in range(n):
+        b.eval(f"document.querySelectorAll('iframe')[{i}].scrollIntoView({{block: 'center'}})")
+        b.pump(1.0)
+
+
+def _click_at(b: Browser, x: float, y: float) -> None:
+    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+        b.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
+               session=True)
+        b.pump(0.1)
+
+
+def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, tmp_path):
+    b = browser
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": 1440, "height": 1800, "deviceScaleFactor": 1, "mobile": False}, session=True)
+    b.navigate(server.url + "/?corpus=hotpotqa-sample")
+    b.wait_text("Start here", timeout=120)
+    _click(b, "Compare the two methods on this question")
+    b.wait_text("Step both methods together", timeout=240)
+    # every answer box says its verdict, and its colour class is that verdict
+    boxes = b.eval(_ANSWER_BOXES)
+    assert len(boxes) >= 2, boxes
+    for box in boxes:
+        kind = next(c for c in box["cls"].split() if c.startswith("tl-answer-")).removeprefix("tl-answer-")
+        word = {"correct": "correct", "partial": "partly", "wrong": "wrong", "error": "no answer",
+                "unknown": "no gold"}[kind]
+        assert word in box["text"], box
+    # one control steps both columns until KG2RAG shows its weighted graph
+    for _ in range(8):
+        if "Weighted graph" in b.text():
+            break
+        _click(b, "Next ▶")
+        b.pump(2)
+    text = b.text()
+    assert "Weighted graph" in text and "T2RAG" in text and "KG2RAG" in text
+    assert "⇄" in text  # chunks used by both methods are marked
+    b.pump(3)
+    _show_each_graph(b)
+    srcdocs = [f["srcdoc"] for f in b.eval(_GRAPH_FRAMES)]
+    assert srcdocs and not any("&quot;" in s.split('id="graph-data">', 1)[1] for s in srcdocs if 'id="graph-data">' in s)
+    probes = [p for p in _in_graph_frames(b, _PROBE) if p]
+    kg = [p for p in probes if any("seed entity" in x for x in p["legend"])]
+    assert kg, probes
+    for p in probes:  # fitted: every node's box inside its canvas; labels at a readable size
+        assert p["probe"] and p["probe"]["total"] > 0 and p["probe"]["outside"] == 0, p["probe"]
+        assert p["probe"]["screenFont"] >= 11.5, p["probe"]
+    assert any(x.startswith("Tree 1") for x in kg[0]["legend"]) and any("pruned" in x or "Tree" in x
+                                                                         for x in kg[0]["legend"])
+    # clicking a node writes its triplets and source chunk into the panel under the graph
+    b.eval("[...document.querySelectorAll('iframe')].find(f => { try { const i = f.contentDocument"
+           ".querySelector('iframe[sandbox]'); return i && i.getAttribute('srcdoc').includes('seed entity'); }"
+           " catch (e) { return false; } }).scrollIntoView({block: 'center'})")
+    b.pump(1.5)
+    kg = [p for p in _in_graph_frames(b, _PROBE) if p and any("seed entity" in x for x in p["legend"])]
+    frame = next(f for f in b.eval(_GRAPH_FRAMES) if "seed entity" in f["srcdoc"])
+    fx, fy = kg[0]["probe"]["first"]
+    _click_at(b, frame["x"] + fx, frame["y"] + fy)
+    b.pump(1)
+    detail = next(p["detail"] for p in _in_graph_frames(b, _PROBE) if p and any("seed entity" in x for x in p["legend"]))
+    assert "Triplets (source chunk)" in detail and "chunk" in detail, detail
+    b.screenshot(tmp_path / "compare_sync.png")
+    print(f"screenshot: {tmp_path / 'compare_sync.png'}")
+    # a phone: the graphs refit and keep labels readable
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}, session=True)
+    b.pump(3)
+    _show_each_graph(b)
+    for p in [p for p in _in_graph_frames(b, _PROBE) if p]:
+        assert p["probe"]["outside"] == 0 and p["probe"]["screenFont"] >= 11.5, p["probe"]
+    assert not _real_errors(b), _real_errors(b)
+    assert not b.dialogs()
