@@ -568,6 +568,15 @@ class Corpus:
         store = FaissVectorStore(dim, self._kind_for(which), expected=self._db.execute(count).fetchone()[0])
         sql = ("SELECT rid, vec FROM chunks" if which == "chunks"
                else "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")
+        if store.kind == "ivf" and store.expected > page:  # cells from a sample of the whole table
+            from engine.vectors.faiss_store import ivf_training_ids
+
+            key = "rid" if which == "chunks" else "tid"
+            ids = np.fromiter((r[0] for r in self._db.execute(sql.replace(", vec", ""))), np.int64)
+            rows = self._in_query(f"{sql} AND {key} IN ({{}})" if which != "chunks" else f"{sql} WHERE rid IN ({{}})",
+                                  ivf_training_ids(ids, store.expected).tolist())
+            store.train(np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), dim))
+            del ids, rows
         cur = self._db.execute(sql)
         while rows := cur.fetchmany(page):
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))

@@ -102,3 +102,24 @@ def test_a_damaged_delta_is_rebuilt_and_a_leftover_one_ignored(tmp_path):
     delta.write_bytes(bytes(raw))  # a delta of an older index file beside the new one: ignored
     c.close()
     assert inspect(root / "d") == []
+
+
+@pytest.mark.parametrize("which", ["chunks", "propositions"])
+def test_an_ivf_rebuild_in_pages_trains_on_a_sample_of_the_whole_table(tmp_path, monkeypatch, which):
+    from engine.vectors import FaissVectorStore
+
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create("s", CorpusSettings(index_kind="ivf"))
+    c.add_documents(_docs(120))
+    c.import_triplets(_triplets(c, _docs(120)))
+    c.refresh_indexes()
+    trained = []
+    real_train = FaissVectorStore.train
+    monkeypatch.setattr(FaissVectorStore, "train", lambda self, v: (trained.append(len(v)), real_train(self, v)))
+    store = c._rebuild_index(which, c.embedder.dim, page=16)  # pages of 16, so training comes first
+    assert trained == [120]  # the whole (small) table, not the first page
+    table, key = ("chunks", "rid") if which == "chunks" else ("triplets", "tid")
+    want = {r[0] for r in c._db.execute(f"SELECT {key} FROM {table}")}
+    assert store.kind == "ivf" and set(store.ids().tolist()) == want
+    ids, vecs = store.vectors()
+    _, top = store.search(vecs[:5], 1)
+    assert list(top[:, 0]) == list(ids[:5])  # each stored vector finds itself

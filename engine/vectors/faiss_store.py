@@ -64,6 +64,12 @@ def ivf_cells(n: int) -> int:
     return max(1, min(int(round(math.sqrt(max(n, 1)))), n // 39))
 
 
+def ivf_training_ids(ids: np.ndarray, expected: int) -> np.ndarray:
+    """A random sample of `ids`, enough to train an IVF index for `expected` vectors."""
+    want = min(len(ids), 64 * ivf_cells(expected))
+    return np.sort(np.random.default_rng(0).choice(ids, want, replace=False)) if want < len(ids) else ids
+
+
 class FaissVectorStore:
     """`kind`: `flat` (exact inner product), `hnsw` or `ivf` (approximate, for large corpora).
     An IVF index is trained on the first vectors added (sized for `expected` vectors when the
@@ -104,6 +110,13 @@ class FaissVectorStore:
         index.train(np.ascontiguousarray(sample))
         index.nprobe = min(cells, max(IVF_MIN_PROBE, int(cells * IVF_PROBE_SHARE)))
         return index
+
+    def train(self, sample: np.ndarray) -> None:
+        """IVF: place the cells from `sample` (a random sample of the vectors to come: the first
+        vectors added are otherwise used, which in insertion order may all be about one topic).
+        Other kinds, or an IVF index already trained: nothing to do."""
+        if self.kind == "ivf" and self._index is None and len(sample):
+            self._index = self._new_ivf(np.ascontiguousarray(sample, dtype=np.float32).reshape(-1, self.dim))
 
     def __len__(self) -> int:
         return 0 if self._index is None else int(self._index.ntotal)
