@@ -254,7 +254,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--embedder", default="bundled", help="bundled | st:/local/model/path | litellm:<model>")
     p.add_argument("--embedder-api-base", default="", help="OpenAI-compatible endpoint for a litellm: embedder")
     p.add_argument("--index", choices=["auto", "flat", "hnsw", "ivf"], default="auto",
-                   help="auto = exact below 200k vectors, HNSW above; flat = always exact; hnsw = always approximate")
+                   help="auto = exact below 200k vectors, IVF above; flat = always exact; hnsw, ivf = always approximate")
     p.add_argument("--vectors", default="", metavar="BACKEND",
                    help="'' = FAISS files (default); milvus-lite = embedded Milvus; milvus://host:19530 = a server")
     p.add_argument("--limit-questions", type=int, default=None, help="take the first N questions of a dataset")

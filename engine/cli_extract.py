@@ -38,6 +38,7 @@ def format_summary(s) -> str:
 
 def cmd_extract(args) -> int:
     from engine.extraction import estimate_extraction, run_extraction
+    from engine.pending import count_pending, iter_pending
     from engine.session import SessionConfig
 
     app = AppSettings.from_env()
@@ -46,14 +47,14 @@ def cmd_extract(args) -> int:
     api_base = args.api_base if args.api_base is not None else app.api_base
     if args.concurrency < 1:
         raise ValueError("--concurrency must be at least 1")
-    pending = corpus.pending_chunks()
-    if not pending:
+    n_pending = count_pending(corpus)  # the chunks themselves are read in pages, never all at once
+    if not n_pending:
         print(f"{args.name}: every chunk is already extracted; nothing to do")
         return 0
     if model:
-        print(format_estimate(estimate_extraction(pending, model, args.style)))
+        print(format_estimate(estimate_extraction(iter_pending(corpus), model, args.style)))
     else:
-        print(f"{len(pending)} pending chunks; no --model given, using the offline rules reasoner (free)")
+        print(f"{n_pending} pending chunks; no --model given, using the offline rules reasoner (free)")
     if args.estimate:
         return 0
 

@@ -1,9 +1,10 @@
 """Per-chunk triplet extraction: the filters, the concurrent resumable runner, the cost estimate.
 
 Extraction is the expensive, billed step, so the runner is built around not paying twice:
-only `corpus.pending_chunks()` are sent, each finished chunk is stored the moment its reply
-arrives (an interrupted run loses at most the calls in flight), and the LLM response cache
-answers a repeated prompt for free.
+only pending chunks are sent, each finished chunk is stored the moment its reply arrives (an
+interrupted run loses at most the calls in flight), and the LLM response cache answers a repeated
+prompt for free. The pending chunks are read a page at a time (engine.pending), so a run over
+millions of chunks holds one page and the calls in flight, not the whole pending list.
 """
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from contextlib import nullcontext
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from engine.llm.base import LLMCall, LLMError
+from engine.pending import PAGE, count_failed, count_pending, iter_pending
 from engine.reasoners.base import Reasoner
 from engine.progress import ProgressCallback, no_progress
 from engine.types import Chunk, ExtractionStatus
@@ -54,7 +56,8 @@ def _calls_of(reasoner: Reasoner) -> int:
 
 
 def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress: ProgressCallback | None = None,
-                   retry_failed: bool = True, call_deadline: float | None = 180.0) -> ExtractionSummary:
+                   retry_failed: bool = True, call_deadline: float | None = 180.0,
+                   page: int = PAGE) -> ExtractionSummary:
     """Extract triplets for every pending chunk of `corpus`, `concurrency` chunks at a time.
 
     Store writes happen on the calling thread as results arrive, so the corpus sees one writer.
@@ -67,24 +70,20 @@ def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress
     # (A fake corpus in tests may not have the lock.)
     extracting = getattr(corpus, "extracting", None)
     with extracting() if extracting else nullcontext():
-        return _run(corpus, reasoner, concurrency, on_progress, retry_failed, call_deadline)
+        return _run(corpus, reasoner, concurrency, on_progress, retry_failed, call_deadline, page)
 
 
 def _run(corpus, reasoner: Reasoner, concurrency: int, on_progress: ProgressCallback | None,
-         retry_failed: bool, call_deadline: float | None = None) -> ExtractionSummary:
+         retry_failed: bool, call_deadline: float | None = None, page: int = PAGE) -> ExtractionSummary:
     progress = on_progress or no_progress
     t0 = time.perf_counter()
-    pending = list(corpus.pending_chunks())
     summary = ExtractionSummary(model=getattr(reasoner, "name", ""))
+    total = count_pending(corpus, skip_failed=not retry_failed)
     if not retry_failed:
-        statuses = corpus.extraction_statuses()
-        before = len(pending)
-        pending = [c for c in pending if getattr(statuses.get(c.chunk_id), "status", "") != "failed"]
-        summary.chunks_skipped = before - len(pending)
-    summary.chunks_total = len(pending)
-    total = len(pending)
+        summary.chunks_skipped = count_failed(corpus)
+    summary.chunks_total = total
     progress(0, total, "extracting")
-    if not pending:
+    if not total:
         summary.seconds = time.perf_counter() - t0
         return summary
 
@@ -99,7 +98,7 @@ def _run(corpus, reasoner: Reasoner, concurrency: int, on_progress: ProgressCall
         with within(call_deadline, "extraction call"):  # retries included; a hung provider fails the chunk
             return reasoner.extract(chunk.title, chunk.text)
 
-    todo = iter(pending)
+    todo = iter_pending(corpus, page, skip_failed=not retry_failed)  # a page read at a time
     inflight: dict[Future, Chunk] = {}
     with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="extract") as pool:
         def submit_next() -> None:
@@ -117,7 +116,7 @@ def _run(corpus, reasoner: Reasoner, concurrency: int, on_progress: ProgressCall
             # (their replies land in the response cache, so a rerun gets them free)
             stop.set()
             raise
-    summary.chunks_skipped += total - summary.chunks_done - summary.chunks_failed
+    summary.chunks_skipped += max(0, total - summary.chunks_done - summary.chunks_failed)
     summary.seconds = time.perf_counter() - t0
     return summary
 
@@ -224,22 +223,24 @@ def _counter(model: str):
     return by_litellm, "litellm"
 
 
-def estimate_extraction(corpus_chunks: Sequence[Chunk], model: str, style: str = "json") -> ExtractionEstimate:
-    """Tokens and dollars to extract `corpus_chunks` with `model` in `style`, before paying."""
+def estimate_extraction(corpus_chunks: Iterable[Chunk], model: str, style: str = "json") -> ExtractionEstimate:
+    """Tokens and dollars to extract `corpus_chunks` (any iterable: it is read once, streaming) with
+    `model` in `style`, before paying."""
     from engine.reasoners import prompts
 
     if style not in ("json", "json+ner", "kg2rag"):
         raise ValueError(f"unknown extraction style {style!r}; use json, json+ner or kg2rag")
-    chunks = list(corpus_chunks)
     if not model:
-        return ExtractionEstimate(model="offline-rules", style=style, chunks=len(chunks), calls=0, prompt_tokens=0,
+        n = sum(1 for _ in corpus_chunks)
+        return ExtractionEstimate(model="offline-rules", style=style, chunks=n, calls=0, prompt_tokens=0,
                                   completion_tokens=0, cost=0.0, token_counter="none",
                                   note="offline rules: no LLM calls")
     count, how = _counter(model)
-    prompt = completion = 0
+    prompt = completion = n = 0
     er, ec = COMPLETION_RATIO["extract"]
     nr, nc = COMPLETION_RATIO["ner"]
-    for ch in chunks:
+    for ch in corpus_chunks:
+        n += 1
         own = count([{"role": "user", "content": ch.text}])
         if style == "kg2rag":
             prompt += count(prompts.extract_kg2rag_messages(ch.title, ch.text))
@@ -251,10 +252,10 @@ def estimate_extraction(corpus_chunks: Sequence[Chunk], model: str, style: str =
             prompt += count(prompts.extract_json_messages(ch.title, ch.text, [])) + ner_out
             completion += ner_out
         completion += int(er * own + ec)
-    calls = len(chunks) * (2 if style == "json+ner" else 1)
+    calls = n * (2 if style == "json+ner" else 1)
     cost = _price(model, prompt, completion)
     note = "" if cost is not None else f"no price for {model!r} in litellm's table"
-    return ExtractionEstimate(model=model, style=style, chunks=len(chunks), calls=calls, prompt_tokens=prompt,
+    return ExtractionEstimate(model=model, style=style, chunks=n, calls=calls, prompt_tokens=prompt,
                               completion_tokens=completion, cost=cost, token_counter=how, note=note)
 
 

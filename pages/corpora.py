@@ -9,6 +9,7 @@ from components.landing import start_here
 from components.chunk_names import chunk_name
 from components.graph import DEFAULT_NODE_CAP, ENTITY_LEGEND, entity_subgraph, name_edge_sources, show_graph
 from components.safe import engine_errors
+from engine.graph_view import entity_view
 from components.tables import (chunks_frame, documents_frame, questions_frame, searchable_table,
                                triplets_frame)
 
@@ -57,11 +58,14 @@ with tabs[4], engine_errors("Drawing the graph"):
     g1, g2 = st.columns([3, 1])
     search = g1.text_input("Find entities", key="graph_search", placeholder="e.g. Arthur's Magazine")
     cap = g2.number_input("Node cap", min_value=10, max_value=400, value=DEFAULT_NODE_CAP, step=10, key="graph_cap")
-    nodes, edges, matched = entity_subgraph(corpus.entity_graph(), search, int(cap))
+    view = entity_view(corpus, search, int(cap))  # at most `cap` entities, never the whole graph
+    nodes, edges, _ = entity_subgraph(view.graph, search, int(cap))
+    matched = view.matched
     show_graph(nodes, name_edge_sources(edges, corpus), height=560, legend=ENTITY_LEGEND,
                caption=f"Showing {len(nodes)} entities (cap {int(cap)} nodes) and {len(edges)} triplet edges; "
                        + (f"{matched} entities match “{search}” (orange), plus their neighbours."
-                          if search.strip() else f"the best-connected entities of {matched}, with their neighbours."))
+                          if search.strip() else f"the best-connected entities of {matched}, with their neighbours.")
+                       + f" Not shown: {view.left_out_entities:,} entities, {view.left_out_edges:,} triplet edges.")
 with tabs[5]:
     actions.extraction(corpus)
 with tabs[6]:

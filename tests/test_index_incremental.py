@@ -54,3 +54,72 @@ def test_add_and_delete_bring_the_index_forward_by_ids(tmp_path, monkeypatch, ki
     fresh = original(c, "chunks", c.embedder.dim)
     assert np.array_equal(fresh.search(q, 3)[1], c._index("chunks").search(q, 3)[1])
     c.close()
+
+
+def test_an_add_writes_a_delta_not_the_whole_index_and_a_reopen_trusts_it(tmp_path, monkeypatch):
+    root = tmp_path / "ws"
+    c = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).create("d")
+    c.add_documents(_docs(80))
+    base = (c.path / "chunks.index").read_bytes()
+    c.add_documents(_docs(3, start=200))  # 3 chunks on 80: within the delta share
+    assert (c.path / "chunks.index").read_bytes() == base
+    delta = c.path / "chunks.index.delta"
+    assert delta.is_file() and delta.stat().st_size < len(base) / 10
+    c.close()
+    reopened = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).open("d")
+    original = type(reopened)._rebuild_index
+
+    def no_chunk_rebuild(self, which, *a, **k):
+        assert which != "chunks", "the chunk index was rebuilt"
+        return original(self, which, *a, **k)
+
+    monkeypatch.setattr(type(reopened), "_rebuild_index", no_chunk_rebuild)
+    assert len(reopened._index("chunks")) == 83 and reopened.check() == []
+    monkeypatch.undo()
+    reopened.delete_document("d005")  # a remove: the whole index is written, the delta folded in
+    assert not delta.exists() and (reopened.path / "chunks.index").read_bytes() != base
+    reopened.close()
+
+
+def test_a_damaged_delta_is_rebuilt_and_a_leftover_one_ignored(tmp_path):
+    from engine.integrity import inspect
+
+    root = tmp_path / "ws"
+    c = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).create("d")
+    c.add_documents(_docs(80))
+    c.add_documents(_docs(2, start=200))
+    c.close()
+    delta = root / "d" / "chunks.index.delta"
+    raw = bytearray(delta.read_bytes())
+    raw[-3] ^= 0xFF  # a vector byte
+    delta.write_bytes(bytes(raw))
+    assert any("delta" in f.message for f in inspect(root / "d"))
+    c = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).open("d")
+    assert len(c._index("chunks")) == 82 and c.check() == [] and not delta.exists()
+    q = c.embed(["Town201 lies on river R201. Person201 was born in Town201."])
+    assert c._db.execute("SELECT doc_id FROM chunks WHERE chunk_id=?",
+                         (c.search_chunks(q, 1)[0][0][0],)).fetchone()[0] == "d201"
+    delta.write_bytes(bytes(raw))  # a delta of an older index file beside the new one: ignored
+    c.close()
+    assert inspect(root / "d") == []
+
+
+@pytest.mark.parametrize("which", ["chunks", "propositions"])
+def test_an_ivf_rebuild_in_pages_trains_on_a_sample_of_the_whole_table(tmp_path, monkeypatch, which):
+    from engine.vectors import FaissVectorStore
+
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create("s", CorpusSettings(index_kind="ivf"))
+    c.add_documents(_docs(120))
+    c.import_triplets(_triplets(c, _docs(120)))
+    c.refresh_indexes()
+    trained = []
+    real_train = FaissVectorStore.train
+    monkeypatch.setattr(FaissVectorStore, "train", lambda self, v: (trained.append(len(v)), real_train(self, v)))
+    store = c._rebuild_index(which, c.embedder.dim, page=16)  # pages of 16, so training comes first
+    assert trained == [120]  # the whole (small) table, not the first page
+    table, key = ("chunks", "rid") if which == "chunks" else ("triplets", "tid")
+    want = {r[0] for r in c._db.execute(f"SELECT {key} FROM {table}")}
+    assert store.kind == "ivf" and set(store.ids().tolist()) == want
+    ids, vecs = store.vectors()
+    _, top = store.search(vecs[:5], 1)
+    assert list(top[:, 0]) == list(ids[:5])  # each stored vector finds itself

@@ -141,3 +141,20 @@ def test_auto_index_is_exact_below_the_threshold_and_ivf_above(tmp_path, monkeyp
     c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).open("auto")  # the file is IVF and trusted
     assert c._index("chunks").kind == "ivf" and c.check() == [] and inspect(c.path) == []
     assert len(c.search_chunks(c.embed(["Town21 lies on river"]), 12)[0]) == 12
+
+
+def test_milvus_credentials_come_from_the_environment_never_the_stored_uri(tmp_path, monkeypatch):
+    import pymilvus
+
+    from engine.vectors import milvus_store
+
+    with pytest.raises(ValueError, match="TRIPLET_LENS_MILVUS_TOKEN"):
+        milvus_store.parse_uri("milvus://root:Milvus@db.example:19530", tmp_path)
+    assert milvus_store.parse_uri("milvus://db.example:19530", tmp_path) == "http://db.example:19530"
+    seen = []
+    monkeypatch.setattr(pymilvus, "MilvusClient", lambda uri, **kw: seen.append((uri, kw)))
+    monkeypatch.setenv("TRIPLET_LENS_MILVUS_TOKEN", "root:s3cret")
+    milvus_store._client("http://db.example:19530")
+    monkeypatch.delenv("TRIPLET_LENS_MILVUS_TOKEN")
+    milvus_store._client("http://db.example:19530")
+    assert seen == [("http://db.example:19530", {"token": "root:s3cret"}), ("http://db.example:19530", {})]

@@ -10,7 +10,8 @@ Layout of `out_dir` (summaries built in engine/eval/report.py):
 
 Each line is flushed as soon as its question is done, so an interrupted run (Ctrl-C, a crash, a
 killed process) resumes where it stopped: questions already in the jsonl are skipped, and a half-
-written last line is cut off. A question whose method raises is recorded with its error and scores
+written last line is cut off. Records are never all held: resume keeps the ids done, the summary
+is accumulated from the jsonl streamed line by line (report.summarize_stream). A question whose method raises is recorded with its error and scores
 0; only provider errors that no retry fixes (bad key, unknown model, unreachable server) stop the
 whole run, with one message, because every later question would fail the same way.
 """
@@ -29,7 +30,8 @@ from engine.eval.evidence import EvidenceGold, locate_evidence
 from engine.eval.failures import ERROR, label_t2rag
 from engine.eval.metrics import PARAGRAPH, SENTENCE, QuestionMetrics, failed_question_metrics, score_question
 from engine.eval.recall_loss import RecallLoss, failed_recall_loss, recall_loss
-from engine.eval.report import EvalSummary, MethodSummary, summarize_method, summary_markdown, write_summary  # noqa: F401
+from engine.eval.report import (EvalSummary, MethodSummary, summarize_method, summarize_stream,  # noqa: F401
+                               summary_markdown, write_summary)
 from engine.llm.base import LLMError
 from engine.methods.base import Result, Usage, save_result
 from engine.progress import ProgressCallback, no_progress
@@ -81,32 +83,58 @@ def select_questions(corpus: Any, questions: None | int | Sequence[str]) -> list
     return out
 
 
-def read_records(path: Path, repair: bool = False) -> dict[str, QuestionRecord]:
-    """Records already written, by qid (a later line for the same qid wins). A truncated or
-    garbled line is ignored; with `repair`, a broken tail is cut off so appends start clean."""
-    out: dict[str, QuestionRecord] = {}
+def iter_records(path: Path, repair: bool = False) -> Iterator[tuple[int, QuestionRecord]]:
+    """(byte offset, record) of each good line, streamed (one line in memory at a time). A
+    truncated or garbled line is skipped; with `repair`, a broken tail is cut off once the whole
+    file was read, so appends start clean."""
     if not path.exists():
-        return out
-    raw = path.read_bytes()
-    good_end = 0
-    pos = 0
-    for line in raw.splitlines(keepends=True):
-        pos += len(line)
-        if not line.strip():
+        return
+    good_end = pos = 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            start, pos = pos, pos + len(line)
+            if not line.strip():
+                good_end = pos
+                continue
+            try:
+                if not line.endswith(b"\n"):
+                    raise ValueError("unterminated line")  # the process died mid-write
+                rec = serde.from_dict(QuestionRecord, json.loads(line))
+            except (ValueError, TypeError, KeyError):
+                continue
             good_end = pos
-            continue
-        try:
-            if not line.endswith(b"\n"):
-                raise ValueError("unterminated line")  # the process died mid-write
-            rec = serde.from_dict(QuestionRecord, json.loads(line))
-            out[rec.qid] = rec
-            good_end = pos
-        except (ValueError, TypeError, KeyError):
-            continue
-    if repair and good_end < len(raw):
+            yield start, rec
+    if repair and good_end < pos:
         # only the tail can be half-written (lines are appended); keep every complete line
         with open(path, "r+b") as fh:
             fh.truncate(good_end)
+
+
+def _last_offsets(path: Path, repair: bool = False) -> dict[str, int]:
+    """qid -> offset of its last good line (a later line for the same qid wins)."""
+    return {rec.qid: off for off, rec in iter_records(path, repair)}
+
+
+def done_qids(path: Path, repair: bool = False) -> set[str]:
+    """The questions `path` holds a record for (the records themselves are not kept)."""
+    return set(_last_offsets(path, repair))
+
+
+def iter_last_records(path: Path, qids: set[str] | None = None) -> Iterator[QuestionRecord]:
+    """The last record of each question (of `qids`, or all), streamed in file order: two passes
+    over the file, holding an offset per question, never the records."""
+    last = _last_offsets(path)
+    for off, rec in iter_records(path):
+        if last.get(rec.qid) == off and (qids is None or rec.qid in qids):
+            yield rec
+
+
+def read_records(path: Path, repair: bool = False) -> dict[str, QuestionRecord]:
+    """Records already written, by qid (a later line for the same qid wins), all in memory: for a
+    view of one run's records; the harness itself streams them (`iter_last_records`)."""
+    out: dict[str, QuestionRecord] = {}
+    for _, rec in iter_records(path, repair):
+        out[rec.qid] = rec
     return out
 
 
@@ -287,7 +315,7 @@ def _run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | 
     stopped = ""
     for name in methods:
         path = out / f"{name}.jsonl"
-        have = read_records(path, repair=True)
+        have = done_qids(path, repair=True)
         todo = [q for q in selected if q.qid not in have]
         done += len(selected) - len(todo)
         on_progress(done, total, f"{name}: {len(selected) - len(todo)} already done")
@@ -330,7 +358,9 @@ def _run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | 
 
 def summarize(out: Path, corpus: Any, methods: list[str], selected: list[Question], reasoner: Any,
               *, unit: str, k: int, stopped: str = "") -> EvalSummary:
-    rows = [summarize_method(m, read_records(out / f"{m}.jsonl"), selected, unit, k) for m in methods]
+    by_qid = {q.qid: q for q in selected}
+    rows = [summarize_stream(m, ((by_qid[r.qid], r) for r in iter_last_records(out / f"{m}.jsonl", set(by_qid))),
+                             selected, unit, k) for m in methods]
     return EvalSummary(out_dir=str(out), corpus=getattr(corpus, "name", ""),
                        reasoner=getattr(reasoner, "name", str(reasoner)), n_questions=len(selected),
                        methods=rows, stopped=stopped, created=time.time())

@@ -3,7 +3,9 @@
 Answer and retrieval averages run over every selected question (a missing or errored one counts
 0, see metrics.average_metrics); usage averages (calls, tokens, seconds) run over the questions
 that have a record, since a question never run has no bill. Dollars are None-aware: one call with
-an unknown price makes the total unknown rather than silently low.
+an unknown price makes the total unknown rather than silently low. The summary is accumulated from
+the records streamed one at a time (`summarize_stream`), so a run over many thousands of
+questions summarizes in memory that does not grow with its records.
 """
 from __future__ import annotations
 
@@ -12,11 +14,11 @@ import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from engine import serde
 from engine.eval.failures import ERROR, LABELS
-from engine.eval.metrics import PARAGRAPH, SENTENCE, AverageMetrics, average_metrics
+from engine.eval.metrics import PARAGRAPH, SENTENCE, AverageMetrics, QuestionMetrics
 from engine.eval.recall_loss import RecallLossSummary, recall_loss_markdown, summarize_recall_loss
 from engine.types import Question
 
@@ -66,38 +68,117 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
 
 
+class _Average:
+    """metrics.average_metrics over a stream: fed one question at a time (None = no record),
+    holding sums and counts only. Same rules: a missing question counts 0 everywhere, retrieval
+    averages over the questions with gold support at the unit (plus the missing ones when any
+    has), `scored=False` questions are left out."""
+
+    _R = ("precision", "recall", "f1", "recall_at_k", "em")
+
+    def __init__(self, unit: str):
+        self.unit = unit
+        self.n = self.unscored = self.missing = self.r_n = 0
+        self.sums = dict.fromkeys(("em", "f1", "precision", "recall", "n_evidence_chunks"), 0.0)
+        self.r_sums = dict.fromkeys(self._R, 0.0)
+
+    def add(self, m: QuestionMetrics | None) -> None:
+        if m is not None and not m.scored:
+            self.unscored += 1
+            return
+        self.n += 1
+        if m is None:
+            self.missing += 1
+            return
+        for key in self.sums:
+            self.sums[key] += getattr(m, key)
+        r = getattr(m, self.unit)
+        if r is not None:
+            self.r_n += 1
+            for key in self._R:
+                self.r_sums[key] += getattr(r, key)
+
+    def result(self) -> AverageMetrics:
+        if not self.n:
+            return AverageMetrics(retrieval_unit=self.unit, unscored=self.unscored)
+        rn = self.r_n + self.missing if self.r_n else 0
+        r = {key: (v / rn if rn else None) for key, v in self.r_sums.items()}
+        return AverageMetrics(
+            n=self.n, em=self.sums["em"] / self.n, f1=self.sums["f1"] / self.n,
+            precision=self.sums["precision"] / self.n, recall=self.sums["recall"] / self.n,
+            retrieval_unit=self.unit, retrieval_n=rn, retrieval_precision=r["precision"],
+            retrieval_recall=r["recall"], retrieval_f1=r["f1"], recall_at_k=r["recall_at_k"],
+            avg_evidence_chunks=self.sums["n_evidence_chunks"] / self.n, retrieval_em=r["em"],
+            unscored=self.unscored)
+
+
 def summarize_method(name: str, records: dict[str, Any], selected: list[Question],
                      unit: str, k: int) -> MethodSummary:
-    recs = [records.get(q.qid) for q in selected]
-    got = [r for r in recs if r is not None]
-    metrics = [r.metrics if r is not None else None for r in recs]
-    by_unit = {u: average_metrics(metrics, u) for u in (PARAGRAPH, SENTENCE)}
-    usages = [r.usage for r in got if r.usage is not None]
-    cost: float | None = 0.0
-    for u in usages:
-        cost = None if (cost is None or u.cost is None) else cost + u.cost
+    return summarize_stream(name, ((q, records[q.qid]) for q in selected if q.qid in records), selected, unit, k)
+
+
+def summarize_stream(name: str, records: Iterable[tuple[Question, Any]], selected: list[Question],
+                     unit: str, k: int) -> MethodSummary:
+    """The method's summary from its records streamed one at a time ((question, record) pairs,
+    one per question, in any order: e.g. read from the jsonl on disk), holding sums and counts,
+    not the records. Selected questions that never come count as missing."""
+    position = {q.qid: i for i, q in enumerate(selected)}
     types = sorted({q.qtype for q in selected if q.qtype})
-    by_qtype = {t: average_metrics([m for q, m in zip(selected, metrics) if q.qtype == t], unit)
-                for t in types} if len(types) > 1 else {}
-    failures: dict[str, int] = {}
-    if name == "t2rag":
-        failures = {label: 0 for label in LABELS}
-        for r in got:
-            failures[r.failure or ERROR] = failures.get(r.failure or ERROR, 0) + 1
+    by_unit = {u: _Average(u) for u in (PARAGRAPH, SENTENCE)}
+    by_type = {t: _Average(unit) for t in types} if len(types) > 1 else {}
+    seen: set[str] = set()
+    use = {"n": 0, "calls": 0.0, "cached": 0.0, "prompt": 0.0, "completion": 0.0, "engine": 0.0, "llm": 0.0}
+    cost: float | None = 0.0
+    failures: dict[str, int] = {label: 0 for label in LABELS} if name == "t2rag" else {}
+    n_errors = 0
+    first_error: tuple[int, str] | None = None
+
+    def losses():
+        nonlocal cost, n_errors, first_error
+        for q, r in records:
+            seen.add(q.qid)
+            for avg in by_unit.values():
+                avg.add(r.metrics)
+            if q.qtype in by_type:
+                by_type[q.qtype].add(r.metrics)
+            u = r.usage
+            if u is not None:
+                use["n"] += 1
+                for key, attr in (("calls", "calls"), ("cached", "cached_calls"), ("prompt", "prompt_tokens"),
+                                  ("completion", "completion_tokens"), ("engine", "engine_time"),
+                                  ("llm", "llm_time")):
+                    use[key] += getattr(u, attr)
+                cost = None if (cost is None or u.cost is None) else cost + u.cost
+            if name == "t2rag":
+                failures[r.failure or ERROR] = failures.get(r.failure or ERROR, 0) + 1
+            if r.error and r.failure == ERROR:
+                n_errors += 1
+                pos = position.get(q.qid, len(position))
+                if first_error is None or pos < first_error[0]:  # the first in question order
+                    first_error = (pos, f"{r.qid}: {r.error}")
+            loss = getattr(r, "recall_loss", None)
+            if loss is not None and getattr(loss, "unit", unit) == unit:
+                yield loss
+
+    recall = summarize_recall_loss(name, losses(), unit)
+    for q in selected:  # questions without a record count 0 in the answer and retrieval averages
+        if q.qid not in seen:
+            for avg in by_unit.values():
+                avg.add(None)
+            if q.qtype in by_type:
+                by_type[q.qtype].add(None)
+    n = use["n"]
+    mean = (lambda key: use[key] / n if n else 0.0)  # noqa: E731
+    units = {u: a.result() for u, a in by_unit.items()}
     return MethodSummary(
-        method=name, n_questions=len(selected), n_done=len(got), n_errors=sum(1 for r in got if r.error and
-                                                                              r.failure == ERROR),
-        answer=by_unit[unit], retrieval_unit=unit, by_unit=by_unit, k=k,
-        calls_per_q=_mean([u.calls for u in usages]), cached_calls_per_q=_mean([u.cached_calls for u in usages]),
-        prompt_tokens_per_q=_mean([u.prompt_tokens for u in usages]),
-        completion_tokens_per_q=_mean([u.completion_tokens for u in usages]),
-        cost_total=cost, cost_per_q=(cost / len(usages) if cost is not None and usages else (None if cost is None else 0.0)),
-        engine_time_per_q=_mean([u.engine_time for u in usages]), llm_time_per_q=_mean([u.llm_time for u in usages]),
-        failures=failures, by_qtype=by_qtype,
-        recall_loss=summarize_recall_loss(name, [getattr(r, "recall_loss", None) for r in got
-                                                 if getattr(getattr(r, "recall_loss", None), "unit", unit) == unit],
-                                          unit),
-        first_error=next((f"{r.qid}: {r.error}" for r in got if r.error and r.failure == ERROR), ""))
+        method=name, n_questions=len(selected), n_done=len(seen), n_errors=n_errors,
+        answer=units[unit], retrieval_unit=unit, by_unit=units, k=k,
+        calls_per_q=mean("calls"), cached_calls_per_q=mean("cached"), prompt_tokens_per_q=mean("prompt"),
+        completion_tokens_per_q=mean("completion"),
+        cost_total=cost, cost_per_q=(cost / n if cost is not None and n else (None if cost is None else 0.0)),
+        engine_time_per_q=mean("engine"), llm_time_per_q=mean("llm"),
+        failures=failures, by_qtype={t: a.result() for t, a in by_type.items()}, recall_loss=recall,
+        first_error=first_error[1] if first_error else "")
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:

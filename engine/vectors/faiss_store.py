@@ -10,6 +10,13 @@ back from a backup or rolled back by a lost WAL, an index file from another corp
 its sibling - the corpus rebuilds the index from the vectors stored in SQLite, no re-embedding. The
 checksum catches overwritten vector bytes behind an intact header. Writes go to a temporary file
 that is renamed over the old one, so the previous index survives a crash mid-write.
+
+Appends are saved as a delta file beside the index (`<name>.delta`: the vectors added since the
+index file was written, with the new stamp, its own checksum and the checksum of the index file it
+extends), so adding 1% to a large corpus writes 1% of its vectors, not the whole index. The delta is
+folded into a new index file (and removed) after a remove, or when it grows past DELTA_SHARE of the
+index; a delta that does not extend the index file beside it (a crash between writing a new index
+file and removing the old delta) is ignored.
 """
 from __future__ import annotations
 
@@ -24,6 +31,14 @@ from engine.serde import atomic_write_bytes
 
 _MAGIC = b"TLVECv2\x00"
 _HEADER = struct.Struct("<8s32s64s")
+_DELTA_MAGIC = b"TLVECd1\x00"
+_DELTA_HEADER = struct.Struct("<8s32s32s64sq")  # magic, own digest, index file digest, stamp, count
+#: a delta past this share of the index file's vectors is folded into a new index file
+DELTA_SHARE = 0.125
+
+
+def delta_path(path: Path) -> Path:
+    return Path(path).with_name(Path(path).name + ".delta")
 
 
 class IndexFileError(RuntimeError):
@@ -49,6 +64,35 @@ def ivf_cells(n: int) -> int:
     return max(1, min(int(round(math.sqrt(max(n, 1)))), n // 39))
 
 
+def _atomic_write_parts(path: Path, *parts) -> None:
+    """serde.atomic_write_bytes for data given in parts (header, body), so the body - the whole
+    index, 1.5 GB at a million 384-d vectors - is not copied once more to be joined to its header."""
+    import os
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for part in parts:
+                fh.write(part)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def ivf_training_ids(ids: np.ndarray, expected: int) -> np.ndarray:
+    """A random sample of `ids`, enough to train an IVF index for `expected` vectors."""
+    want = min(len(ids), 64 * ivf_cells(expected))
+    return np.sort(np.random.default_rng(0).choice(ids, want, replace=False)) if want < len(ids) else ids
+
+
 class FaissVectorStore:
     """`kind`: `flat` (exact inner product), `hnsw` or `ivf` (approximate, for large corpora).
     An IVF index is trained on the first vectors added (sized for `expected` vectors when the
@@ -70,6 +114,9 @@ class FaissVectorStore:
                 base.hnsw.efSearch = 128
             index = faiss.IndexIDMap2(base)
         self._index = index
+        # what the index file last saved or loaded holds: its path and digest, and the appends since
+        self._base: tuple[Path, bytes] | None = None
+        self._appended: list[tuple[np.ndarray, np.ndarray]] = []
 
     def _new_ivf(self, train: np.ndarray):
         """An IVF-Flat index with ~sqrt(expected) cells, trained on (a sample of) `train`. It keeps
@@ -87,6 +134,13 @@ class FaissVectorStore:
         index.nprobe = min(cells, max(IVF_MIN_PROBE, int(cells * IVF_PROBE_SHARE)))
         return index
 
+    def train(self, sample: np.ndarray) -> None:
+        """IVF: place the cells from `sample` (a random sample of the vectors to come: the first
+        vectors added are otherwise used, which in insertion order may all be about one topic).
+        Other kinds, or an IVF index already trained: nothing to do."""
+        if self.kind == "ivf" and self._index is None and len(sample):
+            self._index = self._new_ivf(np.ascontiguousarray(sample, dtype=np.float32).reshape(-1, self.dim))
+
     def __len__(self) -> int:
         return 0 if self._index is None else int(self._index.ntotal)
 
@@ -96,11 +150,15 @@ class FaissVectorStore:
         vecs = np.ascontiguousarray(vecs, dtype=np.float32).reshape(len(ids), self.dim)
         if self._index is None:
             self._index = self._new_ivf(vecs)
+        if self._base is not None:
+            self._appended.append((np.array(ids, np.int64), vecs.copy()))
         self._index.add_with_ids(vecs, np.ascontiguousarray(ids, dtype=np.int64))
 
     def remove(self, ids: np.ndarray) -> None:
         if len(ids) == 0 or self._index is None:
             return
+        self._base = None  # the next save writes the whole index
+        self._appended = []
         if self.kind == "hnsw":
             # HNSW graphs cannot drop nodes; the corpus rebuilds the index from stored vectors.
             raise NotImplementedError("HNSW indexes are rebuilt, not edited")
@@ -148,15 +206,29 @@ class FaissVectorStore:
         return ids, inner.reconstruct_n(0, len(ids)).reshape(len(ids), self.dim)
 
     def save(self, path: Path, stamp: str) -> None:
+        """Write the appends since the index file as its delta when that is all that changed (and
+        the delta stays small), else the whole index (and remove any delta)."""
         faiss = _faiss()
-        if self._index is None:  # an IVF index nothing was added to yet: an empty untrained one
-            self._index = faiss.index_factory(self.dim, "IVF1,Flat", faiss.METRIC_INNER_PRODUCT)
-        body = faiss.serialize_index(self._index).tobytes()
+        path = Path(path)
         raw_stamp = stamp.encode("utf-8")
         if len(raw_stamp) > 64:
             raise ValueError(f"index stamp longer than 64 bytes: {stamp!r}")
-        header = _HEADER.pack(_MAGIC, hashlib.sha256(body).digest(), raw_stamp)
-        atomic_write_bytes(Path(path), header + body)
+        n_delta = sum(len(i) for i, _ in self._appended)
+        if self._base is not None and self._base[0] == path and n_delta <= DELTA_SHARE * max(len(self) - n_delta, 1):
+            ids = np.concatenate([i for i, _ in self._appended] or [np.zeros(0, np.int64)])
+            vecs = np.concatenate([v for _, v in self._appended] or [np.zeros((0, self.dim), np.float32)])
+            body = ids.astype("<i8").tobytes() + vecs.astype("<f4").tobytes()
+            header = _DELTA_HEADER.pack(_DELTA_MAGIC, hashlib.sha256(body).digest(), self._base[1], raw_stamp,
+                                        len(ids))
+            atomic_write_bytes(delta_path(path), header + body)
+            return
+        if self._index is None:  # an IVF index nothing was added to yet: an empty untrained one
+            self._index = faiss.index_factory(self.dim, "IVF1,Flat", faiss.METRIC_INNER_PRODUCT)
+        body = memoryview(faiss.serialize_index(self._index))  # written as is: no copy of a GB-size buffer
+        digest = hashlib.sha256(body).digest()
+        _atomic_write_parts(path, _HEADER.pack(_MAGIC, digest, raw_stamp), body)
+        delta_path(path).unlink(missing_ok=True)
+        self._base, self._appended = (path, digest), []
 
     @classmethod
     def load(cls, path: Path, dim: int | None, kind: str | None) -> tuple["FaissVectorStore", str]:
@@ -192,4 +264,38 @@ class FaissVectorStore:
             actual = "hnsw" if "HNSW" in type(faiss.downcast_index(index.index)).__name__ else "flat"
         if kind is not None and actual != kind:  # an `auto` corpus past its threshold: rebuilt as the other
             raise IndexFileError(f"index {path} is {actual}, the corpus wants {kind}")
-        return cls(dim or top.d, actual, index=index), raw_stamp.rstrip(b"\x00").decode("utf-8", "replace")
+        store = cls(dim or top.d, actual, index=index)
+        stamp = raw_stamp.rstrip(b"\x00").decode("utf-8", "replace")
+        delta = _read_delta(Path(path), digest, store.dim)
+        if delta is not None:
+            store.add(delta[0], delta[1])
+            stamp = delta[2]
+        store._base = (Path(path), digest)
+        store._appended = [] if delta is None else [(delta[0], delta[1])]
+        return store, stamp
+
+
+def _read_delta(path: Path, base_digest: bytes, dim: int) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """(ids, vectors, stamp) of the delta extending the index file of `base_digest`; None when
+    there is none or it extends another index file (left over: ignored). Raises IndexFileError
+    when it is damaged."""
+    file = delta_path(path)
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise IndexFileError(f"cannot read index delta {file}: {exc.strerror}") from None
+    if len(raw) < _DELTA_HEADER.size:
+        raise IndexFileError(f"index delta {file} is truncated")
+    magic, digest, base, raw_stamp, count = _DELTA_HEADER.unpack_from(raw)
+    if magic != _DELTA_MAGIC:
+        raise IndexFileError(f"{file} is not a Triplet Lens index delta")
+    if base != base_digest:
+        return None
+    body = memoryview(raw)[_DELTA_HEADER.size:]
+    if hashlib.sha256(body).digest() != digest or len(body) != count * (8 + 4 * dim):
+        raise IndexFileError(f"index delta {file} does not match its checksum (bytes changed after it was written)")
+    ids = np.frombuffer(body[:count * 8], "<i8").astype(np.int64)
+    vecs = np.frombuffer(body[count * 8:], "<f4").reshape(count, dim).astype(np.float32)
+    return ids, vecs, raw_stamp.rstrip(b"\x00").decode("utf-8", "replace")

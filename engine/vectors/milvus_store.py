@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
@@ -20,12 +21,18 @@ from engine.vectors.faiss_store import IndexFileError
 
 _BATCH = 5000
 LITE = "milvus-lite"
+#: credentials of a Milvus server that requires them ("user:password" or an API key / token)
+TOKEN_ENV = "TRIPLET_LENS_MILVUS_TOKEN"
 
 
 def parse_uri(spec: str, corpus_dir: Path) -> str:
     """`milvus-lite` -> the embedded database file in the corpus folder; `milvus://host:port` and
     `http(s)://host:port` -> that server."""
     spec = spec.strip()
+    if "@" in spec.split("://", 1)[-1].split("/", 1)[0]:
+        # the URI is stored with the corpus: a password in it would be written to disk
+        raise ValueError("put Milvus credentials in the TRIPLET_LENS_MILVUS_TOKEN environment variable "
+                         "(user:password or an API key), not in the URI (it is stored with the corpus)")
     if spec == LITE:
         return str(Path(corpus_dir) / "vectors.milvus.db")
     if spec.startswith("milvus://"):
@@ -50,7 +57,8 @@ def _client(uri: str):
         from pymilvus import MilvusClient
     except ImportError as exc:  # pragma: no cover
         raise ImportError("the Milvus backend needs pymilvus (and milvus-lite for the embedded engine)") from exc
-    return MilvusClient(uri)
+    token = os.environ.get(TOKEN_ENV, "")  # read per connection, never stored
+    return MilvusClient(uri, token=token) if token and not uri.endswith(".db") else MilvusClient(uri)
 
 
 class MilvusVectorStore:
