@@ -48,7 +48,7 @@ def human_label(name: str) -> str:
 @lru_cache(maxsize=1)
 def choices() -> dict[str, tuple[str, ...]]:
     """The allowed values of the settings that are enums in the engine (shown as select boxes)."""
-    from engine.methods.kg2rag import SEED_STAGES
+    from engine.methods.kg2rag.trace import SEED_STAGES
     from engine.methods.kg2rag.rank import TREE_SCORES
     from engine.methods.kg2rag.select import FILL, OVERFLOW
 
