@@ -12,16 +12,16 @@ import os
 import sys
 
 #: modules providing `register(subparsers)`; a missing one is skipped so a partial install still runs
-COMMAND_MODULES = ("engine.cli_corpus", "engine.cli_extract", "engine.cli_ask", "engine.cli_eval")
+COMMAND_MODULES = ("engine.cli_corpus", "engine.cli_extract", "engine.cli_ask", "engine.cli_eval", "engine.cli_app")
 
 
 class UserError(Exception):
     """Raised by commands for problems the user can fix; printed without a traceback."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m engine") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m engine", description="Triplet Lens: T2RAG and KG2RAG over your own documents.",
+        prog=prog, description="Triplet Lens: T2RAG and KG2RAG over your own documents.",
         epilog="Keys: the command line is run by the machine's own user, so API keys from your environment go "
                "to whatever endpoint you name (--api-base). The app, which visitors may use, sends them only to "
                "the endpoints its operator lists in TRIPLET_LENS_API_BASES.")
@@ -38,11 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m engine") -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     from engine.llm.litellm_call import local_user_policy, set_policy
 
-    parser = build_parser()
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     previous = set_policy(local_user_policy())  # see the epilog: the CLI's user owns its environment
     try:
@@ -60,3 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         return code
     finally:
         set_policy(previous)
+
+
+def console_main() -> int:
+    """The `triplet-lens` console command (pyproject.toml): the same CLI as `python -m engine`."""
+    return main(prog="triplet-lens")

@@ -1,0 +1,35 @@
+"""`app [--port N]`: start the Streamlit app (the same as `make run` without the set-up)."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def app_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+            "--server.headless", "true"]
+
+
+def cmd_app(args) -> int:
+    from engine.cli import UserError
+
+    if not (ROOT / "app.py").exists() or not (ROOT / "pages").is_dir():
+        raise UserError(f"the app's files (app.py, pages/) are not beside the engine in {ROOT}: start the app "
+                        "from a clone of the repository (pip install -e . keeps them in place)")
+    cmd = app_command(args.port)
+    if args.dry_run:
+        print(" ".join(cmd))
+        return 0
+    sys.stdout.flush()
+    os.execv(sys.executable, cmd)  # the app replaces this process: Ctrl-C stops Streamlit itself
+    return 0  # not reached
+
+
+def register(sub) -> None:
+    p = sub.add_parser("app", help="start the app (Streamlit) at http://localhost:PORT")
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--dry-run", action="store_true", help="print the command instead of running it")
+    p.set_defaults(func=cmd_app)
