@@ -20,9 +20,13 @@ import sqlite3
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.serde import atomic_write_text
-from engine.store import Corpus, CorpusError, Workspace, validate_name
+from engine.store.errors import CorpusError, validate_name
+
+if TYPE_CHECKING:  # the store calls into this module (snapshots before drop and delete): types only here
+    from engine.store import Corpus, Workspace
 
 SNAPSHOTS = ".snapshots"
 MANIFEST = "manifest.json"

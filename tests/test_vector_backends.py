@@ -128,7 +128,7 @@ def test_kill_between_sqlite_commit_and_milvus_write_is_repaired(tmp_path):
 
 
 def test_auto_index_is_exact_below_the_threshold_and_ivf_above(tmp_path, monkeypatch):
-    from engine import store as store_mod
+    from engine.store import indexes as store_mod  # where the threshold is read
 
     ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
     c = ws.create("auto")

@@ -19,6 +19,7 @@ from typing import Any, Callable, Protocol
 
 from engine import serde
 from engine.llm.base import LLMCall
+from engine.store.protocol import CorpusView
 
 TRACE_SCHEMA_VERSION = 1
 
@@ -88,7 +89,7 @@ class Result:
 class Method(Protocol):
     name: str
 
-    def answer(self, question: str, corpus: Any, settings: Any = None,
+    def answer(self, question: str, corpus: CorpusView, settings: Any = None,
                on_step: StepCallback | None = None) -> Result:
         ...
 

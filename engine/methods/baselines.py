@@ -20,14 +20,12 @@ from typing import Any
 import numpy as np
 
 from engine.llm.base import LLMCall, LLMError
-from engine.reasoners.base import Reasoner
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.common import format_context
+from engine.reasoners.base import Reasoner
 from engine.rerank import Reranker, is_cosine, make_reranker
+from engine.store.protocol import CorpusView
 from engine.types import Chunk
-
-
-
 
 # --- settings --------------------------------------------------------------------------------
 
@@ -145,7 +143,7 @@ class _Baseline:
         self.reranker = reranker  # overrides settings.reranker when given
         self._rerankers: dict[str, Reranker] = {}
 
-    def answer(self, question: str, corpus, settings=None, on_step: StepCallback | None = None) -> Result:
+    def answer(self, question: str, corpus: CorpusView, settings=None, on_step: StepCallback | None = None) -> Result:
         s = settings or self.settings_cls()
         step = on_step or (lambda label, payload: None)
         t0 = time.perf_counter()
@@ -173,18 +171,18 @@ class _Baseline:
                       stop_reason="answered" if not error else "llm error", error=error,
                       reasoner=getattr(self.reasoner, "name", ""), trace=tr)
 
-    def _retrieve(self, question: str, corpus, s, tr: RetrievalTrace) -> list[str]:
+    def _retrieve(self, question: str, corpus: CorpusView, s, tr: RetrievalTrace) -> list[str]:
         return []
 
     # helpers
 
-    def _dense(self, question: str, corpus, k: int, tr: RetrievalTrace) -> tuple[np.ndarray, list[tuple[str, float]]]:
+    def _dense(self, question: str, corpus: CorpusView, k: int, tr: RetrievalTrace) -> tuple[np.ndarray, list[tuple[str, float]]]:
         qvec = np.asarray(corpus.embed([question]), dtype=np.float32)[0]
         hits = [(cid, float(sc)) for cid, sc in corpus.search_chunks(qvec[None, :], k)[0]]
         tr.stages.append(Stage("dense", _named(corpus, hits)))
         return qvec, hits
 
-    def _rerank(self, question: str, qvec: np.ndarray, corpus, ids: list[str], k: int, spec: str,
+    def _rerank(self, question: str, qvec: np.ndarray, corpus: CorpusView, ids: list[str], k: int, spec: str,
                 tr: RetrievalTrace) -> list[str]:
         reranker = self.reranker or (self._reranker(spec, corpus) if spec else None)
         if not ids:
@@ -203,7 +201,7 @@ class _Baseline:
         tr.stages.append(Stage("rerank", _named(corpus, ranked), note=note))
         return [cid for cid, _ in ranked]
 
-    def _reranker(self, spec: str, corpus) -> Reranker:
+    def _reranker(self, spec: str, corpus: CorpusView) -> Reranker:
         if spec not in self._rerankers:
             self._rerankers[spec] = make_reranker(spec, getattr(corpus, "embedder", None))
         return self._rerankers[spec]
@@ -221,7 +219,7 @@ class _Baseline:
         return lines
 
 
-def _named(corpus, pairs: list[tuple[str, float]]) -> list[RetrievedChunk]:
+def _named(corpus: CorpusView, pairs: list[tuple[str, float]]) -> list[RetrievedChunk]:
     titles = {c.chunk_id: c.title for c in corpus.get_chunks([cid for cid, _ in pairs])} if pairs else {}
     return [RetrievedChunk(cid, titles.get(cid, ""), float(sc)) for cid, sc in pairs]
 
@@ -240,7 +238,7 @@ class StandardRAG(_Baseline):
     settings_cls = StandardRAGSettings
     trace_cls = StandardRAGTrace
 
-    def _retrieve(self, question, corpus, s, tr):
+    def _retrieve(self, question, corpus: CorpusView, s, tr):
         _, hits = self._dense(question, corpus, s.k, tr)
         return [cid for cid, _ in hits]
 
@@ -256,7 +254,7 @@ class SemanticRerankRAG(_Baseline):
     settings_cls = SemanticRerankSettings
     trace_cls = SemanticRerankTrace
 
-    def _retrieve(self, question, corpus, s, tr):
+    def _retrieve(self, question, corpus: CorpusView, s, tr):
         qvec, hits = self._dense(question, corpus, max(s.candidates, s.k), tr)
         return self._rerank(question, qvec, corpus, [cid for cid, _ in hits], s.k, s.reranker, tr)
 
@@ -266,7 +264,7 @@ class HybridRAG(_Baseline):
     settings_cls = HybridSettings
     trace_cls = HybridTrace
 
-    def _retrieve(self, question, corpus, s, tr):
+    def _retrieve(self, question, corpus: CorpusView, s, tr):
         n = max(s.candidates, s.k)
         qvec, dense = self._dense(question, corpus, n, tr)
         sparse = bm25_index(corpus).search(question, n)
@@ -322,7 +320,7 @@ _BM25_LOCK = threading.Lock()
 _BM25_MAX = 4
 
 
-def bm25_index(corpus) -> BM25Index:
+def bm25_index(corpus: CorpusView) -> BM25Index:
     """The corpus's BM25 index, built on first use and kept while the corpus's path and chunk
     count stay the same (adding or deleting documents changes the count, so it is rebuilt)."""
     where = getattr(corpus, "path", None) or getattr(corpus, "root", None) or id(corpus)

@@ -19,11 +19,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.reasoners import prompts
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.common import clean_call
 from engine.methods.t2rag.trace import ShownChunk
+from engine.reasoners import prompts
+from engine.store.protocol import CorpusView
 
 UNAVAILABLE = "IRCoT needs a real LLM; the offline reasoner cannot write chain-of-thought"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
@@ -117,7 +118,7 @@ class IRCoT:
             value, call = "", LLMCall(job=job, model=self.reasoner.name, error=f"{type(exc).__name__}: {exc}")
         return value, clean_call(call), time.perf_counter() - t0
 
-    def _retrieve(self, corpus: Any, query: str, k: int, trace: IRCoTTrace, have: set[str]) -> IRCoTRetrieval:
+    def _retrieve(self, corpus: CorpusView, query: str, k: int, trace: IRCoTTrace, have: set[str]) -> IRCoTRetrieval:
         t0 = time.perf_counter()
         hits = [(str(c), float(s)) for c, s in corpus.search_chunks(corpus.embed([query]), k)[0]]
         new = [c for c, _ in hits if c not in have]
@@ -126,7 +127,7 @@ class IRCoT:
             have.add(c.chunk_id)
         return IRCoTRetrieval(query=query, hits=hits, new_chunk_ids=new, seconds=time.perf_counter() - t0)
 
-    def answer(self, question: str, corpus: Any, settings: IRCoTSettings | None = None,
+    def answer(self, question: str, corpus: CorpusView, settings: IRCoTSettings | None = None,
                on_step: StepCallback | None = None) -> Result:
         settings = settings or IRCoTSettings()
         step = on_step or (lambda label, payload: None)
@@ -154,7 +155,7 @@ class IRCoT:
                       evidence_chunk_ids=[c.chunk_id for c in trace.chunks], stop_reason=trace.stop_reason,
                       error=error, reasoner=trace.reasoner, trace=trace)
 
-    def _run(self, question: str, corpus: Any, settings: IRCoTSettings, trace: IRCoTTrace,
+    def _run(self, question: str, corpus: CorpusView, settings: IRCoTSettings, trace: IRCoTTrace,
              step: StepCallback) -> None:
         have: set[str] = set()
         trace.initial = self._retrieve(corpus, question, settings.k, trace, have)

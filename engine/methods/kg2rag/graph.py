@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from engine.textnorm import normalize_entity
-
 import networkx as nx
 
+from engine.textnorm import normalize_entity
 
 # --- trace records ---------------------------------------------------------------------------
 

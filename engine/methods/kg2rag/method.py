@@ -14,7 +14,6 @@ import time
 import numpy as np
 
 from engine.llm.base import LLMCall, LLMError
-from engine.reasoners.base import Reasoner
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.baselines import bm25_index, rrf
 from engine.methods.common import format_context
@@ -22,10 +21,12 @@ from engine.methods.kg2rag.graph import Tree, expand, spanning_trees, weighted_e
 from engine.methods.kg2rag.rank import cosine_rank
 from engine.methods.kg2rag.select import fill_from_seeds, select_trees
 from engine.methods.kg2rag.trace import KG2RAGSettings, KG2RAGTrace, SeedChunk
+from engine.reasoners.base import Reasoner
 from engine.rerank import Reranker, is_cosine, make_reranker
+from engine.store.protocol import CorpusView
 
 
-def _neighbourhood(corpus, seed_trips, hops: int):
+def _neighbourhood(corpus: CorpusView, seed_trips, hops: int):
     """The part of the entity graph the walk can reach: read by indexed lookups from a store that
     offers it (cost follows the question, not the corpus), else the whole graph."""
     if not hasattr(corpus, "entity_neighbourhood"):
@@ -50,7 +51,7 @@ class KG2RAG:
 
     # -- the method --------------------------------------------------------------------------
 
-    def answer(self, question: str, corpus, settings: KG2RAGSettings | None = None,
+    def answer(self, question: str, corpus: CorpusView, settings: KG2RAGSettings | None = None,
                on_step: StepCallback | None = None) -> Result:
         s = settings or KG2RAGSettings()
         step = on_step or (lambda label, payload: None)
@@ -92,7 +93,7 @@ class KG2RAG:
                       error=error, reasoner=getattr(self.reasoner, "name", ""), trace=tr)
 
     # 1. seed
-    def _seed(self, question: str, qvec: np.ndarray, corpus, s: KG2RAGSettings, tr: KG2RAGTrace):
+    def _seed(self, question: str, qvec: np.ndarray, corpus: CorpusView, s: KG2RAGSettings, tr: KG2RAGTrace):
         """The seed chunks (best first, with their similarity) and the triplets they state."""
         hits = self._seeds(question, qvec, corpus, s)
         seed_ids = [cid for cid, _ in hits]
@@ -108,7 +109,7 @@ class KG2RAG:
         return hits, seed_trips
 
     # 2-5. expand over the entity graph; weighted graph, one maximum spanning tree per component, walk
-    def _expand_and_organize(self, corpus, qvec: np.ndarray, s: KG2RAGSettings, tr: KG2RAGTrace,
+    def _expand_and_organize(self, corpus: CorpusView, qvec: np.ndarray, s: KG2RAGSettings, tr: KG2RAGTrace,
                              seed_scores: dict[str, float], seed_trips, chunk_scores: dict[str, float],
                              clock: "_Clock", step: StepCallback) -> list[Tree]:
         graph = _neighbourhood(corpus, seed_trips, s.hops)
@@ -144,7 +145,7 @@ class KG2RAG:
         return tr.tree_chunk_ids + tr.fill_chunk_ids
 
     # 8. generate
-    def _generate(self, question: str, corpus, tr: KG2RAGTrace) -> str:
+    def _generate(self, question: str, corpus: CorpusView, tr: KG2RAGTrace) -> str:
         """Answer from the selected trees' context; the error to report, "" when it answered."""
         tr.context = tree_context([t for t in tr.trees if t.selected], tr.fill_chunk_ids, corpus)
         error = ""
@@ -158,7 +159,7 @@ class KG2RAG:
             error = f"the answer step failed: {tr.call.error}"
         return error
 
-    def _seeds(self, question: str, qvec: np.ndarray, corpus, s: KG2RAGSettings) -> list[tuple[str, float]]:
+    def _seeds(self, question: str, qvec: np.ndarray, corpus: CorpusView, s: KG2RAGSettings) -> list[tuple[str, float]]:
         """The top-k seed chunks with their cosine similarity, best first."""
         if s.seeds == "dense":
             return corpus.search_chunks(qvec[None, :], s.k)[0]
@@ -173,7 +174,7 @@ class KG2RAG:
             cos.update({c: float(v) for c, v in zip(missing, vecs @ qvec)})
         return [(c, float(cos[c])) for c in ids]
 
-    def _rank(self, question: str, qvec: np.ndarray, trees: list[Tree], corpus, s: KG2RAGSettings,
+    def _rank(self, question: str, qvec: np.ndarray, trees: list[Tree], corpus: CorpusView, s: KG2RAGSettings,
               chunk_scores: dict[str, float], seed_scores: dict[str, float]) -> str:
         """Set each tree's `rank_score`; return a description of the ranker for the trace."""
         reranker = self.reranker or (self._reranker(s.reranker, corpus) if s.reranker else None)
@@ -191,7 +192,7 @@ class KG2RAG:
             t.rank_score = seed_scores.get(t.chunk_ids[0])
         return how + ("; a seed with no triplet: its own similarity" if seeds_alone else "")
 
-    def _reranker(self, spec: str, corpus) -> Reranker:
+    def _reranker(self, spec: str, corpus: CorpusView) -> Reranker:
         if spec not in self._rerankers:
             self._rerankers[spec] = make_reranker(spec, getattr(corpus, "embedder", None))
         return self._rerankers[spec]
@@ -231,7 +232,7 @@ TREE_SEPARATOR = "(next knowledge tree.)"
 FILL_SEPARATOR = "(seed passages.)"
 
 
-def tree_context(selected: list[Tree], fill_ids: list[str], corpus) -> str:
+def tree_context(selected: list[Tree], fill_ids: list[str], corpus: CorpusView) -> str:
     """The answer context: each selected tree's paragraphs in rank order (each tree in walk
     order), a separator line between trees, then the seed chunks added as fill under their own
     separator. The separators keep tree boundaries visible, so the reader can tell one reasoning

@@ -21,14 +21,24 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from engine.llm.base import LLMCall, LLMError
-from engine.reasoners.base import Evidence, SolveResult, parse_source_label
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.common import clean_call
 from engine.methods.t2rag.retrieval import build_queries, chunk_for_solver, retrieve
 from engine.methods.t2rag.state import State, apply_solve, fact_text
-from engine.methods.t2rag.trace import (STOP_REASONS, BindingRecord, DecompositionTrace, RoundTiming, RoundTrace,
-                                        ShownChunk, SynthesisTrace, T2RAGSettings, T2RAGTrace,
-                                        WalkedProposition)
+from engine.methods.t2rag.trace import (
+    STOP_REASONS,
+    BindingRecord,
+    DecompositionTrace,
+    RoundTiming,
+    RoundTrace,
+    ShownChunk,
+    SynthesisTrace,
+    T2RAGSettings,
+    T2RAGTrace,
+    WalkedProposition,
+)
+from engine.reasoners.base import Evidence, SolveResult, parse_source_label
+from engine.store.protocol import CorpusView
 
 __all__ = ["T2RAG", "T2RAGSettings", "T2RAGTrace"]
 
@@ -65,7 +75,7 @@ class T2RAG:
 
     # --- the method -----------------------------------------------------------------------------
 
-    def answer(self, question: str, corpus: Any, settings: T2RAGSettings | None = None,
+    def answer(self, question: str, corpus: CorpusView, settings: T2RAGSettings | None = None,
                on_step: StepCallback | None = None) -> Result:
         settings = settings or T2RAGSettings()
         step = on_step or (lambda label, payload: None)
@@ -105,7 +115,7 @@ class T2RAG:
         elif trace.rounds and trace.rounds[-1].solve_call is None:
             trace.rounds[-1].solve_call = call
 
-    def _run(self, question: str, corpus: Any, settings: T2RAGSettings, trace: T2RAGTrace,
+    def _run(self, question: str, corpus: CorpusView, settings: T2RAGSettings, trace: T2RAGTrace,
              step: StepCallback) -> None:
         state = self._decompose(question, trace, step)  # 1-2
         loop = _Loop(nothing_open=not state.triplets)
@@ -129,7 +139,7 @@ class T2RAG:
         return state
 
     # 3-6. one round: retrieve (no LLM call), solve, update the state, decide whether to stop
-    def _round(self, index: int, question: str, corpus: Any, settings: T2RAGSettings, state: State,
+    def _round(self, index: int, question: str, corpus: CorpusView, settings: T2RAGSettings, state: State,
                loop: "_Loop", trace: T2RAGTrace, step: StepCallback) -> str:
         """The round's stop reason, or "" to go on."""
         rnd = RoundTrace(index=index, state_before=state.snapshot(), timing=RoundTiming())

@@ -12,10 +12,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from engine.methods.t2rag.state import State, known_parts_query, strip_wh_words
-from engine.methods.t2rag.trace import RetrievalQuery, RoundTiming, ShownChunk, T2RAGSettings, WalkedProposition
+from engine.methods.t2rag.trace import (
+    RetrievalQuery,
+    RoundTiming,
+    ShownChunk,
+    T2RAGSettings,
+    WalkedProposition,
+)
+from engine.store.protocol import CorpusView
 
 
 def build_queries(state: State, question: str, settings: T2RAGSettings,
@@ -58,7 +64,7 @@ class RetrievalOutcome:
     chunks: list[ShownChunk] = field(default_factory=list)
 
 
-def retrieve(corpus: Any, queries: list[RetrievalQuery], settings: T2RAGSettings, seen_chunks: set[str],
+def retrieve(corpus: CorpusView, queries: list[RetrievalQuery], settings: T2RAGSettings, seen_chunks: set[str],
              timing: RoundTiming) -> RetrievalOutcome:
     """Walk the global pool by descending best score until `settings.k` distinct chunks are covered.
 
@@ -98,7 +104,7 @@ def _pool(hits: list[list[tuple[int, float]]]) -> dict[int, tuple[float, int]]:
     return best
 
 
-def _walk(corpus: Any, best: dict[int, tuple[float, int]], settings: T2RAGSettings,
+def _walk(corpus: CorpusView, best: dict[int, tuple[float, int]], settings: T2RAGSettings,
           seen_chunks: set[str]) -> tuple[list[WalkedProposition], list[str]]:
     """Propositions by descending score (ties by id, so a run is reproducible) until their chunks
     cover `settings.k` distinct chunks; returns the walked propositions and the covered chunk ids."""

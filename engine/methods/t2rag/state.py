@@ -15,8 +15,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from engine.reasoners.base import PLACEHOLDER, QueryTriplet, SolveResult, is_placeholder, placeholder_tokens
 from engine.methods.t2rag.trace import BindingRecord, StateSnapshot, StateTriplet
+from engine.reasoners.base import (
+    PLACEHOLDER,
+    QueryTriplet,
+    SolveResult,
+    is_placeholder,
+    placeholder_tokens,
+)
 from engine.textnorm import normalize_entity
 
 #: Values a solver writes when it found nothing; binding them would turn a gap into a false fact.

@@ -1,0 +1,151 @@
+"""One corpus: a folder with `corpus.sqlite` and its vector indexes (see engine/store/__init__.py)."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import threading
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from engine import serde
+from engine.store.errors import CorpusBusyError, CorpusError
+from engine.store.graph import CorpusGraph
+from engine.store.indexes import CorpusIndexes
+from engine.store.lock import CorpusLocks
+from engine.store.reads import CorpusReads
+from engine.store.schema import _EDGES_VERSION, _SCHEMA, SCHEMA_VERSION
+from engine.store.settings import CorpusSettings
+from engine.store.writes import CorpusWrites
+from engine.vectors import FaissVectorStore
+
+
+class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusWrites):
+    """One corpus. Safe to share between threads; writes are serialized across processes."""
+
+    def __init__(self, path: Path, *, create_with: CorpusSettings | None = None, embedder=None,
+                 read_only: bool = False):
+        self.path = Path(path)
+        self.name = self.path.name
+        self._lock = threading.RLock()
+        self._plock_guard = threading.Lock()
+        self._plock_count = 0
+        self._plock_fh = None
+        storage_ro = create_with is None and not os.access(self.path, os.W_OK)
+        #: read-only: questions are answered, every change is refused, nothing is written (not even
+        #: a rebuilt index file); on read-only storage the database opens immutable (no -shm needed)
+        self.read_only = bool(read_only or storage_ro) and create_with is None
+        db = self.path / "corpus.sqlite"
+        if self.read_only:
+            mode = "ro&immutable=1" if storage_ro else "ro"
+            self._db = sqlite3.connect(f"file:{db}?mode={mode}", uri=True, check_same_thread=False,
+                                       isolation_level=None, timeout=30.0)
+        else:
+            self._db = sqlite3.connect(db, check_same_thread=False, isolation_level=None, timeout=30.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+        if create_with is not None:
+            with self._lock, self._process_lock(30.0):
+                self._db.executescript(_SCHEMA)  # executescript commits on its own
+            with self._write():
+                self._set_meta("edges_built", _EDGES_VERSION)
+                self._set_meta("schema_version", SCHEMA_VERSION)
+                self._set_meta("settings", serde.to_dict(create_with))
+                self._set_meta("corpus_token", secrets.token_hex(8))
+                self._bump("chunk_gen")
+                self._bump("prop_gen")
+        version = self._get_meta("schema_version")
+        if version != SCHEMA_VERSION:
+            raise CorpusError(f"corpus {self.name!r} has schema version {version!r}; this build reads {SCHEMA_VERSION}")
+        self.settings: CorpusSettings = serde.from_dict(CorpusSettings, self._get_meta("settings"))
+        self.token: str = self._get_meta("corpus_token") or ("legacy" if self.read_only else "")
+        if not self.token:  # a corpus from before tokens: give it one (index files are then rebuilt once)
+            try:
+                with self._write(timeout=2.0):
+                    self.token = self._get_meta("corpus_token") or secrets.token_hex(8)
+                    self._set_meta("corpus_token", self.token)
+            except (CorpusBusyError, sqlite3.OperationalError):
+                self.token = "legacy"
+        #: called with (corpus, reason) before a destructive change (the workspace snapshots it)
+        self.before_destructive = None
+        self._edges_ready = self._get_meta("edges_built") == _EDGES_VERSION
+        if not self._edges_ready and not self.read_only:
+            self._build_entity_edges()
+        self._given_embedder = embedder
+        self._embedder = None
+        self._indexes: dict[str, tuple[FaissVectorStore, int]] = {}
+        self._milvus_client = None
+        self._graph = None
+        self._graph_gen = -1
+        self._no_pending_at_gen = -1  # prop_gen at which no triplet was waiting for a vector
+        #: every triplet up to this tid has a vector (tids only grow; a vector is never unset), so the
+        #: pending scan starts past it instead of reading every triplet
+        self._vec_upto = -1
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+            if self._milvus_client is not None:
+                from engine.vectors.milvus_store import release
+
+                self._milvus_client.close()
+                self._milvus_client = None
+                release(self.settings.vectors, self.path)
+
+    def _get_meta(self, key: str):
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def _set_meta(self, key: str, value) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, json.dumps(value)))
+
+    def _bump(self, key: str) -> int:
+        """Draw a new random generation for `key` (not a counter: a database rolled back to an older
+        state and written again must not reach a generation an index file was already built for)."""
+        gen = secrets.randbits(62)
+        self._set_meta(key, gen)
+        return gen
+
+    def index_stamp(self, which: str, gen: int) -> str:
+        """What an index file built from this database state carries in its header."""
+        return f"{self.token}/{which}/{gen}"
+
+    def check(self) -> list[str]:
+        """Integrity problems (empty list = healthy): every triplet's chunk exists, every vector maps to
+        a row, counts agree between the database and both indexes."""
+        problems: list[str] = []
+        with self._lock:
+            q = lambda sql: self._db.execute(sql).fetchone()[0]  # noqa: E731
+            if (n := q("SELECT COUNT(*) FROM triplet_sources WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")):
+                problems.append(f"{n} triplet source links point at missing chunks")
+            if (n := q("SELECT COUNT(*) FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)")):
+                problems.append(f"{n} triplets have no source chunk")
+            if (n := q("SELECT COUNT(*) FROM chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM extraction)")):
+                problems.append(f"{n} chunks have no extraction status")
+            if (n := q("SELECT COUNT(*) FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)")):
+                problems.append(f"{n} chunks belong to missing documents")
+            if (r := self._db.execute("PRAGMA integrity_check").fetchone()[0]) != "ok":
+                problems.append(f"sqlite integrity check: {r}")
+            for which, sql in (("chunks", "SELECT rid, vec FROM chunks"),
+                               ("propositions", "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")):
+                ids, vecs = self._index(which).vectors()  # first: it may embed pending propositions
+                rows = dict(self._db.execute(sql).fetchall())
+                if set(ids.tolist()) != set(rows):
+                    have = set(ids.tolist())
+                    problems.append(f"{which} index holds {len(have)} vectors for {len(rows)} rows "
+                                    f"({len(have - set(rows))} without a row, {len(set(rows) - have)} missing)")
+                    continue
+                differ = sum(1 for i, v in zip(ids.tolist(), vecs)
+                             if not np.allclose(v, np.frombuffer(rows[i], np.float32), atol=1e-5))
+                if differ:
+                    problems.append(f"{which} index: {differ} vectors differ from the database's")
+        return problems
+
+    def info(self) -> dict:
+        """Counts and settings as plain JSON for `corpus show` and the app."""
+        return {"name": self.name, "path": str(self.path), "settings": asdict(self.settings),
+                "counts": asdict(self.counts())}

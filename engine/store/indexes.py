@@ -1,0 +1,241 @@
+"""The embedder and the two vector indexes (chunks, propositions): load, rebuild from stored vectors, save, search."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from engine.progress import ProgressCallback, no_progress
+from engine.store.settings import AUTO_IVF_AT
+from engine.store.util import _vec_blob, set_aside_non_file
+from engine.vectors import FaissVectorStore, IndexFileError
+
+
+class CorpusIndexes:
+    """The embedder and the two vector indexes (chunks, propositions): load, rebuild from stored vectors, save, search."""
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            given = self._given_embedder
+            if given is not None and self.settings.embedder in ("bundled", getattr(given, "spec", None)):
+                self._embedder = given
+            else:
+                from engine.embed import make_embedder
+
+                self._embedder = make_embedder(self.settings.embedder, api_base=self.settings.embedder_api_base)
+        return self._embedder
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embedder.encode(list(texts))
+
+    def _index(self, which: str) -> FaissVectorStore:
+        """The in-memory index for `chunks` or `propositions`, in step with the database."""
+        with self._lock:
+            gen_key = "chunk_gen" if which == "chunks" else "prop_gen"
+            if which == "propositions":
+                self._embed_pending_propositions()
+            gen = int(self._get_meta(gen_key))
+            cached = self._indexes.get(which)
+            if cached and cached[1] == gen:
+                return cached[0]
+            if self.settings.vectors:
+                return self._milvus_index(which, gen)
+            if cached and cached[0].kind == self._kind_for(which) and not self.read_only:
+                # in step at an older state: add and remove by ids (rowids are never reused)
+                try:
+                    self._resync(which, cached[0])
+                except NotImplementedError:  # HNSW cannot drop nodes: rebuilt below
+                    pass
+                else:
+                    self._save_index(which, cached[0], gen)
+                    return cached[0]
+            file = self.path / f"{which}.index"
+            dim = self.embedder.dim
+            try:
+                store, stamp = FaissVectorStore.load(file, dim, self._kind_for(which))
+                if stamp != self.index_stamp(which, gen):
+                    raise IndexFileError("stale")
+            except IndexFileError:
+                store = self._rebuild_index(which, dim)
+                if not self.read_only:  # read-only: the rebuilt index lives in memory only
+                    set_aside_non_file(file)
+                    store.save(file, self.index_stamp(which, gen))
+            self._indexes[which] = (store, gen)
+            return store
+
+    def _milvus_index(self, which: str, gen: int):
+        """The Milvus collection for `which`, re-synced by ids when its stamp is not this state's
+        (a crash between the SQLite commit and the Milvus write, a restored database)."""
+        from engine.vectors.milvus_store import MilvusVectorStore, parse_uri
+
+        uri = parse_uri(self.settings.vectors, self.path)
+        if self._milvus_client is None:
+            from engine.vectors.milvus_store import _client
+
+            self._milvus_client = _client(uri)
+        store = MilvusVectorStore.connect(uri, f"tl_{self.token}_{which}", self.embedder.dim, self._milvus_client)
+        side = self.path / f"{which}.milvus.json"
+        try:
+            stamp = MilvusVectorStore.read_stamp(side)
+        except IndexFileError:
+            stamp = ""
+        if stamp != self.index_stamp(which, gen) and not self.read_only:
+            self._resync(which, store)
+            store.save(side, self.index_stamp(which, gen))
+        self._indexes[which] = (store, gen)
+        return store
+
+    def _resync(self, which: str, store) -> tuple[int, int]:
+        """Make `store` hold exactly the database's vectors for `which`, by ids: (added, removed)."""
+        # ids only: both scans read a covering index, not the rows with their vectors
+        sql = "SELECT rid FROM chunks" if which == "chunks" else "SELECT tid FROM triplets"
+        want = np.fromiter((r[0] for r in self._db.execute(sql)), np.int64)
+        if which == "propositions":  # less those still waiting for a vector
+            want = np.setdiff1d(want, np.fromiter((r[0] for r in self._db.execute(
+                "SELECT tid FROM triplets WHERE vec IS NULL AND tid > ?", (self._vec_upto,))), np.int64),
+                assume_unique=True)
+        have = store.ids()
+        extra = np.setdiff1d(have, want, assume_unique=True)
+        store.remove(extra)
+        missing = np.setdiff1d(want, have, assume_unique=True).tolist()
+        table, key = ("chunks", "rid") if which == "chunks" else ("triplets", "tid")
+        for i in range(0, len(missing), 4096):
+            part = missing[i:i + 4096]
+            rows = self._in_query(f"SELECT {key}, vec FROM {table} WHERE vec IS NOT NULL AND {key} IN ({{}})", part)
+            store.add(np.array([r[0] for r in rows], np.int64),
+                      np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1))
+        return len(missing), len(extra)
+
+    def _kind_for(self, which: str) -> str:
+        """The FAISS index kind for `which` at its current size (`auto`: by the row count)."""
+        kind = self.settings.index_kind
+        if kind != "auto":
+            return kind
+        # all triplets, pending or not: this count reads an index, not every row's vector
+        sql = "SELECT COUNT(*) FROM chunks" if which == "chunks" else "SELECT COUNT(*) FROM triplets"
+        return "ivf" if self._db.execute(sql).fetchone()[0] >= AUTO_IVF_AT else "flat"
+
+    def _rebuild_index(self, which: str, dim: int, page: int = 65536) -> FaissVectorStore:
+        """Build from the stored vectors, read in pages (memory: the index plus one page)."""
+        count = ("SELECT COUNT(*) FROM chunks" if which == "chunks"
+                 else "SELECT COUNT(*) FROM triplets WHERE vec IS NOT NULL")
+        store = FaissVectorStore(dim, self._kind_for(which), expected=self._db.execute(count).fetchone()[0])
+        sql = ("SELECT rid, vec FROM chunks" if which == "chunks"
+               else "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")
+        if store.kind == "ivf" and store.expected > page:  # cells from a sample of the whole table
+            from engine.vectors.faiss_store import ivf_training_ids
+
+            key = "rid" if which == "chunks" else "tid"
+            ids = np.fromiter((r[0] for r in self._db.execute(sql.replace(", vec", ""))), np.int64)
+            rows = self._in_query(f"{sql} AND {key} IN ({{}})" if which != "chunks" else f"{sql} WHERE rid IN ({{}})",
+                                  ivf_training_ids(ids, store.expected).tolist())
+            store.train(np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), dim))
+            del ids, rows
+        cur = self._db.execute(sql)
+        while rows := cur.fetchmany(page):
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+            store.add(ids, vecs)
+        return store
+
+    def _save_index(self, which: str, store: FaissVectorStore, gen: int) -> None:
+        name = f"{which}.milvus.json" if self.settings.vectors else f"{which}.index"
+        store.save(self.path / name, self.index_stamp(which, gen))
+        self._indexes[which] = (store, gen)
+
+    def _embed_batched(self, texts: list[str], on_progress: ProgressCallback, label: str,
+                       block: int = 256) -> np.ndarray:
+        """Embed in blocks (so progress can be reported) sorted by length: each block then pads as
+        little as one big encode call would, which keeps the store within a few % of raw encoding."""
+        out = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), block):
+            idx = order[start:start + block]
+            out[idx] = self.embed([texts[i] for i in idx])
+            on_progress(min(start + block, len(texts)), len(texts), label)
+        return out
+
+    def _embed_pending_propositions(self, on_progress: ProgressCallback = no_progress, batch: int = 256,
+                                    page: int = 50_000) -> int:
+        """Embed triplets stored without a vector (new from extraction or import)."""
+        gen = int(self._get_meta("prop_gen"))
+        if gen == self._no_pending_at_gen or self.read_only:  # nothing new, or nowhere to store vectors
+            return 0
+        sql = "SELECT tid, subject, predicate, object FROM triplets WHERE vec IS NULL AND tid > ? ORDER BY tid LIMIT ?"
+        done, last = 0, self._vec_upto
+        top = self._db.execute("SELECT COALESCE(MAX(tid), -1) FROM triplets").fetchone()[0]
+        rows = self._db.execute(sql, (last, page)).fetchall()
+        total = len(rows) if len(rows) < page else \
+            self._db.execute("SELECT COUNT(*) FROM triplets WHERE vec IS NULL").fetchone()[0]
+        while rows:  # in pages: memory holds one page of texts and vectors, whatever the corpus
+            vecs = self._embed_batched([f"{s} {p} {o}" for _, s, p, o in rows],
+                                       lambda i, n, label: on_progress(done + i, max(total, done + n), label),
+                                       "embedding propositions", batch)
+            with self._write():
+                self._db.executemany("UPDATE triplets SET vec=? WHERE tid=? AND vec IS NULL",
+                                     [(_vec_blob(v), r[0]) for v, r in zip(vecs, rows)])
+                self._bump("prop_gen")
+            done, last = done + len(rows), rows[-1][0]
+            rows = self._db.execute(sql, (last, page)).fetchall()
+        self._vec_upto = max(self._vec_upto, top)  # rows past `top` came after this pass began
+        if not done:
+            self._no_pending_at_gen = gen
+        return done
+
+    def refresh_indexes(self, on_progress: ProgressCallback = no_progress) -> None:
+        """Embed what is pending and bring both index files in step (end of a long write)."""
+        with self._lock:
+            self._embed_pending_propositions(on_progress)
+            for which in ("chunks", "propositions"):
+                self._index(which)
+
+    def search_chunks(self, query_vecs: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        with self._lock:
+            scores, ids = self._index("chunks").search(query_vecs, k)
+            rid_to_id = self._chunk_ids_for_rids({int(i) for i in ids.ravel() if i >= 0})
+        return [[(rid_to_id[int(i)], float(s)) for s, i in zip(srow, irow) if i >= 0 and int(i) in rid_to_id]
+                for srow, irow in zip(scores, ids)]
+
+    def search_propositions(self, query_vecs: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+        with self._lock:
+            scores, ids = self._index("propositions").search(query_vecs, k)
+        return [[(int(i), float(s)) for s, i in zip(srow, irow) if i >= 0] for srow, irow in zip(scores, ids)]
+
+    def _chunk_ids_for_rids(self, rids: set[int]) -> dict[int, str]:
+        if not rids:
+            return {}
+        out: dict[int, str] = {}
+        rl = list(rids)
+        for i in range(0, len(rl), 900):
+            part = rl[i:i + 900]
+            q = f"SELECT rid, chunk_id FROM chunks WHERE rid IN ({','.join('?' * len(part))})"
+            out.update(self._db.execute(q, part).fetchall())
+        return out
+
+    def chunk_vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            found = dict(self._in_query("SELECT chunk_id, vec FROM chunks WHERE chunk_id IN ({})", chunk_ids))
+        return self._stack([found.get(c) for c in chunk_ids])
+
+    def proposition_vectors(self, triplet_ids: Sequence[int]) -> np.ndarray:
+        with self._lock:
+            self._embed_pending_propositions()
+            found = dict(self._in_query("SELECT tid, vec FROM triplets WHERE tid IN ({})", list(triplet_ids)))
+        return self._stack([found.get(t) for t in triplet_ids])
+
+    def _stack(self, blobs: list[bytes | None]) -> np.ndarray:
+        dim = self.embedder.dim
+        out = np.zeros((len(blobs), dim), dtype=np.float32)
+        for i, b in enumerate(blobs):
+            if b is not None:
+                out[i] = np.frombuffer(b, dtype=np.float32)
+        return out
+
+    def _in_query(self, sql: str, values: Sequence) -> list[tuple]:
+        out: list[tuple] = []
+        values = list(values)
+        for i in range(0, len(values), 900):
+            part = values[i:i + 900]
+            out.extend(self._db.execute(sql.format(",".join("?" * len(part))), part).fetchall())
+        return out

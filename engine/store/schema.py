@@ -1,0 +1,36 @@
+"""The SQLite schema of a corpus (`corpus.sqlite`)."""
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL, source TEXT NOT NULL,
+    kind TEXT NOT NULL, sentences TEXT, added_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+    rid INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id TEXT NOT NULL UNIQUE,
+    doc_id TEXT NOT NULL REFERENCES documents(doc_id), position INTEGER NOT NULL, title TEXT NOT NULL,
+    text TEXT NOT NULL, sent_start INTEGER NOT NULL, sent_end INTEGER NOT NULL, vec BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, position);
+CREATE TABLE IF NOT EXISTS triplets (
+    tid INTEGER PRIMARY KEY AUTOINCREMENT, subject TEXT NOT NULL, predicate TEXT NOT NULL,
+    object TEXT NOT NULL, vec BLOB, UNIQUE(subject, predicate, object));
+CREATE TABLE IF NOT EXISTS triplet_sources (
+    tid INTEGER NOT NULL REFERENCES triplets(tid), chunk_id TEXT NOT NULL REFERENCES chunks(chunk_id),
+    PRIMARY KEY (tid, chunk_id));
+CREATE INDEX IF NOT EXISTS sources_chunk ON triplet_sources(chunk_id);
+CREATE TABLE IF NOT EXISTS extraction (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(chunk_id), status TEXT NOT NULL, model TEXT NOT NULL,
+    error TEXT NOT NULL, calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL, cost REAL, updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS questions (qid TEXT PRIMARY KEY, position INTEGER NOT NULL, data TEXT NOT NULL);
+""" + """
+CREATE TABLE IF NOT EXISTS entity_edges (tid INTEGER PRIMARY KEY, head TEXT NOT NULL, tail TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS edges_head ON entity_edges(head);
+CREATE INDEX IF NOT EXISTS edges_tail ON entity_edges(tail);
+"""
+
+#: `entity_edges` holds each triplet's normalized entities, indexed both ways, so a question reads
+#: the m-hop neighbourhood of its seeds with indexed lookups instead of loading every triplet.
+_EDGES_VERSION = 1

@@ -1,0 +1,54 @@
+"""A corpus's fixed settings and the records it reports."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.chunking import ChunkingSettings
+from engine.store.errors import CorpusError
+
+#: `auto` indexes switch from exact search to IVF at this many vectors: exact search costs
+#: ~20 ms a query at 100k 384-d vectors on one core and grows linearly; IVF builds a million
+#: vectors in under a minute where HNSW takes most of an hour (bench/scale_bench.py).
+AUTO_IVF_AT = 200_000
+
+
+@dataclass(frozen=True)
+class CorpusSettings:
+    chunking: ChunkingSettings = ChunkingSettings()
+    embedder: str = "bundled"
+    """Embedder spec (see engine.embed.make_embedder); fixed at creation: vectors must agree."""
+    index_kind: str = "auto"
+    """`flat` (exact inner product), `hnsw` or `ivf` (approximate, for large corpora), or `auto`:
+    exact below AUTO_IVF_AT vectors, IVF from there (recall@10 against exact: docs/scaling.md)."""
+    embedder_api_base: str = ""
+    """Endpoint for a `litellm:` embedder served by an OpenAI-compatible server (never a key)."""
+    vectors: str = ""
+    """Where the vector indexes live: '' = FAISS files in the corpus folder (`index_kind`);
+    `milvus-lite` = embedded Milvus in the corpus folder; `milvus://host:19530` = a Milvus server."""
+
+    def __post_init__(self) -> None:
+        if self.index_kind not in ("flat", "hnsw", "ivf", "auto"):
+            raise CorpusError(f"unknown index kind {self.index_kind!r}: use 'auto', 'flat', 'hnsw' or 'ivf'")
+        if self.vectors and not (self.vectors == "milvus-lite" or self.vectors.startswith(("milvus://", "http"))):
+            raise CorpusError(f"unknown vector backend {self.vectors!r}: use '' (FAISS files), 'milvus-lite' or "
+                              "milvus://host:19530")
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    doc_id: str
+    title: str
+    source: str
+    kind: str
+    n_chunks: int
+
+
+@dataclass(frozen=True)
+class CorpusCounts:
+    documents: int
+    chunks: int
+    triplets: int
+    questions: int
+    extracted: int
+    pending: int
+    failed: int
