@@ -26,7 +26,7 @@ def test_the_wheel_carries_the_engine_the_command_and_the_locked_dependencies(tm
         names = z.namelist()
         meta = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         entry = z.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
-    assert "engine/cli.py" in names and "engine/methods/t2rag/method.py" in names and "components/graph.py" in names
+    assert "engine/cli/__init__.py" in names and "engine/methods/t2rag/method.py" in names and "components/graph.py" in names
     assert not any(n.startswith("tests/") for n in names)
     assert "triplet-lens = engine.cli:console_main" in entry
     locked = [ln.split("==")[0] for ln in (ROOT / "requirements.txt").read_text().splitlines()

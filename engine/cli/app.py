@@ -5,7 +5,7 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # engine/cli/app.py -> the repository
 
 
 def app_command(port: int) -> list[str]:

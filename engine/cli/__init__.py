@@ -1,6 +1,6 @@
 """`python -m engine ...`: the command line over the same engine calls the app makes.
 
-Each area registers its own sub-commands (`register(subparsers)` in engine/cli_*.py). Errors a user
+Each area registers its own sub-commands (`register(subparsers)` in engine/cli/*.py). Errors a user
 can act on print one line on stderr and exit with code 2 (bad input or usage) or 1 (a failure while
 running); a traceback is only printed with TRIPLET_LENS_DEBUG=1.
 """
@@ -12,7 +12,7 @@ import os
 import sys
 
 #: modules providing `register(subparsers)`; a missing one is skipped so a partial install still runs
-COMMAND_MODULES = ("engine.cli_corpus", "engine.cli_extract", "engine.cli_ask", "engine.cli_eval", "engine.cli_app")
+COMMAND_MODULES = ("engine.cli.corpus", "engine.cli.extract", "engine.cli.ask", "engine.cli.eval", "engine.cli.app")
 
 
 class UserError(Exception):

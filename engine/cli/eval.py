@@ -81,7 +81,7 @@ def cmd_eval(args) -> int:
     overrides = {"k": args.k, "rounds": args.rounds, "hops": args.hops}
     settings_by_method = None
     if any(v is not None for v in overrides.values()):
-        from engine.cli_ask import method_settings
+        from engine.cli.ask import method_settings
 
         settings_by_method = {m: method_settings(m, overrides) for m in methods}
     bar = TerminalProgress()
