@@ -82,7 +82,10 @@ def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool) -> tup
     widths = {n.id: 7.5 * len(short_label(n.label)) for n in nodes}
     # two packings of the components: one for a wide canvas, one for a phone (the page picks)
     pos = component_layout([n.id for n in nodes], pairs, label_width=widths, aspect=2.8)
-    narrow = component_layout([n.id for n in nodes], pairs, label_width=widths, aspect=0.8)
+    # a phone column is ~340 x 480 px: pack tighter there (labels may touch) so the fit zooms out
+    # less and labels stay readable
+    narrow = component_layout([n.id for n in nodes], pairs, label_width={k: v * 0.4 for k, v in widths.items()},
+                              aspect=0.75, unit=110.0, gap=0.15)
     net = Network(directed=directed, cdn_resources="in_line")
     for n in nodes:
         # plain text: vis-network 9 draws labels on canvas and sets string titles as text, so an
@@ -122,7 +125,7 @@ _INIT = """
   function readable() {
     var s = net.getScale() || 1;
     // at least 12 px on screen (a phone fits a big drawing at a third of its size), within reason
-    font(Math.min(base.node * 5, Math.max(base.node, 12 / s)));
+    font(Math.min(base.node * 7, Math.max(base.node, 12 / s)));
   }
   function fit() {
     if (!box.clientWidth || !box.clientHeight) return;

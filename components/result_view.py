@@ -18,15 +18,18 @@ def usage_caption(result) -> str:
             f"LLM {u.llm_time:.2f}s")
 
 
-def show_baseline(result, gold: list[str] | None = None) -> None:
+def show_baseline(result, gold: list[str] | None = None, corpus=None) -> None:
+    from components.chunk_names import chunk_names
+
     tr = result.trace
     show_answer_box(result, gold)
     if tr is None or not hasattr(tr, "stages"):
         return
+    names = chunk_names(corpus, [c.chunk_id for s in tr.stages for c in s.chunks])
     for s in tr.stages:
         st.markdown(f"**{s.name}**" + (f" — {s.note}" if s.note else ""))
-        st.dataframe(pd.DataFrame([{"chunk": c.chunk_id, "title": c.title, "score": round(c.score, 4)}
-                                   for c in s.chunks], columns=["chunk", "title", "score"]),
+        st.dataframe(pd.DataFrame([{"chunk": names.get(c.chunk_id, c.chunk_id), "score": round(c.score, 4)}
+                                   for c in s.chunks], columns=["chunk", "score"]),
                      hide_index=True, width="stretch")
     with st.expander("Context exactly as sent"):
         st.code(tr.context or "(empty)", language=None, wrap_lines=True)
@@ -43,5 +46,5 @@ def show_result(result, corpus=None, state_key: str = "ask_round", gold: list[st
 
         show_kg2rag(result, state_key, corpus, gold)
     else:
-        show_baseline(result, gold)
+        show_baseline(result, gold, corpus)
     st.caption(usage_caption(result))

@@ -97,10 +97,11 @@ def open_hostile_trace(vector: str, at: AppTest, base: str, workspace: Path, emb
     if vector == "saved_run":
         runs = workspace / CORPUS / "runs"
         runs.mkdir(exist_ok=True)
-        (runs / f"t2rag-hostile-{uuid.uuid4().hex[:6]}.json").write_text(hostile_trace(workspace, embedder, base))
+        name = f"t2rag-hostile-{uuid.uuid4().hex[:6]}.json"
+        (runs / name).write_text(hostile_trace(workspace, embedder, base))
         at = goto(at, "ask")
-        pick = at.selectbox(key="ask_open_pick")
-        pick.set_value(next(o for o in pick.options if "hostile" in o))
+        pick = at.selectbox(key="ask_open_pick")  # labelled by question · method · time; valued by file
+        pick.set_value(name)
         at.button(key="ask_open_open").click().run()
         assert at.session_state["ask_result"] is not None  # the run opened
         return at
