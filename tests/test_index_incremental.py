@@ -3,6 +3,8 @@ by ids (added rows appended, deleted rows removed), not rebuilt from every store
 index, which cannot drop nodes, is rebuilt after a delete. The store's result equals a rebuild."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -123,3 +125,26 @@ def test_an_ivf_rebuild_in_pages_trains_on_a_sample_of_the_whole_table(tmp_path,
     ids, vecs = store.vectors()
     _, top = store.search(vecs[:5], 1)
     assert list(top[:, 0]) == list(ids[:5])  # each stored vector finds itself
+
+
+def test_a_new_process_looks_for_pending_propositions_past_the_last_embedded_one(tmp_path):
+    root = tmp_path / "ws"
+    c = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).create("v")
+    c.add_documents(_docs(30))
+    c.import_triplets(_triplets(c, _docs(30)))
+    top = c._db.execute("SELECT MAX(tid) FROM triplets").fetchone()[0]
+    c.close()
+    other = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).open("v")
+    other.add_documents(_docs(3, start=50))
+    other.import_triplets(_triplets(other, _docs(3, start=50)), refresh=False)  # pending: no vectors yet
+    other.close()
+    again = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).open("v")
+    seen = []
+    again._db.set_trace_callback(seen.append)
+    again.refresh_indexes()
+    again._db.set_trace_callback(None)
+    scans = [q for q in seen if "vec IS NULL AND tid >" in q]
+    starts = [int(re.search(r"tid > (-?\d+)", q).group(1)) for q in scans]
+    assert starts and starts[0] == top and min(starts) >= top  # never from the first row
+    assert again._db.execute("SELECT COUNT(*) FROM triplets WHERE vec IS NULL").fetchone()[0] == 0
+    assert len(again._index("propositions")) == 33 and again.check() == []

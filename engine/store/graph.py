@@ -32,7 +32,7 @@ class CorpusGraph:
                 frontier = nxt
             return full.edge_subgraph([(u, v, k) for u, v, k in full.edges(keys=True) if k in keep]).copy()
         seen = {e for e in entities if e}
-        frontier, tids = set(seen), set()
+        frontier, tids = set(seen), {}
         with self._lock:
             for _ in range(max(hops, 0)):
                 if not frontier:
@@ -46,13 +46,13 @@ class CorpusGraph:
                 nxt = set()
                 for tid, h, t in rows:
                     if h and t:
-                        tids.add(tid)
+                        tids[tid] = (h, t)
                         nxt.update(x for x in (h, t) if x not in seen)
                 seen |= nxt
                 frontier = nxt
         g = nx.MultiGraph()
         for t in self.get_triplets(sorted(tids)):
-            h, tl = normalize_entity(t.subject), normalize_entity(t.object)
+            h, tl = tids[t.triplet_id]  # normalized when stored: not again per question (a hub has thousands)
             g.add_node(h, label=t.subject) if h not in g else None
             g.add_node(tl, label=t.object) if tl not in g else None
             g.add_edge(h, tl, key=t.triplet_id, subject=t.subject, predicate=t.predicate, object=t.object,

@@ -1,11 +1,13 @@
 """The embedder and the two vector indexes (chunks, propositions): load, rebuild from stored vectors, save, search."""
 from __future__ import annotations
 
+import sqlite3
 from typing import Sequence
 
 import numpy as np
 
 from engine.progress import ProgressCallback, no_progress
+from engine.store.errors import CorpusBusyError
 from engine.store.settings import AUTO_IVF_AT
 from engine.store.util import _vec_blob, set_aside_non_file
 from engine.vectors import FaissVectorStore, IndexFileError
@@ -93,7 +95,7 @@ class CorpusIndexes:
         want = np.fromiter((r[0] for r in self._db.execute(sql)), np.int64)
         if which == "propositions":  # less those still waiting for a vector
             want = np.setdiff1d(want, np.fromiter((r[0] for r in self._db.execute(
-                "SELECT tid FROM triplets WHERE vec IS NULL AND tid > ?", (self._vec_upto,))), np.int64),
+                "SELECT tid FROM triplets WHERE vec IS NULL AND tid > ?", (self._vec_floor(),))), np.int64),
                 assume_unique=True)
         have = store.ids()
         extra = np.setdiff1d(have, want, assume_unique=True)
@@ -156,6 +158,14 @@ class CorpusIndexes:
             on_progress(min(start + block, len(texts)), len(texts), label)
         return out
 
+    def _vec_floor(self) -> int:
+        """Every triplet up to this tid has a vector (this process's pass, or the last pass of any
+        process, kept in meta): tids only grow and a vector is never unset, so pending rows are
+        looked for past it instead of in every row."""
+        if self._vec_upto < 0:
+            self._vec_upto = int(self._get_meta("vec_upto") or -1)
+        return self._vec_upto
+
     def _embed_pending_propositions(self, on_progress: ProgressCallback = no_progress, batch: int = 256,
                                     page: int = 50_000) -> int:
         """Embed triplets stored without a vector (new from extraction or import)."""
@@ -163,7 +173,7 @@ class CorpusIndexes:
         if gen == self._no_pending_at_gen or self.read_only:  # nothing new, or nowhere to store vectors
             return 0
         sql = "SELECT tid, subject, predicate, object FROM triplets WHERE vec IS NULL AND tid > ? ORDER BY tid LIMIT ?"
-        done, last = 0, self._vec_upto
+        done, last = 0, self._vec_floor()
         top = self._db.execute("SELECT COALESCE(MAX(tid), -1) FROM triplets").fetchone()[0]
         rows = self._db.execute(sql, (last, page)).fetchall()
         total = len(rows) if len(rows) < page else \
@@ -178,7 +188,14 @@ class CorpusIndexes:
                 self._bump("prop_gen")
             done, last = done + len(rows), rows[-1][0]
             rows = self._db.execute(sql, (last, page)).fetchall()
-        self._vec_upto = max(self._vec_upto, top)  # rows past `top` came after this pass began
+        if top > self._vec_floor():  # rows past `top` came after this pass began
+            self._vec_upto = top
+            try:
+                with self._write(timeout=1.0):  # for the next process too: its first pass need not read every row
+                    if top > (self._get_meta("vec_upto") or -1):
+                        self._set_meta("vec_upto", top)
+            except (CorpusBusyError, sqlite3.OperationalError):
+                pass  # only a shortcut for the next process: it reads the rows instead
         if not done:
             self._no_pending_at_gen = gen
         return done
