@@ -13,16 +13,15 @@ bundled embedder elsewhere.
 """
 from __future__ import annotations
 
-import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 
 from engine.llm.base import LLMCall
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
-from engine.types import Chunk, Triplet
+from engine.types import Chunk
+from tests.doubles import HashEmbedder, MemoryCorpus, hash_embed  # noqa: F401 - hash_embed re-exported
 
 _WORD = re.compile(r"\w+")
 
@@ -115,60 +114,12 @@ class OfflineLikeReasoner(ScriptedReasoner):
 
 # --- corpus -------------------------------------------------------------------------------------
 
-def hash_embed(texts: list[str], dim: int = 256) -> np.ndarray:
-    out = np.zeros((len(texts), dim), dtype=np.float32)
-    for i, t in enumerate(texts):
-        for w in _WORD.findall(t.lower()):
-            out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % dim] += 1.0
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return out / norms
-
-
-@dataclass
-class FakeCorpus:
-    """chunks: (chunk_id, title, text); triplets: (s, p, o, chunk_ids)."""
-
-    chunk_rows: list[tuple[str, str, str]]
-    triplet_rows: list[tuple[str, str, str, tuple[str, ...]]]
-    embed_calls: int = 0
-    search_calls: int = 0
-    searched_k: list[int] = field(default_factory=list)
-
-    def __post_init__(self):
-        self._chunks = {cid: Chunk(cid, cid.split("#")[0], i, title, text)
-                        for i, (cid, title, text) in enumerate(self.chunk_rows)}
-        self._triplets = {i: Triplet(s, p, o, tuple(cids), i) for i, (s, p, o, cids) in enumerate(self.triplet_rows, 1)}
-        self._tids = list(self._triplets)
-        self._pvecs = hash_embed([t.proposition for t in self._triplets.values()])
-        self._cids = list(self._chunks)
-        self._cvecs = hash_embed([c.text for c in self._chunks.values()])
-
-    def embed(self, texts):
-        self.embed_calls += 1
-        return hash_embed(list(texts))
-
-    def _search(self, vecs, mat, ids, k):
-        scores = np.asarray(vecs) @ mat.T
-        out = []
-        for row in scores:
-            order = np.argsort(-row, kind="stable")[:k]
-            out.append([(ids[j], float(row[j])) for j in order])
-        return out
-
-    def search_propositions(self, vecs, k):
-        self.search_calls += 1
-        self.searched_k.append(k)
-        return self._search(vecs, self._pvecs, self._tids, k)
-
-    def search_chunks(self, vecs, k):
-        return self._search(vecs, self._cvecs, self._cids, k)
-
-    def get_triplets(self, ids):
-        return [self._triplets[i] for i in ids if i in self._triplets]
-
-    def get_chunks(self, ids):
-        return [self._chunks[c] for c in ids if c in self._chunks]
+def FakeCorpus(chunk_rows: list[tuple[str, str, str]],  # noqa: N802 - a constructor
+               triplet_rows: list[tuple[str, str, str, tuple[str, ...]]]) -> MemoryCorpus:
+    """The suite's one in-memory corpus (tests/doubles.py) over the hashing embedder: chunks as
+    (chunk_id, title, text), embedded by their text; triplets as (s, p, o, chunk_ids), ids from 1."""
+    chunks = [Chunk(cid, cid.split("#")[0], i, title, text) for i, (cid, title, text) in enumerate(chunk_rows)]
+    return MemoryCorpus(HashEmbedder(), chunks, triplet_rows, first_tid=1, embed_title=False)
 
 
 def bobby_mcgee_corpus() -> FakeCorpus:

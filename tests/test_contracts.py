@@ -8,6 +8,7 @@ other tests rely on, so a double cannot drift from the real thing):
 * Reasoner: LLMReasoner over a scripted LLM, the offline reasoner, the test suite's scripted reasoner.
 * Embedder: the bundled sentence-transformers model, LiteLLMEmbedder against the loopback server.
 * Reranker: embedding cosine, LiteLLMReranker over a stand-in for litellm's rerank call.
+* Corpus (`CorpusView`, what the methods may ask): the SQLite corpus and the suite's in-memory one.
 
 The vector-store contract (FAISS exact, FAISS HNSW, milvus-lite) lives in tests/test_vector_backends.py.
 """
@@ -261,3 +262,75 @@ def test_reranker_scores_every_text_in_the_order_given(reranker):
     rev = reranker.score(QUESTION, texts[::-1])
     assert np.allclose(rev, scores[::-1], atol=1e-5)
     assert reranker.score(QUESTION, []) == []
+
+
+# --- Corpus (CorpusView) --------------------------------------------------------------------------
+
+CORPUS_DOCS = [("Me and Bobby McGee", "Me and Bobby McGee is a song written and performed by Kris Kristofferson."),
+               ("Kris Kristofferson", "Kris Kristofferson is an American singer. His child is Tracy Kristofferson."),
+               ("Roger Miller", "Roger Miller recorded Me and Bobby McGee first. His child is Dean Miller."),
+               ("Alice Smith", "Alice Smith was born in Canada.")]
+CORPUS_TRIPLETS = [("Me and Bobby McGee", "performer", "Kris Kristofferson", 0),
+                   ("Kris Kristofferson", "child", "Tracy Kristofferson", 1),
+                   ("Roger Miller", "recorded", "Me and Bobby McGee", 2),
+                   ("Roger Miller", "child", "Dean Miller", 2),
+                   ("Alice Smith", "born in", "Canada", 3)]
+
+
+def _sqlite_corpus(embedder, tmp_path):
+    from engine.chunking import make_doc_id
+    from engine.store import Workspace
+    from engine.types import Document
+
+    corpus = Workspace(tmp_path / "ws", embedder=embedder).create("contract")
+    corpus.add_documents([Document(make_doc_id(t, x), t, x, "test", "text") for t, x in CORPUS_DOCS])
+    by_title = {c.title: c.chunk_id for c in corpus.chunks()}
+    corpus.import_triplets([(by_title[CORPUS_DOCS[i][0]], s, p, o) for s, p, o, i in CORPUS_TRIPLETS])
+    return corpus
+
+
+def _memory_corpus(embedder, _tmp_path):
+    from tests.doubles import MemoryCorpus, chunk
+
+    chunks = [chunk(f"c{i}#0", t, x) for i, (t, x) in enumerate(CORPUS_DOCS)]
+    return MemoryCorpus(embedder, chunks, [(s, p, o, (f"c{i}#0",)) for s, p, o, i in CORPUS_TRIPLETS])
+
+
+CORPORA = {"sqlite": _sqlite_corpus, "memory": _memory_corpus}
+
+
+@pytest.fixture(params=list(CORPORA))
+def corpus_view(request, embedder, tmp_path):
+    return CORPORA[request.param](embedder, tmp_path)
+
+
+def test_corpus_view_answers_the_methods_calls_alike(corpus_view):
+    """The same documents and triplets give the same answers from the SQLite corpus and from the
+    test suite's in-memory one, call by call (ids differ; titles, texts and triplets do not)."""
+    from engine.store.protocol import CorpusView
+
+    c = corpus_view
+    assert isinstance(c, CorpusView)
+    q = c.embed(["Who is the child of Kris Kristofferson?", "born in Canada"])
+    assert q.dtype == np.float32 and np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-4)
+    hits = c.search_chunks(q, 2)
+    titles = [[x.title for x in c.get_chunks([cid for cid, _ in row])] for row in hits]
+    assert titles[0][0] == "Kris Kristofferson" and titles[1][0] == "Alice Smith"
+    assert all(a >= b for row in hits for (_, a), (_, b) in zip(row, row[1:]))
+    ids = [cid for cid, _ in hits[0]]
+    assert [x.chunk_id for x in c.get_chunks(ids[::-1] + ["no-such-chunk"])] == ids[::-1]
+    assert np.allclose(c.chunk_vectors(ids) @ q[0], [s for _, s in hits[0]], atol=1e-4)
+    props = c.search_propositions(q[1:], 1)[0]
+    (best,) = c.get_triplets([props[0][0]])
+    assert (best.subject, best.predicate, best.object) == ("Alice Smith", "born in", "Canada")
+    assert np.allclose(c.proposition_vectors([best.triplet_id]) @ q[1], props[0][1], atol=1e-4)
+    roger = next(x for x in c.chunks() if x.title == "Roger Miller")
+    assert {(t.subject, t.predicate, t.object) for t in c.triplets([roger.chunk_id])} == \
+        {("Roger Miller", "recorded", "Me and Bobby McGee"), ("Roger Miller", "child", "Dean Miller")}
+    one = c.entity_neighbourhood(["kris kristofferson"], 1)
+    assert {d["predicate"] for _, _, d in one.edges(data=True)} == {"performer", "child"}
+    two = c.entity_neighbourhood(["kris kristofferson"], 2)
+    assert {d["predicate"] for _, _, d in two.edges(data=True)} == {"performer", "child", "recorded"}
+    assert c.entity_graph().number_of_edges() == len(CORPUS_TRIPLETS)
+    counts = c.counts()
+    assert (counts.chunks, counts.triplets) == (len(CORPUS_DOCS), len(CORPUS_TRIPLETS))

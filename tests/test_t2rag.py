@@ -300,20 +300,12 @@ def test_forced_synthesis_context_for_the_offline_rules_holds_passages_only():
 
 
 def test_a_corpus_without_triplets_is_refused_before_any_llm_call():
-    from dataclasses import dataclass
-
     from engine.methods.t2rag import NO_TRIPLETS
+    from tests.doubles import HashEmbedder, MemoryCorpus
 
-    @dataclass
-    class Counts:
-        triplets: int = 0
-
-    class Unextracted(type(bobby_mcgee_corpus())):
-        def counts(self):
-            return Counts()
-
-    base = bobby_mcgee_corpus()
+    unextracted = MemoryCorpus(HashEmbedder(), bobby_mcgee_corpus().chunks(), [])  # chunks, no triplet yet
+    assert unextracted.counts().triplets == 0
     reasoner = _bridge_reasoner()
-    result = T2RAG(reasoner).answer(BRIDGE, Unextracted(base.chunk_rows, []))
+    result = T2RAG(reasoner).answer(BRIDGE, unextracted)
     assert result.error == NO_TRIPLETS and result.stop_reason == "no_triplets"
     assert result.usage.calls == 0 and reasoner.solve_inputs == [] and result.answer == ""

@@ -83,7 +83,7 @@ def test_global_pool_keeps_each_propositions_best_score_over_queries():
     # the strongest hit of either query wins the budget, whichever query found it
     assert {w.query_index for w in got.walked} == {0, 1}
     assert {c.chunk_id for c in got.chunks} == {"alice#0", "film#1"}
-    assert got.pool_size == len(corpus.triplet_rows)  # both queries' candidates merged, each once
+    assert got.pool_size == corpus.counts().triplets  # both queries' candidates merged, each once
 
 
 def test_skip_seen_chunks_does_not_count_or_show_them():

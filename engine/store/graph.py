@@ -6,6 +6,44 @@ from typing import Iterable
 from engine.store.schema import _EDGES_VERSION, _SCHEMA
 from engine.store.util import _chunks
 from engine.textnorm import normalize_entity
+from engine.types import Triplet
+
+
+def entity_graph_of(triplets: Iterable[Triplet], names: dict[int, tuple[str, str]] | None = None):
+    """The entity graph of `triplets`: a networkx MultiGraph with normalized entities as nodes
+    (attribute `label`: the first surface form) and one edge per triplet, keyed by triplet id, with
+    its subject, predicate, object, triplet_id and chunk_ids. `names` gives a triplet's normalized
+    (head, tail) when already known. A triplet whose entity normalizes to nothing is left out."""
+    import networkx as nx
+
+    g = nx.MultiGraph()
+    for t in triplets:
+        h, tl = names[t.triplet_id] if names and t.triplet_id in names else \
+            (normalize_entity(t.subject), normalize_entity(t.object))
+        if not h or not tl:
+            continue
+        g.add_node(h, label=t.subject) if h not in g else None
+        g.add_node(tl, label=t.object) if tl not in g else None
+        g.add_edge(h, tl, key=t.triplet_id, subject=t.subject, predicate=t.predicate, object=t.object,
+                   triplet_id=t.triplet_id, chunk_ids=t.chunk_ids)
+    return g
+
+
+def neighbourhood_of(graph, entities: Iterable[str], hops: int):
+    """The part of `graph` a walk of `hops` hops from `entities` can reach: every edge incident to
+    an entity at distance < hops, with the same node and edge attributes."""
+    seen = {e for e in entities if e in graph}
+    frontier, keep = set(seen), set()
+    for _ in range(max(hops, 0)):
+        nxt = set()
+        for n in frontier:
+            for _, m, key in graph.edges(n, keys=True):
+                keep.add(key)
+                if m not in seen:
+                    nxt.add(m)
+        seen |= nxt
+        frontier = nxt
+    return graph.edge_subgraph([(u, v, k) for u, v, k in graph.edges(keys=True) if k in keep]).copy()
 
 
 class CorpusGraph:
@@ -15,22 +53,8 @@ class CorpusGraph:
         """The part of `entity_graph()` a walk of `hops` hops from `entities` (normalized names) can
         reach: every edge incident to an entity at distance < hops, read with indexed lookups, so a
         question's cost follows its neighbourhood, not the corpus. Same node and edge attributes."""
-        import networkx as nx
-
         if not self._edges_ready:  # a read-only corpus from before the edge table
-            full = self.entity_graph()
-            seen = set(e for e in entities if e in full)
-            frontier, keep = set(seen), set()
-            for _ in range(max(hops, 0)):
-                nxt = set()
-                for n in frontier:
-                    for _, m, key in full.edges(n, keys=True):
-                        keep.add(key)
-                        if m not in seen:
-                            nxt.add(m)
-                seen |= nxt
-                frontier = nxt
-            return full.edge_subgraph([(u, v, k) for u, v, k in full.edges(keys=True) if k in keep]).copy()
+            return neighbourhood_of(self.entity_graph(), entities, hops)
         seen = {e for e in entities if e}
         frontier, tids = set(seen), {}
         with self._lock:
@@ -50,34 +74,16 @@ class CorpusGraph:
                         nxt.update(x for x in (h, t) if x not in seen)
                 seen |= nxt
                 frontier = nxt
-        g = nx.MultiGraph()
-        for t in self.get_triplets(sorted(tids)):
-            h, tl = tids[t.triplet_id]  # normalized when stored: not again per question (a hub has thousands)
-            g.add_node(h, label=t.subject) if h not in g else None
-            g.add_node(tl, label=t.object) if tl not in g else None
-            g.add_edge(h, tl, key=t.triplet_id, subject=t.subject, predicate=t.predicate, object=t.object,
-                       triplet_id=t.triplet_id, chunk_ids=t.chunk_ids)
-        return g
+        # names normalized when stored: not again per question (a hub has thousands)
+        return entity_graph_of(self.get_triplets(sorted(tids)), tids)
 
     def entity_graph(self):
         """networkx MultiGraph: normalized entities as nodes, one edge per triplet (key = triplet id)."""
-        import networkx as nx
-
         with self._lock:
             gen = int(self._get_meta("prop_gen"))
-            if self._graph is not None and self._graph_gen == gen:
-                return self._graph
-            g = nx.MultiGraph()
-            for t in self.triplets():
-                h, tl = normalize_entity(t.subject), normalize_entity(t.object)
-                if not h or not tl:
-                    continue
-                g.add_node(h, label=t.subject) if h not in g else None
-                g.add_node(tl, label=t.object) if tl not in g else None
-                g.add_edge(h, tl, key=t.triplet_id, subject=t.subject, predicate=t.predicate, object=t.object,
-                           triplet_id=t.triplet_id, chunk_ids=t.chunk_ids)
-            self._graph, self._graph_gen = g, gen
-            return g
+            if self._graph is None or self._graph_gen != gen:
+                self._graph, self._graph_gen = entity_graph_of(self.triplets()), gen
+            return self._graph
 
     def _build_entity_edges(self) -> None:
         """Fill `entity_edges` for a corpus made before it existed (or salvaged), in batches."""

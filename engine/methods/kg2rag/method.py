@@ -34,7 +34,9 @@ def _neighbourhood(corpus: CorpusView, seed_trips, hops: int):
     from engine.textnorm import normalize_entity
 
     entities = sorted({normalize_entity(x) for t in seed_trips for x in (t.subject, t.object)} - {""})
-    return corpus.entity_neighbourhood(entities, hops)
+    # at least one hop: the seeds' own triplets are edges incident to the seed entities, and the
+    # trees organize them even when the walk takes no hop (hops=0 read an empty graph before)
+    return corpus.entity_neighbourhood(entities, max(hops, 1))
 
 
 register_trace("kg2rag", KG2RAGTrace)
