@@ -6,6 +6,7 @@ import time
 from contextlib import contextmanager
 from typing import Iterator
 
+from engine.faults import fault_point
 from engine.store.errors import CorpusBusyError, CorpusError
 
 
@@ -22,7 +23,9 @@ class CorpusLocks:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+            fault_point("write.before_commit")
             self._db.execute("COMMIT")
+            fault_point("write.after_commit")
 
     @contextmanager
     def _process_lock(self, timeout: float) -> Iterator[None]:

@@ -9,6 +9,7 @@ import numpy as np
 
 from engine import serde
 from engine.chunking import chunk_document
+from engine.faults import fault_point
 from engine.progress import ProgressCallback, no_progress
 from engine.store.errors import CorpusError
 from engine.store.util import _vec_blob, embedding_text
@@ -64,6 +65,7 @@ class CorpusWrites:
             self._commit_documents([d for d, _ in batch], chunks, vecs, report)
             done += len(chunks)
         if sync_index:
+            fault_point("add.before_index_sync")
             self._sync_chunk_index_after_add(first_gen, top_rid)
         return report
 

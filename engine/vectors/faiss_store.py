@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.faults import fault_point
 from engine.serde import atomic_write_bytes
 
 _MAGIC = b"TLVECv2\x00"
@@ -74,10 +75,13 @@ def _atomic_write_parts(path: Path, *parts) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            for part in parts:
+            for i, part in enumerate(parts):
                 fh.write(part)
+                if i == 0:
+                    fault_point("index.mid_write")
             fh.flush()
             os.fsync(fh.fileno())
+        fault_point("index.before_rename")
         os.replace(tmp, path)
     except BaseException:
         try:

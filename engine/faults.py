@@ -1,0 +1,32 @@
+"""Named fault points for crash tests: the places a kill is most likely to leave damage.
+
+`fault_point("write.before_commit")` does nothing unless the environment names that point:
+`TRIPLET_LENS_FAULT=write.before_commit@3` kills the process (SIGKILL, no cleanup, as a power cut or
+the OOM killer would) the 3rd time it gets there. Tests start a writer with this variable and then
+check that the corpus reopens intact (tests/test_crash_safety.py), instead of guessing with sleeps
+where a kill lands. Unset, a point costs one dictionary lookup.
+
+Points: `write.before_commit`, `write.after_commit` (every write transaction of a corpus),
+`add.before_index_sync` (documents committed, the chunk index not yet in step),
+`index.mid_write` (an index file's header written, its body not), `index.before_rename` (the new
+index file complete, not yet in place).
+"""
+from __future__ import annotations
+
+import os
+import signal
+
+ENV = "TRIPLET_LENS_FAULT"
+_reached: dict[str, int] = {}
+
+
+def fault_point(name: str) -> None:
+    spec = os.environ.get(ENV)
+    if not spec:
+        return
+    want, _, nth = spec.partition("@")
+    if want != name:
+        return
+    _reached[name] = _reached.get(name, 0) + 1
+    if _reached[name] >= int(nth or 1):
+        os.kill(os.getpid(), signal.SIGKILL)
