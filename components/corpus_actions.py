@@ -171,7 +171,8 @@ def import_triplets(corpus) -> None:
                           disabled=demo, max_upload_size=_max_mb())
     if st.button("Import triplets", key="import_trip_go", disabled=demo or up is None):
         with engine_errors("Importing triplets"):
-            from engine.triplet_io import read_triplet_bytes, resolve_rows
+            from engine.triplet_io import read_triplet_bytes
+            from engine.triplet_resolve import resolve_rows
 
             tf = read_triplet_bytes(up.name, up.getvalue(), state.settings().max_file_bytes)
             if tf.error:

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from engine.chunking import ChunkingSettings, chunk_document, make_doc_id
+from engine.triplet_resolve import resolve_rows
 from engine.triplet_rules import filter_reason
 from engine.triplet_io import (
     TripletRow,
     read_triplet_bytes,
     read_triplet_file,
-    resolve_rows,
     triplets_to_text,
     write_triplets,
 )

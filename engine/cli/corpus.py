@@ -203,7 +203,8 @@ def cmd_undo_drop(args) -> int:
 
 
 def cmd_triplets_import(args) -> int:
-    from engine.triplet_io import read_triplet_file, resolve_rows
+    from engine.triplet_io import read_triplet_file
+    from engine.triplet_resolve import resolve_rows
 
     corpus = _workspace().open(args.name)
     tf = read_triplet_file(Path(args.file), max_bytes=AppSettings.from_env().max_file_bytes)
@@ -274,6 +275,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
 
+    _register_safety(corpus)
+    _register_triplets_and_samples(sub)
+
+
+def _register_safety(corpus) -> None:
+    """The commands that delete, check, back up and restore (each destructive one snapshots first)."""
     p = corpus.add_parser("delete-doc", help="delete one document (chunks, triplets and vectors go with it)")
     p.add_argument("name")
     p.add_argument("doc_id")
@@ -312,6 +319,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--as", dest="as_name", default=None)
     p.set_defaults(func=cmd_undo_drop)
 
+
+def _register_triplets_and_samples(sub) -> None:
     trip = sub.add_parser("triplets", help="import or export triplet files").add_subparsers(
         dest="triplets_cmd", metavar="ACTION")
     trip.required = True
