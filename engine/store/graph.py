@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from engine.store.base import CorpusBase
 from engine.store.schema import _EDGES_VERSION, _SCHEMA
 from engine.store.util import _chunks
 from engine.textnorm import normalize_entity
@@ -46,7 +47,7 @@ def neighbourhood_of(graph, entities: Iterable[str], hops: int):
     return graph.edge_subgraph([(u, v, k) for u, v, k in graph.edges(keys=True) if k in keep]).copy()
 
 
-class CorpusGraph:
+class CorpusGraph(CorpusBase):
     """The entity graph: the indexed `entity_edges` table, a seed neighbourhood read by lookups, the whole graph for small views."""
 
     def entity_neighbourhood(self, entities: Iterable[str], hops: int):

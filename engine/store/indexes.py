@@ -7,13 +7,14 @@ from typing import Sequence
 import numpy as np
 
 from engine.progress import ProgressCallback, no_progress
+from engine.store.base import CorpusBase
 from engine.store.errors import CorpusBusyError
 from engine.store.settings import AUTO_IVF_AT
 from engine.store.util import _vec_blob, set_aside_non_file
 from engine.vectors import FaissVectorStore, IndexFileError
 
 
-class CorpusIndexes:
+class CorpusIndexes(CorpusBase):
     """The embedder and the two vector indexes (chunks, propositions): load, rebuild from stored vectors, save, search."""
 
     @property

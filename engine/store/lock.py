@@ -7,10 +7,11 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from engine.faults import fault_point
+from engine.store.base import CorpusBase
 from engine.store.errors import CorpusBusyError, CorpusError
 
 
-class CorpusLocks:
+class CorpusLocks(CorpusBase):
     """Writer locks of a corpus: one writer per process (a thread lock) and across processes (lock files)."""
 
     @contextmanager

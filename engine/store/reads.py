@@ -5,11 +5,12 @@ import json
 from typing import Iterator, Sequence
 
 from engine import serde
+from engine.store.base import CorpusBase
 from engine.store.settings import CorpusCounts, DocumentInfo
 from engine.types import Chunk, Document, ExtractionStatus, Question, Triplet
 
 
-class CorpusReads:
+class CorpusReads(CorpusBase):
     """Reading documents, chunks, triplets, questions and counts."""
 
     _CHUNK_COLS = "chunk_id, doc_id, position, title, text, sent_start, sent_end"

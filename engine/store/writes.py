@@ -11,13 +11,14 @@ from engine import serde
 from engine.chunking import chunk_document
 from engine.faults import fault_point
 from engine.progress import ProgressCallback, no_progress
+from engine.store.base import CorpusBase
 from engine.store.errors import CorpusError
 from engine.store.util import _vec_blob, embedding_text
 from engine.textnorm import normalize_entity
 from engine.types import Chunk, Document, ExtractionStatus, IngestReport, Question
 
 
-class CorpusWrites:
+class CorpusWrites(CorpusBase):
     """Adding and deleting documents, questions and triplets, in batches, each batch one transaction."""
 
     def add_documents(self, docs: Iterable[Document], on_progress: ProgressCallback = no_progress,
