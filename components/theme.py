@@ -5,14 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 #: At phone width Streamlit stacks every column; a row of counts (st.metric) then takes a whole
-#: screen. Keep such rows as a compact wrapped grid, three to a line.
+#: screen. Keep such a row (a container keyed "counts") a compact wrapped grid, three to a line.
 MOBILE_CSS = """<style>
 @media (max-width: 640px) {
-  div[data-testid="stHorizontalBlock"]:has([data-testid="stMetric"]) {
+  .st-key-counts div[data-testid="stHorizontalBlock"] {
     flex-direction: row !important; flex-wrap: wrap !important; gap: .4rem .8rem !important; }
-  div[data-testid="stHorizontalBlock"]:has([data-testid="stMetric"]) > div[data-testid="stColumn"] {
+  .st-key-counts div[data-testid="stHorizontalBlock"] > div[data-testid="stColumn"] {
     min-width: 28% !important; width: 28% !important; flex: 1 1 28% !important; }
-  div[data-testid="stMetric"] [data-testid="stMetricValue"] { font-size: 1.35rem !important; }
+  .st-key-counts [data-testid="stMetricValue"] { font-size: 1.35rem !important; }
 }
 </style>"""
 

@@ -31,10 +31,12 @@ corpus = state.require_corpus("Pick a corpus in the sidebar, or create one above
 
 c = corpus.counts()
 st.subheader(f"Corpus: {corpus.name}")
-cols = st.columns(6)
-for col, (label, value) in zip(cols, [("Documents", c.documents), ("Chunks", c.chunks), ("Triplets", c.triplets),
-                                      ("Questions", c.questions), ("Extracted", c.extracted), ("Pending", c.pending)]):
-    col.metric(label, value)
+with st.container(key="counts"):  # keyed: components.theme keeps this row compact on a phone
+    cols = st.columns(6)
+    for col, (label, value) in zip(cols, [("Documents", c.documents), ("Chunks", c.chunks), ("Triplets", c.triplets),
+                                          ("Questions", c.questions), ("Extracted", c.extracted),
+                                          ("Pending", c.pending)]):
+        col.metric(label, value)
 st.caption(f"Chunking: {corpus.settings.chunking.mode} · embedder: {corpus.settings.embedder}")
 start_here(corpus)
 
