@@ -14,8 +14,8 @@ _WARM: set[tuple[str, str]] = set()
 
 
 def _warm_up(corpus, question: str) -> None:
-    """The first question after start-up pays for loading: the embedding model's first pass, the
-    corpus's vector indexes and its entity graph (6-9 s on a laptop). Do that under a visible
+    """The first question after start-up pays for loading: the embedding model's first pass and the
+    corpus's vector indexes (6-9 s on a laptop). Do that under a visible
     status, once per corpus and process, so the page never sits silent."""
     import streamlit as st
 
@@ -25,9 +25,10 @@ def _warm_up(corpus, question: str) -> None:
     t0 = time.monotonic()
     with st.status("Loading models and indexes… (first question after start-up)", expanded=False) as box:
         box.write("embedding model: first pass")
-        corpus.embedder.encode([question])
-        box.write("entity graph")
-        corpus.entity_graph()
+        qv = corpus.embed([question])
+        box.write("vector indexes")  # loads both indexes; the entity graph is read per question, never whole
+        corpus.search_chunks(qv, 1)
+        corpus.search_propositions(qv, 1)
         box.update(label=f"Models and indexes ready ({time.monotonic() - t0:.1f}s)", state="complete")
     _WARM.add(key)
 
