@@ -1,11 +1,12 @@
 # Two commands from a fresh clone: `make run` and `make test`. Each sets up .venv on its own.
+# `make test` runs `make check` first: ruff (lint and format check) and mypy over engine/.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 
-.PHONY: run test venv sample bench clean screenshots
+.PHONY: run test check format venv sample bench clean screenshots
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +21,17 @@ sample: $(STAMP)
 run: sample
 	$(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true
 
-test: $(STAMP)
+check: $(STAMP)
+	$(PY) -m ruff check engine
+	$(PY) -m ruff format --check engine
+	$(PY) -m mypy
+
+# rewrite engine/ in ruff's format (what `make check` then expects)
+format: $(STAMP)
+	$(PY) -m ruff format engine
+	$(PY) -m ruff check --fix engine
+
+test: check
 	$(PY) -m pytest -q tests
 
 # every page at 1440x900 and 390x844 into screenshots/ (git-ignored); needs Chromium
@@ -31,4 +42,4 @@ bench: $(STAMP)
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf $(VENV) workspace
+	rm -rf $(VENV) workspace .mypy_cache .ruff_cache

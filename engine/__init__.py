@@ -10,6 +10,7 @@ The library surface (everything the app and the CLI do goes through these):
 
 Names are imported lazily so `import engine` stays cheap (no torch, faiss or litellm).
 """
+
 from __future__ import annotations
 
 import importlib

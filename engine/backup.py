@@ -9,6 +9,7 @@ readers and writers in other processes carry on and the copy is one committed st
 are copied as they are: each carries the stamp of the database state it was built from, so on
 restore an index that does not match the copied database is rebuilt from its stored vectors.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -56,8 +57,10 @@ class SnapshotInfo:
     def describe(self) -> str:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.created_at))
         c = self.counts
-        return (f"{self.id}  {when}  {self.reason:24s} {c.get('documents', '?')} docs, {c.get('chunks', '?')} chunks, "
-                f"{c.get('triplets', '?')} triplets")
+        return (
+            f"{self.id}  {when}  {self.reason:24s} {c.get('documents', '?')} docs, {c.get('chunks', '?')} chunks, "
+            f"{c.get('triplets', '?')} triplets"
+        )
 
 
 def sha256_file(path: Path) -> str:
@@ -71,8 +74,10 @@ def sha256_file(path: Path) -> str:
 def _counts(db_path: Path) -> dict[str, int]:
     con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     try:
-        return {t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-                for t in ("documents", "chunks", "triplets", "questions")}
+        return {
+            t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+            for t in ("documents", "chunks", "triplets", "questions")
+        }
     except sqlite3.DatabaseError:
         return {}
     finally:
@@ -91,8 +96,11 @@ def _new_snapshot_dir(ws: Workspace, name: str, reason: str) -> Path:
 
 
 def _write_manifest(folder: Path, corpus: str, reason: str) -> SnapshotInfo:
-    files = {p.name: sha256_file(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name != MANIFEST
-             and p.name != "write.lock"}
+    files = {
+        p.name: sha256_file(p)
+        for p in sorted(folder.iterdir())
+        if p.is_file() and p.name != MANIFEST and p.name != "write.lock"
+    }
     info = SnapshotInfo(folder, corpus, reason, time.time(), files, _counts(folder / "corpus.sqlite"))
     data = {k: v for k, v in asdict(info).items() if k != "path"}
     atomic_write_text(folder / MANIFEST, json.dumps(data, indent=1))
@@ -103,9 +111,14 @@ def read_snapshot(folder: Path | str) -> SnapshotInfo:
     folder = Path(folder).expanduser()
     try:
         data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        return SnapshotInfo(folder, str(data["corpus"]), str(data["reason"]), float(data["created_at"]),
-                            {str(k): str(v) for k, v in data["files"].items()},
-                            {str(k): int(v) for k, v in data.get("counts", {}).items()})
+        return SnapshotInfo(
+            folder,
+            str(data["corpus"]),
+            str(data["reason"]),
+            float(data["created_at"]),
+            {str(k): str(v) for k, v in data["files"].items()},
+            {str(k): int(v) for k, v in data.get("counts", {}).items()},
+        )
     except FileNotFoundError:
         raise CorpusError(f"{folder} is not a snapshot (no {MANIFEST})") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -184,7 +197,7 @@ def find_snapshot(ws: Workspace, name: str, snapshot: str | None = None) -> Snap
 def prune(ws: Workspace, name: str) -> list[Path]:
     """Delete the automatic snapshots of `name` beyond the newest `ws.keep_snapshots`."""
     autos = [s for s in list_snapshots(ws, name) if s.automatic]
-    gone = [s.path for s in autos[max(ws.keep_snapshots, 0):]]
+    gone = [s.path for s in autos[max(ws.keep_snapshots, 0) :]]
     for path in gone:
         shutil.rmtree(path, ignore_errors=True)
     return gone
@@ -216,8 +229,9 @@ def keep_dropped(ws: Workspace, name: str) -> SnapshotInfo:
     return info
 
 
-def restore(ws: Workspace, info: SnapshotInfo, as_name: str | None = None, *, force: bool = False,
-            move: bool = False) -> Corpus:
+def restore(
+    ws: Workspace, info: SnapshotInfo, as_name: str | None = None, *, force: bool = False, move: bool = False
+) -> Corpus:
     """Bring a snapshot back as corpus `as_name` (default: the corpus it was taken from). An
     existing corpus of that name is replaced only with `force`, and is snapshotted first. `move`
     consumes the snapshot (undo-drop) instead of copying it."""
@@ -226,8 +240,10 @@ def restore(ws: Workspace, info: SnapshotInfo, as_name: str | None = None, *, fo
     target = ws.path_of(name)
     if ws.exists(name):
         if not force:
-            raise CorpusError(f"corpus {name!r} exists: restore it under another name (--as) or replace it "
-                              "(--force; the current one is snapshotted first)")
+            raise CorpusError(
+                f"corpus {name!r} exists: restore it under another name (--as) or replace it "
+                "(--force; the current one is snapshotted first)"
+            )
         snapshot_before(ws, ws.open(name), "before-restore")
     tmp = ws.root / f".{name}.restoring-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)

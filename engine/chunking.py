@@ -14,6 +14,7 @@ sentence indices are the gold `sent_id`s, so they are used as they are, never re
 Chunk ids are `f"{doc_id}#{position}"`: the same document chunked with the same settings always
 gives the same ids, which is what lets stored triplets and traces point at chunks.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -245,7 +246,7 @@ def chunk_document(doc: Document, settings: ChunkingSettings = ChunkingSettings(
         prefix = f"{doc.title}: " if doc.title.strip() else ""
         for para in paras:
             for i, s in para:
-                for piece in (_split_long(s, max_words) if s else []):
+                for piece in _split_long(s, max_words) if s else []:
                     emit(prefix + piece, i, i + 1)
         return chunks
     if settings.mode != "paragraph":

@@ -4,11 +4,13 @@
 (besides the litellm client, which lets litellm read provider keys itself). The CLI and the app
 build one `AppSettings` and hand its parts down.
 """
+
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, cast
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,8 +50,9 @@ def parse_caps(text: str, var: str = "") -> dict[str, float]:
                 raise ValueError
             caps[unit] = float(value)
         except ValueError:
-            raise ValueError(f"{var or 'a cap'}: {part!r} is not one of {', '.join(u + '=N' for u in _CAP_UNITS)}"
-                             ) from None
+            raise ValueError(
+                f"{var or 'a cap'}: {part!r} is not one of {', '.join(u + '=N' for u in _CAP_UNITS)}"
+            ) from None
     return caps
 
 
@@ -97,7 +100,7 @@ class AppSettings:
     """Seconds one extraction call may take, retries included; 0 = no limit."""
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "AppSettings":
+    def from_env(cls, env: dict[str, str] | None = None) -> AppSettings:
         env = dict(os.environ if env is None else env)
         s = cls()
         if env.get(WORKSPACE_ENV):
@@ -112,13 +115,13 @@ class AppSettings:
             s = replace(s, api_bases=tuple(b.strip() for b in env[API_BASES_ENV].split(",") if b.strip()))
         for var, field in ((CAP_SESSION_ENV, "cap_session"), (CAP_DAY_ENV, "cap_day")):
             if env.get(var):
-                s = replace(s, **{field: tuple(parse_caps(env[var], var).items())})
+                s = replace(s, **cast(dict[str, Any], {field: tuple(parse_caps(env[var], var).items())}))
         if _flag(env.get(READ_ONLY_ENV)):
             s = replace(s, read_only=True)
         for var, field in ((QUESTION_DEADLINE_ENV, "question_deadline"), (CALL_DEADLINE_ENV, "call_deadline")):
             if env.get(var):
                 try:
-                    s = replace(s, **{field: float(env[var])})
+                    s = replace(s, **cast(dict[str, Any], {field: float(env[var])}))
                 except ValueError:
                     raise ValueError(f"{var} must be a number of seconds, got {env[var]!r}") from None
         if env.get(SNAPSHOTS_ENV):
@@ -130,7 +133,8 @@ class AppSettings:
             try:
                 s = replace(s, max_file_mb=float(env[MAX_FILE_MB_ENV]))
             except ValueError:
-                raise ValueError(f"{MAX_FILE_MB_ENV} must be a number of megabytes, got {env[MAX_FILE_MB_ENV]!r}")
+                got = env[MAX_FILE_MB_ENV]
+                raise ValueError(f"{MAX_FILE_MB_ENV} must be a number of megabytes, got {got!r}") from None
         return s
 
     @property
@@ -142,8 +146,9 @@ class AppSettings:
         """The workspace these settings describe (read-only and snapshot settings applied)."""
         from engine.store import Workspace
 
-        return Workspace(self.workspace, embedder=embedder, keep_snapshots=self.keep_snapshots,
-                         read_only=self.read_only)
+        return Workspace(
+            self.workspace, embedder=embedder, keep_snapshots=self.keep_snapshots, read_only=self.read_only
+        )
 
     @property
     def max_file_bytes(self) -> int:

@@ -6,23 +6,23 @@ interrupted run loses at most the calls in flight), and the LLM response cache a
 prompt for free. The pending chunks are read a page at a time (engine.pending), so a run over
 millions of chunks holds one page and the calls in flight, not the whole pending list.
 """
+
 from __future__ import annotations
 
 import threading
-from contextlib import nullcontext
 import time
+from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from engine.llm.base import LLMCall, LLMError
 from engine.pending import PAGE, count_failed, count_pending, iter_pending
-from engine.reasoners.base import Reasoner
 from engine.progress import ProgressCallback, no_progress
+from engine.reasoners.base import Reasoner
 from engine.types import Chunk, ExtractionStatus
 
 # --- the runner ---------------------------------------------------------------------------------
-
 
 
 @dataclass
@@ -55,9 +55,15 @@ def _calls_of(reasoner: Reasoner) -> int:
     return int(getattr(reasoner, "calls_per_extract", 0))
 
 
-def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress: ProgressCallback | None = None,
-                   retry_failed: bool = True, call_deadline: float | None = 180.0,
-                   page: int = PAGE) -> ExtractionSummary:
+def run_extraction(
+    corpus,
+    reasoner: Reasoner,
+    concurrency: int = 8,
+    on_progress: ProgressCallback | None = None,
+    retry_failed: bool = True,
+    call_deadline: float | None = 180.0,
+    page: int = PAGE,
+) -> ExtractionSummary:
     """Extract triplets for every pending chunk of `corpus`, `concurrency` chunks at a time.
 
     Store writes happen on the calling thread as results arrive, so the corpus sees one writer.
@@ -73,8 +79,15 @@ def run_extraction(corpus, reasoner: Reasoner, concurrency: int = 8, on_progress
         return _run(corpus, reasoner, concurrency, on_progress, retry_failed, call_deadline, page)
 
 
-def _run(corpus, reasoner: Reasoner, concurrency: int, on_progress: ProgressCallback | None,
-         retry_failed: bool, call_deadline: float | None = None, page: int = PAGE) -> ExtractionSummary:
+def _run(
+    corpus,
+    reasoner: Reasoner,
+    concurrency: int,
+    on_progress: ProgressCallback | None,
+    retry_failed: bool,
+    call_deadline: float | None = None,
+    page: int = PAGE,
+) -> ExtractionSummary:
     progress = on_progress or no_progress
     t0 = time.perf_counter()
     summary = ExtractionSummary(model=getattr(reasoner, "name", ""))
@@ -101,6 +114,7 @@ def _run(corpus, reasoner: Reasoner, concurrency: int, on_progress: ProgressCall
     todo = iter_pending(corpus, page, skip_failed=not retry_failed)  # a page read at a time
     inflight: dict[Future, Chunk] = {}
     with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="extract") as pool:
+
         def submit_next() -> None:
             chunk = next(todo, None)
             if chunk is not None and not stop.is_set():
@@ -121,8 +135,16 @@ def _run(corpus, reasoner: Reasoner, concurrency: int, on_progress: ProgressCall
     return summary
 
 
-def _drain(corpus, inflight: dict, submit_next, stop: threading.Event, per_call: int, summary: ExtractionSummary,
-           progress: ProgressCallback, total: int) -> None:
+def _drain(
+    corpus,
+    inflight: dict,
+    submit_next,
+    stop: threading.Event,
+    per_call: int,
+    summary: ExtractionSummary,
+    progress: ProgressCallback,
+    total: int,
+) -> None:
     """Collect results as they complete, store them on this thread, keep the window full."""
     finished = 0
     while inflight:
@@ -139,8 +161,7 @@ def _drain(corpus, inflight: dict, submit_next, stop: threading.Event, per_call:
                     continue
                 result = ([], LLMCall(job="extract", model=summary.model, error=str(err)))
             except Exception as err:  # noqa: BLE001 - a bug in one chunk must not lose the others
-                result = ([], LLMCall(job="extract", model=summary.model,
-                                      error=f"{type(err).__name__}: {err}"))
+                result = ([], LLMCall(job="extract", model=summary.model, error=f"{type(err).__name__}: {err}"))
             if result is None:
                 continue
             _record(corpus, chunk, result, per_call, summary)
@@ -149,8 +170,9 @@ def _drain(corpus, inflight: dict, submit_next, stop: threading.Event, per_call:
             submit_next()
 
 
-def _record(corpus, chunk: Chunk, result: tuple[list[tuple[str, str, str]], LLMCall], per_call: int,
-            summary: ExtractionSummary) -> None:
+def _record(
+    corpus, chunk: Chunk, result: tuple[list[tuple[str, str, str]], LLMCall], per_call: int, summary: ExtractionSummary
+) -> None:
     triplets, call = result
     calls = per_call
     summary.calls += calls
@@ -171,10 +193,19 @@ def _record(corpus, chunk: Chunk, result: tuple[list[tuple[str, str, str]], LLMC
         return
     summary.chunks_done += 1
     summary.triplets += len(triplets)
-    corpus.store_extraction(chunk.chunk_id, triplets, ExtractionStatus(
-        chunk_id=chunk.chunk_id, status="done", model=call.model or summary.model, calls=calls,
-        prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
-        cost=0.0 if call.cached else call.cost))
+    corpus.store_extraction(
+        chunk.chunk_id,
+        triplets,
+        ExtractionStatus(
+            chunk_id=chunk.chunk_id,
+            status="done",
+            model=call.model or summary.model,
+            calls=calls,
+            prompt_tokens=call.prompt_tokens,
+            completion_tokens=call.completion_tokens,
+            cost=0.0 if call.cached else call.cost,
+        ),
+    )
 
 
 # --- the cost estimate --------------------------------------------------------------------------
@@ -232,9 +263,17 @@ def estimate_extraction(corpus_chunks: Iterable[Chunk], model: str, style: str =
         raise ValueError(f"unknown extraction style {style!r}; use json, json+ner or kg2rag")
     if not model:
         n = sum(1 for _ in corpus_chunks)
-        return ExtractionEstimate(model="offline-rules", style=style, chunks=n, calls=0, prompt_tokens=0,
-                                  completion_tokens=0, cost=0.0, token_counter="none",
-                                  note="offline rules: no LLM calls")
+        return ExtractionEstimate(
+            model="offline-rules",
+            style=style,
+            chunks=n,
+            calls=0,
+            prompt_tokens=0,
+            completion_tokens=0,
+            cost=0.0,
+            token_counter="none",
+            note="offline rules: no LLM calls",
+        )
     count, how = _counter(model)
     prompt = completion = n = 0
     er, ec = COMPLETION_RATIO["extract"]
@@ -255,16 +294,26 @@ def estimate_extraction(corpus_chunks: Iterable[Chunk], model: str, style: str =
     calls = n * (2 if style == "json+ner" else 1)
     cost = _price(model, prompt, completion)
     note = "" if cost is not None else f"no price for {model!r} in litellm's table"
-    return ExtractionEstimate(model=model, style=style, chunks=n, calls=calls, prompt_tokens=prompt,
-                              completion_tokens=completion, cost=cost, token_counter=how, note=note)
+    return ExtractionEstimate(
+        model=model,
+        style=style,
+        chunks=n,
+        calls=calls,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=cost,
+        token_counter=how,
+        note=note,
+    )
 
 
 def _price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
     try:
         from engine.llm.litellm_client import import_litellm
 
-        p, c = import_litellm().cost_per_token(model=model, prompt_tokens=prompt_tokens,
-                                               completion_tokens=completion_tokens)
+        p, c = import_litellm().cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
         return float(p) + float(c)
     except Exception:  # noqa: BLE001 - "model isn't mapped yet": unknown, never a guess
         return None

@@ -11,6 +11,7 @@ Points: `write.before_commit`, `write.after_commit` (every write transaction of 
 `index.mid_write` (an index file's header written, its body not), `index.before_rename` (the new
 index file complete, not yet in place).
 """
+
 from __future__ import annotations
 
 import os

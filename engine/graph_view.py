@@ -8,6 +8,7 @@ edge attributes as `entity_graph()`, holding at most `cap` entities - the entiti
 them, and counts of what was left out. Memory follows `cap`; the hub ranking (a grouped scan of
 the edge table, done in SQLite) is cached per state of the triplets.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,11 +35,12 @@ class EntityView:
 def _degree(db, names: list[str]) -> dict[str, int]:
     out = dict.fromkeys(names, 0)
     for i in range(0, len(names), 400):
-        part = names[i:i + 400]
+        part = names[i : i + 400]
         marks = ",".join("?" * len(part))
         for col in ("head", "tail"):
-            for name, n in db.execute(f"SELECT {col}, COUNT(*) FROM entity_edges WHERE {col} IN ({marks}) "
-                                      f"GROUP BY {col}", part):
+            for name, n in db.execute(
+                f"SELECT {col}, COUNT(*) FROM entity_edges WHERE {col} IN ({marks}) GROUP BY {col}", part
+            ):
                 out[name] += n
     return out
 
@@ -61,17 +63,26 @@ def _cached(corpus, what: tuple, compute):
 
 def _hubs(corpus, db, cap: int) -> list[tuple[str, int]]:
     """The `cap` best-connected entities (name, degree): one grouped scan in SQLite, cached."""
-    return _cached(corpus, ("hubs", cap), lambda: db.execute(
-        "SELECT e, COUNT(*) AS d FROM (SELECT head AS e FROM entity_edges UNION ALL "
-        "SELECT tail FROM entity_edges) WHERE e != '' GROUP BY e ORDER BY d DESC, e LIMIT ?", (cap,)).fetchall())
+    return _cached(
+        corpus,
+        ("hubs", cap),
+        lambda: db.execute(
+            "SELECT e, COUNT(*) AS d FROM (SELECT head AS e FROM entity_edges UNION ALL "
+            "SELECT tail FROM entity_edges) WHERE e != '' GROUP BY e ORDER BY d DESC, e LIMIT ?",
+            (cap,),
+        ).fetchall(),
+    )
 
 
 def _totals(corpus, db) -> tuple[int, int]:
     def count():
-        entities = db.execute("SELECT COUNT(*) FROM (SELECT head AS e FROM entity_edges WHERE head != '' UNION "
-                              "SELECT tail FROM entity_edges WHERE tail != '')").fetchone()[0]
+        entities = db.execute(
+            "SELECT COUNT(*) FROM (SELECT head AS e FROM entity_edges WHERE head != '' UNION "
+            "SELECT tail FROM entity_edges WHERE tail != '')"
+        ).fetchone()[0]
         edges = db.execute("SELECT COUNT(*) FROM entity_edges WHERE head != '' AND tail != ''").fetchone()[0]
         return entities, edges
+
     return _cached(corpus, ("totals",), count)
 
 
@@ -91,12 +102,13 @@ def entity_view(corpus, search: str = "", cap: int = 150) -> EntityView:
         if query:
             like = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             norm = normalize_entity(search)
-            match_sql = ("SELECT head AS e FROM entity_edges WHERE head LIKE ? ESCAPE '\\' OR head = ? UNION "
-                         "SELECT tail FROM entity_edges WHERE tail LIKE ? ESCAPE '\\' OR tail = ?")
+            match_sql = (
+                "SELECT head AS e FROM entity_edges WHERE head LIKE ? ESCAPE '\\' OR head = ? UNION "
+                "SELECT tail FROM entity_edges WHERE tail LIKE ? ESCAPE '\\' OR tail = ?"
+            )
             args = (like, norm, like, norm)
             matched = db.execute(f"SELECT COUNT(*) FROM ({match_sql}) WHERE e != ''", args).fetchone()[0]
-            hits = [r[0] for r in db.execute(f"SELECT e FROM ({match_sql}) WHERE e != '' LIMIT ?",
-                                             (*args, 4 * cap))]
+            hits = [r[0] for r in db.execute(f"SELECT e FROM ({match_sql}) WHERE e != '' LIMIT ?", (*args, 4 * cap))]
             deg = _degree(db, hits)
             seeds = sorted(hits, key=lambda n: (-deg[n], n))
         else:
@@ -121,33 +133,52 @@ def entity_view(corpus, search: str = "", cap: int = 150) -> EntityView:
         keep = set(chosen)
         edges = []
         for i in range(0, len(chosen), 400):
-            part = chosen[i:i + 400]
+            part = chosen[i : i + 400]
             marks = ",".join("?" * len(part))
             edges += db.execute(
                 f"SELECT e.tid, e.head, e.tail, t.subject, t.predicate, t.object FROM entity_edges e "
-                f"JOIN triplets t ON t.tid = e.tid WHERE e.head IN ({marks})", part).fetchall()
+                f"JOIN triplets t ON t.tid = e.tid WHERE e.head IN ({marks})",
+                part,
+            ).fetchall()
         edges = [r for r in edges if r[2] in keep]
         labels: dict[str, str] = {}
-        for tid, h, t, s, p, o in edges:
+        for _tid, h, t, s, _p, o in edges:
             labels.setdefault(h, s)
             labels.setdefault(t, o)
         for n in chosen:
             if n not in labels:  # an entity drawn without an edge: its surface form from one triplet
-                row = db.execute("SELECT t.subject FROM entity_edges e JOIN triplets t ON t.tid = e.tid "
-                                 "WHERE e.head = ? LIMIT 1", (n,)).fetchone() or db.execute(
-                    "SELECT t.object FROM entity_edges e JOIN triplets t ON t.tid = e.tid WHERE e.tail = ? LIMIT 1",
-                    (n,)).fetchone()
+                row = (
+                    db.execute(
+                        "SELECT t.subject FROM entity_edges e JOIN triplets t ON t.tid = e.tid "
+                        "WHERE e.head = ? LIMIT 1",
+                        (n,),
+                    ).fetchone()
+                    or db.execute(
+                        "SELECT t.object FROM entity_edges e JOIN triplets t ON t.tid = e.tid WHERE e.tail = ? LIMIT 1",
+                        (n,),
+                    ).fetchone()
+                )
                 labels[n] = row[0] if row else n
             g.add_node(n, label=labels[n])
         tids = [r[0] for r in edges]
         sources: dict[int, list[str]] = {}
         for i in range(0, len(tids), 400):
-            part = tids[i:i + 400]
-            for tid, cid in db.execute(f"SELECT tid, chunk_id FROM triplet_sources WHERE tid IN "
-                                       f"({','.join('?' * len(part))})", part):
+            part = tids[i : i + 400]
+            for tid, cid in db.execute(
+                f"SELECT tid, chunk_id FROM triplet_sources WHERE tid IN ({','.join('?' * len(part))})", part
+            ):
                 sources.setdefault(tid, []).append(cid)
         for tid, h, t, s, p, o in edges:
-            g.add_edge(h, t, key=tid, subject=s, predicate=p, object=o, triplet_id=tid,
-                       chunk_ids=tuple(sorted(sources.get(tid, ()))))
-    return EntityView(g, matched, total_entities, total_edges, total_entities - g.number_of_nodes(),
-                      total_edges - g.number_of_edges())
+            g.add_edge(
+                h,
+                t,
+                key=tid,
+                subject=s,
+                predicate=p,
+                object=o,
+                triplet_id=tid,
+                chunk_ids=tuple(sorted(sources.get(tid, ()))),
+            )
+    return EntityView(
+        g, matched, total_entities, total_edges, total_entities - g.number_of_nodes(), total_edges - g.number_of_edges()
+    )

@@ -5,6 +5,7 @@ its own and names every damage it finds. `repair` rebuilds what is derived (the 
 the vectors stored in SQLite) and, when SQLite itself is damaged, salvages every row SQLite can
 still read into a new corpus and reports what was lost; the damaged original is never overwritten.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,14 +15,17 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from engine.store import _SCHEMA, Corpus, CorpusError, Workspace, set_aside_non_file
+from engine.store import _SCHEMA, CorpusError, Workspace, set_aside_non_file
 from engine.vectors import FaissVectorStore, IndexFileError
 
-INDEXES = {"chunks": ("chunks.index", "chunk_gen", "SELECT rid, vec FROM chunks"),
-           "propositions": ("propositions.index", "prop_gen", "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")}
+INDEXES = {
+    "chunks": ("chunks.index", "chunk_gen", "SELECT rid, vec FROM chunks"),
+    "propositions": ("propositions.index", "prop_gen", "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL"),
+}
 #: tables in the order a salvage copies them (parents before children)
 TABLES = ("meta", "documents", "chunks", "triplets", "triplet_sources", "extraction", "questions")
 
@@ -72,13 +76,20 @@ def inspect_database(path: Path) -> tuple[list[Finding], sqlite3.Connection | No
                 findings.append(Finding(part, f"meta has no {key!r}", False))
         q = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
         for n_sql, what in (
-                ("SELECT COUNT(*) FROM triplet_sources WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)",
-                 "triplet source links point at missing chunks"),
-                ("SELECT COUNT(*) FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)",
-                 "triplets have no source chunk"),
-                ("SELECT COUNT(*) FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)",
-                 "chunks belong to missing documents")):
-            if (n := q(n_sql)):
+            (
+                "SELECT COUNT(*) FROM triplet_sources WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)",
+                "triplet source links point at missing chunks",
+            ),
+            (
+                "SELECT COUNT(*) FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)",
+                "triplets have no source chunk",
+            ),
+            (
+                "SELECT COUNT(*) FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)",
+                "chunks belong to missing documents",
+            ),
+        ):
+            if n := q(n_sql):
                 findings.append(Finding(part, f"{n} {what}", False))
     except sqlite3.DatabaseError as exc:
         findings.append(Finding(part, f"cannot read its tables: {exc}", False))
@@ -107,7 +118,7 @@ def inspect_index(path: Path, which: str, con: sqlite3.Connection | None) -> lis
         if con is not None and not _has_rows(con, which):
             return []  # nothing to index yet: the file is written with the first vector
         return [Finding(fname, "missing (rebuilt from the database when the corpus opens)", True)]
-    rows = dict(con.execute(sql).fetchall()) if con is not None else None
+    rows: dict[Any, Any] = dict(con.execute(sql).fetchall()) if con is not None else {}
     dim = len(next(iter(rows.values()))) // 4 if rows else None
     try:
         store, stamp = FaissVectorStore.load(file, dim, None)
@@ -123,8 +134,10 @@ def inspect_index(path: Path, which: str, con: sqlite3.Connection | None) -> lis
         elif rest.split("/")[0] != which:
             why = f"is the {rest.split('/')[0]} index (files swapped)"
         else:
-            why = ("was built from another state of the database (the database was restored, copied back or lost "
-                   "its last writes)")
+            why = (
+                "was built from another state of the database (the database was restored, copied back or lost "
+                "its last writes)"
+            )
             ahead = set(store.ids().tolist()) - set(rows)
             if ahead:
                 why += f"; it holds {len(ahead)} vectors of rows the database does not have (writes lost)"
@@ -133,8 +146,9 @@ def inspect_index(path: Path, which: str, con: sqlite3.Connection | None) -> lis
     have = set(ids.tolist())
     if have != set(rows):
         return [Finding(fname, f"holds {len(have)} vectors for {len(rows)} rows", True)]
-    differ = sum(1 for i, v in zip(ids.tolist(), vecs)
-                 if not np.allclose(v, np.frombuffer(rows[i], np.float32), atol=1e-5))
+    differ = sum(
+        1 for i, v in zip(ids.tolist(), vecs) if not np.allclose(v, np.frombuffer(rows[i], np.float32), atol=1e-5)
+    )
     return [Finding(fname, f"{differ} vectors differ from the database's", True)] if differ else []
 
 
@@ -143,10 +157,13 @@ def inspect(path: Path | str) -> list[Finding]:
     path = Path(path)
     findings, con = inspect_database(path)
     try:
-        backend = json.loads(dict(con.execute("SELECT key, value FROM meta").fetchall())["settings"]).get(
-            "vectors", "") if con is not None else ""
+        backend = (
+            json.loads(dict(con.execute("SELECT key, value FROM meta").fetchall())["settings"]).get("vectors", "")
+            if con is not None
+            else ""
+        )
         for which in INDEXES:
-            findings += inspect_milvus(path, which, con) if backend else inspect_index(path, which, con)
+            findings += inspect_milvus(path, which, con) if backend and con else inspect_index(path, which, con)
     finally:
         if con is not None:
             con.close()
@@ -166,8 +183,14 @@ def inspect_milvus(path: Path, which: str, con: sqlite3.Connection) -> list[Find
             return []
         return [Finding(fname, "missing: the Milvus collection is re-synced by ids when the corpus opens", True)]
     if stamp != _expected_stamp(con, which):
-        return [Finding(fname, "stale: the Milvus collection missed the database's last writes (a crash between "
-                               "the two?); it is re-synced by ids", True)]
+        return [
+            Finding(
+                fname,
+                "stale: the Milvus collection missed the database's last writes (a crash between "
+                "the two?); it is re-synced by ids",
+                True,
+            )
+        ]
     return []
 
 
@@ -259,8 +282,10 @@ def _salvage(ws: Workspace, name: str, into: str, findings: list[Finding], repor
             have = {r[0] for r in rows}
             extra = [r for r in scanned.get(table, []) if r[0] not in have]
             rows = rows + extra
-            dst.executemany(f"INSERT OR IGNORE INTO {table}(rowid, {', '.join(cols)}) "
-                            f"VALUES ({', '.join('?' * (len(cols) + 1))})", rows)
+            dst.executemany(
+                f"INSERT OR IGNORE INTO {table}(rowid, {', '.join(cols)}) VALUES ({', '.join('?' * (len(cols) + 1))})",
+                rows,
+            )
             found = f" ({len(extra)} of them found by a page scan)" if extra else ""
             report.actions.append(f"{table}: {len(rows)} rows recovered{found}")
             if note and not rows:
@@ -272,8 +297,10 @@ def _salvage(ws: Workspace, name: str, into: str, findings: list[Finding], repor
         dst.execute("COMMIT")
         meta = dict(dst.execute("SELECT key, value FROM meta").fetchall())
         if "settings" not in meta or "schema_version" not in meta:
-            raise CorpusError(f"corpus {name!r}: its settings could not be read, nothing to recover into a corpus; "
-                              "restore a snapshot instead (corpus snapshots NAME)")
+            raise CorpusError(
+                f"corpus {name!r}: its settings could not be read, nothing to recover into a corpus; "
+                "restore a snapshot instead (corpus snapshots NAME)"
+            )
         src.close()
         dst.close()
         for scratch in tmp.glob("damaged*"):
@@ -297,16 +324,35 @@ _COLUMNS = {
     "chunks": ["rid", "chunk_id", "doc_id", "position", "title", "text", "sent_start", "sent_end", "vec"],
     "triplets": ["tid", "subject", "predicate", "object", "vec"],
     "triplet_sources": ["tid", "chunk_id"],
-    "extraction": ["chunk_id", "status", "model", "error", "calls", "prompt_tokens", "completion_tokens", "cost",
-                   "updated_at"],
+    "extraction": [
+        "chunk_id",
+        "status",
+        "model",
+        "error",
+        "calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+        "updated_at",
+    ],
     "questions": ["qid", "position", "data"],
 }
 
 
 def _table_of(v: tuple) -> str | None:
     """Which of the corpus's tables a record of this shape belongs to (None: not one of ours)."""
-    kinds = tuple("n" if x is None else "i" if isinstance(x, int) else "f" if isinstance(x, float)
-                  else "s" if isinstance(x, str) else "b" for x in v)
+    kinds = tuple(
+        "n"
+        if x is None
+        else "i"
+        if isinstance(x, int)
+        else "f"
+        if isinstance(x, float)
+        else "s"
+        if isinstance(x, str)
+        else "b"
+        for x in v
+    )
     if kinds[:1] == ("n",) and len(v) == 9 and kinds[1:3] == ("s", "s") and kinds[8] == "b":
         return "chunks"
     if len(v) == 9 and kinds[0] == "s" and v[1] in ("pending", "done", "failed"):
@@ -379,29 +425,42 @@ def _compare_with_indexes(src_path: Path, dst: sqlite3.Connection, report: Repai
         known = set(store.ids().tolist())
         got = {r[0] for r in dst.execute(sql).fetchall()}
         if known - got:
-            report.lost.append(f"{len(known - got)} of the {len(known)} {which} the last {fname} knew "
-                               f"(ids {sorted(known - got)[:10]}{'...' if len(known - got) > 10 else ''})")
+            report.lost.append(
+                f"{len(known - got)} of the {len(known)} {which} the last {fname} knew "
+                f"(ids {sorted(known - got)[:10]}{'...' if len(known - got) > 10 else ''})"
+            )
 
 
 def _drop_dangling(dst: sqlite3.Connection, report: RepairReport) -> None:
     """Rows whose parent was lost cannot stand in a corpus: drop them and say so."""
     for what, sql in (
-            ("chunks whose document was lost", "DELETE FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)"),
-            ("triplet links whose chunk or triplet was lost",
-             "DELETE FROM triplet_sources WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks) "
-             "OR tid NOT IN (SELECT tid FROM triplets)"),
-            ("triplets left without a source chunk",
-             "DELETE FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)"),
-            ("extraction rows of lost chunks",
-             "DELETE FROM extraction WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")):
+        ("chunks whose document was lost", "DELETE FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)"),
+        (
+            "triplet links whose chunk or triplet was lost",
+            "DELETE FROM triplet_sources WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks) "
+            "OR tid NOT IN (SELECT tid FROM triplets)",
+        ),
+        (
+            "triplets left without a source chunk",
+            "DELETE FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)",
+        ),
+        (
+            "extraction rows of lost chunks",
+            "DELETE FROM extraction WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)",
+        ),
+    ):
         n = dst.execute(sql).rowcount
         if n:
             report.lost.append(f"{n} {what}")
-    missing = dst.execute("SELECT COUNT(*) FROM chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM extraction)"
-                          ).fetchone()[0]
+    missing = dst.execute(
+        "SELECT COUNT(*) FROM chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM extraction)"
+    ).fetchone()[0]
     if missing:  # their triplets are unknown: mark them pending so extraction can redo them
-        dst.execute("INSERT INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, "
-                    "cost, updated_at) SELECT chunk_id, 'pending', '', '', 0, 0, 0, NULL, ? FROM chunks "
-                    "WHERE chunk_id NOT IN (SELECT chunk_id FROM extraction)", (time.time(),))
+        dst.execute(
+            "INSERT INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, "
+            "cost, updated_at) SELECT chunk_id, 'pending', '', '', 0, 0, 0, NULL, ? FROM chunks "
+            "WHERE chunk_id NOT IN (SELECT chunk_id FROM extraction)",
+            (time.time(),),
+        )
         report.lost.append(f"extraction status of {missing} chunks (marked pending)")
     dst.execute("DELETE FROM meta WHERE key IN ('corpus_token', 'edges_built')")  # drawn and built anew

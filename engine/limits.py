@@ -3,6 +3,7 @@
 Work must be bounded by content, not only by bytes: a 1 MB question took 548 s and 1 GB, an
 empty question still got an answer, an invalid UTF-8 byte gave a tokenizer error.
 """
+
 from __future__ import annotations
 
 #: Longest question accepted, in characters (multi-hop questions are a sentence or two).
@@ -22,8 +23,9 @@ def check_question(question: str) -> str:
     try:
         question.encode("utf-8")
     except UnicodeEncodeError:
-        raise InputRejected("the question holds bytes that are not valid UTF-8 text; retype it or fix its "
-                            "encoding") from None
+        raise InputRejected(
+            "the question holds bytes that are not valid UTF-8 text; retype it or fix its encoding"
+        ) from None
     q = question.strip()
     if not q:
         raise InputRejected("the question is empty")

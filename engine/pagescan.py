@@ -8,11 +8,12 @@ each cell whose record it can decode, following overflow chains. Pages on the fr
 skipped, so rows deleted before the damage do not come back. Which table a row belongs to is
 decided by the caller from the shape of its values.
 """
+
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 _LEAF_TABLE = 0x0D
 
@@ -35,7 +36,7 @@ def _value(stype: int, data: bytes, i: int):
     sizes = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 6: 8, 7: 8, 8: 0, 9: 0}
     if stype in sizes:
         n = sizes[stype]
-        raw = data[i:i + n]
+        raw = data[i : i + n]
         if len(raw) != n:
             raise ValueError("value past the end of the record")
         if stype == 0:
@@ -47,7 +48,7 @@ def _value(stype: int, data: bytes, i: int):
         return int.from_bytes(raw, "big", signed=True), i + n
     if stype >= 12:
         n = (stype - 12) // 2
-        raw = data[i:i + n]
+        raw = data[i : i + n]
         if len(raw) != n:
             raise ValueError("value past the end of the record")
         return (bytes(raw) if stype % 2 == 0 else raw.decode("utf-8")), i + n
@@ -79,7 +80,7 @@ class PageFile:
 
     def page(self, n: int) -> bytes:
         """Page `n` (1-based), or b'' when the file ends before it."""
-        return self.raw[(n - 1) * self.page_size:n * self.page_size] if 1 <= n <= self.pages else b""
+        return self.raw[(n - 1) * self.page_size : n * self.page_size] if 1 <= n <= self.pages else b""
 
     def freelist(self) -> set[int]:
         free: set[int] = set()
@@ -91,7 +92,7 @@ class PageFile:
             free.add(trunk)
             count = int.from_bytes(page[4:8], "big")
             for k in range(min(count, (self.usable - 8) // 4)):
-                free.add(int.from_bytes(page[8 + 4 * k:12 + 4 * k], "big"))
+                free.add(int.from_bytes(page[8 + 4 * k : 12 + 4 * k], "big"))
             trunk = int.from_bytes(page[:4], "big")
         return free
 
@@ -101,19 +102,19 @@ class PageFile:
         u = self.usable
         x = u - 35
         if size <= x:
-            return rowid, page[i:i + size]
+            return rowid, page[i : i + size]
         m = ((u - 12) * 32 // 255) - 23
         k = m + ((size - m) % (u - 4))
         local = k if k <= x else m
-        data = bytearray(page[i:i + local])
-        nxt = int.from_bytes(page[i + local:i + local + 4], "big")
+        data = bytearray(page[i : i + local])
+        nxt = int.from_bytes(page[i + local : i + local + 4], "big")
         seen = set()
         while len(data) < size:
             over = self.page(nxt)
             if not over or nxt in seen:
                 raise ValueError("overflow chain broken")
             seen.add(nxt)
-            data += over[4:u][:size - len(data)]
+            data += over[4:u][: size - len(data)]
             nxt = int.from_bytes(over[:4], "big")
         return rowid, bytes(data)
 
@@ -127,10 +128,10 @@ class PageFile:
             off = 100 if n == 1 else 0
             if page[off] != _LEAF_TABLE:
                 continue
-            cells = int.from_bytes(page[off + 3:off + 5], "big")
+            cells = int.from_bytes(page[off + 3 : off + 5], "big")
             for c in range(cells):
                 try:
-                    ptr = int.from_bytes(page[off + 8 + 2 * c:off + 10 + 2 * c], "big")
+                    ptr = int.from_bytes(page[off + 8 + 2 * c : off + 10 + 2 * c], "big")
                     if not off + 8 <= ptr < self.usable:
                         continue
                     rowid, payload = self._payload(page, ptr)

@@ -6,9 +6,10 @@ never repeats or skips a chunk while results are being stored between pages). Ch
 the first page are left to the next run, so the count taken at the start stays the run's total.
 A corpus object without the SQLite store (a test double) is read through its `pending_chunks()`.
 """
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from engine.types import Chunk
 
@@ -42,11 +43,13 @@ def pending_pages(corpus, page: int = PAGE, skip_failed: bool = False) -> Iterat
     if not hasattr(corpus, "_db"):
         chunks = list(_fallback(corpus, skip_failed))
         for i in range(0, len(chunks), page):
-            yield chunks[i:i + page]
+            yield chunks[i : i + page]
         return
     cols = ", ".join("c." + c for c in corpus._CHUNK_COLS.split(", "))
-    sql = (f"SELECT c.rid, {cols} FROM chunks c JOIN extraction e ON e.chunk_id = c.chunk_id "
-           f"WHERE c.rid > ? AND c.rid <= ? AND {_where(skip_failed)} ORDER BY c.rid LIMIT ?")
+    sql = (
+        f"SELECT c.rid, {cols} FROM chunks c JOIN extraction e ON e.chunk_id = c.chunk_id "
+        f"WHERE c.rid > ? AND c.rid <= ? AND {_where(skip_failed)} ORDER BY c.rid LIMIT ?"
+    )
     with corpus._lock:
         last, top = 0, corpus._db.execute("SELECT COALESCE(MAX(rid), 0) FROM chunks").fetchone()[0]
     while True:

@@ -3,11 +3,13 @@
 The app connects it to `st.progress`; the CLI to `TerminalProgress`, a dependency-free bar on
 stderr that redraws at most ten times a second.
 """
+
 from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 ProgressCallback = Callable[[int, int, str], None]
 

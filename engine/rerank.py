@@ -12,6 +12,7 @@ Three backends behind one protocol, built from a spec string by `make_reranker`:
 
 Heavy imports (torch, litellm) happen on first use so importing the engine stays cheap.
 """
+
 from __future__ import annotations
 
 import os
@@ -56,8 +57,10 @@ class CrossEncoderReranker:
     def __init__(self, model_path: str | Path, device: str = "cpu", batch_size: int = 32):
         path = Path(model_path).expanduser()
         if not path.exists():
-            raise RerankerError(f"cross-encoder folder {path} does not exist; rerankers load from local "
-                                "folders only (this product never downloads a model)")
+            raise RerankerError(
+                f"cross-encoder folder {path} does not exist; rerankers load from local "
+                "folders only (this product never downloads a model)"
+            )
         self.path = path
         self.device = device
         self.batch_size = batch_size
@@ -72,8 +75,9 @@ class CrossEncoderReranker:
             try:
                 from sentence_transformers import CrossEncoder
             except ImportError as exc:  # pragma: no cover - pinned in requirements.txt
-                raise RerankerError("the cross-encoder reranker needs sentence-transformers: "
-                                    "pip install sentence-transformers") from exc
+                raise RerankerError(
+                    "the cross-encoder reranker needs sentence-transformers: pip install sentence-transformers"
+                ) from exc
             self._model = CrossEncoder(str(self.path), device=self.device, local_files_only=True)
         return self._model
 
@@ -82,8 +86,9 @@ class CrossEncoderReranker:
             return []
         with self._lock:
             model = self._load()
-            scores = model.predict([(query, t) for t in texts], batch_size=self.batch_size,
-                                   show_progress_bar=False, convert_to_numpy=True)
+            scores = model.predict(
+                [(query, t) for t in texts], batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True
+            )
         return [float(s) for s in np.asarray(scores).reshape(len(texts), -1)[:, -1]]
 
 
@@ -103,8 +108,16 @@ class LiteLLMReranker:
         from engine.llm.litellm_call import call_litellm, env_secrets, scrub
 
         try:
-            resp = call_litellm("rerank", model=self.model, api_base=self.api_base, api_key=self._api_key,
-                                query=query, documents=list(texts), top_n=len(texts), return_documents=False)
+            resp = call_litellm(
+                "rerank",
+                model=self.model,
+                api_base=self.api_base,
+                api_key=self._api_key,
+                query=query,
+                documents=list(texts),
+                top_n=len(texts),
+                return_documents=False,
+            )
         except LLMError as exc:  # refused at the trust boundary: nothing was sent
             raise RerankerError(f"rerank with {self.model!r}: {exc}") from None
         except Exception as exc:  # name the model and endpoint; a provider may echo the key: scrub it
@@ -146,8 +159,10 @@ def make_reranker(spec: str, embedder: Any = None, api_base: str = "") -> Rerank
     if spec.startswith("ce:"):
         return CrossEncoderReranker(spec[3:])
     if spec.startswith("litellm:"):
-        return LiteLLMReranker(spec[len("litellm:"):], api_base=api_base)
+        return LiteLLMReranker(spec[len("litellm:") :], api_base=api_base)
     if Path(spec).expanduser().exists():
         return CrossEncoderReranker(spec)
-    raise RerankerError(f"unknown reranker {spec!r}: use '' (embedding cosine), 'ce:/local/cross-encoder/folder' "
-                        "or 'litellm:<rerank model>'")
+    raise RerankerError(
+        f"unknown reranker {spec!r}: use '' (embedding cosine), 'ce:/local/cross-encoder/folder' "
+        "or 'litellm:<rerank model>'"
+    )

@@ -1,8 +1,9 @@
 """The bundled sample corpora, built on first use with the offline reasoner (no network, no key)."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from engine.config import PROJECT_ROOT
 from engine.progress import ProgressCallback, no_progress
@@ -31,12 +32,12 @@ def build_sample(workspace, name: str, on_progress: ProgressCallback = no_progre
     run_extraction(corpus, OfflineReasoner(corpus.embedder), on_progress=on_progress)
     corpus.refresh_indexes(on_progress)
     c = corpus.counts()
-    return (f"{name}: {c.documents} documents, {c.chunks} chunks, {c.triplets} triplets, "
-            f"{c.questions} questions")
+    return f"{name}: {c.documents} documents, {c.chunks} chunks, {c.triplets} triplets, {c.questions} questions"
 
 
-def ensure_sample_corpora(workspace, on_progress: ProgressCallback = no_progress,
-                          names: list[str] | None = None) -> Iterator[str]:
+def ensure_sample_corpora(
+    workspace, on_progress: ProgressCallback = no_progress, names: list[str] | None = None
+) -> Iterator[str]:
     """Build each sample corpus that is missing or unfinished; report one line per corpus."""
     for name in names or list(SAMPLES):
         if workspace.exists(name):

@@ -4,6 +4,7 @@ Traces and results are nested dataclasses. `from_dict(Cls, to_dict(obj)) == obj`
 type used in them: dataclasses, lists, tuples (fixed and variadic), dicts with str keys, Optional,
 unions of simple types, and `Any` (left as parsed JSON).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +12,7 @@ import json
 import math
 import types
 import typing
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,7 +31,7 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
@@ -51,7 +52,7 @@ def from_dict(tp: Any, data: Any) -> Any:
             if isinstance(base, type) and isinstance(data, base):
                 return from_dict(a, data)
         return from_dict(args[0], data) if args else data
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         hints = _hints(tp)
         kwargs = {}
         for f in dataclasses.fields(tp):
@@ -62,11 +63,11 @@ def from_dict(tp: Any, data: Any) -> Any:
         (arg,) = typing.get_args(tp) or (Any,)
         return [from_dict(arg, v) for v in data]
     if origin is tuple:
-        args = typing.get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(from_dict(args[0], v) for v in data)
-        if args:
-            return tuple(from_dict(a, v) for a, v in zip(args, data))
+        targs = typing.get_args(tp)
+        if len(targs) == 2 and targs[1] is Ellipsis:
+            return tuple(from_dict(targs[0], v) for v in data)
+        if targs:
+            return tuple(from_dict(a, v) for a, v in zip(targs, data))
         return tuple(data)
     if origin is dict:
         kt, vt = typing.get_args(tp) or (str, Any)

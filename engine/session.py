@@ -13,6 +13,7 @@ the rules a shared deployment needs, enforced here rather than in the pages that
   operator configured.
 * **Budget**: the operator's caps per session and per day (engine.budget).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -42,21 +43,30 @@ class SessionConfig:
     _api_key: str = field(default="", repr=False)
 
     @classmethod
-    def from_app(cls, app: AppSettings) -> "SessionConfig":
+    def from_app(cls, app: AppSettings) -> SessionConfig:
         budget = None
         if app.cap_session or app.cap_day:
             budget = Budget(Path(app.workspace) / "budget.sqlite", dict(app.cap_session), dict(app.cap_day))
-        return cls(workspace=Path(app.workspace), demo=app.demo, model=app.model, api_base=app.api_base,
-                   budget=budget, question_deadline=app.question_deadline)
+        return cls(
+            workspace=Path(app.workspace),
+            demo=app.demo,
+            model=app.model,
+            api_base=app.api_base,
+            budget=budget,
+            question_deadline=app.question_deadline,
+        )
 
     @classmethod
-    def for_cli(cls, app: AppSettings, model: str | None = None, api_base: str | None = None) -> "SessionConfig":
+    def for_cli(cls, app: AppSettings, model: str | None = None, api_base: str | None = None) -> SessionConfig:
         """The command line's session: the operator's own, so never in demo mode; `model` and
         `api_base` (flags) override the environment's. Keys come from the environment (the CLI runs
         under the local-user endpoint policy, see engine.llm.litellm_call)."""
-        return cls(workspace=Path(app.workspace), model=app.model if model is None else model,
-                   api_base=app.api_base if api_base is None else api_base,
-                   question_deadline=app.question_deadline)
+        return cls(
+            workspace=Path(app.workspace),
+            model=app.model if model is None else model,
+            api_base=app.api_base if api_base is None else api_base,
+            question_deadline=app.question_deadline,
+        )
 
     # --- reading --------------------------------------------------------------------------------
 
@@ -96,11 +106,11 @@ class SessionConfig:
     def set_method_settings(self, method: str, **values: Any) -> Any:
         self._unlocked("method settings")
         current = self.settings_for(method)
-        if current is None or not dataclasses.is_dataclass(current):
+        if current is None or isinstance(current, type) or not dataclasses.is_dataclass(current):
             return current
         allowed = {f.name for f in dataclasses.fields(current)}
-        self.method_overrides[method] = dataclasses.replace(
-            current, **{k: v for k, v in values.items() if k in allowed})
+        changes: dict[str, Any] = {k: v for k, v in values.items() if k in allowed}
+        self.method_overrides[method] = dataclasses.replace(current, **changes)  # type: ignore[type-var]
         return self.method_overrides[method]
 
     def reset_method_settings(self, method: str) -> None:
@@ -112,8 +122,7 @@ class SessionConfig:
     def reasoner(self, corpus=None, **opts: Any):
         from engine.reasoners import make_reasoner
 
-        kwargs: dict[str, Any] = {"api_base": self.api_base, "cache_path": self.workspace / "llm_cache.sqlite",
-                                  **opts}
+        kwargs: dict[str, Any] = {"api_base": self.api_base, "cache_path": self.workspace / "llm_cache.sqlite", **opts}
         if self._api_key:
             kwargs["api_key"] = self._api_key
         if corpus is not None:
@@ -143,15 +152,15 @@ class SessionConfig:
 
     def answer(self, method: str, question: str, corpus, on_step=None, reasoner=None):
         """One question through one method, inside the session's budget."""
-        from engine.methods import build_method
-
         from engine.limits import check_question
         from engine.llm.deadline import within
+        from engine.methods import build_method
 
         question = check_question(question)
         self.begin()
         with within(self.question_deadline, "question"):
             result = build_method(method, reasoner or self.reasoner(corpus)).answer(
-                question, corpus, self.settings_for(method), on_step=on_step)
+                question, corpus, self.settings_for(method), on_step=on_step
+            )
         self.record([result])
         return result

@@ -4,6 +4,7 @@ Two surface forms are the same entity when they agree after lower-casing, Unicod
 dropping punctuation and leading articles, and collapsing spaces: "The Beatles" == "beatles".
 (The KG2RAG reference code compared raw strings against document titles only.)
 """
+
 from __future__ import annotations
 
 import re

@@ -11,10 +11,12 @@ Readers (each returns a `TripletFile`; a bad record is skipped and counted, neve
   `title` [+ `sent_id`], `passage`, or `chunk` holding either an id or a title).
 
 A row points at its source with a reference (`ref_kind`); `resolve_rows` (engine/triplet_resolve.py)
-maps references onto the corpus's chunk ids. The SPEC section 0 filters that need no chunk text run while reading: arity 3,
+maps references onto the corpus's chunk ids. The SPEC section 0 filters that need no chunk text run
+while reading: arity 3,
 non-empty parts, subject != object, no placeholder part. Exports (`write_triplets`) carry chunk id
 and title, and read back unchanged.
 """
+
 from __future__ import annotations
 
 import csv
@@ -23,9 +25,10 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable, Mapping
+from typing import Any, cast
 
 from engine.ingest.decode import (
     IngestError,
@@ -90,7 +93,7 @@ class TripletFile:
 
     def add(self, s: Any, p: Any, o: Any, ref: str, kind: str, sent_id: int | None, where: str) -> None:
         parts = [_part(x) for x in (s, p, o)]
-        reason = filter_reason(*parts) if None not in parts else "a part is missing or not text"
+        reason = filter_reason(*cast(list[str], parts)) if None not in parts else "a part is missing or not text"
         if reason:
             self.skip(f"{where}: {reason}")
         else:
@@ -270,8 +273,7 @@ def read_triplet_bytes(name: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTE
     ext = PurePosixPath(name.lower()).suffix
     try:
         text = decode_text(data)
-        if text.count("\n") > MAX_ROWS + 1 and (ext in (".csv", ".tsv", ".jsonl", ".ndjson")
-                                                or looks_like_jsonl(text)):
+        if text.count("\n") > MAX_ROWS + 1 and (ext in (".csv", ".tsv", ".jsonl", ".ndjson") or looks_like_jsonl(text)):
             raise _TooManyRows  # one record a line: refused before parsing, in well under a second
         if ext in (".csv", ".tsv"):
             _read_csv(text, "\t" if ext == ".tsv" else ",", tf)
@@ -291,8 +293,10 @@ def read_triplet_bytes(name: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTE
                 tf.format = "json"
                 _read_records(value, tf, "record")
             else:
-                tf.error = (f"{name} is JSON, but neither OpenIE output ({{\"docs\": [...]}}) "
-                            "nor KG2RAG {sentence_index: triples}")
+                tf.error = (
+                    f'{name} is JSON, but neither OpenIE output ({{"docs": [...]}}) '
+                    "nor KG2RAG {sentence_index: triples}"
+                )
         else:
             tf.error = f"{name} has an unsupported triplet file type '{ext}' (use .json, .jsonl, .csv or .tsv)"
     except IngestError as e:
@@ -301,8 +305,10 @@ def read_triplet_bytes(name: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTE
         tf.error = f"{name} is nested too deeply to read"
     except _TooManyRows:
         tf.rows, tf.format = [], tf.format or ext.lstrip(".")
-        tf.error = (f"{name} holds more than {MAX_ROWS:,} triplet records, the limit of one import; nothing "
-                    "was imported (split it into smaller files)")
+        tf.error = (
+            f"{name} holds more than {MAX_ROWS:,} triplet records, the limit of one import; nothing "
+            "was imported (split it into smaller files)"
+        )
     if not tf.error and not tf.rows and tf.skipped == 0 and tf.format != "openie":
         tf.error = f"{name} holds no triplets"
     return _finish(tf)
@@ -325,8 +331,10 @@ def read_triplet_file(path: str | os.PathLike, max_bytes: int = DEFAULT_MAX_BYTE
                     merged.errors.append(msg if msg.startswith(f.name) else f"{f.name}: {msg}")
             if len(merged.rows) > MAX_ROWS:
                 merged.rows = []
-                merged.error = (f"{p.name} holds more than {MAX_ROWS:,} triplet records, the limit of one import; "
-                                "nothing was imported (split it into smaller folders)")
+                merged.error = (
+                    f"{p.name} holds more than {MAX_ROWS:,} triplet records, the limit of one import; "
+                    "nothing was imported (split it into smaller folders)"
+                )
                 break
         return _finish(merged)
     try:
@@ -349,7 +357,7 @@ EXPORT_COLUMNS = ("subject", "predicate", "object", "chunk_id", "title")
 def _export_rows(triplets: Iterable[Triplet], chunks: Iterable[Chunk] | Mapping[str, Chunk]) -> list[tuple[str, ...]]:
     pool = chunks.values() if isinstance(chunks, Mapping) else chunks
     titles = {c.chunk_id: c.title for c in pool}
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for t in triplets:
         for cid in t.chunk_ids or ("",):
             rows.append((t.subject, t.predicate, t.object, cid, titles.get(cid, "")))

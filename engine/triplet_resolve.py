@@ -1,10 +1,11 @@
 """Resolving an imported triplet's reference (chunk id, title, title + sentence, or passage text)
 to the corpus's chunk ids, and linking each triplet to the window(s) that state it."""
+
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 from engine.triplet_io import TripletRow
 from engine.types import Chunk

@@ -3,24 +3,59 @@ rules and imported files. One module, below the LLM layer and the store, so a tr
 dropped by the same rules wherever it comes from (before, imports and extraction had two
 placeholder lists that disagreed).
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from engine.limits import MAX_TRIPLET_PART_CHARS, part_too_long
 from engine.textnorm import normalize_entity
 
 #: Whole parts that mean "the model did not know"; a triplet holding one says nothing (compared
 #: after lower-casing and trimming).
-PLACEHOLDER_PARTS = frozenset({
-    "", "?", "??", "-", "--", "_", "...", "unknown", "none", "null", "nil", "n/a", "na", "nan", "undefined",
-    "unspecified", "not specified", "not mentioned", "not given", "not available", "not applicable", "no",
-    "empty", "tbd", "<unknown>", "[unknown]", "(unknown)", "entity", "subject", "predicate", "object", "head",
-    "relation", "tail",
-})
-_STOPWORDS = frozenset("a an the of in on at to for by with from and or as is was were be been are its it "
-                       "his her their this that".split())
+PLACEHOLDER_PARTS = frozenset(
+    {
+        "",
+        "?",
+        "??",
+        "-",
+        "--",
+        "_",
+        "...",
+        "unknown",
+        "none",
+        "null",
+        "nil",
+        "n/a",
+        "na",
+        "nan",
+        "undefined",
+        "unspecified",
+        "not specified",
+        "not mentioned",
+        "not given",
+        "not available",
+        "not applicable",
+        "no",
+        "empty",
+        "tbd",
+        "<unknown>",
+        "[unknown]",
+        "(unknown)",
+        "entity",
+        "subject",
+        "predicate",
+        "object",
+        "head",
+        "relation",
+        "tail",
+    }
+)
+_STOPWORDS = frozenset(
+    "a an the of in on at to for by with from and or as is was were be been are its it his her their this that".split()
+)
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 

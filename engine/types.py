@@ -3,6 +3,7 @@
 Everything here is a plain frozen dataclass so it can be compared, hashed where useful and
 turned into JSON with `dataclasses.asdict`. No module passes raw dicts to another.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

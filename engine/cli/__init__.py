@@ -4,6 +4,7 @@ Each area registers its own sub-commands (`register(subparsers)` in engine/cli/*
 can act on print one line on stderr and exit with code 2 (bad input or usage) or 1 (a failure while
 running); a traceback is only printed with TRIPLET_LENS_DEBUG=1.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,10 +22,12 @@ class UserError(Exception):
 
 def build_parser(prog: str = "python -m engine") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=prog, description="Triplet Lens: T2RAG and KG2RAG over your own documents.",
+        prog=prog,
+        description="Triplet Lens: T2RAG and KG2RAG over your own documents.",
         epilog="Keys: the command line is run by the machine's own user, so API keys from your environment go "
-               "to whatever endpoint you name (--api-base). The app, which visitors may use, sends them only to "
-               "the endpoints its operator lists in TRIPLET_LENS_API_BASES.")
+        "to whatever endpoint you name (--api-base). The app, which visitors may use, sends them only to "
+        "the endpoints its operator lists in TRIPLET_LENS_API_BASES.",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:

@@ -1,4 +1,5 @@
 """`app [--port N]`: start the Streamlit app (the same as `make run` without the set-up)."""
+
 from __future__ import annotations
 
 import os
@@ -9,16 +10,27 @@ ROOT = Path(__file__).resolve().parents[2]  # engine/cli/app.py -> the repositor
 
 
 def app_command(port: int) -> list[str]:
-    return [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
-            "--server.headless", "true"]
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(ROOT / "app.py"),
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+    ]
 
 
 def cmd_app(args) -> int:
     from engine.cli import UserError
 
     if not (ROOT / "app.py").exists() or not (ROOT / "pages").is_dir():
-        raise UserError(f"the app's files (app.py, pages/) are not beside the engine in {ROOT}: start the app "
-                        "from a clone of the repository (pip install -e . keeps them in place)")
+        raise UserError(
+            f"the app's files (app.py, pages/) are not beside the engine in {ROOT}: start the app "
+            "from a clone of the repository (pip install -e . keeps them in place)"
+        )
     cmd = app_command(args.port)
     if args.dry_run:
         print(" ".join(cmd))

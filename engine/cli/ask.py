@@ -1,9 +1,9 @@
 """`ask CORPUS "question" --method ...`: one question through one method, printed with its summary."""
+
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 from pathlib import Path
 
@@ -20,15 +20,16 @@ def method_settings(name: str, overrides: dict):
     cls = method_class(name)
     settings = cls.settings_cls()
     fields = {f.name for f in dataclasses.fields(settings)}
-    changes = {field: v for k, v in overrides.items() if v is not None
-               for field in _OVERRIDES.get(k, ()) if field in fields}
+    changes = {
+        field: v for k, v in overrides.items() if v is not None for field in _OVERRIDES.get(k, ()) if field in fields
+    }
     return dataclasses.replace(settings, **changes)
 
 
 def cmd_ask(args) -> int:
     from engine.limits import check_question
-    from engine.session import SessionConfig
     from engine.methods import build_method, save_result
+    from engine.session import SessionConfig
 
     args.question = check_question(args.question)
 
@@ -36,8 +37,9 @@ def cmd_ask(args) -> int:
     ws = app.workspace_obj()
     corpus = ws.open(args.corpus)
     reasoner = SessionConfig.for_cli(app, args.model, args.api_base).reasoner(corpus)
-    settings = method_settings(args.method, {"k": args.k, "rounds": args.rounds, "hops": args.hops,
-                                             "reranker": args.reranker})
+    settings = method_settings(
+        args.method, {"k": args.k, "rounds": args.rounds, "hops": args.hops, "reranker": args.reranker}
+    )
     method = build_method(args.method, reasoner)
 
     def on_step(label: str, payload) -> None:
@@ -58,9 +60,11 @@ def cmd_ask(args) -> int:
         print(f"  {line}")
     u = result.usage
     cost = "unknown" if u.cost is None else f"${u.cost:.5f}"
-    print(f"usage: {u.calls} LLM calls ({u.cached_calls} cached), {u.prompt_tokens} prompt + "
-          f"{u.completion_tokens} completion tokens needed ({u.billed_prompt_tokens} + {u.billed_completion_tokens} "
-          f"billed), {cost}, engine {u.engine_time:.2f}s, LLM {u.llm_time:.2f}s")
+    print(
+        f"usage: {u.calls} LLM calls ({u.cached_calls} cached), {u.prompt_tokens} prompt + "
+        f"{u.completion_tokens} completion tokens needed ({u.billed_prompt_tokens} + {u.billed_completion_tokens} "
+        f"billed), {cost}, engine {u.engine_time:.2f}s, LLM {u.llm_time:.2f}s"
+    )
     if args.trace_out:
         print(f"trace written to {args.trace_out}")
     return 1 if result.error else 0
@@ -78,7 +82,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=int, default=None, help="chunks per round (T2RAG) / seeds (KG2RAG) / top-k")
     p.add_argument("--rounds", type=int, default=None, help="T2RAG max rounds")
     p.add_argument("--hops", type=int, default=None, help="KG2RAG expansion hops")
-    p.add_argument("--reranker", default=None, help="KG2RAG and rerank baselines: ce:/local/cross-encoder/path or litellm:<rerank model>; empty = embedding cosine")
+    p.add_argument(
+        "--reranker",
+        default=None,
+        help="KG2RAG and rerank baselines: ce:/local/cross-encoder/path or litellm:<rerank model>; "
+        "empty = embedding cosine",
+    )
     p.add_argument("--trace-out", default=None, metavar="FILE", help="save the full trace as JSON")
     p.add_argument("--quiet", action="store_true", help="no step-by-step progress on stderr")
     p.set_defaults(func=cmd_ask)

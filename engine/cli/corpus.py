@@ -1,4 +1,5 @@
 """`corpus ...`, `triplets ...` and `sample ...` commands."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,15 +23,16 @@ def _print_errors(errors) -> None:
 def _load(paths: list[str], limit: int | None):
     from engine.ingest import load_paths
 
-    batch = load_paths([Path(p) for p in paths], max_bytes=AppSettings.from_env().max_file_bytes,
-                       limit_questions=limit)
+    batch = load_paths([Path(p) for p in paths], max_bytes=AppSettings.from_env().max_file_bytes, limit_questions=limit)
     _print_errors(batch.errors)
     return batch
 
 
 def _report(name: str, report, added_q: int, n_errors: int) -> None:
-    print(f"{name}: +{report.documents_added} documents ({report.documents_skipped} already present), "
-          f"+{report.chunks_added} chunks, +{added_q} questions; {n_errors} file(s) rejected")
+    print(
+        f"{name}: +{report.documents_added} documents ({report.documents_skipped} already present), "
+        f"+{report.chunks_added} chunks, +{added_q} questions; {n_errors} file(s) rejected"
+    )
 
 
 def _ingest(corpus, paths: list[str], limit: int | None) -> int:
@@ -50,27 +52,35 @@ def cmd_create(args) -> int:
     from engine.store import CorpusSettings
 
     ws = _workspace()
-    settings = CorpusSettings(ChunkingSettings(mode=args.chunking, max_words=args.max_words),
-                              embedder=args.embedder, index_kind=args.index, embedder_api_base=args.embedder_api_base,
-                              vectors=args.vectors)
+    settings = CorpusSettings(
+        ChunkingSettings(mode=args.chunking, max_words=args.max_words),
+        embedder=args.embedder,
+        index_kind=args.index,
+        embedder_api_base=args.embedder_api_base,
+        vectors=args.vectors,
+    )
     if not args.paths:
         corpus = ws.create(args.name, settings)
         print(f"created corpus {args.name!r} at {corpus.path}")
         return 0
     ws.path_of(args.name)  # a bad name is refused before any file is read
     if ws.exists(args.name):
-        print(f"error: corpus {args.name!r} already exists in {ws.root}; add files with: "
-              f"python -m engine corpus add {args.name} PATH", file=sys.stderr)
+        print(
+            f"error: corpus {args.name!r} already exists in {ws.root}; add files with: "
+            f"python -m engine corpus add {args.name} PATH",
+            file=sys.stderr,
+        )
         return 2
     batch = _load(args.paths, args.limit_questions)
     if not batch.documents:
-        print(f"error: no document could be read from {', '.join(args.paths)}; corpus {args.name!r} "
-              "was not created", file=sys.stderr)
+        print(
+            f"error: no document could be read from {', '.join(args.paths)}; corpus {args.name!r} was not created",
+            file=sys.stderr,
+        )
         return 2
     bar = TerminalProgress()
     try:  # built aside and renamed into place: a failure leaves nothing behind
-        corpus, report, added_q = ws.create_from(args.name, batch.documents, batch.questions, settings,
-                                                 on_progress=bar)
+        corpus, report, added_q = ws.create_from(args.name, batch.documents, batch.questions, settings, on_progress=bar)
     finally:
         bar.close()
     _report(corpus.name, report, added_q, len(batch.errors))
@@ -89,7 +99,9 @@ def cmd_list(args) -> int:
         print(f"no corpora in {ws.root}; create one with: python -m engine corpus create NAME --from PATH")
     for name in names:
         c = ws.open(name).counts()
-        print(f"{name:30s} {c.documents:6d} docs {c.chunks:7d} chunks {c.triplets:8d} triplets {c.questions:5d} questions")
+        print(
+            f"{name:30s} {c.documents:6d} docs {c.chunks:7d} chunks {c.triplets:8d} triplets {c.questions:5d} questions"
+        )
     return 0
 
 
@@ -105,8 +117,9 @@ def cmd_show(args) -> int:
     print(f"corpus {corpus.name}  ({corpus.path})")
     print(f"  documents {c.documents}, chunks {c.chunks}, triplets {c.triplets}, questions {c.questions}")
     print(f"  extraction: {c.extracted} done, {c.pending} pending, {c.failed} failed ({done:.0f}%)")
-    print(f"  chunking {s.chunking.mode} (max {s.chunking.max_words} words), embedder {s.embedder}, "
-          f"index {s.index_kind}")
+    print(
+        f"  chunking {s.chunking.mode} (max {s.chunking.max_words} words), embedder {s.embedder}, index {s.index_kind}"
+    )
     if args.documents:
         for d in corpus.documents():
             print(f"  {d.doc_id}  {d.n_chunks:3d} chunks  {d.kind:9s} {d.title[:70]}")
@@ -141,8 +154,9 @@ def cmd_check(args) -> int:
         print(f"damaged: {f}" + ("" if f.derived else "  [database]"))
     if not args.repair:
         if findings:
-            print(f"repair with: corpus check {args.name} --repair  (or restore a snapshot: corpus snapshots "
-                  f"{args.name})")
+            print(
+                f"repair with: corpus check {args.name} --repair  (or restore a snapshot: corpus snapshots {args.name})"
+            )
             return 1
         print(f"{args.name}: ok")
         return 0
@@ -152,8 +166,10 @@ def cmd_check(args) -> int:
     for lost in report.lost:
         print(f"lost: {lost}")
     if report.recovered_into:
-        print(f"recovered into corpus {report.recovered_into!r}; the damaged {args.name!r} is unchanged "
-              f"(drop it once you have checked the recovered one)")
+        print(
+            f"recovered into corpus {report.recovered_into!r}; the damaged {args.name!r} is unchanged "
+            f"(drop it once you have checked the recovered one)"
+        )
     for f in report.remaining:
         print(f"still damaged: {f}")
     if not report.remaining:
@@ -218,8 +234,10 @@ def cmd_triplets_import(args) -> int:
     bar = TerminalProgress()
     added = corpus.import_triplets(rows, on_progress=bar)
     bar.close()
-    print(f"imported {added} triplet links from {args.file} ({unresolved} rows named no chunk of this corpus, "
-          f"{tf.skipped} malformed records skipped)")
+    print(
+        f"imported {added} triplet links from {args.file} ({unresolved} rows named no chunk of this corpus, "
+        f"{tf.skipped} malformed records skipped)"
+    )
     return 0 if rows or not tf.rows else 2
 
 
@@ -243,21 +261,36 @@ def cmd_sample_ensure(args) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     corpus = sub.add_parser("corpus", help="create, inspect and edit corpora").add_subparsers(
-        dest="corpus_cmd", metavar="ACTION")
+        dest="corpus_cmd", metavar="ACTION"
+    )
     corpus.required = True
 
     p = corpus.add_parser("create", help="create a corpus from files or a QA dataset")
     p.add_argument("name")
-    p.add_argument("--from", dest="paths", nargs="+", default=[], metavar="PATH",
-                   help="files: .txt .md .pdf .html, or dataset JSON/JSONL (HotpotQA, MuSiQue, 2Wiki, corpus.json)")
+    p.add_argument(
+        "--from",
+        dest="paths",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="files: .txt .md .pdf .html, or dataset JSON/JSONL (HotpotQA, MuSiQue, 2Wiki, corpus.json)",
+    )
     p.add_argument("--chunking", choices=["paragraph", "sentence"], default="paragraph")
     p.add_argument("--max-words", type=int, default=200, help="paragraph window size in words")
     p.add_argument("--embedder", default="bundled", help="bundled | st:/local/model/path | litellm:<model>")
     p.add_argument("--embedder-api-base", default="", help="OpenAI-compatible endpoint for a litellm: embedder")
-    p.add_argument("--index", choices=["auto", "flat", "hnsw", "ivf"], default="auto",
-                   help="auto = exact below 200k vectors, IVF above; flat = always exact; hnsw, ivf = always approximate")
-    p.add_argument("--vectors", default="", metavar="BACKEND",
-                   help="'' = FAISS files (default); milvus-lite = embedded Milvus; milvus://host:19530 = a server")
+    p.add_argument(
+        "--index",
+        choices=["auto", "flat", "hnsw", "ivf"],
+        default="auto",
+        help="auto = exact below 200k vectors, IVF above; flat = always exact; hnsw, ivf = always approximate",
+    )
+    p.add_argument(
+        "--vectors",
+        default="",
+        metavar="BACKEND",
+        help="'' = FAISS files (default); milvus-lite = embedded Milvus; milvus://host:19530 = a server",
+    )
     p.add_argument("--limit-questions", type=int, default=None, help="take the first N questions of a dataset")
     p.set_defaults(func=cmd_create)
 
@@ -292,15 +325,22 @@ def _register_safety(corpus) -> None:
 
     p = corpus.add_parser("check", help="integrity check of the database and every index file")
     p.add_argument("name")
-    p.add_argument("--repair", action="store_true",
-                   help="rebuild damaged index files; salvage a damaged database into a new corpus")
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="rebuild damaged index files; salvage a damaged database into a new corpus",
+    )
     p.add_argument("--into", default=None, help="name of the recovered corpus (default NAME-recovered)")
     p.set_defaults(func=cmd_check)
 
     p = corpus.add_parser("backup", help="consistent snapshot while readers run (with checksums)")
     p.add_argument("name")
-    p.add_argument("--to", default=None, metavar="DIR",
-                   help="new folder for the snapshot (default: the workspace's .snapshots/NAME/)")
+    p.add_argument(
+        "--to",
+        default=None,
+        metavar="DIR",
+        help="new folder for the snapshot (default: the workspace's .snapshots/NAME/)",
+    )
     p.set_defaults(func=cmd_backup)
 
     p = corpus.add_parser("snapshots", help="list snapshots (backups, and those taken before drop/delete-doc)")
@@ -322,7 +362,8 @@ def _register_safety(corpus) -> None:
 
 def _register_triplets_and_samples(sub) -> None:
     trip = sub.add_parser("triplets", help="import or export triplet files").add_subparsers(
-        dest="triplets_cmd", metavar="ACTION")
+        dest="triplets_cmd", metavar="ACTION"
+    )
     trip.required = True
     p = trip.add_parser("import", help="HippoRAG/T2RAG OpenIE JSON, KG2RAG per-title JSON, CSV or JSONL")
     p.add_argument("name")
@@ -336,4 +377,5 @@ def _register_triplets_and_samples(sub) -> None:
     sample = sub.add_parser("sample", help="bundled sample corpora").add_subparsers(dest="sample_cmd", metavar="ACTION")
     sample.required = True
     sample.add_parser("ensure", help="build the bundled sample corpora if missing (offline, no key)").set_defaults(
-        func=cmd_sample_ensure)
+        func=cmd_sample_ensure
+    )

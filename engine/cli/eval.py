@@ -9,6 +9,7 @@ A rerun with the same `--out` continues where the last one stopped. Probes (`--d
 `<corpus>-shuffled-s0`); a copy made by an earlier run with the same seed is reused, so a resumed
 probe run scores against the same perturbed corpus.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,11 @@ def _probe_corpus(ws, corpus, args):
             corpus, report = shuffle_entities(ws, corpus, seed=args.seed, name=name, on_progress=bar)
             bar.close()
             kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.entities.items()))
-            print(f"shuffled copy {name!r}: renamed {kinds}; {len(report.frozen)} entities kept to keep answers "
-                  f"findable; {len(report.inconsistent)} questions inconsistent", file=sys.stderr)
+            print(
+                f"shuffled copy {name!r}: renamed {kinds}; {len(report.frozen)} entities kept to keep answers "
+                f"findable; {len(report.inconsistent)} questions inconsistent",
+                file=sys.stderr,
+            )
     if args.drop_triplets:
         name = drop_copy_name(corpus.name, args.drop_triplets, args.seed)
         if ws.exists(name):
@@ -54,17 +58,16 @@ def _probe_corpus(ws, corpus, args):
             corpus = ws.open(name)
         else:
             corpus, rep = drop_triplets(ws, corpus, args.drop_triplets, seed=args.seed, name=name)
-            print(f"copy {name!r}: dropped {rep.triplets_dropped} of {rep.triplets_before} triplets",
-                  file=sys.stderr)
+            print(f"copy {name!r}: dropped {rep.triplets_dropped} of {rep.triplets_before} triplets", file=sys.stderr)
     return corpus
 
 
 def cmd_eval(args) -> int:
     from engine.cli import UserError
     from engine.eval.harness import run_eval
-    from engine.session import SessionConfig
     from engine.methods import METHODS
     from engine.progress import TerminalProgress
+    from engine.session import SessionConfig
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
@@ -86,9 +89,18 @@ def cmd_eval(args) -> int:
         settings_by_method = {m: method_settings(m, overrides) for m in methods}
     bar = TerminalProgress()
     try:
-        summary = run_eval(corpus, methods, reasoner, questions=questions, out_dir=Path(args.out),
-                           settings_by_method=settings_by_method,
-                           on_progress=bar, unit=args.unit, k=args.recall_k, concurrency=args.concurrency)
+        summary = run_eval(
+            corpus,
+            methods,
+            reasoner,
+            questions=questions,
+            out_dir=Path(args.out),
+            settings_by_method=settings_by_method,
+            on_progress=bar,
+            unit=args.unit,
+            k=args.recall_k,
+            concurrency=args.concurrency,
+        )
     finally:
         bar.close()
     print(summary.markdown())
@@ -102,26 +114,50 @@ def cmd_eval(args) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="score methods on a corpus's questions (EM/F1, retrieval, cost); resumable")
     p.add_argument("corpus")
-    p.add_argument("--methods", default="t2rag,kg2rag,standard",
-                   help="comma-separated method names (default: t2rag,kg2rag,standard)")
+    p.add_argument(
+        "--methods",
+        default="t2rag,kg2rag,standard",
+        help="comma-separated method names (default: t2rag,kg2rag,standard)",
+    )
     which = p.add_mutually_exclusive_group()
     which.add_argument("--questions", type=int, default=None, metavar="N", help="only the first N questions")
     which.add_argument("--ids", default=None, metavar="FILE", help="question ids, one per line (or a JSON list)")
     p.add_argument("--model", default=None, help="litellm model string; empty/unset = offline reasoner")
     p.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint for --model")
     p.add_argument("--out", required=True, metavar="DIR", help="results folder; a rerun resumes from it")
-    p.add_argument("--drop-triplets", type=float, default=None, metavar="FRACTION",
-                   help="evaluate on a copy missing this random share of triplets (e.g. 0.05)")
-    p.add_argument("--shuffle", action="store_true",
-                   help="evaluate on a copy with every entity consistently renamed (Shuffle-HotpotQA)")
-    p.add_argument("--concurrency", type=int, default=1, metavar="N",
-                   help="questions answered at once (useful with a remote model; default 1)")
-    p.add_argument("--k", type=int, default=None,
-                   help="chunks per round (T2RAG) / seeds (KG2RAG) / top-k (baselines); default: each paper's")
+    p.add_argument(
+        "--drop-triplets",
+        type=float,
+        default=None,
+        metavar="FRACTION",
+        help="evaluate on a copy missing this random share of triplets (e.g. 0.05)",
+    )
+    p.add_argument(
+        "--shuffle",
+        action="store_true",
+        help="evaluate on a copy with every entity consistently renamed (Shuffle-HotpotQA)",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        metavar="N",
+        help="questions answered at once (useful with a remote model; default 1)",
+    )
+    p.add_argument(
+        "--k",
+        type=int,
+        default=None,
+        help="chunks per round (T2RAG) / seeds (KG2RAG) / top-k (baselines); default: each paper's",
+    )
     p.add_argument("--rounds", type=int, default=None, help="T2RAG round cap")
     p.add_argument("--hops", type=int, default=None, help="KG2RAG expansion hops")
     p.add_argument("--seed", type=int, default=0, help="seed of the probes (default 0)")
-    p.add_argument("--unit", choices=("auto", "paragraph", "sentence"), default="auto",
-                   help="retrieval unit of the table (auto: sentence for sentence-chunked corpora)")
+    p.add_argument(
+        "--unit",
+        choices=("auto", "paragraph", "sentence"),
+        default="auto",
+        help="retrieval unit of the table (auto: sentence for sentence-chunked corpora)",
+    )
     p.add_argument("--recall-k", type=int, default=5, metavar="K", help="k of recall@k, in evidence chunks")
     p.set_defaults(func=cmd_eval)

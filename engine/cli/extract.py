@@ -5,6 +5,7 @@ corpus's pending chunks with a progress bar, then a summary of calls, tokens, co
 failures. Interrupting is safe: finished chunks are stored, a rerun continues with the rest.
 The API key comes from the provider's environment variable (litellm reads it); it is never printed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,16 +20,20 @@ def _dollars(cost: float | None) -> str:
 
 
 def format_estimate(est) -> str:
-    return (f"estimate for {est.chunks} pending chunks with {est.model} ({est.style}): {est.calls} calls, "
-            f"~{est.prompt_tokens:,} prompt + ~{est.completion_tokens:,} completion tokens "
-            f"(counted with {est.token_counter}), cost {_dollars(est.cost)}")
+    return (
+        f"estimate for {est.chunks} pending chunks with {est.model} ({est.style}): {est.calls} calls, "
+        f"~{est.prompt_tokens:,} prompt + ~{est.completion_tokens:,} completion tokens "
+        f"(counted with {est.token_counter}), cost {_dollars(est.cost)}"
+    )
 
 
 def format_summary(s) -> str:
-    lines = [f"extracted {s.chunks_done} chunks ({s.triplets} triplets), {s.chunks_failed} failed, "
-             f"{s.chunks_skipped} skipped, in {s.seconds:.1f}s",
-             f"{s.calls} LLM calls ({s.cache_hits} from cache), {s.prompt_tokens:,} prompt + "
-             f"{s.completion_tokens:,} completion tokens billed, cost {_dollars(s.cost)}"]
+    lines = [
+        f"extracted {s.chunks_done} chunks ({s.triplets} triplets), {s.chunks_failed} failed, "
+        f"{s.chunks_skipped} skipped, in {s.seconds:.1f}s",
+        f"{s.calls} LLM calls ({s.cache_hits} from cache), {s.prompt_tokens:,} prompt + "
+        f"{s.completion_tokens:,} completion tokens billed, cost {_dollars(s.cost)}",
+    ]
     for chunk_id, err in s.failures[:5]:
         lines.append(f"  failed {chunk_id}: {err[:200]}")
     if s.chunks_failed > 5:
@@ -61,8 +66,9 @@ def cmd_extract(args) -> int:
     reasoner = SessionConfig.for_cli(app, model, api_base).reasoner(corpus, extraction_style=args.style)
     bar = TerminalProgress()
     try:
-        summary = run_extraction(corpus, reasoner, concurrency=args.concurrency, on_progress=bar,
-                                 call_deadline=app.call_deadline)
+        summary = run_extraction(
+            corpus, reasoner, concurrency=args.concurrency, on_progress=bar, call_deadline=app.call_deadline
+        )
         if summary.chunks_done:
             corpus.refresh_indexes(bar)  # embed the new propositions now, not at the first question
     finally:
@@ -72,23 +78,32 @@ def cmd_extract(args) -> int:
         print(f"error: extraction stopped: {summary.stopped}", file=sys.stderr)
         return 1
     if summary.chunks_failed:
-        print(f"error: {summary.chunks_failed} chunk(s) failed; rerun the same command to retry them",
-              file=sys.stderr)
+        print(f"error: {summary.chunks_failed} chunk(s) failed; rerun the same command to retry them", file=sys.stderr)
         return 1
     return 0
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("extract", help="extract triplets from a corpus's pending chunks",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "extract",
+        help="extract triplets from a corpus's pending chunks",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("name", help="corpus name")
-    p.add_argument("--model", default=None,
-                   help="litellm model string (openai/gpt-4o-mini, ollama/llama3, ...); default: "
-                        "TRIPLET_LENS_MODEL, or the offline rules when empty")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="litellm model string (openai/gpt-4o-mini, ollama/llama3, ...); default: "
+        "TRIPLET_LENS_MODEL, or the offline rules when empty",
+    )
     p.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint for the model (vLLM, a proxy...)")
     p.add_argument("--estimate", action="store_true", help="print the token and cost estimate and stop")
     p.add_argument("--concurrency", type=int, default=8, help="chunks extracted at once (default 8)")
-    p.add_argument("--style", choices=("json", "json+ner", "kg2rag"), default="json",
-                   help="prompt style: JSON triples, JSON after a named-entity pass (2 calls), or KG2RAG's "
-                        "<h##r##t>$$ format")
+    p.add_argument(
+        "--style",
+        choices=("json", "json+ner", "kg2rag"),
+        default="json",
+        help="prompt style: JSON triples, JSON after a named-entity pass (2 calls), or KG2RAG's <h##r##t>$$ format",
+    )
     p.set_defaults(func=cmd_extract)

@@ -4,14 +4,21 @@
 * `st:/path/to/model` - any sentence-transformers model folder
 * `litellm:<model>` - a litellm embedding model (e.g. `litellm:openai/text-embedding-3-small`)
 """
+
 from __future__ import annotations
 
 from engine.embed.base import Embedder, normalize_rows
-from engine.embed.sentence import (BUNDLED_SPEC, EmbedderError, SentenceTransformerEmbedder,
-                                   get_bundled_embedder)
+from engine.embed.sentence import BUNDLED_SPEC, EmbedderError, SentenceTransformerEmbedder, get_bundled_embedder
 
-__all__ = ["Embedder", "EmbedderError", "BUNDLED_SPEC", "get_bundled_embedder", "make_embedder",
-           "normalize_rows", "SentenceTransformerEmbedder"]
+__all__ = [
+    "Embedder",
+    "EmbedderError",
+    "BUNDLED_SPEC",
+    "get_bundled_embedder",
+    "make_embedder",
+    "normalize_rows",
+    "SentenceTransformerEmbedder",
+]
 
 
 def make_embedder(spec: str = "bundled", api_base: str = "") -> Embedder:
@@ -23,5 +30,5 @@ def make_embedder(spec: str = "bundled", api_base: str = "") -> Embedder:
     if spec.startswith("litellm:"):
         from engine.embed.litellm_embed import LiteLLMEmbedder
 
-        return LiteLLMEmbedder(spec[len("litellm:"):], api_base=api_base)
+        return LiteLLMEmbedder(spec[len("litellm:") :], api_base=api_base)
     raise EmbedderError(f"unknown embedder {spec!r}: use 'bundled', 'st:/local/model/path' or 'litellm:<model>'")

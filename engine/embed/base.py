@@ -1,4 +1,5 @@
 """The Embedder protocol: texts in, L2-normalized float32 vectors out (inner product = cosine)."""
+
 from __future__ import annotations
 
 from typing import Protocol, runtime_checkable

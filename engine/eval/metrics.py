@@ -25,13 +25,14 @@ the corpus: recall = spans covered by the chunks used, precision = chunks used t
 Averages run over **all** questions: a question that retrieved nothing, or whose method errored,
 counts 0 (the KG2RAG script averaged only over the questions it answered, which flatters it).
 """
+
 from __future__ import annotations
 
 import collections
 import re
 import string
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from engine.eval.evidence import EvidenceGold, span_recall
 from engine.types import Chunk, Question
@@ -46,8 +47,8 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = set(string.punctuation)
 
 
-
 # --- answers -----------------------------------------------------------------------------------
+
 
 def normalize_answer(s: str) -> str:
     """SQuAD normalization: lowercase, no punctuation, no articles, single spaces."""
@@ -97,13 +98,18 @@ def answer_score(prediction: str, golds: Sequence[str], dataset: str = "") -> An
     golds = [str(g) for g in golds if g is not None] or [""]
     scores = [_score_one(prediction or "", g, dataset) for g in golds]
     if dataset not in _SQUAD2:  # 2Wiki's update_answer: each of the four maximized on its own
-        return AnswerScore(max(s.em for s in scores), max(s.f1 for s in scores),
-                           max(s.precision for s in scores), max(s.recall for s in scores))
+        return AnswerScore(
+            max(s.em for s in scores),
+            max(s.f1 for s in scores),
+            max(s.precision for s in scores),
+            max(s.recall for s in scores),
+        )
     best = max(scores, key=lambda s: (s.f1, s.em))
     return AnswerScore(max(s.em for s in scores), best.f1, best.precision, best.recall)
 
 
 # --- retrieval ---------------------------------------------------------------------------------
+
 
 def _title_key(title: str) -> str:
     # Titles come from the same dataset on both sides; only stray whitespace differs in practice.
@@ -199,9 +205,11 @@ def score_retrieval(chunks: Sequence[Chunk], question: Question, unit: str, k: i
     gold = gold_units(question, unit)
     if not gold:
         return None
-    return retrieval_score(_official(_units_for(question, chunks, unit), question, unit),
-                           _official(sorted(gold, key=repr), question, unit),
-                           k_units=_official(_units_for(question, chunks[:k], unit), question, unit))
+    return retrieval_score(
+        _official(_units_for(question, chunks, unit), question, unit),
+        _official(sorted(gold, key=repr), question, unit),
+        k_units=_official(_units_for(question, chunks[:k], unit), question, unit),
+    )
 
 
 def evidence_score(gold: EvidenceGold, chunks: Sequence[Chunk], k: int) -> RetrievalScore | None:
@@ -220,6 +228,7 @@ def evidence_score(gold: EvidenceGold, chunks: Sequence[Chunk], k: int) -> Retri
 
 # --- per question and averages -----------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class QuestionMetrics:
     """Everything scored for one question. `paragraph`/`sentence` are None when the question has
@@ -237,8 +246,9 @@ class QuestionMetrics:
     scored: bool = True
 
 
-def score_question(prediction: str, question: Question, chunks: Sequence[Chunk], k: int = 5,
-                   evidence: EvidenceGold | None = None) -> QuestionMetrics:
+def score_question(
+    prediction: str, question: Question, chunks: Sequence[Chunk], k: int = 5, evidence: EvidenceGold | None = None
+) -> QuestionMetrics:
     """`evidence`: the question's located evidence spans (evidence.locate_evidence); they score
     retrieval at any unit where the question has no other gold."""
     a = answer_score(prediction, question.answers, question.dataset)
@@ -247,21 +257,29 @@ def score_question(prediction: str, question: Question, chunks: Sequence[Chunk],
         if evidence is not None and not gold_units(question, unit):
             return evidence_score(evidence, chunks, k)
         return score_retrieval(chunks, question, unit, k)
+
     return QuestionMetrics(
-        em=a.em, f1=a.f1, precision=a.precision, recall=a.recall,
-        paragraph=ret(PARAGRAPH), sentence=ret(SENTENCE),
-        n_evidence_chunks=len(chunks), scored=question.answerable,
+        em=a.em,
+        f1=a.f1,
+        precision=a.precision,
+        recall=a.recall,
+        paragraph=ret(PARAGRAPH),
+        sentence=ret(SENTENCE),
+        n_evidence_chunks=len(chunks),
+        scored=question.answerable,
     )
 
 
 def failed_question_metrics(question: Question, evidence: EvidenceGold | None = None) -> QuestionMetrics:
     """What an errored question scores: zero everywhere it could have been scored."""
+
     def zero(unit: str) -> RetrievalScore | None:
         if gold_units(question, unit):
             return RetrievalScore(n_gold=len(gold_units(question, unit)))
         if evidence is not None and evidence.n_located:
             return RetrievalScore(n_gold=evidence.n_located)
         return None
+
     return QuestionMetrics(paragraph=zero(PARAGRAPH), sentence=zero(SENTENCE), scored=question.answerable)
 
 
@@ -305,11 +323,18 @@ def average_metrics(items: Sequence[QuestionMetrics | None], unit: str = PARAGRA
         return sum(getattr(r, attr) for r in scored) / rn if rn else None
 
     return AverageMetrics(
-        n=n, em=mean([m.em for m in qs]), f1=mean([m.f1 for m in qs]),
-        precision=mean([m.precision for m in qs]), recall=mean([m.recall for m in qs]),
-        retrieval_unit=unit, retrieval_n=rn,
-        retrieval_precision=rmean("precision"), retrieval_recall=rmean("recall"),
-        retrieval_f1=rmean("f1"), recall_at_k=rmean("recall_at_k"),
+        n=n,
+        em=mean([m.em for m in qs]),
+        f1=mean([m.f1 for m in qs]),
+        precision=mean([m.precision for m in qs]),
+        recall=mean([m.recall for m in qs]),
+        retrieval_unit=unit,
+        retrieval_n=rn,
+        retrieval_precision=rmean("precision"),
+        retrieval_recall=rmean("recall"),
+        retrieval_f1=rmean("f1"),
+        recall_at_k=rmean("recall_at_k"),
         avg_evidence_chunks=mean([m.n_evidence_chunks for m in qs]),
-        retrieval_em=rmean("em"), unscored=unscored,
+        retrieval_em=rmean("em"),
+        unscored=unscored,
     )

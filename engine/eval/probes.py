@@ -11,6 +11,7 @@ The drop copy is made with SQLite's online backup of the source database (a cons
 even while another process writes), so documents, chunk ids and every stored vector stay
 identical and nothing is re-embedded; only the dropped triplets' links are then removed.
 """
+
 from __future__ import annotations
 
 import random
@@ -35,7 +36,7 @@ class DropReport:
 
 def probe_name(base: str, suffix: str) -> str:
     """`hotpot` + `drop5` -> `hotpot-drop5`, kept within the 64-character corpus-name rule."""
-    return f"{base[:63 - len(suffix)]}-{suffix}"
+    return f"{base[: 63 - len(suffix)]}-{suffix}"
 
 
 def drop_copy_name(base: str, fraction: float, seed: int) -> str:
@@ -65,8 +66,9 @@ def copy_corpus(ws: Workspace, corpus: Corpus, name: str, *, replace: bool = Fal
     return ws.open(name)
 
 
-def drop_triplets(ws: Workspace, corpus: Corpus, fraction: float, *, seed: int = 0, name: str | None = None,
-                  replace: bool = True) -> tuple[Corpus, DropReport]:
+def drop_triplets(
+    ws: Workspace, corpus: Corpus, fraction: float, *, seed: int = 0, name: str | None = None, replace: bool = True
+) -> tuple[Corpus, DropReport]:
     """A copy of `corpus` without a random `fraction` of its triplets (all their source links).
 
     The same seed on the same corpus drops the same triplets. The original is untouched."""
@@ -80,7 +82,7 @@ def drop_triplets(ws: Workspace, corpus: Corpus, fraction: float, *, seed: int =
     triplets = copy.triplets()
     n_drop = round(fraction * len(triplets))
     # sort first: the draw depends on the seed and the corpus, never on query order
-    ids = sorted(t.triplet_id for t in triplets)
+    ids = sorted(t.triplet_id for t in triplets if t.triplet_id is not None)
     dropped = set(random.Random(seed).sample(ids, n_drop))
     by_chunk: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     touched: set[str] = set()
@@ -100,8 +102,16 @@ def drop_triplets(ws: Workspace, corpus: Corpus, fraction: float, *, seed: int =
     return copy, DropReport(copy.name, len(triplets), len(triplets) - after, after, seed)
 
 
-def shuffle_entities(ws: Workspace, corpus: Corpus, *, seed: int = 0, name: str | None = None,
-                     replace: bool = True, on_progress: Any = None):
+def shuffle_entities(
+    ws: Workspace,
+    corpus: Corpus,
+    *,
+    seed: int = 0,
+    name: str | None = None,
+    replace: bool = True,
+    on_progress: Any = None,
+):
     """See engine/eval/shuffle.py; here so every probe is in one place, and named like the others."""
-    return shuffle_corpus(ws, corpus, name or shuffle_copy_name(corpus.name, seed), seed=seed, replace=replace,
-                          on_progress=on_progress)
+    return shuffle_corpus(
+        ws, corpus, name or shuffle_copy_name(corpus.name, seed), seed=seed, replace=replace, on_progress=on_progress
+    )

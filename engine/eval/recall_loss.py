@@ -20,10 +20,12 @@ that gave no query triplet.
 Other methods: `not retrieved`. Traces are read by attribute name and defensively, so a trace
 that lacks a field (an older save, another method version) still yields its buckets.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from engine.eval.metrics import PARAGRAPH, chunk_units, gold_units
 from engine.types import Question
@@ -45,8 +47,17 @@ EV_NO_NEW_CHUNK = "rounds that added no new chunk"
 EV_QUERY_NO_GOLD = "queries that reached no gold"
 EV_DECOMPOSITION = "decompositions with no query triplet"
 
-KG2RAG_REASONS = (SEED_NO_TRIPLET, SEED_PRUNED, SEED_CUT, SEED_SKIPPED, SEED_RANKED_LOW, SEED_SELF_LOOP,
-                  SEED_ALONE_LOW, EXPANDED_NOT_SELECTED, NEVER_CANDIDATE)
+KG2RAG_REASONS = (
+    SEED_NO_TRIPLET,
+    SEED_PRUNED,
+    SEED_CUT,
+    SEED_SKIPPED,
+    SEED_RANKED_LOW,
+    SEED_SELF_LOOP,
+    SEED_ALONE_LOW,
+    EXPANDED_NOT_SELECTED,
+    NEVER_CANDIDATE,
+)
 
 
 @dataclass
@@ -74,8 +85,9 @@ def _units_of(corpus: Any, chunk_ids: Iterable[str], unit: str, by_doc: bool = F
     return {c.chunk_id: chunk_units(c, unit, by_doc) for c in (corpus.get_chunks(ids) if ids else [])}
 
 
-def recall_loss(method: str, trace: Any, question: Question, corpus: Any, evidence_chunk_ids: list[str],
-                unit: str = PARAGRAPH) -> RecallLoss | None:
+def recall_loss(
+    method: str, trace: Any, question: Question, corpus: Any, evidence_chunk_ids: list[str], unit: str = PARAGRAPH
+) -> RecallLoss | None:
     """The buckets of one question's gold units; None when it has no gold at this unit."""
     gold = gold_units(question, unit)
     if not gold:
@@ -105,8 +117,7 @@ def _add(d: dict[str, int], key: str, n: int = 1) -> None:
         d[key] = d.get(key, 0) + n
 
 
-def _kg2rag(out: RecallLoss, tr: Any, corpus: Any, unit: str, found: set, missing: set,
-            by_doc: bool = False) -> None:
+def _kg2rag(out: RecallLoss, tr: Any, corpus: Any, unit: str, found: set, missing: set, by_doc: bool = False) -> None:
     seeds = [_get(s, "chunk_id") for s in _get(tr, "seeds", [])]
     n_trip = {_get(s, "chunk_id"): _get(s, "n_triplets", 0) for s in _get(tr, "seeds", [])}
     added = [_get(c, "chunk_id") for h in _get(tr, "hops", []) for c in _get(h, "chunks_added", [])]
@@ -140,8 +151,7 @@ def _seed_reason(cid: str, n_trip: dict[str, int], trees: list) -> str:
     return SEED_RANKED_LOW
 
 
-def _t2rag(out: RecallLoss, tr: Any, corpus: Any, unit: str, gold: set, missing: set,
-           by_doc: bool = False) -> None:
+def _t2rag(out: RecallLoss, tr: Any, corpus: Any, unit: str, gold: set, missing: set, by_doc: bool = False) -> None:
     decomposition = _get(tr, "decomposition")
     if decomposition is not None and not _get(decomposition, "triplets", []):
         _add(out.events, EV_DECOMPOSITION)
@@ -219,6 +229,11 @@ def recall_loss_markdown(summaries: list[RecallLossSummary]) -> list[str]:
     if not rows:
         return []
     unit = summaries[0].unit
-    return [f"Where recall was lost (count = gold {unit}s, or events for the T2RAG rows without 'lost'; "
-            "questions = how many questions it touched):", "",
-            "| method | where | count | questions |", "|---|---|---|---|", *rows]
+    return [
+        f"Where recall was lost (count = gold {unit}s, or events for the T2RAG rows without 'lost'; "
+        "questions = how many questions it touched):",
+        "",
+        "| method | where | count | questions |",
+        "|---|---|---|---|",
+        *rows,
+    ]

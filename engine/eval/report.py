@@ -7,14 +7,16 @@ an unknown price makes the total unknown rather than silently low. The summary i
 the records streamed one at a time (`summarize_stream`), so a run over many thousands of
 questions summarizes in memory that does not grow with its records.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from engine import serde
 from engine.eval.failures import ERROR, LABELS
@@ -104,21 +106,30 @@ class _Average:
         rn = self.r_n + self.missing if self.r_n else 0
         r = {key: (v / rn if rn else None) for key, v in self.r_sums.items()}
         return AverageMetrics(
-            n=self.n, em=self.sums["em"] / self.n, f1=self.sums["f1"] / self.n,
-            precision=self.sums["precision"] / self.n, recall=self.sums["recall"] / self.n,
-            retrieval_unit=self.unit, retrieval_n=rn, retrieval_precision=r["precision"],
-            retrieval_recall=r["recall"], retrieval_f1=r["f1"], recall_at_k=r["recall_at_k"],
-            avg_evidence_chunks=self.sums["n_evidence_chunks"] / self.n, retrieval_em=r["em"],
-            unscored=self.unscored)
+            n=self.n,
+            em=self.sums["em"] / self.n,
+            f1=self.sums["f1"] / self.n,
+            precision=self.sums["precision"] / self.n,
+            recall=self.sums["recall"] / self.n,
+            retrieval_unit=self.unit,
+            retrieval_n=rn,
+            retrieval_precision=r["precision"],
+            retrieval_recall=r["recall"],
+            retrieval_f1=r["f1"],
+            recall_at_k=r["recall_at_k"],
+            avg_evidence_chunks=self.sums["n_evidence_chunks"] / self.n,
+            retrieval_em=r["em"],
+            unscored=self.unscored,
+        )
 
 
-def summarize_method(name: str, records: dict[str, Any], selected: list[Question],
-                     unit: str, k: int) -> MethodSummary:
+def summarize_method(name: str, records: dict[str, Any], selected: list[Question], unit: str, k: int) -> MethodSummary:
     return summarize_stream(name, ((q, records[q.qid]) for q in selected if q.qid in records), selected, unit, k)
 
 
-def summarize_stream(name: str, records: Iterable[tuple[Question, Any]], selected: list[Question],
-                     unit: str, k: int) -> MethodSummary:
+def summarize_stream(
+    name: str, records: Iterable[tuple[Question, Any]], selected: list[Question], unit: str, k: int
+) -> MethodSummary:
     """The method's summary from its records streamed one at a time ((question, record) pairs,
     one per question, in any order: e.g. read from the jsonl on disk), holding sums and counts,
     not the records. Selected questions that never come count as missing."""
@@ -144,9 +155,14 @@ def summarize_stream(name: str, records: Iterable[tuple[Question, Any]], selecte
             u = r.usage
             if u is not None:
                 use["n"] += 1
-                for key, attr in (("calls", "calls"), ("cached", "cached_calls"), ("prompt", "prompt_tokens"),
-                                  ("completion", "completion_tokens"), ("engine", "engine_time"),
-                                  ("llm", "llm_time")):
+                for key, attr in (
+                    ("calls", "calls"),
+                    ("cached", "cached_calls"),
+                    ("prompt", "prompt_tokens"),
+                    ("completion", "completion_tokens"),
+                    ("engine", "engine_time"),
+                    ("llm", "llm_time"),
+                ):
                     use[key] += getattr(u, attr)
                 cost = None if (cost is None or u.cost is None) else cost + u.cost
             if name == "t2rag":
@@ -168,17 +184,30 @@ def summarize_stream(name: str, records: Iterable[tuple[Question, Any]], selecte
             if q.qtype in by_type:
                 by_type[q.qtype].add(None)
     n = use["n"]
-    mean = (lambda key: use[key] / n if n else 0.0)  # noqa: E731
+    mean = lambda key: use[key] / n if n else 0.0  # noqa: E731
     units = {u: a.result() for u, a in by_unit.items()}
     return MethodSummary(
-        method=name, n_questions=len(selected), n_done=len(seen), n_errors=n_errors,
-        answer=units[unit], retrieval_unit=unit, by_unit=units, k=k,
-        calls_per_q=mean("calls"), cached_calls_per_q=mean("cached"), prompt_tokens_per_q=mean("prompt"),
+        method=name,
+        n_questions=len(selected),
+        n_done=len(seen),
+        n_errors=n_errors,
+        answer=units[unit],
+        retrieval_unit=unit,
+        by_unit=units,
+        k=k,
+        calls_per_q=mean("calls"),
+        cached_calls_per_q=mean("cached"),
+        prompt_tokens_per_q=mean("prompt"),
         completion_tokens_per_q=mean("completion"),
-        cost_total=cost, cost_per_q=(cost / n if cost is not None and n else (None if cost is None else 0.0)),
-        engine_time_per_q=mean("engine"), llm_time_per_q=mean("llm"),
-        failures=failures, by_qtype={t: a.result() for t, a in by_type.items()}, recall_loss=recall,
-        first_error=first_error[1] if first_error else "")
+        cost_total=cost,
+        cost_per_q=(cost / n if cost is not None and n else (None if cost is None else 0.0)),
+        engine_time_per_q=mean("engine"),
+        llm_time_per_q=mean("llm"),
+        failures=failures,
+        by_qtype={t: a.result() for t, a in by_type.items()},
+        recall_loss=recall,
+        first_error=first_error[1] if first_error else "",
+    )
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -188,19 +217,31 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 def _row(m: MethodSummary) -> dict[str, str]:
     a = m.answer
     return {
-        "method": m.method, "done": f"{m.n_done}/{m.n_questions}", "EM": _fmt(a.em), "F1": _fmt(a.f1),
-        f"ret P ({m.retrieval_unit})": _fmt(a.retrieval_precision), "ret R": _fmt(a.retrieval_recall),
-        "ret F1": _fmt(a.retrieval_f1), f"R@{m.k}": _fmt(a.recall_at_k), "chunks": _fmt(a.avg_evidence_chunks, 1),
-        "calls/q": _fmt(m.calls_per_q, 1), "prompt tok/q": _fmt(m.prompt_tokens_per_q, 0),
+        "method": m.method,
+        "done": f"{m.n_done}/{m.n_questions}",
+        "EM": _fmt(a.em),
+        "F1": _fmt(a.f1),
+        f"ret P ({m.retrieval_unit})": _fmt(a.retrieval_precision),
+        "ret R": _fmt(a.retrieval_recall),
+        "ret F1": _fmt(a.retrieval_f1),
+        f"R@{m.k}": _fmt(a.recall_at_k),
+        "chunks": _fmt(a.avg_evidence_chunks, 1),
+        "calls/q": _fmt(m.calls_per_q, 1),
+        "prompt tok/q": _fmt(m.prompt_tokens_per_q, 0),
         "compl tok/q": _fmt(m.completion_tokens_per_q, 0),
         "$ total": "unknown" if m.cost_total is None else f"{m.cost_total:.4f}",
-        "engine s/q": _fmt(m.engine_time_per_q, 3), "LLM s/q": _fmt(m.llm_time_per_q, 3), "errors": str(m.n_errors),
+        "engine s/q": _fmt(m.engine_time_per_q, 3),
+        "LLM s/q": _fmt(m.llm_time_per_q, 3),
+        "errors": str(m.n_errors),
     }
 
 
 def summary_markdown(s: EvalSummary) -> str:
-    lines = [f"Evaluation of corpus `{s.corpus}` with `{s.reasoner}` on {s.n_questions} questions "
-             "(averages over all questions; errors count 0).", ""]
+    lines = [
+        f"Evaluation of corpus `{s.corpus}` with `{s.reasoner}` on {s.n_questions} questions "
+        "(averages over all questions; errors count 0).",
+        "",
+    ]
     rows = [_row(m) for m in s.methods]
     if rows:
         head = list(rows[0])
@@ -209,16 +250,31 @@ def summary_markdown(s: EvalSummary) -> str:
     types = sorted({t for m in s.methods for t in m.by_qtype})
     if types:
         count = {t: next(m.by_qtype[t].n for m in s.methods if t in m.by_qtype) for t in types}
-        lines += ["", "F1 by question type (questions):", "",
-                  "| method | " + " | ".join(f"{t} ({count[t]})" for t in types) + " |",
-                  "|---|" + "---|" * len(types)]
-        lines += ["| " + m.method + " | " + " | ".join(_fmt(m.by_qtype[t].f1) if t in m.by_qtype else "n/a"
-                                                      for t in types) + " |" for m in s.methods]
+        lines += [
+            "",
+            "F1 by question type (questions):",
+            "",
+            "| method | " + " | ".join(f"{t} ({count[t]})" for t in types) + " |",
+            "|---|" + "---|" * len(types),
+        ]
+        lines += [
+            "| "
+            + m.method
+            + " | "
+            + " | ".join(_fmt(m.by_qtype[t].f1) if t in m.by_qtype else "n/a" for t in types)
+            + " |"
+            for m in s.methods
+        ]
     for m in s.methods:
         if m.failures:
-            lines += ["", f"T2RAG failure labels ({m.n_done} questions):", "",
-                      "| " + " | ".join(m.failures) + " |", "|" + "|".join("---" for _ in m.failures) + "|",
-                      "| " + " | ".join(str(v) for v in m.failures.values()) + " |"]
+            lines += [
+                "",
+                f"T2RAG failure labels ({m.n_done} questions):",
+                "",
+                "| " + " | ".join(m.failures) + " |",
+                "|" + "|".join("---" for _ in m.failures) + "|",
+                "| " + " | ".join(str(v) for v in m.failures.values()) + " |",
+            ]
     loss = recall_loss_markdown([m.recall_loss for m in s.methods if m.recall_loss is not None])
     if loss:
         lines += [""] + loss

@@ -17,13 +17,16 @@ still find its (renamed) answer there. A renaming that breaks that (a longer ent
 the answer, "Paris" inside "Paris Hilton") is undone for the entities involved, and the mapping
 rebuilt, until the corpus is consistent.
 """
+
 from __future__ import annotations
 
 import random
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, replace as dc_replace
-from typing import Any, Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
+from typing import Any
 
 from engine.chunking import make_doc_id
 from engine.eval.metrics import normalize_answer
@@ -39,21 +42,30 @@ _YEAR = re.compile(r"(?<![\w.,])(1[0-9]{3}|20[0-9]{2})(?![\w]|[.,]\d)")
 _NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w]|[.,]\d)|(?<![\w.,])\d+(?:\.\d+)?(?![\w]|[.,]\d)")
 _DIGIT = re.compile(r"\d")
 # Capitalized words that start sentences or are not entities on their own.
-_STOP = frozenset("""
+_STOP = frozenset(
+    """
 the a an he she it they we i you his her its their our this that these those there here in on at
 of for from by with after before during when while however but and or as if also then thus later
 today yes no not one two three first second new old who what which where when how why whose whom
-is are was were did does do has have had can could would will shall should may might january february march april may june july
+is are was were did does do has have had can could would will shall should may might
+january february march april may june july
 august september october november december monday tuesday wednesday thursday friday saturday sunday
-""".split())
-_PLACE_WORDS = frozenset("""city county river island islands lake mountain mountains state province kingdom
+""".split()
+)
+_PLACE_WORDS = frozenset(
+    """city county river island islands lake mountain mountains state province kingdom
 republic street park valley bay sea ocean district village town airport station university college
-""".split())
-_PERSON_PRED = re.compile(r"\b(born|died|married|spouse|wife|husband|son|daughter|child|father|mother|"
-                          r"actor|actress|singer|author|directed|director|starring|played|wrote|written|"
-                          r"composer|member|brother|sister|nationality|occupation)\b")
-_PLACE_PRED = re.compile(r"\b(located|born in|capital|country|city|headquarter\w*|based in|situated|"
-                         r"flows|borders|county|state|region)\b")
+""".split()
+)
+_PERSON_PRED = re.compile(
+    r"\b(born|died|married|spouse|wife|husband|son|daughter|child|father|mother|"
+    r"actor|actress|singer|author|directed|director|starring|played|wrote|written|"
+    r"composer|member|brother|sister|nationality|occupation)\b"
+)
+_PLACE_PRED = re.compile(
+    r"\b(located|born in|capital|country|city|headquarter\w*|based in|situated|"
+    r"flows|borders|county|state|region)\b"
+)
 
 
 @dataclass
@@ -69,6 +81,7 @@ class ShuffleReport:
 
 # --- entity discovery -------------------------------------------------------------------------------
 
+
 def _clean_span(span: str) -> str:
     words = span.split()
     while words and words[0].lower() in _STOP:
@@ -83,14 +96,18 @@ def _title_base(title: str) -> str:
     return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
 
 
-_PERSON_LEAD = re.compile(r"\((?:born|died|c\.|\d)|\b(?:is|was) an? (?:[\w-]+ ){0,4}(?:actor|actress|singer|"
-                          r"director|writer|author|politician|player|musician|poet|rapper|composer|producer|"
-                          r"journalist|businessman|businesswoman|artist|painter|scientist|footballer|comedian|"
-                          r"novelist|philosopher|lawyer|judge|king|queen|prince|princess|guitarist|drummer|"
-                          r"model|film ?maker|screenwriter|coach|general|officer|priest|bishop)\b")
-_PLACE_LEAD = re.compile(r"\b(?:is|was) (?:a|an|the) (?:[\w-]+ ){0,4}(?:city|town|village|county|country|state|"
-                         r"river|lake|island|mountain|region|province|district|suburb|borough|municipality|"
-                         r"neighborhood|capital|airport|park|valley|bay|peninsula|commune|census)\b")
+_PERSON_LEAD = re.compile(
+    r"\((?:born|died|c\.|\d)|\b(?:is|was) an? (?:[\w-]+ ){0,4}(?:actor|actress|singer|"
+    r"director|writer|author|politician|player|musician|poet|rapper|composer|producer|"
+    r"journalist|businessman|businesswoman|artist|painter|scientist|footballer|comedian|"
+    r"novelist|philosopher|lawyer|judge|king|queen|prince|princess|guitarist|drummer|"
+    r"model|film ?maker|screenwriter|coach|general|officer|priest|bishop)\b"
+)
+_PLACE_LEAD = re.compile(
+    r"\b(?:is|was) (?:a|an|the) (?:[\w-]+ ){0,4}(?:city|town|village|county|country|state|"
+    r"river|lake|island|mountain|region|province|district|suburb|borough|municipality|"
+    r"neighborhood|capital|airport|park|valley|bay|peninsula|commune|census)\b"
+)
 
 
 def _title_kind(title: str, text: str) -> str:
@@ -109,8 +126,12 @@ def _kind_of_name(s: str) -> str:
     return NAME if " " not in s else NAME + "s"
 
 
-def discover(texts: Iterable[str], titles: Iterable[str], triplets: Iterable[tuple[str, str, str]],
-             title_texts: dict[str, str] | None = None) -> dict[str, str]:
+def discover(
+    texts: Iterable[str],
+    titles: Iterable[str],
+    triplets: Iterable[tuple[str, str, str]],
+    title_texts: dict[str, str] | None = None,
+) -> dict[str, str]:
     """Entity surface form -> kind. `title_texts` (title -> its document's text) lets a page's
     lead sentence decide the kind of its title entity."""
     votes: dict[str, Counter] = defaultdict(Counter)
@@ -125,10 +146,11 @@ def discover(texts: Iterable[str], titles: Iterable[str], triplets: Iterable[tup
                 continue
             names.add(s)
             at_start = m.group(0).startswith(s) and (
-                m.start() == 0 or re.search(r"[.!?:;\"(]\s*$", t[max(0, m.start() - 3):m.start()]))
+                m.start() == 0 or re.search(r"[.!?:;\"(]\s*$", t[max(0, m.start() - 3) : m.start()])
+            )
             (initial_only if at_start and " " not in s else mid).add(s)
-            before = t[max(0, m.start() - 6):m.start()].lower()
-            after = t[m.end():m.end() + 12].lower()
+            before = t[max(0, m.start() - 6) : m.start()].lower()
+            after = t[m.end() : m.end() + 12].lower()
             if re.search(r"\b(in|at|near|from)\s+$", before):
                 votes[s][PLACE] += 1
             if after.startswith((" (born", " was born", " (died", " is an american", " (c.")):
@@ -166,6 +188,7 @@ def discover(texts: Iterable[str], titles: Iterable[str], triplets: Iterable[tup
 
 
 # --- renaming ---------------------------------------------------------------------------------------
+
 
 def _trie_regex(words: Iterable[str]) -> re.Pattern | None:
     """One regex matching any of `words`, longest first (a trie, so 10k entities stay fast)."""
@@ -218,6 +241,7 @@ class Renamer:
 
 # --- the shuffled corpus ----------------------------------------------------------------------------
 
+
 def _support_text(q: Question, docs_by_title: dict[str, list[Document]]) -> str:
     titles = list(q.supporting_titles) or [t for t, _ in q.supporting_facts]
     return "\n".join(d.text for t in titles for d in docs_by_title.get(t, []))
@@ -249,11 +273,20 @@ def _conflicts(answer: str, text: str, renamer: Renamer) -> set[str]:
     return bad
 
 
-def plan_shuffle(docs: list[Document], questions: list[Question], triplets: list[tuple[str, str, str]],
-                 seed: int = 0, max_rounds: int = 8) -> tuple[Renamer, ShuffleReport]:
+def plan_shuffle(
+    docs: list[Document],
+    questions: list[Question],
+    triplets: list[tuple[str, str, str]],
+    seed: int = 0,
+    max_rounds: int = 8,
+) -> tuple[Renamer, ShuffleReport]:
     """Find a renaming under which every checkable question stays answerable from its support."""
-    kinds = discover([d.text for d in docs] + [q.question for q in questions],
-                     [d.title for d in docs], triplets, {d.title: d.text for d in docs})
+    kinds = discover(
+        [d.text for d in docs] + [q.question for q in questions],
+        [d.title for d in docs],
+        triplets,
+        {d.title: d.text for d in docs},
+    )
     by_title: dict[str, list[Document]] = defaultdict(list)
     for d in docs:
         by_title[d.title].append(d)
@@ -275,7 +308,7 @@ def plan_shuffle(docs: list[Document], questions: list[Question], triplets: list
         if not failing:
             break
         grew = False
-        for q, golds, text in failing:
+        for _q, golds, text in failing:
             for a in golds:
                 new = _conflicts(a, text, renamer) - frozen
                 frozen |= new
@@ -293,11 +326,15 @@ def shuffle_question(q: Question, rn: Renamer, doc_ids: dict[str, str] | None = 
     """`doc_ids`: old -> renamed document ids, so MuSiQue's gold paragraphs still point at their
     (renamed) documents."""
     doc_ids = doc_ids or {}
-    return dc_replace(q, question=rn(q.question), answers=tuple(rn(a) for a in q.answers),
-                      supporting_facts=tuple((rn(t), i) for t, i in q.supporting_facts),
-                      supporting_titles=tuple(rn(t) for t in q.supporting_titles),
-                      supporting_docs=tuple(doc_ids.get(d, d) for d in q.supporting_docs),
-                      evidence=tuple(rn(e) for e in q.evidence))
+    return dc_replace(
+        q,
+        question=rn(q.question),
+        answers=tuple(rn(a) for a in q.answers),
+        supporting_facts=tuple((rn(t), i) for t, i in q.supporting_facts),
+        supporting_titles=tuple(rn(t) for t in q.supporting_titles),
+        supporting_docs=tuple(doc_ids.get(d, d) for d in q.supporting_docs),
+        evidence=tuple(rn(e) for e in q.evidence),
+    )
 
 
 def shuffle_document(d: Document, rn: Renamer) -> Document:
@@ -306,8 +343,9 @@ def shuffle_document(d: Document, rn: Renamer) -> Document:
     return Document(make_doc_id(title, text), title, text, d.source, d.kind, sents)
 
 
-def shuffle_corpus(ws: Workspace, corpus: Corpus, name: str, *, seed: int = 0,
-                   replace: bool = True, on_progress: Any = None) -> tuple[Corpus, ShuffleReport]:
+def shuffle_corpus(
+    ws: Workspace, corpus: Corpus, name: str, *, seed: int = 0, replace: bool = True, on_progress: Any = None
+) -> tuple[Corpus, ShuffleReport]:
     """A renamed copy of `corpus` named `name` (documents re-embedded, triplets renamed and re-linked).
     engine.eval.probes.shuffle_entities names the copy and is the entry point callers use."""
     if ws.exists(name):
@@ -338,7 +376,8 @@ def shuffle_corpus(ws: Workspace, corpus: Corpus, name: str, *, seed: int = 0,
         for c in corpus.chunks(old.doc_id):
             target = by_start.get(c.sent_start) or next(
                 (n.chunk_id for n in new_chunks if n.sent_start <= c.sent_start < max(n.sent_end, n.sent_start + 1)),
-                None)
+                None,
+            )
             if target is None:
                 continue
             for t in by_chunk.get(c.chunk_id, ()):

@@ -9,12 +9,13 @@ extension), .md/.markdown, .html/.htm, .pdf (text layer only) and .json/.jsonl d
 `engine.ingest.datasets`). An upload's name is reduced to its base name: a path inside an upload
 ("../../etc/passwd") is never trusted.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Iterable
 
 from engine.ingest.datasets import DATASET_ATTRIBUTION, DatasetFile, read_dataset
 from engine.ingest.decode import IngestError, decode_text, read_capped
@@ -41,7 +42,18 @@ _JSON = (".json", ".jsonl", ".ndjson")
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 #: Extensions offered in the app's file picker.
 SUPPORTED_EXTENSIONS = (
-    "txt", "text", "rst", "md", "markdown", "html", "htm", "xhtml", "pdf", "json", "jsonl", "ndjson",
+    "txt",
+    "text",
+    "rst",
+    "md",
+    "markdown",
+    "html",
+    "htm",
+    "xhtml",
+    "pdf",
+    "json",
+    "jsonl",
+    "ndjson",
 )
 
 
@@ -83,7 +95,7 @@ def _human(n: int) -> str:
 
 
 def _sniff(data: bytes) -> str:
-    """"pdf" | "json" | "html" | "" from the first bytes."""
+    """ "pdf" | "json" | "html" | "" from the first bytes."""
     if data.startswith(b"%PDF-"):
         return "pdf"
     head = data[:2048].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
@@ -103,8 +115,7 @@ def _read(name: str, data: bytes, limit: int | None) -> _FileResult:
         docs = [read_pdf(name, data)]
     elif ext in _JSON or (ext in ("",) + _TEXT and kind == "json"):
         ds: DatasetFile = read_dataset(name, decode_text(data), limit)
-        return _FileResult(ds.documents, ds.questions, ds.warnings, ds.corpus_only, ds.question_titles,
-                           ds.title_only)
+        return _FileResult(ds.documents, ds.questions, ds.warnings, ds.corpus_only, ds.question_titles, ds.title_only)
     elif ext in _HTML or (ext in ("",) + _TEXT and kind == "html"):
         docs = [read_html(name, data)]
     elif ext in _MARKDOWN:
@@ -163,10 +174,15 @@ def _check_title_only(kept: list[tuple[_FileResult, str]], batch: IngestBatch) -
         missing = sorted(res.title_only - loaded)
         if missing:
             more = f" (and {len(missing) - 3} more)" if len(missing) > 3 else ""
-            batch.errors.append((name, f"{name}: {len(missing)} of {len(res.title_only)} title-only context "
-                                       f"title(s) match no passage loaded with it, e.g. "
-                                       f"{', '.join(repr(t) for t in missing[:3])}{more}; add the corpus file "
-                                       "holding their text"))
+            batch.errors.append(
+                (
+                    name,
+                    f"{name}: {len(missing)} of {len(res.title_only)} title-only context "
+                    f"title(s) match no passage loaded with it, e.g. "
+                    f"{', '.join(repr(t) for t in missing[:3])}{more}; add the corpus file "
+                    "holding their text",
+                )
+            )
 
 
 def _guarded(name: str, data: bytes, limit: int | None) -> _FileResult | str:

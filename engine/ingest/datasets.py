@@ -21,6 +21,7 @@ paragraphs when the record has no other gold; their text must come from a corpus
 Gold evidence given as text (`evidence`: a string or a list of strings, or `evidence_list` of
 `{fact}`) is kept as spans and located in the chunks at evaluation (engine/eval/evidence.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -141,7 +142,7 @@ def _context(rec: dict) -> list[tuple[str, list[Any]]]:
         sents = sents if isinstance(sents, list) else []
         sents = sents + [[]] * (len(titles) - len(sents))
         return [(_s(t), s if isinstance(s, list) else []) for t, s in zip(titles, sents)]
-    out = []
+    out: list[tuple[str, list]] = []
     for item in ctx if isinstance(ctx, list) else []:
         if isinstance(item, str):
             out.append((_s(item), []))
@@ -208,8 +209,7 @@ def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], se
     question = _s(rec.get("question")) or _s(rec.get("question_text"))
     if not question:
         raise ValueError(f"record {i} has no question text")
-    qid = (_s(rec.get("_id")) or _s(rec.get("id")) or _s(rec.get("qid")) or _s(rec.get("question_id"))
-           or f"{source}:{i}")
+    qid = _s(rec.get("_id")) or _s(rec.get("id")) or _s(rec.get("qid")) or _s(rec.get("question_id")) or f"{source}:{i}"
     name = _dataset_name(rec, qid)
     docs: list[Document] = []
     titles: set[str] = set()
@@ -256,9 +256,18 @@ def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], se
         qtype = m.group(1) if m else ""
     # MuSiQue's SupportMetric scores paragraphs (by `idx`), the others' scripts titles: the gold
     # paragraphs' documents stand for their idx (distinct within a question)
-    q = Question(qid, question, _answers(rec), qtype, facts, tuple(support), name,
-                 supporting_docs=tuple(support_docs) if name == "musique" else (),
-                 answerable=rec.get("answerable") is not False, evidence=_evidence(rec))
+    q = Question(
+        qid,
+        question,
+        _answers(rec),
+        qtype,
+        facts,
+        tuple(support),
+        name,
+        supporting_docs=tuple(support_docs) if name == "musique" else (),
+        answerable=rec.get("answerable") is not False,
+        evidence=_evidence(rec),
+    )
     return q, docs, titles | set(support), set(title_only)
 
 
@@ -314,8 +323,10 @@ def _corpus_records(records: list[Any], source: str) -> DatasetFile:
 
 
 def _is_triplet_dict(value: dict) -> bool:
-    return bool(value) and all(k.strip().lstrip("-").isdigit() for k in value) and all(
-        isinstance(v, list) and all(isinstance(t, list) for t in v) for v in value.values()
+    return (
+        bool(value)
+        and all(k.strip().lstrip("-").isdigit() for k in value)
+        and all(isinstance(v, list) and all(isinstance(t, list) for t in v) for v in value.values())
     )
 
 

@@ -3,6 +3,7 @@
 Every refusal is an `IngestError` whose message a user can act on; the batch loader turns it into
 one `(name, message)` entry and goes on with the next file.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -70,8 +71,7 @@ def decode_text(data: bytes) -> str:
     except UnicodeDecodeError as e:
         bad = data[e.start : e.start + 4].hex(" ")
         raise IngestError(
-            f"is not valid UTF-8: undecodable byte(s) {bad} at byte offset {e.start}; "
-            "save it as UTF-8 and try again"
+            f"is not valid UTF-8: undecodable byte(s) {bad} at byte offset {e.start}; save it as UTF-8 and try again"
         ) from None
 
 

@@ -4,12 +4,14 @@ Each reader takes the file's base name and its bytes and returns one `Document`,
 `IngestError` with a message a user can act on. Markup is stripped lightly: the goal is the
 prose an extractor should read, not a faithful rendering.
 """
+
 from __future__ import annotations
 
 import io
 import re
 from html.parser import HTMLParser
 from pathlib import PurePosixPath
+from typing import Any
 
 from engine.chunking import make_doc_id
 from engine.ingest.decode import IngestError, clean_text, decode_text
@@ -55,7 +57,8 @@ _HTML_ELEMENTS = frozenset(
     "a abbr address article aside audio b bdi bdo big blockquote body br caption center cite code col colgroup "
     "dd del details dfn div dl dt em figcaption figure font footer h1 h2 h3 h4 h5 h6 header hr html i img ins "
     "kbd label li main mark nav ol p picture pre q rp rt ruby s samp section small source span strike strong "
-    "sub summary sup table tbody td tfoot th thead time tr tt u ul var video wbr".split())
+    "sub summary sup table tbody td tfoot th thead time tr tt u ul var video wbr".split()
+)
 _CODE = re.compile(r"`+([^`\n]*)`+")
 _EMPHASIS = (
     re.compile(r"(\*{1,3})(?=\S)([^*\n]+)(?<=\S)\1"),
@@ -86,8 +89,11 @@ def _inline(line: str) -> str:
     return line
 
 
-_BLOCK_TAG = re.compile(r"</?(?:p|div|br|hr|li|ul|ol|tr|td|th|table|summary|details|section|article|header|"
-                        r"footer|blockquote|h[1-6]|dd|dt|dl|figure|figcaption)\b", re.I)
+_BLOCK_TAG = re.compile(
+    r"</?(?:p|div|br|hr|li|ul|ol|tr|td|th|table|summary|details|section|article|header|"
+    r"footer|blockquote|h[1-6]|dd|dt|dl|figure|figcaption)\b",
+    re.I,
+)
 #: Raw HTML whose content is never text: scripts, styles and comments (dropped whole).
 _RAW_OPEN = ("<script", "<style", "<!--")
 _RAW_CLOSE = {"<script": "</script", "<style": "</style", "<!--": "-->"}
@@ -104,8 +110,12 @@ def _tag_text(m: re.Match) -> str:
 def _find_open(low: str, opener: str, start: int) -> int:
     """Next `opener` at or after `start` that is a whole tag name (`<script`, not `<scripts`)."""
     i = low.find(opener, start)
-    while i >= 0 and opener != "<!--" and i + len(opener) < len(low) and (
-            low[i + len(opener)].isalnum() or low[i + len(opener)] == "-"):
+    while (
+        i >= 0
+        and opener != "<!--"
+        and i + len(opener) < len(low)
+        and (low[i + len(opener)].isalnum() or low[i + len(opener)] == "-")
+    ):
         i = low.find(opener, i + 1)
     return i
 
@@ -335,11 +345,14 @@ def read_pdf(name: str, data: bytes) -> Document:
             pages.append(page.extract_text() or "")
             total += len(pages[-1])
             if total > MAX_EXTRACTED_CHARS:
-                raise IngestError(f"gives more than {MAX_EXTRACTED_CHARS:,} characters of text (the limit per file) "
-                                  f"by page {len(pages)} of {n_pages}")
+                raise IngestError(
+                    f"gives more than {MAX_EXTRACTED_CHARS:,} characters of text (the limit per file) "
+                    f"by page {len(pages)} of {n_pages}"
+                )
         meta_title = ""
         try:
-            meta_title = str((reader.metadata or {}).get("/Title") or "")
+            meta: Any = reader.metadata or {}
+            meta_title = str(meta.get("/Title") or "")
         except Exception:
             meta_title = ""
     except IngestError:

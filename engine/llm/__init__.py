@@ -6,6 +6,7 @@ This layer knows nothing of reasoners or methods (engine/reasoners builds on it,
 way round). Submodules are imported lazily: litellm takes seconds to import and the offline path
 never needs it.
 """
+
 from __future__ import annotations
 
 from engine.llm.base import LLM, Completion, LLMCall, LLMError

@@ -8,6 +8,7 @@
 The reasoners (engine/reasoners) sit above this layer: the four jobs both papers need, over any `LLM`
 or over rules. This package never imports them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -69,11 +70,20 @@ class LLMCall:
     attempts: int = 1
 
     @classmethod
-    def from_completion(cls, job: str, messages: list[dict[str, str]], c: Completion, **kw) -> "LLMCall":
+    def from_completion(cls, job: str, messages: list[dict[str, str]], c: Completion, **kw) -> LLMCall:
         kw.setdefault("attempts", c.attempts)
-        return cls(job=job, model=c.model, messages=messages, response=c.text,
-                   prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens,
-                   cost=c.cost, latency=c.latency, cached=c.cached, **kw)
+        return cls(
+            job=job,
+            model=c.model,
+            messages=messages,
+            response=c.text,
+            prompt_tokens=c.prompt_tokens,
+            completion_tokens=c.completion_tokens,
+            cost=c.cost,
+            latency=c.latency,
+            cached=c.cached,
+            **kw,
+        )
 
 
 @runtime_checkable
@@ -82,7 +92,13 @@ class LLM(Protocol):
 
     model: str
 
-    def complete(self, messages: list[dict[str, str]], *, temperature: float = 0.0,
-                 max_tokens: int | None = None, json_mode: bool = False) -> Completion:
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        json_mode: bool = False,
+    ) -> Completion:
         """Return one completion. Raises `LLMError` for failures retrying cannot fix."""
         ...

@@ -8,6 +8,7 @@ WAL mode lets readers proceed while one writer commits; the busy timeout makes a
 wait for the lock instead of failing. Each thread gets its own connection because sqlite3
 connections must not be shared across threads without external locking.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,8 +37,12 @@ CREATE TABLE IF NOT EXISTS responses (
 
 def cache_key(model: str, api_base: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
     """sha256 over a canonical JSON of the request. Callers must not put secrets in `params`."""
-    blob = json.dumps({"model": model, "api_base": api_base.rstrip("/"), "messages": messages,
-                       "params": params}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    blob = json.dumps(
+        {"model": model, "api_base": api_base.rstrip("/"), "messages": messages, "params": params},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -72,9 +77,11 @@ class ResponseCache:
         """The cached reply, or None (also when the cache cannot be read: a miss costs money, a
         crash would cost the run)."""
         try:
-            row = self._conn().execute(
-                "SELECT text, model, prompt_tokens, completion_tokens FROM responses WHERE key = ?", (key,)
-            ).fetchone()
+            row = (
+                self._conn()
+                .execute("SELECT text, model, prompt_tokens, completion_tokens FROM responses WHERE key = ?", (key,))
+                .fetchone()
+            )
         except sqlite3.Error as exc:
             log.warning("LLM cache %s unreadable (%s); calling the provider", self.path, exc)
             return None

@@ -9,13 +9,14 @@ backoff count inside it, and once it has passed the next request fails at once w
 Methods record that like any provider failure, so the trace says why the question stopped. The
 deadline lives in a context variable: each thread (each eval worker) sets its own.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Iterator
 
 from engine.llm.base import LLMError
 
@@ -30,8 +31,11 @@ class Deadline:
         return self.at - time.monotonic()
 
     def error(self) -> LLMError:
-        return LLMError(f"the provider did not answer within {self.seconds:g} s (the {self.what}'s deadline); "
-                        "it is set by TRIPLET_LENS_QUESTION_DEADLINE / TRIPLET_LENS_CALL_DEADLINE", kind="deadline")
+        return LLMError(
+            f"the provider did not answer within {self.seconds:g} s (the {self.what}'s deadline); "
+            "it is set by TRIPLET_LENS_QUESTION_DEADLINE / TRIPLET_LENS_CALL_DEADLINE",
+            kind="deadline",
+        )
 
 
 _current: ContextVar[Deadline | None] = ContextVar("triplet_lens_deadline", default=None)

@@ -11,6 +11,7 @@ environment and names their own endpoint, runs under `local_user_policy()`.
 It also scrubs: the session's key and every key-shaped value of the environment are removed from
 replies (a hostile or buggy endpoint may echo the request's Authorization header) and from errors.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,8 +42,11 @@ def import_litellm():
 
 
 # Long random-looking tokens that look like credentials, scrubbed even when we were not told them.
-_SECRET_PATTERNS = [re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
-                    re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{6,}")]
+_SECRET_PATTERNS = [
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=]{8,}"),
+    re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{6,}"),
+]
 
 
 def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
@@ -57,8 +61,11 @@ def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
 
 def env_secrets() -> tuple[str, ...]:
     """Keys litellm may read from the environment itself: scrubbed wherever text comes back."""
-    return tuple(v for k, v in os.environ.items()
-                 if (k.endswith("_API_KEY") or k.endswith("_TOKEN") or k.endswith("_SECRET")) and len(v) >= 8)
+    return tuple(
+        v
+        for k, v in os.environ.items()
+        if (k.endswith("_API_KEY") or k.endswith("_TOKEN") or k.endswith("_SECRET")) and len(v) >= 8
+    )
 
 
 def normalize_base(url: str) -> str:
@@ -82,7 +89,7 @@ class EndpointPolicy:
     """The local user's own machine (CLI): their environment, their endpoint."""
 
     @classmethod
-    def strict(cls, bases=()) -> "EndpointPolicy":
+    def strict(cls, bases=()) -> EndpointPolicy:
         return cls(frozenset(normalize_base(b) for b in bases if normalize_base(b)))
 
     def describe(self) -> str:
@@ -100,9 +107,12 @@ class EndpointPolicy:
         ambient = model.split("/", 1)[0].lower() in AMBIENT_CREDENTIAL_PROVIDERS
         if not base or self.trust_any_base or base in self.allowed_bases or (session_key and not ambient):
             return
-        raise LLMError(f"{model or 'the model'} at {api_base}: this API base is not one the operator configured "
-                       "(TRIPLET_LENS_API_BASES), so the server's API keys are not sent there; enter your own API "
-                       "key for it, or use the provider's default endpoint", kind="auth")
+        raise LLMError(
+            f"{model or 'the model'} at {api_base}: this API base is not one the operator configured "
+            "(TRIPLET_LENS_API_BASES), so the server's API keys are not sent there; enter your own API "
+            "key for it, or use the provider's default endpoint",
+            kind="auth",
+        )
 
 
 def local_user_policy() -> EndpointPolicy:
@@ -139,8 +149,15 @@ def missing_key(model: str, api_base: str, api_key: str | None) -> str:
     return ""
 
 
-def call_litellm(fn: str, *, model: str, api_base: str = "", api_key: str | None = None,
-                 policy: EndpointPolicy | None = None, **kw: Any):
+def call_litellm(
+    fn: str,
+    *,
+    model: str,
+    api_base: str = "",
+    api_key: str | None = None,
+    policy: EndpointPolicy | None = None,
+    **kw: Any,
+):
     """`litellm.<fn>(model=..., **kw)` behind the trust boundary, with the reply scrubbed.
     Raises LLMError(kind="auth") before sending anything when the policy refuses the endpoint or
     a key is missing; provider exceptions pass through for the caller to classify (scrub them)."""
@@ -148,8 +165,10 @@ def call_litellm(fn: str, *, model: str, api_base: str = "", api_key: str | None
         api_base = kw.pop(alias, None) or api_base
     (policy or current_policy()).check(model, api_base, api_key)
     if fn == "completion" and (needed := missing_key(model, api_base, api_key)):
-        raise LLMError(f"{model}: no API key. Set {needed} in the server's environment or enter a key on the "
-                       "Settings page", kind="auth")
+        raise LLMError(
+            f"{model}: no API key. Set {needed} in the server's environment or enter a key on the Settings page",
+            kind="auth",
+        )
     litellm = import_litellm()
     if api_base:
         kw["api_base"] = api_base

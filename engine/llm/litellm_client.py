@@ -12,15 +12,13 @@ Every request goes through `engine.llm.litellm_call.call_litellm`, the trust bou
 server's environment keys only reach endpoints the operator configured.
 litellm is imported on the first call: importing it takes seconds and most commands never need it.
 """
+
 from __future__ import annotations
 
 import json
 import logging
-import os
 import random
-import re
 import sqlite3
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -30,10 +28,11 @@ from engine.llm import deadline
 from engine.llm.base import Completion, LLMError
 from engine.llm.cache import CachedResponse, ResponseCache, cache_key
 
-log = logging.getLogger(__name__)
 # The shared door to litellm (trust boundary, scrubbing); re-exported here for older imports.
-from engine.llm.litellm_call import (EndpointPolicy, call_litellm, env_secrets as _env_secrets,  # noqa: E402,F401
-                                     import_litellm, scrub)
+from engine.llm.litellm_call import EndpointPolicy, call_litellm, import_litellm, scrub
+from engine.llm.litellm_call import env_secrets as _env_secrets  # noqa: F401
+
+log = logging.getLogger(__name__)
 
 
 def provider_of(model: str) -> str:
@@ -49,10 +48,20 @@ class LiteLLMClient:
     raise `LLMError` at once, naming the provider and what to check.
     """
 
-    def __init__(self, model: str, *, api_base: str = "", api_key: str | None = None,
-                 cache: ResponseCache | Path | str | None = None, timeout: float = 60.0,
-                 max_attempts: int = 4, backoff: float = 1.0, max_backoff: float = 20.0,
-                 extra_params: dict[str, Any] | None = None, policy: EndpointPolicy | None = None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str = "",
+        api_key: str | None = None,
+        cache: ResponseCache | Path | str | None = None,
+        timeout: float = 60.0,
+        max_attempts: int = 4,
+        backoff: float = 1.0,
+        max_backoff: float = 20.0,
+        extra_params: dict[str, Any] | None = None,
+        policy: EndpointPolicy | None = None,
+    ):
         if not model.strip():
             raise ValueError("a model string is required (e.g. openai/gpt-4o-mini)")
         self.model = model.strip()
@@ -79,19 +88,36 @@ class LiteLLMClient:
         return f"LiteLLMClient(model={self.model!r}, api_base={self.api_base!r})"
 
     # -- the LLM protocol --------------------------------------------------------------------
-    def complete(self, messages: list[dict[str, str]], *, temperature: float = 0.0,
-                 max_tokens: int | None = None, json_mode: bool = False) -> Completion:
-        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, "json_mode": json_mode,
-                                  **{k: v for k, v in self.extra_params.items() if "key" not in k.lower()}}
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        json_mode: bool = False,
+    ) -> Completion:
+        params: dict[str, Any] = {
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "json_mode": json_mode,
+            **{k: v for k, v in self.extra_params.items() if "key" not in k.lower()},
+        }
         key = cache_key(self.model, self.api_base, messages, params)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 # Token counts are kept so a method's size does not depend on a warm cache; the
                 # bill (cost) is zero and usage trackers skip cached calls.
-                return Completion(text=hit.text, model=self.model, prompt_tokens=hit.prompt_tokens,
-                                  completion_tokens=hit.completion_tokens, cost=0.0, latency=0.0,
-                                  cached=True, attempts=0)
+                return Completion(
+                    text=hit.text,
+                    model=self.model,
+                    prompt_tokens=hit.prompt_tokens,
+                    completion_tokens=hit.completion_tokens,
+                    cost=0.0,
+                    latency=0.0,
+                    cached=True,
+                    attempts=0,
+                )
 
         prompt_tokens = completion_tokens = 0
         cost: float | None = 0.0
@@ -128,15 +154,27 @@ class LiteLLMClient:
             break
 
         if self.cache is not None and text.strip():
-            self.cache.put(key, CachedResponse(text=text, model=self.model, prompt_tokens=prompt_tokens,
-                                               completion_tokens=completion_tokens))
-        return Completion(text=text, model=self.model, prompt_tokens=prompt_tokens,
-                          completion_tokens=completion_tokens, cost=cost, latency=latency,
-                          cached=False, attempts=attempt)
+            self.cache.put(
+                key,
+                CachedResponse(
+                    text=text, model=self.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+                ),
+            )
+        return Completion(
+            text=text,
+            model=self.model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost=cost,
+            latency=latency,
+            cached=False,
+            attempts=attempt,
+        )
 
     # -- internals ---------------------------------------------------------------------------
-    def _attempt(self, messages, temperature, budget, json_mode, attempt: int
-                 ) -> tuple[Any, LLMError | None, float | None]:
+    def _attempt(
+        self, messages, temperature, budget, json_mode, attempt: int
+    ) -> tuple[Any, LLMError | None, float | None]:
         """One provider request: (response, None, None), or (None, the classified error, the
         provider's retry-after seconds when it sent one)."""
         try:
@@ -154,16 +192,22 @@ class LiteLLMClient:
             return None, err, retry_after
 
     def _call(self, messages, temperature, max_tokens, json_mode, timeout: float | None = None):
-        kw: dict[str, Any] = {"messages": messages, "temperature": temperature,
-                              "timeout": timeout or self.timeout, "num_retries": 0, "max_retries": 0,
-                              "drop_params": True}  # a provider without e.g. response_format still answers
+        kw: dict[str, Any] = {
+            "messages": messages,
+            "temperature": temperature,
+            "timeout": timeout or self.timeout,
+            "num_retries": 0,
+            "max_retries": 0,
+            "drop_params": True,
+        }  # a provider without e.g. response_format still answers
         if max_tokens is not None:
             kw["max_tokens"] = max_tokens
         if json_mode:
             kw["response_format"] = {"type": "json_object"}
         kw.update({k: v for k, v in self.extra_params.items() if k not in ("api_key", "model")})
-        return call_litellm("completion", model=self.model, api_base=self.api_base, api_key=self._api_key,
-                            policy=self.policy, **kw)
+        return call_litellm(
+            "completion", model=self.model, api_base=self.api_base, api_key=self._api_key, policy=self.policy, **kw
+        )
 
     def probe(self) -> tuple[bool, str]:
         """One minimal request (no cache, no retries): (ok, one line for the Settings page)."""
@@ -173,8 +217,12 @@ class LiteLLMClient:
             return False, str(exc)
         except Exception as exc:  # noqa: BLE001
             err = self._classify(exc, 1)
-            what = {"auth": "authentication failed", "not_found": "model not found",
-                    "unreachable": "unreachable", "timeout": "no reply in time"}.get(err.kind, "request failed")
+            what = {
+                "auth": "authentication failed",
+                "not_found": "model not found",
+                "unreachable": "unreachable",
+                "timeout": "no reply in time",
+            }.get(err.kind, "request failed")
             return False, f"{what}: {err}"
         return True, f"{self.model} answered" + (f" at {self.api_base}" if self.api_base else "")
 
@@ -205,38 +253,62 @@ class LiteLLMClient:
         litellm = import_litellm()
         ex = litellm.exceptions
         provider = provider_of(self.model)
-        where = (f"{provider} model {self.model!r}" if "/" in self.model
-                 else f"model {self.model!r} (no provider prefix)") + (f" at {self.api_base}" if self.api_base else "")
+        where = (
+            f"{provider} model {self.model!r}" if "/" in self.model else f"model {self.model!r} (no provider prefix)"
+        ) + (f" at {self.api_base}" if self.api_base else "")
         detail = " ".join(f"{type(exc).__name__}: {str(exc)[:400]}".split())  # one line for logs and the CLI
         detail = scrub(detail, (self._api_key or "",) + _env_secrets())
         low = str(exc).lower()
         tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
 
         if isinstance(exc, (ex.AuthenticationError, ex.PermissionDeniedError)):
-            return LLMError(f"{where}: authentication failed. Check the API key (entered, or the provider's "
-                            f"environment variable such as {provider.upper()}_API_KEY). [{detail}]", kind="auth")
-        if "llm provider not provided" in low or isinstance(exc, ex.NotFoundError) or (
-                "model" in low and "not found" in low):
-            return LLMError(f"{where}: unknown model or provider. Check the model string: it needs a provider "
-                            f"prefix such as openai/, anthropic/, gemini/, azure/, ollama/ or hosted_vllm/, and a "
-                            f"model name the provider serves. [{detail}]", kind="not_found")
+            return LLMError(
+                f"{where}: authentication failed. Check the API key (entered, or the provider's "
+                f"environment variable such as {provider.upper()}_API_KEY). [{detail}]",
+                kind="auth",
+            )
+        if (
+            "llm provider not provided" in low
+            or isinstance(exc, ex.NotFoundError)
+            or ("model" in low and "not found" in low)
+        ):
+            return LLMError(
+                f"{where}: unknown model or provider. Check the model string: it needs a provider "
+                f"prefix such as openai/, anthropic/, gemini/, azure/, ollama/ or hosted_vllm/, and a "
+                f"model name the provider serves. [{detail}]",
+                kind="not_found",
+            )
         if isinstance(exc, ex.Timeout):
-            return LLMError(f"{where}: no reply within {self.timeout:g}s {tries}. [{detail}]",
-                            kind="timeout", retryable=True)
+            return LLMError(
+                f"{where}: no reply within {self.timeout:g}s {tries}. [{detail}]", kind="timeout", retryable=True
+            )
         if isinstance(exc, ex.RateLimitError):
-            return LLMError(f"{where}: rate limited {tries}. Lower the concurrency or wait. [{detail}]",
-                            kind="rate_limit", retryable=True)
-        if "connection error" in low or "connection refused" in low or isinstance(exc, ex.APIConnectionError) and (
-                "connect" in low):
+            return LLMError(
+                f"{where}: rate limited {tries}. Lower the concurrency or wait. [{detail}]",
+                kind="rate_limit",
+                retryable=True,
+            )
+        if (
+            "connection error" in low
+            or "connection refused" in low
+            or isinstance(exc, ex.APIConnectionError)
+            and ("connect" in low)
+        ):
             target = self.api_base or f"the {provider} API"
-            return LLMError(f"{where}: server unreachable {tries}. Check that {target} is running and reachable "
-                            f"from this machine. [{detail}]", kind="unreachable", retryable=True)
+            return LLMError(
+                f"{where}: server unreachable {tries}. Check that {target} is running and reachable "
+                f"from this machine. [{detail}]",
+                kind="unreachable",
+                retryable=True,
+            )
         if isinstance(exc, ex.ContextWindowExceededError):
-            return LLMError(f"{where}: the prompt is longer than the model's context window. [{detail}]",
-                            kind="bad_request")
+            return LLMError(
+                f"{where}: the prompt is longer than the model's context window. [{detail}]", kind="bad_request"
+            )
         status = getattr(exc, "status_code", None)
-        if isinstance(exc, (ex.InternalServerError, ex.ServiceUnavailableError, ex.BadGatewayError,
-                            ex.APIConnectionError)) or (isinstance(status, int) and status >= 500):
+        if isinstance(
+            exc, (ex.InternalServerError, ex.ServiceUnavailableError, ex.BadGatewayError, ex.APIConnectionError)
+        ) or (isinstance(status, int) and status >= 500):
             return LLMError(f"{where}: provider error {tries}. [{detail}]", kind="server", retryable=True)
         if isinstance(exc, ex.BadRequestError):
             return LLMError(f"{where}: the provider rejected the request. [{detail}]", kind="bad_request")

@@ -7,14 +7,15 @@ A script item may be a reply string, a `Completion` (returned as is), or an exce
 (raised, to test fault handling). Token counts are whitespace word counts, so tests can predict
 them. Every prompt received is kept in `.prompts`, in call order.
 """
+
 from __future__ import annotations
 
 import threading
-from typing import Callable, Union
+from collections.abc import Callable
 
 from engine.llm.base import Completion
 
-ScriptItem = Union[str, Completion, BaseException]
+ScriptItem = str | Completion | BaseException
 
 
 class ScriptExhausted(AssertionError):
@@ -22,8 +23,14 @@ class ScriptExhausted(AssertionError):
 
 
 class ScriptedLLM:
-    def __init__(self, script: list[ScriptItem] | Callable[[list[dict[str, str]]], ScriptItem],
-                 model: str = "scripted", *, cost_per_call: float | None = 0.0, repeat_last: bool = False):
+    def __init__(
+        self,
+        script: list[ScriptItem] | Callable[[list[dict[str, str]]], ScriptItem],
+        model: str = "scripted",
+        *,
+        cost_per_call: float | None = 0.0,
+        repeat_last: bool = False,
+    ):
         self.model = model
         self._script = script if callable(script) else list(script)
         self._next = 0
@@ -37,8 +44,14 @@ class ScriptedLLM:
     def calls(self) -> int:
         return len(self.prompts)
 
-    def complete(self, messages: list[dict[str, str]], *, temperature: float = 0.0,
-                 max_tokens: int | None = None, json_mode: bool = False) -> Completion:
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        json_mode: bool = False,
+    ) -> Completion:
         with self._lock:
             self.prompts.append(messages)
             self.params.append({"temperature": temperature, "max_tokens": max_tokens, "json_mode": json_mode})
@@ -47,8 +60,9 @@ class ScriptedLLM:
             else:
                 if self._next >= len(self._script):
                     if not (self.repeat_last and self._script):
-                        raise ScriptExhausted(f"ScriptedLLM: call {self._next + 1} but the script has "
-                                              f"{len(self._script)} replies")
+                        raise ScriptExhausted(
+                            f"ScriptedLLM: call {self._next + 1} but the script has {len(self._script)} replies"
+                        )
                     item = self._script[-1]
                 else:
                     item = self._script[self._next]
@@ -58,5 +72,11 @@ class ScriptedLLM:
         if isinstance(item, Completion):
             return item
         prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
-        return Completion(text=item, model=self.model, prompt_tokens=prompt_tokens,
-                          completion_tokens=len(item.split()), cost=self.cost_per_call, latency=0.0)
+        return Completion(
+            text=item,
+            model=self.model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=len(item.split()),
+            cost=self.cost_per_call,
+            latency=0.0,
+        )

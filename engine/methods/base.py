@@ -9,13 +9,15 @@ time against an opened corpus:
 chunks the method finally used as evidence (what the evaluator scores and the Compare page
 overlaps). `save_result` / `load_result` round-trip it through JSON with a schema version.
 """
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from engine import serde
 from engine.llm.base import LLMCall
@@ -49,7 +51,7 @@ class Usage:
     total_time: float = 0.0
 
     @classmethod
-    def from_calls(cls, calls: list[LLMCall], total_time: float) -> "Usage":
+    def from_calls(cls, calls: list[LLMCall], total_time: float) -> Usage:
         u = cls(total_time=total_time)
         for c in calls:
             if c.model == "offline-rules":
@@ -89,9 +91,9 @@ class Result:
 class Method(Protocol):
     name: str
 
-    def answer(self, question: str, corpus: CorpusView, settings: Any = None,
-               on_step: StepCallback | None = None) -> Result:
-        ...
+    def answer(
+        self, question: str, corpus: CorpusView, settings: Any = None, on_step: StepCallback | None = None
+    ) -> Result: ...
 
 
 # --- persistence -------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 Each records a `RetrievalTrace` subclass: the chunks and scores of every stage, the context
 exactly as sent, and the answer call.
 """
+
 from __future__ import annotations
 
 import threading
@@ -135,8 +136,8 @@ class HybridTrace(RetrievalTrace):
 
 class _Baseline:
     name = ""
-    settings_cls: type = NoRetrievalSettings
-    trace_cls: type = RetrievalTrace
+    settings_cls: type[Any] = NoRetrievalSettings
+    trace_cls: type[Any] = RetrievalTrace
 
     def __init__(self, reasoner: Reasoner, reranker: Reranker | None = None):
         self.reasoner = reasoner
@@ -166,24 +167,34 @@ class _Baseline:
         total = time.perf_counter() - t0
         tr.timings["total"] = total
         step("answer", tr)
-        return Result(method=self.name, question=question, answer=tr.answer,
-                      usage=Usage.from_calls([tr.call] if tr.call else [], total), evidence_chunk_ids=ids,
-                      stop_reason="answered" if not error else "llm error", error=error,
-                      reasoner=getattr(self.reasoner, "name", ""), trace=tr)
+        return Result(
+            method=self.name,
+            question=question,
+            answer=tr.answer,
+            usage=Usage.from_calls([tr.call] if tr.call else [], total),
+            evidence_chunk_ids=ids,
+            stop_reason="answered" if not error else "llm error",
+            error=error,
+            reasoner=getattr(self.reasoner, "name", ""),
+            trace=tr,
+        )
 
     def _retrieve(self, question: str, corpus: CorpusView, s, tr: RetrievalTrace) -> list[str]:
         return []
 
     # helpers
 
-    def _dense(self, question: str, corpus: CorpusView, k: int, tr: RetrievalTrace) -> tuple[np.ndarray, list[tuple[str, float]]]:
+    def _dense(
+        self, question: str, corpus: CorpusView, k: int, tr: RetrievalTrace
+    ) -> tuple[np.ndarray, list[tuple[str, float]]]:
         qvec = np.asarray(corpus.embed([question]), dtype=np.float32)[0]
         hits = [(cid, float(sc)) for cid, sc in corpus.search_chunks(qvec[None, :], k)[0]]
         tr.stages.append(Stage("dense", _named(corpus, hits)))
         return qvec, hits
 
-    def _rerank(self, question: str, qvec: np.ndarray, corpus: CorpusView, ids: list[str], k: int, spec: str,
-                tr: RetrievalTrace) -> list[str]:
+    def _rerank(
+        self, question: str, qvec: np.ndarray, corpus: CorpusView, ids: list[str], k: int, spec: str, tr: RetrievalTrace
+    ) -> list[str]:
         reranker = self.reranker or (self._reranker(spec, corpus) if spec else None)
         if not ids:
             tr.stages.append(Stage("rerank", [], note="nothing to rerank"))
@@ -191,9 +202,12 @@ class _Baseline:
         if is_cosine(reranker):
             # The stored chunk vectors already hold what the cosine reranker would compute.
             scores = [float(x) for x in np.asarray(corpus.chunk_vectors(ids), dtype=np.float32) @ qvec]
-            note = ("embedding cosine from stored chunk vectors (no cross-encoder configured; "
-                    "over dense candidates this keeps the dense order)")
+            note = (
+                "embedding cosine from stored chunk vectors (no cross-encoder configured; "
+                "over dense candidates this keeps the dense order)"
+            )
         else:
+            assert reranker is not None  # is_cosine(None) is True
             chunks = {c.chunk_id: c for c in corpus.get_chunks(ids)}
             scores = reranker.score(question, [format_context([chunks[i]]) if i in chunks else "" for i in ids])
             note = reranker.name
@@ -213,8 +227,10 @@ class _Baseline:
             for st in tr.stages:
                 lines.append(f"{st.name}: {len(st.chunks)} chunks" + (f" ({st.note})" if st.note else ""))
         lines.append(f"context: {len(result.evidence_chunk_ids)} chunks")
-        lines.append(f"tokens: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion"
-                     f" in {result.usage.calls} call(s)")
+        lines.append(
+            f"tokens: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion"
+            f" in {result.usage.calls} call(s)"
+        )
         lines.append(f"answer: {result.answer}")
         return lines
 
@@ -235,8 +251,8 @@ class NoRetrieval(_Baseline):
 
 class StandardRAG(_Baseline):
     name = "standard"
-    settings_cls = StandardRAGSettings
-    trace_cls = StandardRAGTrace
+    settings_cls: type[Any] = StandardRAGSettings
+    trace_cls: type[Any] = StandardRAGTrace
 
     def _retrieve(self, question, corpus: CorpusView, s, tr):
         _, hits = self._dense(question, corpus, s.k, tr)
@@ -315,7 +331,7 @@ class BM25Index:
         return [(self.ids[int(d)], float(sc)) for d, sc in zip(docs[0], scores[0]) if sc > 0]
 
 
-_BM25_CACHE: "OrderedDict[tuple[Any, int], BM25Index]" = OrderedDict()
+_BM25_CACHE: OrderedDict[tuple[Any, int], BM25Index] = OrderedDict()
 _BM25_LOCK = threading.Lock()
 _BM25_MAX = 4
 

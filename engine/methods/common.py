@@ -3,6 +3,7 @@
 Methods import these from here, never from a sibling method, so a method package can change
 without touching the others.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -12,6 +12,7 @@ Every step resends all collected passages plus the growing chain of thought: tha
 what T2RAG, passing compact triplets between rounds, claims to cut. The offline reasoner cannot
 write free text, so IRCoT refuses to run on it instead of pretending.
 """
+
 from __future__ import annotations
 
 import re
@@ -95,7 +96,7 @@ def first_sentence(text: str) -> str:
     m = _ANSWER_IS.search(text)
     if m:
         # keep up to the end of the answer sentence, even if the answer holds "Dr." or "U.S."
-        return text[:m.start()].rsplit(". ", 1)[-1] + text[m.start():].split("\n")[0]
+        return text[: m.start()].rsplit(". ", 1)[-1] + text[m.start() :].split("\n")[0]
     parts = _SENTENCE_END.split(text, maxsplit=1)
     return parts[0] if parts else ""
 
@@ -127,8 +128,13 @@ class IRCoT:
             have.add(c.chunk_id)
         return IRCoTRetrieval(query=query, hits=hits, new_chunk_ids=new, seconds=time.perf_counter() - t0)
 
-    def answer(self, question: str, corpus: CorpusView, settings: IRCoTSettings | None = None,
-               on_step: StepCallback | None = None) -> Result:
+    def answer(
+        self,
+        question: str,
+        corpus: CorpusView,
+        settings: IRCoTSettings | None = None,
+        on_step: StepCallback | None = None,
+    ) -> Result:
         settings = settings or IRCoTSettings()
         step = on_step or (lambda label, payload: None)
         start = time.perf_counter()
@@ -150,13 +156,21 @@ class IRCoT:
         if not error and trace.answer_call and trace.answer_call.error and not trace.answer:
             error = f"the answer step failed: {trace.answer_call.error}"
         trace.total_seconds = time.perf_counter() - start
-        return Result(method=self.name, question=question, answer=trace.answer,
-                      usage=Usage.from_calls(trace.calls(), trace.total_seconds),
-                      evidence_chunk_ids=[c.chunk_id for c in trace.chunks], stop_reason=trace.stop_reason,
-                      error=error, reasoner=trace.reasoner, trace=trace)
+        return Result(
+            method=self.name,
+            question=question,
+            answer=trace.answer,
+            usage=Usage.from_calls(trace.calls(), trace.total_seconds),
+            evidence_chunk_ids=[c.chunk_id for c in trace.chunks],
+            stop_reason=trace.stop_reason,
+            error=error,
+            reasoner=trace.reasoner,
+            trace=trace,
+        )
 
-    def _run(self, question: str, corpus: CorpusView, settings: IRCoTSettings, trace: IRCoTTrace,
-             step: StepCallback) -> None:
+    def _run(
+        self, question: str, corpus: CorpusView, settings: IRCoTSettings, trace: IRCoTTrace, step: StepCallback
+    ) -> None:
         have: set[str] = set()
         trace.initial = self._retrieve(corpus, question, settings.k, trace, have)
         step(f"retrieve: {len(trace.chunks)} chunks for the question", trace.initial)
@@ -165,7 +179,7 @@ class IRCoT:
         for index in range(1, settings.steps + 1):
             passages = [(c.title, c.text) for c in trace.chunks]
             messages = prompts.cot_step_messages(question, passages, thoughts)
-            text, call, secs = self._call("cot", lambda: self.reasoner.chat("cot", messages))
+            text, call, secs = self._call("cot", lambda messages=messages: self.reasoner.chat("cot", messages))
             sentence = first_sentence(str(text or ""))
             rec = IRCoTStep(index=index, call=call, sentence=sentence, llm_seconds=secs)
             trace.steps.append(rec)
@@ -196,12 +210,16 @@ class IRCoT:
         lines = [f"retrieve: {len(trace.initial.new_chunk_ids) if trace.initial else 0} chunks for the question"]
         for s in trace.steps:
             got = f"; +{len(s.retrieval.new_chunk_ids)} chunks" if s.retrieval else ""
-            lines.append(f"step {s.index}: {s.sentence or '(none)'!s} [{s.call.prompt_tokens}+"
-                         f"{s.call.completion_tokens} tokens]{got}" + (f" [{s.call.error}]" if s.call.error else ""))
+            lines.append(
+                f"step {s.index}: {s.sentence or '(none)'!s} [{s.call.prompt_tokens}+"
+                f"{s.call.completion_tokens} tokens]{got}" + (f" [{s.call.error}]" if s.call.error else "")
+            )
         lines.append(f"stop: {trace.stop_reason}; {len(trace.chunks)} chunks collected")
         if trace.answer_call is not None:
-            lines.append(f"answer: {trace.answer!r} [{trace.answer_call.prompt_tokens}+"
-                         f"{trace.answer_call.completion_tokens} tokens]")
+            lines.append(
+                f"answer: {trace.answer!r} [{trace.answer_call.prompt_tokens}+"
+                f"{trace.answer_call.completion_tokens} tokens]"
+            )
         return lines
 
 

@@ -6,6 +6,7 @@ offers it. The CLI, the app's pages and the evaluation read it; nothing else lis
 
 Modules are imported on first use, so `python -m engine corpus list` does not pay for them.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -30,17 +31,26 @@ class MethodInfo:
         return f"{self.title} (baseline)" if self.baseline else self.title
 
 
-METHODS: dict[str, MethodInfo] = {m.name: m for m in (
-    MethodInfo("t2rag", "T2RAG", "engine.methods.t2rag", "T2RAG", baseline=False),
-    MethodInfo("kg2rag", "KG2RAG", "engine.methods.kg2rag", "KG2RAG", baseline=False),
-    MethodInfo("semantic", "Semantic RAG", "engine.methods.baselines", "SemanticRAG", baseline=True),
-    MethodInfo("hybrid", "Hybrid RAG", "engine.methods.baselines", "HybridRAG", baseline=True),
-    MethodInfo("standard", "Standard RAG", "engine.methods.baselines", "StandardRAG", baseline=True),
-    MethodInfo("none", "No retrieval", "engine.methods.baselines", "NoRetrieval", baseline=True),
-    MethodInfo("semantic-rerank", "Semantic RAG + rerank", "engine.methods.baselines", "SemanticRerankRAG",
-               baseline=True, in_app=False),
-    MethodInfo("ircot", "IRCoT", "engine.methods.ircot", "IRCoT", baseline=True, in_app=False, needs_model=True),
-)}
+METHODS: dict[str, MethodInfo] = {
+    m.name: m
+    for m in (
+        MethodInfo("t2rag", "T2RAG", "engine.methods.t2rag", "T2RAG", baseline=False),
+        MethodInfo("kg2rag", "KG2RAG", "engine.methods.kg2rag", "KG2RAG", baseline=False),
+        MethodInfo("semantic", "Semantic RAG", "engine.methods.baselines", "SemanticRAG", baseline=True),
+        MethodInfo("hybrid", "Hybrid RAG", "engine.methods.baselines", "HybridRAG", baseline=True),
+        MethodInfo("standard", "Standard RAG", "engine.methods.baselines", "StandardRAG", baseline=True),
+        MethodInfo("none", "No retrieval", "engine.methods.baselines", "NoRetrieval", baseline=True),
+        MethodInfo(
+            "semantic-rerank",
+            "Semantic RAG + rerank",
+            "engine.methods.baselines",
+            "SemanticRerankRAG",
+            baseline=True,
+            in_app=False,
+        ),
+        MethodInfo("ircot", "IRCoT", "engine.methods.ircot", "IRCoT", baseline=True, in_app=False, needs_model=True),
+    )
+}
 #: The two methods the product compares; everything else is a baseline.
 COMPARED = tuple(m.name for m in METHODS.values() if not m.baseline)
 
@@ -52,12 +62,12 @@ def method_info(name: str) -> MethodInfo:
         raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}") from None
 
 
-def method_class(name: str) -> type:
+def method_class(name: str) -> Any:
     info = method_info(name)
     return getattr(importlib.import_module(info.module), info.cls)
 
 
-def settings_class(name: str) -> type:
+def settings_class(name: str) -> Any:
     return method_class(name).settings_cls
 
 

@@ -7,6 +7,7 @@ passes), over a model (llm_reasoner.py with prompts.py and parsing.py) or over r
     reasoner = make_reasoner("openai/gpt-4o-mini", api_key=key, cache_path=ws / "llm_cache.sqlite")
     reasoner = make_reasoner("hosted_vllm/qwen", api_base="http://gpu:8000/v1")
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,8 +18,9 @@ from engine.reasoners.base import Evidence, QueryTriplet, Reasoner, SolveResult
 __all__ = ["Evidence", "QueryTriplet", "Reasoner", "SolveResult", "make_reasoner"]
 
 
-def make_reasoner(model: str = "", api_base: str = "", api_key: str | None = None,
-                  cache_path: Path | None = None, **opts: Any) -> Reasoner:
+def make_reasoner(
+    model: str = "", api_base: str = "", api_key: str | None = None, cache_path: Path | None = None, **opts: Any
+) -> Reasoner:
     """A reasoner for `model`; an empty model string gives the offline rules reasoner.
 
     `opts`: `extraction_style` ("json" | "json+ner" | "kg2rag"), `temperature`, `max_tokens` for the
@@ -37,6 +39,7 @@ def make_reasoner(model: str = "", api_base: str = "", api_key: str | None = Non
     unknown = set(opts) - set(client_keys) - set(reasoner_keys) - {"embedder"}
     if unknown:
         raise TypeError(f"make_reasoner got unknown options: {', '.join(sorted(unknown))}")
-    client = LiteLLMClient(model, api_base=api_base, api_key=api_key, cache=cache_path,
-                           **{k: opts[k] for k in client_keys if k in opts})
+    client = LiteLLMClient(
+        model, api_base=api_base, api_key=api_key, cache=cache_path, **{k: opts[k] for k in client_keys if k in opts}
+    )
     return LLMReasoner(client, **{k: opts[k] for k in reasoner_keys if k in opts})

@@ -6,6 +6,7 @@ implements the jobs with prompts over any `engine.llm.LLM`; `OfflineReasoner` im
 rules. The methods never know which one they hold, so the code path is the same with or without a
 model. Every job returns its result together with an `engine.llm.base.LLMCall` for the trace.
 """
+
 from __future__ import annotations
 
 import re
@@ -106,8 +107,9 @@ class Reasoner(Protocol):
         """Query triplets with placeholders; an empty list when nothing parsed (call.error says why)."""
         ...
 
-    def solve(self, question: str, resolved: list[QueryTriplet], open_triplets: list[QueryTriplet],
-              evidence: Evidence) -> tuple[SolveResult, LLMCall]:
+    def solve(
+        self, question: str, resolved: list[QueryTriplet], open_triplets: list[QueryTriplet], evidence: Evidence
+    ) -> tuple[SolveResult, LLMCall]:
         """Fill placeholders of `open_triplets` from the evidence."""
         ...
 

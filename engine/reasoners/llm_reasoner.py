@@ -7,14 +7,21 @@ method continues with its documented fallback and the trace shows why. Failures 
 on every call (bad key, unknown model, server down) do raise `LLMError`, so a run stops at once
 with one clear message instead of filling a trace with the same error.
 """
+
 from __future__ import annotations
 
-from engine.triplet_rules import filter_triplets
-from engine.reasoners import prompts
 from engine.llm.base import LLM, Completion, LLMCall, LLMError
+from engine.reasoners import prompts
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
-from engine.reasoners.parsing import (parse_answer, parse_entities, parse_kg2rag, parse_solve, parse_solve_sources,
-                                parse_triples)
+from engine.reasoners.parsing import (
+    parse_answer,
+    parse_entities,
+    parse_kg2rag,
+    parse_solve,
+    parse_solve_sources,
+    parse_triples,
+)
+from engine.triplet_rules import filter_triplets
 
 #: Errors re-raised by every job; the rest are recorded in `LLMCall.error`.
 STYLES = ("json", "json+ner", "kg2rag")
@@ -23,8 +30,9 @@ STYLES = ("json", "json+ner", "kg2rag")
 class LLMReasoner:
     supports_free_text = True
 
-    def __init__(self, llm: LLM, extraction_style: str = "json", *, temperature: float = 0.0,
-                 max_tokens: int | None = 2048):
+    def __init__(
+        self, llm: LLM, extraction_style: str = "json", *, temperature: float = 0.0, max_tokens: int | None = 2048
+    ):
         if extraction_style not in STYLES:
             raise ValueError(f"extraction_style must be one of {', '.join(STYLES)}, got {extraction_style!r}")
         self.llm = llm
@@ -41,13 +49,20 @@ class LLMReasoner:
     # -- plumbing ----------------------------------------------------------------------------
     def _complete(self, job: str, messages: list[dict[str, str]], json_mode: bool) -> tuple[Completion | None, LLMCall]:
         try:
-            c = self.llm.complete(messages, temperature=self.temperature, max_tokens=self.max_tokens,
-                                  json_mode=json_mode)
+            c = self.llm.complete(
+                messages, temperature=self.temperature, max_tokens=self.max_tokens, json_mode=json_mode
+            )
         except LLMError as err:
             if err.fatal or err.kind == "deadline":  # the question ends: every later call would fail too
                 raise
-            return None, LLMCall(job=job, model=self.name, messages=messages, cost=0.0, error=str(err),
-                                 attempts=getattr(err, "attempts", 1))
+            return None, LLMCall(
+                job=job,
+                model=self.name,
+                messages=messages,
+                cost=0.0,
+                error=str(err),
+                attempts=getattr(err, "attempts", 1),
+            )
         return c, LLMCall.from_completion(job, messages, c)
 
     # -- jobs ----------------------------------------------------------------------------------
@@ -107,12 +122,14 @@ class LLMReasoner:
             call.error = f"parse: {err or 'no query triplets'}"
         return out, call
 
-    def solve(self, question: str, resolved: list[QueryTriplet], open_triplets: list[QueryTriplet],
-              evidence: Evidence) -> tuple[SolveResult, LLMCall]:
+    def solve(
+        self, question: str, resolved: list[QueryTriplet], open_triplets: list[QueryTriplet], evidence: Evidence
+    ) -> tuple[SolveResult, LLMCall]:
         searchable = [t.parts for t in open_triplets if len(t.placeholders) == 1]
         fuzzy = [t.parts for t in open_triplets if len(t.placeholders) != 1]
-        messages = prompts.solve_messages(question, [t.parts for t in resolved], searchable, fuzzy,
-                                          list(evidence.propositions), list(evidence.chunks))
+        messages = prompts.solve_messages(
+            question, [t.parts for t in resolved], searchable, fuzzy, list(evidence.propositions), list(evidence.chunks)
+        )
         c, call = self._complete("solve", messages, json_mode=True)
         if c is None:
             call.parsed = {"bindings": {}, "triplets": []}

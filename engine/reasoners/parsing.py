@@ -8,6 +8,7 @@ shape of what lands in a trace.
 
 Every parser returns `(value, error)`; `error` is "" on success and a short reason otherwise.
 """
+
 from __future__ import annotations
 
 import json
@@ -81,13 +82,15 @@ def _pipe_lines(text: str) -> list[tuple[str, str, str]]:
     for line in strip_fences(text).splitlines():
         line = _NUMBERING.sub("", line).strip().strip("()[]")
         if line.count("|") == 2:
-            t = _as_triple([p.strip().strip('"\'') for p in line.split("|")])
+            t = _as_triple([p.strip().strip("\"'") for p in line.split("|")])
             if t:
                 out.append(t)
     return out
 
 
-def parse_triples(reply: str, keys: tuple[str, ...] = ("triples", "triplets")) -> tuple[list[tuple[str, str, str]], str]:
+def parse_triples(
+    reply: str, keys: tuple[str, ...] = ("triples", "triplets")
+) -> tuple[list[tuple[str, str, str]], str]:
     """Triples from `{"triples": [[s, p, o], ...]}` (or a bare list), with fallbacks."""
     if not reply.strip():
         return [], "empty reply"
@@ -167,8 +170,8 @@ def parse_solve(reply: str) -> tuple[dict[str, str], list[tuple[str, str, str]],
         return {}, [], "empty reply"
     data = find_json(reply)
     if not isinstance(data, dict):
-        triples = _pipe_lines(reply)
-        return {}, triples, ("" if triples else "no JSON object in the reply")
+        lines = _pipe_lines(reply)
+        return {}, lines, ("" if lines else "no JSON object in the reply")
     bindings: dict[str, str] = {}
     raw = data.get("bindings")
     if isinstance(raw, dict):
@@ -201,8 +204,11 @@ def parse_solve_sources(reply: str, bindings: dict[str, str]) -> dict[str, str]:
 
 
 _ANSWER_PREFIX = re.compile(r"^\s*(?:so the answer is|final answer|the answer is|answer)\s*[:\-]?\s*", re.IGNORECASE)
-_YES_NO_START = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|"
-                           r"might|must)\b", re.IGNORECASE)
+_YES_NO_START = re.compile(
+    r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|"
+    r"might|must)\b",
+    re.IGNORECASE,
+)
 
 
 def is_yes_no_question(question: str) -> bool:
@@ -219,7 +225,7 @@ def parse_answer(reply: str, question: str = "") -> tuple[str, str]:
         if _ANSWER_PREFIX.match(ln) and _ANSWER_PREFIX.sub("", ln).strip():
             text = ln
             break
-    text = _ANSWER_PREFIX.sub("", text).strip().strip('"\'`*').strip()
+    text = _ANSWER_PREFIX.sub("", text).strip().strip("\"'`*").strip()
     text = text.rstrip(".").strip()
     if is_yes_no_question(question):
         head = re.split(r"[\s,.;:!]", text.lower(), maxsplit=1)[0]

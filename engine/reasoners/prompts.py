@@ -8,6 +8,7 @@ written in a document cannot close its section and pose as ours.
 The wording follows the papers' released prompts where they exist (HippoRAG/T2RAG's NER and
 OpenIE prompts, KG2RAG's `<h##r##t>$$` extraction, IRCoT's one-sentence step), shortened.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,19 @@ class Prompt:
 
 
 #: Section tags our prompts use; neutralized in any untrusted text.
-SECTION_TAGS = ("document", "documents", "context", "question", "entities", "facts", "triplets",
-                "propositions", "passages", "reasoning", "title")
+SECTION_TAGS = (
+    "document",
+    "documents",
+    "context",
+    "question",
+    "entities",
+    "facts",
+    "triplets",
+    "propositions",
+    "passages",
+    "reasoning",
+    "title",
+)
 _TAG_RE = re.compile(r"<(\s*/?\s*(?:%s)\b)" % "|".join(SECTION_TAGS), re.IGNORECASE)
 
 
@@ -41,8 +53,9 @@ def section(tag: str, text: str) -> str:
 
 def format_passages(passages: list[tuple[str, str]]) -> str:
     """`(title, text)` pairs as numbered plain-text blocks, the form every context section uses."""
-    return "\n\n".join(f"[{i}] {title}: {text}" if title else f"[{i}] {text}"
-                       for i, (title, text) in enumerate(passages, 1))
+    return "\n\n".join(
+        f"[{i}] {title}: {text}" if title else f"[{i}] {text}" for i, (title, text) in enumerate(passages, 1)
+    )
 
 
 def _msgs(prompt: Prompt, user: str) -> list[dict[str, str]]:
@@ -52,7 +65,8 @@ def _msgs(prompt: Prompt, user: str) -> list[dict[str, str]]:
 # --- extraction -------------------------------------------------------------------------------
 
 NER = Prompt(
-    "ner", "Named-entity pass before JSON triple extraction (HippoRAG/T2RAG style, call 1 of 2).",
+    "ner",
+    "Named-entity pass before JSON triple extraction (HippoRAG/T2RAG style, call 1 of 2).",
     "Your task is to extract named entities from the given document. Include people, places, "
     "organizations, works, dates and numbers that identify something.\n"
     'Respond with JSON only: {"named_entities": ["entity", ...]}.\n'
@@ -60,7 +74,8 @@ NER = Prompt(
 )
 
 EXTRACT_JSON = Prompt(
-    "extract_json", "One-call triple extraction from a chunk as JSON {\"triples\": [[s, p, o], ...]}.",
+    "extract_json",
+    'One-call triple extraction from a chunk as JSON {"triples": [[s, p, o], ...]}.',
     "Your task is to construct an RDF graph from the given document. Respond with a JSON list of "
     "triples, each one a relationship stated in the document: subject, predicate, object.\n"
     "Requirements:\n"
@@ -73,13 +88,14 @@ EXTRACT_JSON = Prompt(
 )
 
 EXTRACT_JSON_NER = Prompt(
-    "extract_json_ner", "Triple extraction given the named entities found in call 1 (call 2 of 2).",
-    EXTRACT_JSON.system.replace("from the given document.", "from the given document and its list of named "
-                                "entities."),
+    "extract_json_ner",
+    "Triple extraction given the named entities found in call 1 (call 2 of 2).",
+    EXTRACT_JSON.system.replace("from the given document.", "from the given document and its list of named entities."),
 )
 
 EXTRACT_KG2RAG = Prompt(
-    "extract_kg2rag", "KG2RAG's one-call extraction in the <head##relation##tail>$$ format.",
+    "extract_kg2rag",
+    "KG2RAG's one-call extraction in the <head##relation##tail>$$ format.",
     "You are an expert at building knowledge graphs. Extract the relational triplets stated in "
     "the given document. Write each triplet as <head##relation##tail> followed by $$, all on one "
     "line, for example:\n<Alan Turing##born in##London>$$<Alan Turing##field##computer science>$$\n"
@@ -107,7 +123,8 @@ def extract_kg2rag_messages(title: str, text: str) -> list[dict[str, str]]:
 # --- T2RAG ------------------------------------------------------------------------------------
 
 DECOMPOSE = Prompt(
-    "decompose", "T2RAG step 1: turn a question into query triplets with ?placeholders for unknowns.",
+    "decompose",
+    "T2RAG step 1: turn a question into query triplets with ?placeholders for unknowns.",
     "Break the question into the triplets (subject, predicate, object) that must be known to "
     "answer it. Write every unknown as a placeholder starting with '?': a named one such as "
     "?performer or ?dateA when the same unknown appears in more than one triplet (this links the "
@@ -119,7 +136,8 @@ DECOMPOSE = Prompt(
 )
 
 SOLVE = Prompt(
-    "solve", "T2RAG step 4: fill placeholders of open triplets from retrieved propositions and chunks.",
+    "solve",
+    "T2RAG step 4: fill placeholders of open triplets from retrieved propositions and chunks.",
     "You resolve the unknowns of a multi-hop question. You get the question, facts already "
     "resolved, open triplets with placeholders (starting with '?'), retrieved propositions and "
     "retrieved passages. For every placeholder the evidence determines, give its value; rewrite "
@@ -141,27 +159,39 @@ def _triplet_lines(triplets: list[tuple[str, str, str]]) -> str:
     return "\n".join(f"({s}, {p}, {o})" for s, p, o in triplets) or "(none)"
 
 
-def solve_messages(question: str, resolved: list[tuple[str, str, str]], searchable: list[tuple[str, str, str]],
-                   fuzzy: list[tuple[str, str, str]], propositions: list[str],
-                   chunks: list[tuple[str, str]]) -> list[dict[str, str]]:
-    parts = [section("question", question),
-             "Resolved facts:\n" + section("facts", _triplet_lines(resolved)),
-             "Open triplets with one unknown:\n" + section("triplets", _triplet_lines(searchable)),
-             "Open triplets with several unknowns:\n" + section("triplets", _triplet_lines(fuzzy)),
-             "Retrieved propositions:\n" + section("propositions", "\n".join(
-                 f"[{source_label('P', i)}] {p}" for i, p in enumerate(propositions)) or "(none)")]
+def solve_messages(
+    question: str,
+    resolved: list[tuple[str, str, str]],
+    searchable: list[tuple[str, str, str]],
+    fuzzy: list[tuple[str, str, str]],
+    propositions: list[str],
+    chunks: list[tuple[str, str]],
+) -> list[dict[str, str]]:
+    parts = [
+        section("question", question),
+        "Resolved facts:\n" + section("facts", _triplet_lines(resolved)),
+        "Open triplets with one unknown:\n" + section("triplets", _triplet_lines(searchable)),
+        "Open triplets with several unknowns:\n" + section("triplets", _triplet_lines(fuzzy)),
+        "Retrieved propositions:\n"
+        + section(
+            "propositions", "\n".join(f"[{source_label('P', i)}] {p}" for i, p in enumerate(propositions)) or "(none)"
+        ),
+    ]
     if chunks:
         # Evidence chunks are (chunk_id, text) with the title already heading the text; the id means
         # nothing to the model, so the text goes in under the label a source names it by (C1, C2, ...)
-        parts.append("Retrieved passages:\n" + section("passages", "\n\n".join(
-            f"[{source_label('C', i)}] {t}" for i, (_, t) in enumerate(chunks))))
+        parts.append(
+            "Retrieved passages:\n"
+            + section("passages", "\n\n".join(f"[{source_label('C', i)}] {t}" for i, (_, t) in enumerate(chunks)))
+        )
     return _msgs(SOLVE, "\n\n".join(parts))
 
 
 # --- answers and chain of thought ---------------------------------------------------------------
 
 ANSWER = Prompt(
-    "answer", "Write the final short answer from context passages and/or resolved facts.",
+    "answer",
+    "Write the final short answer from context passages and/or resolved facts.",
     "Answer the question from the given facts and passages. Give the shortest answer that is "
     "complete: an entity, a date, a number or a short phrase, with no explanation and no full "
     "sentence. If the question asks yes or no, answer exactly yes or no. If the information is "
@@ -171,7 +201,8 @@ ANSWER = Prompt(
 )
 
 COT_STEP = Prompt(
-    "cot_step", "IRCoT: write the next single reasoning sentence, or 'So the answer is: X.'",
+    "cot_step",
+    "IRCoT: write the next single reasoning sentence, or 'So the answer is: X.'",
     "You answer a multi-hop question by reasoning one step at a time over the given passages. "
     "Write only the next sentence of reasoning: one fact from the passages that brings you closer "
     "to the answer. When the reasoning so far already determines the answer, write instead: "
@@ -191,11 +222,18 @@ def answer_messages(question: str, context: str = "", facts: list[str] | None = 
 
 
 def cot_step_messages(question: str, passages: list[tuple[str, str]], thoughts: list[str]) -> list[dict[str, str]]:
-    user = ("Passages:\n" + section("passages", format_passages(passages)) + "\n\n" + section("question", question)
-            + "\n\nReasoning so far:\n" + section("reasoning", " ".join(thoughts) or "(none yet)"))
+    user = (
+        "Passages:\n"
+        + section("passages", format_passages(passages))
+        + "\n\n"
+        + section("question", question)
+        + "\n\nReasoning so far:\n"
+        + section("reasoning", " ".join(thoughts) or "(none yet)")
+    )
     return _msgs(COT_STEP, user)
 
 
 #: All prompts by name, for the app's prompt viewer and for tests.
-PROMPTS: dict[str, Prompt] = {p.name: p for p in (NER, EXTRACT_JSON, EXTRACT_JSON_NER, EXTRACT_KG2RAG, DECOMPOSE,
-                                                   SOLVE, ANSWER, COT_STEP)}
+PROMPTS: dict[str, Prompt] = {
+    p.name: p for p in (NER, EXTRACT_JSON, EXTRACT_JSON_NER, EXTRACT_KG2RAG, DECOMPOSE, SOLVE, ANSWER, COT_STEP)
+}

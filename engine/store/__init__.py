@@ -15,18 +15,33 @@ The package: `corpus.py` (the Corpus and its core), `lock.py`, `indexes.py`, `re
 `writes.py` (the Corpus's parts), `workspace.py`, `schema.py`, `settings.py`, `errors.py`, and
 `protocol.py`: the read interface (`CorpusView`) methods are typed against.
 """
+
 from engine.store.corpus import Corpus
 from engine.store.errors import CorpusBusyError, CorpusError, validate_name
 from engine.store.protocol import CorpusView
 from engine.store.schema import _SCHEMA, SCHEMA_VERSION
 from engine.store.settings import (
-           AUTO_IVF_AT,
-           CorpusCounts,
-           CorpusSettings,
-           DocumentInfo,
+    AUTO_IVF_AT,
+    CorpusCounts,
+    CorpusSettings,
+    DocumentInfo,
 )
 from engine.store.util import embedding_text, set_aside_non_file
 from engine.store.workspace import Workspace
 
-__all__ = ["_SCHEMA", "AUTO_IVF_AT", "Corpus", "CorpusBusyError", "CorpusCounts", "CorpusError", "CorpusSettings", "CorpusView",
-           "DocumentInfo", "SCHEMA_VERSION", "Workspace", "embedding_text", "set_aside_non_file", "validate_name"]
+__all__ = [
+    "_SCHEMA",
+    "AUTO_IVF_AT",
+    "Corpus",
+    "CorpusBusyError",
+    "CorpusCounts",
+    "CorpusError",
+    "CorpusSettings",
+    "CorpusView",
+    "DocumentInfo",
+    "SCHEMA_VERSION",
+    "Workspace",
+    "embedding_text",
+    "set_aside_non_file",
+    "validate_name",
+]

@@ -6,13 +6,15 @@
 type-checks on its own; at run time it adds nothing (annotations only, and method signatures under
 TYPE_CHECKING).
 """
+
 from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,6 +48,7 @@ class CorpusBase:
     _edges_ready: bool
 
     if TYPE_CHECKING:  # defined by the core or another part
+
         def _get_meta(self, key: str) -> Any: ...
         def _set_meta(self, key: str, value: Any) -> None: ...
         def _bump(self, key: str) -> int: ...
@@ -56,8 +59,9 @@ class CorpusBase:
         def _index(self, which: str) -> Any: ...
         def _kind_for(self, which: str) -> str: ...
         def _save_index(self, which: str, store: Any, gen: int) -> None: ...
-        def _embed_batched(self, texts: list[str], on_progress: ProgressCallback, label: str,
-                           block: int = 256) -> np.ndarray: ...
+        def _embed_batched(
+            self, texts: list[str], on_progress: ProgressCallback, label: str, block: int = 256
+        ) -> np.ndarray: ...
         def refresh_indexes(self, on_progress: ProgressCallback = ...) -> None: ...
         def get_triplets(self, triplet_ids: Sequence[int]) -> list[Triplet]: ...
         def _triplets_where(self, where: str = "", values: Sequence = ()) -> list[Triplet]: ...

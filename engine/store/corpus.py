@@ -1,4 +1,5 @@
 """One corpus: a folder with `corpus.sqlite` and its vector indexes (see engine/store/__init__.py)."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,9 @@ from engine.vectors import FaissVectorStore
 class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusWrites):
     """One corpus. Safe to share between threads; writes are serialized across processes."""
 
-    def __init__(self, path: Path, *, create_with: CorpusSettings | None = None, embedder=None,
-                 read_only: bool = False):
+    def __init__(
+        self, path: Path, *, create_with: CorpusSettings | None = None, embedder=None, read_only: bool = False
+    ):
         self.path = Path(path)
         self.name = self.path.name
         self._lock = threading.RLock()
@@ -41,8 +43,9 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusWrites)
         db = self.path / "corpus.sqlite"
         if self.read_only:
             mode = "ro&immutable=1" if storage_ro else "ro"
-            self._db = sqlite3.connect(f"file:{db}?mode={mode}", uri=True, check_same_thread=False,
-                                       isolation_level=None, timeout=30.0)
+            self._db = sqlite3.connect(
+                f"file:{db}?mode={mode}", uri=True, check_same_thread=False, isolation_level=None, timeout=30.0
+            )
         else:
             self._db = sqlite3.connect(db, check_same_thread=False, isolation_level=None, timeout=30.0)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -120,32 +123,43 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusWrites)
         problems: list[str] = []
         with self._lock:
             q = lambda sql: self._db.execute(sql).fetchone()[0]  # noqa: E731
-            if (n := q("SELECT COUNT(*) FROM triplet_sources WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")):
+            if n := q("SELECT COUNT(*) FROM triplet_sources WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)"):
                 problems.append(f"{n} triplet source links point at missing chunks")
-            if (n := q("SELECT COUNT(*) FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)")):
+            if n := q("SELECT COUNT(*) FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)"):
                 problems.append(f"{n} triplets have no source chunk")
-            if (n := q("SELECT COUNT(*) FROM chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM extraction)")):
+            if n := q("SELECT COUNT(*) FROM chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM extraction)"):
                 problems.append(f"{n} chunks have no extraction status")
-            if (n := q("SELECT COUNT(*) FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)")):
+            if n := q("SELECT COUNT(*) FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)"):
                 problems.append(f"{n} chunks belong to missing documents")
             if (r := self._db.execute("PRAGMA integrity_check").fetchone()[0]) != "ok":
                 problems.append(f"sqlite integrity check: {r}")
-            for which, sql in (("chunks", "SELECT rid, vec FROM chunks"),
-                               ("propositions", "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")):
+            for which, sql in (
+                ("chunks", "SELECT rid, vec FROM chunks"),
+                ("propositions", "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL"),
+            ):
                 ids, vecs = self._index(which).vectors()  # first: it may embed pending propositions
                 rows = dict(self._db.execute(sql).fetchall())
                 if set(ids.tolist()) != set(rows):
                     have = set(ids.tolist())
-                    problems.append(f"{which} index holds {len(have)} vectors for {len(rows)} rows "
-                                    f"({len(have - set(rows))} without a row, {len(set(rows) - have)} missing)")
+                    problems.append(
+                        f"{which} index holds {len(have)} vectors for {len(rows)} rows "
+                        f"({len(have - set(rows))} without a row, {len(set(rows) - have)} missing)"
+                    )
                     continue
-                differ = sum(1 for i, v in zip(ids.tolist(), vecs)
-                             if not np.allclose(v, np.frombuffer(rows[i], np.float32), atol=1e-5))
+                differ = sum(
+                    1
+                    for i, v in zip(ids.tolist(), vecs)
+                    if not np.allclose(v, np.frombuffer(rows[i], np.float32), atol=1e-5)
+                )
                 if differ:
                     problems.append(f"{which} index: {differ} vectors differ from the database's")
         return problems
 
     def info(self) -> dict:
         """Counts and settings as plain JSON for `corpus show` and the app."""
-        return {"name": self.name, "path": str(self.path), "settings": asdict(self.settings),
-                "counts": asdict(self.counts())}
+        return {
+            "name": self.name,
+            "path": str(self.path),
+            "settings": asdict(self.settings),
+            "counts": asdict(self.counts()),
+        }

@@ -1,4 +1,5 @@
 """Errors a user can act on, and the corpus-name rule."""
+
 from __future__ import annotations
 
 import re
@@ -16,6 +17,8 @@ class CorpusBusyError(CorpusError):
 
 def validate_name(name: str) -> str:
     if not isinstance(name, str) or not _NAME_RE.match(name) or ".." in name:
-        raise CorpusError(f"invalid corpus name {name!r}: use 1-64 letters, digits, '-', '_' or '.', "
-                          "starting with a letter or digit (no paths)")
+        raise CorpusError(
+            f"invalid corpus name {name!r}: use 1-64 letters, digits, '-', '_' or '.', "
+            "starting with a letter or digit (no paths)"
+        )
     return name

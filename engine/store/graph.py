@@ -1,7 +1,9 @@
-"""The entity graph: the indexed `entity_edges` table, a seed neighbourhood read by lookups, the whole graph for small views."""
+"""The entity graph: the indexed `entity_edges` table, a seed neighbourhood read by lookups, the
+whole graph for small views."""
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from engine.store.base import CorpusBase
 from engine.store.schema import _EDGES_VERSION, _SCHEMA
@@ -19,14 +21,25 @@ def entity_graph_of(triplets: Iterable[Triplet], names: dict[int, tuple[str, str
 
     g = nx.MultiGraph()
     for t in triplets:
-        h, tl = names[t.triplet_id] if names and t.triplet_id in names else \
-            (normalize_entity(t.subject), normalize_entity(t.object))
+        h, tl = (
+            names[t.triplet_id]
+            if names and t.triplet_id in names
+            else (normalize_entity(t.subject), normalize_entity(t.object))
+        )
         if not h or not tl:
             continue
         g.add_node(h, label=t.subject) if h not in g else None
         g.add_node(tl, label=t.object) if tl not in g else None
-        g.add_edge(h, tl, key=t.triplet_id, subject=t.subject, predicate=t.predicate, object=t.object,
-                   triplet_id=t.triplet_id, chunk_ids=t.chunk_ids)
+        g.add_edge(
+            h,
+            tl,
+            key=t.triplet_id,
+            subject=t.subject,
+            predicate=t.predicate,
+            object=t.object,
+            triplet_id=t.triplet_id,
+            chunk_ids=t.chunk_ids,
+        )
     return g
 
 
@@ -48,7 +61,7 @@ def neighbourhood_of(graph, entities: Iterable[str], hops: int):
 
 
 class CorpusGraph(CorpusBase):
-    """The entity graph: the indexed `entity_edges` table, a seed neighbourhood read by lookups, the whole graph for small views."""
+    """The entity graph of a corpus (see the module docstring)."""
 
     def entity_neighbourhood(self, entities: Iterable[str], hops: int):
         """The part of `entity_graph()` a walk of `hops` hops from `entities` (normalized names) can
@@ -65,10 +78,12 @@ class CorpusGraph(CorpusBase):
                 rows = []
                 for part in _chunks(sorted(frontier), 400):
                     marks = ",".join("?" * len(part))
-                    rows += self._db.execute(f"SELECT tid, head, tail FROM entity_edges WHERE head IN ({marks}) "
-                                             f"UNION SELECT tid, head, tail FROM entity_edges WHERE tail IN ({marks})",
-                                             part + part).fetchall()
-                nxt = set()
+                    rows += self._db.execute(
+                        f"SELECT tid, head, tail FROM entity_edges WHERE head IN ({marks}) "
+                        f"UNION SELECT tid, head, tail FROM entity_edges WHERE tail IN ({marks})",
+                        part + part,
+                    ).fetchall()
+                nxt: set[str] = set()
                 for tid, h, t in rows:
                     if h and t:
                         tids[tid] = (h, t)
@@ -93,12 +108,15 @@ class CorpusGraph(CorpusBase):
         with self._write():
             last = 0
             while True:
-                rows = self._db.execute("SELECT tid, subject, object FROM triplets WHERE tid > ? ORDER BY tid "
-                                        "LIMIT 10000", (last,)).fetchall()
+                rows = self._db.execute(
+                    "SELECT tid, subject, object FROM triplets WHERE tid > ? ORDER BY tid LIMIT 10000", (last,)
+                ).fetchall()
                 if not rows:
                     break
-                self._db.executemany("INSERT OR IGNORE INTO entity_edges(tid, head, tail) VALUES (?,?,?)",
-                                     [(t, normalize_entity(s), normalize_entity(o)) for t, s, o in rows])
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO entity_edges(tid, head, tail) VALUES (?,?,?)",
+                    [(t, normalize_entity(s), normalize_entity(o)) for t, s, o in rows],
+                )
                 last = rows[-1][0]
             self._set_meta("edges_built", _EDGES_VERSION)
         self._edges_ready = True

@@ -1,8 +1,9 @@
 """The embedder and the two vector indexes (chunks, propositions): load, rebuild from stored vectors, save, search."""
+
 from __future__ import annotations
 
 import sqlite3
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from engine.vectors import FaissVectorStore, IndexFileError
 
 
 class CorpusIndexes(CorpusBase):
-    """The embedder and the two vector indexes (chunks, propositions): load, rebuild from stored vectors, save, search."""
+    """The embedder and the two vector indexes (see the module docstring)."""
 
     @property
     def embedder(self):
@@ -95,19 +96,31 @@ class CorpusIndexes(CorpusBase):
         sql = "SELECT rid FROM chunks" if which == "chunks" else "SELECT tid FROM triplets"
         want = np.fromiter((r[0] for r in self._db.execute(sql)), np.int64)
         if which == "propositions":  # less those still waiting for a vector
-            want = np.setdiff1d(want, np.fromiter((r[0] for r in self._db.execute(
-                "SELECT tid FROM triplets WHERE vec IS NULL AND tid > ?", (self._vec_floor(),))), np.int64),
-                assume_unique=True)
+            want = np.setdiff1d(
+                want,
+                np.fromiter(
+                    (
+                        r[0]
+                        for r in self._db.execute(
+                            "SELECT tid FROM triplets WHERE vec IS NULL AND tid > ?", (self._vec_floor(),)
+                        )
+                    ),
+                    np.int64,
+                ),
+                assume_unique=True,
+            )
         have = store.ids()
         extra = np.setdiff1d(have, want, assume_unique=True)
         store.remove(extra)
         missing = np.setdiff1d(want, have, assume_unique=True).tolist()
         table, key = ("chunks", "rid") if which == "chunks" else ("triplets", "tid")
         for i in range(0, len(missing), 4096):
-            part = missing[i:i + 4096]
+            part = missing[i : i + 4096]
             rows = self._in_query(f"SELECT {key}, vec FROM {table} WHERE vec IS NOT NULL AND {key} IN ({{}})", part)
-            store.add(np.array([r[0] for r in rows], np.int64),
-                      np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1))
+            store.add(
+                np.array([r[0] for r in rows], np.int64),
+                np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1),
+            )
         return len(missing), len(extra)
 
     def _kind_for(self, which: str) -> str:
@@ -121,18 +134,26 @@ class CorpusIndexes(CorpusBase):
 
     def _rebuild_index(self, which: str, dim: int, page: int = 65536) -> FaissVectorStore:
         """Build from the stored vectors, read in pages (memory: the index plus one page)."""
-        count = ("SELECT COUNT(*) FROM chunks" if which == "chunks"
-                 else "SELECT COUNT(*) FROM triplets WHERE vec IS NOT NULL")
+        count = (
+            "SELECT COUNT(*) FROM chunks"
+            if which == "chunks"
+            else "SELECT COUNT(*) FROM triplets WHERE vec IS NOT NULL"
+        )
         store = FaissVectorStore(dim, self._kind_for(which), expected=self._db.execute(count).fetchone()[0])
-        sql = ("SELECT rid, vec FROM chunks" if which == "chunks"
-               else "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL")
+        sql = (
+            "SELECT rid, vec FROM chunks"
+            if which == "chunks"
+            else "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL"
+        )
         if store.kind == "ivf" and store.expected > page:  # cells from a sample of the whole table
             from engine.vectors.faiss_store import ivf_training_ids
 
             key = "rid" if which == "chunks" else "tid"
             ids = np.fromiter((r[0] for r in self._db.execute(sql.replace(", vec", ""))), np.int64)
-            rows = self._in_query(f"{sql} AND {key} IN ({{}})" if which != "chunks" else f"{sql} WHERE rid IN ({{}})",
-                                  ivf_training_ids(ids, store.expected).tolist())
+            rows = self._in_query(
+                f"{sql} AND {key} IN ({{}})" if which != "chunks" else f"{sql} WHERE rid IN ({{}})",
+                ivf_training_ids(ids, store.expected).tolist(),
+            )
             store.train(np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), dim))
             del ids, rows
         cur = self._db.execute(sql)
@@ -147,14 +168,15 @@ class CorpusIndexes(CorpusBase):
         store.save(self.path / name, self.index_stamp(which, gen))
         self._indexes[which] = (store, gen)
 
-    def _embed_batched(self, texts: list[str], on_progress: ProgressCallback, label: str,
-                       block: int = 256) -> np.ndarray:
+    def _embed_batched(
+        self, texts: list[str], on_progress: ProgressCallback, label: str, block: int = 256
+    ) -> np.ndarray:
         """Embed in blocks (so progress can be reported) sorted by length: each block then pads as
         little as one big encode call would, which keeps the store within a few % of raw encoding."""
         out = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), block):
-            idx = order[start:start + block]
+            idx = order[start : start + block]
             out[idx] = self.embed([texts[i] for i in idx])
             on_progress(min(start + block, len(texts)), len(texts), label)
         return out
@@ -167,8 +189,9 @@ class CorpusIndexes(CorpusBase):
             self._vec_upto = int(self._get_meta("vec_upto") or -1)
         return self._vec_upto
 
-    def _embed_pending_propositions(self, on_progress: ProgressCallback = no_progress, batch: int = 256,
-                                    page: int = 50_000) -> int:
+    def _embed_pending_propositions(
+        self, on_progress: ProgressCallback = no_progress, batch: int = 256, page: int = 50_000
+    ) -> int:
         """Embed triplets stored without a vector (new from extraction or import)."""
         gen = int(self._get_meta("prop_gen"))
         if gen == self._no_pending_at_gen or self.read_only:  # nothing new, or nowhere to store vectors
@@ -177,15 +200,27 @@ class CorpusIndexes(CorpusBase):
         done, last = 0, self._vec_floor()
         top = self._db.execute("SELECT COALESCE(MAX(tid), -1) FROM triplets").fetchone()[0]
         rows = self._db.execute(sql, (last, page)).fetchall()
-        total = len(rows) if len(rows) < page else \
-            self._db.execute("SELECT COUNT(*) FROM triplets WHERE vec IS NULL").fetchone()[0]
+        total = (
+            len(rows)
+            if len(rows) < page
+            else self._db.execute("SELECT COUNT(*) FROM triplets WHERE vec IS NULL").fetchone()[0]
+        )
         while rows:  # in pages: memory holds one page of texts and vectors, whatever the corpus
-            vecs = self._embed_batched([f"{s} {p} {o}" for _, s, p, o in rows],
-                                       lambda i, n, label: on_progress(done + i, max(total, done + n), label),
-                                       "embedding propositions", batch)
+
+            def progress(i: int, n: int, label: str, done: int = done) -> None:
+                on_progress(done + i, max(total, done + n), label)
+
+            vecs = self._embed_batched(
+                [f"{s} {p} {o}" for _, s, p, o in rows],
+                progress,
+                "embedding propositions",
+                batch,
+            )
             with self._write():
-                self._db.executemany("UPDATE triplets SET vec=? WHERE tid=? AND vec IS NULL",
-                                     [(_vec_blob(v), r[0]) for v, r in zip(vecs, rows)])
+                self._db.executemany(
+                    "UPDATE triplets SET vec=? WHERE tid=? AND vec IS NULL",
+                    [(_vec_blob(v), r[0]) for v, r in zip(vecs, rows)],
+                )
                 self._bump("prop_gen")
             done, last = done + len(rows), rows[-1][0]
             rows = self._db.execute(sql, (last, page)).fetchall()
@@ -212,8 +247,10 @@ class CorpusIndexes(CorpusBase):
         with self._lock:
             scores, ids = self._index("chunks").search(query_vecs, k)
             rid_to_id = self._chunk_ids_for_rids({int(i) for i in ids.ravel() if i >= 0})
-        return [[(rid_to_id[int(i)], float(s)) for s, i in zip(srow, irow) if i >= 0 and int(i) in rid_to_id]
-                for srow, irow in zip(scores, ids)]
+        return [
+            [(rid_to_id[int(i)], float(s)) for s, i in zip(srow, irow) if i >= 0 and int(i) in rid_to_id]
+            for srow, irow in zip(scores, ids)
+        ]
 
     def search_propositions(self, query_vecs: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
         with self._lock:
@@ -226,7 +263,7 @@ class CorpusIndexes(CorpusBase):
         out: dict[int, str] = {}
         rl = list(rids)
         for i in range(0, len(rl), 900):
-            part = rl[i:i + 900]
+            part = rl[i : i + 900]
             q = f"SELECT rid, chunk_id FROM chunks WHERE rid IN ({','.join('?' * len(part))})"
             out.update(self._db.execute(q, part).fetchall())
         return out
@@ -254,6 +291,6 @@ class CorpusIndexes(CorpusBase):
         out: list[tuple] = []
         values = list(values)
         for i in range(0, len(values), 900):
-            part = values[i:i + 900]
+            part = values[i : i + 900]
             out.extend(self._db.execute(sql.format(",".join("?" * len(part))), part).fetchall())
         return out

@@ -1,10 +1,11 @@
 """Writer locks of a corpus: one writer per process (a thread lock) and across processes (lock files)."""
+
 from __future__ import annotations
 
 import fcntl
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from engine.faults import fault_point
 from engine.store.base import CorpusBase
@@ -34,8 +35,11 @@ class CorpusLocks(CorpusBase):
         taken when the first holder enters, released when the last one leaves."""
         with self._plock_guard:
             if self._plock_count == 0:
-                self._plock_fh = self._flock("write.lock", timeout, f"corpus {self.name!r} is busy: another process "
-                                             "is writing to it; try again when it finishes")
+                self._plock_fh = self._flock(
+                    "write.lock",
+                    timeout,
+                    f"corpus {self.name!r} is busy: another process is writing to it; try again when it finishes",
+                )
             self._plock_count += 1
         try:
             yield
@@ -67,8 +71,12 @@ class CorpusLocks(CorpusBase):
         """One extraction run at a time per corpus (a second one would pay for the same chunks).
         Only extractions take this lock: each chunk's result is stored in its own short write, so
         questions, checks and adds from other processes go on during a run of hours."""
-        fh = self._flock("extract.lock", timeout, f"corpus {self.name!r} is already being extracted by another "
-                         "run; wait for it (its progress is in corpus show)")
+        fh = self._flock(
+            "extract.lock",
+            timeout,
+            f"corpus {self.name!r} is already being extracted by another "
+            "run; wait for it (its progress is in corpus show)",
+        )
         try:
             yield
         finally:

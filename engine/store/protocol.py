@@ -5,9 +5,11 @@ Methods are typed against this protocol and import nothing else of the store: th
 (tests/doubles.py). It is also the seam for other backends: a corpus whose vectors live in Milvus
 implements the same calls.
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence, runtime_checkable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -54,12 +56,12 @@ class CorpusView(Protocol):
     def triplets(self, chunk_ids: Sequence[str] | None = None) -> list[Triplet]:
         """Triplets stated by these chunks (all when None)."""
 
-    def entity_neighbourhood(self, entities: Iterable[str], hops: int) -> "nx.MultiGraph":
+    def entity_neighbourhood(self, entities: Iterable[str], hops: int) -> nx.MultiGraph:
         """The entity graph within `hops` of `entities` (normalized names): nodes are entities, one
         edge per triplet keyed by triplet id with subject, predicate, object and chunk_ids."""
 
-    def entity_graph(self) -> "nx.MultiGraph":
+    def entity_graph(self) -> nx.MultiGraph:
         """The whole entity graph (small corpora and views only; methods use the neighbourhood)."""
 
-    def counts(self) -> "CorpusCounts":
+    def counts(self) -> CorpusCounts:
         """Documents, chunks, triplets, questions and extraction progress."""

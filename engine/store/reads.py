@@ -1,8 +1,9 @@
 """Reading documents, chunks, triplets, questions and counts."""
+
 from __future__ import annotations
 
 import json
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from engine import serde
 from engine.store.base import CorpusBase
@@ -19,13 +20,15 @@ class CorpusReads(CorpusBase):
         with self._lock:
             rows = self._db.execute(
                 "SELECT d.doc_id, d.title, d.source, d.kind, COUNT(c.rid) FROM documents d "
-                "LEFT JOIN chunks c ON c.doc_id = d.doc_id GROUP BY d.doc_id ORDER BY d.added_at, d.rowid").fetchall()
+                "LEFT JOIN chunks c ON c.doc_id = d.doc_id GROUP BY d.doc_id ORDER BY d.added_at, d.rowid"
+            ).fetchall()
         return [DocumentInfo(*r) for r in rows]
 
     def get_document(self, doc_id: str) -> Document | None:
         with self._lock:
-            r = self._db.execute("SELECT doc_id, title, text, source, kind, sentences FROM documents WHERE doc_id=?",
-                                 (doc_id,)).fetchone()
+            r = self._db.execute(
+                "SELECT doc_id, title, text, source, kind, sentences FROM documents WHERE doc_id=?", (doc_id,)
+            ).fetchone()
         if not r:
             return None
         sents = tuple(json.loads(r[5])) if r[5] else None
@@ -36,8 +39,9 @@ class CorpusReads(CorpusBase):
             if doc_id is None:
                 rows = self._db.execute(f"SELECT {self._CHUNK_COLS} FROM chunks ORDER BY rid").fetchall()
             else:
-                rows = self._db.execute(f"SELECT {self._CHUNK_COLS} FROM chunks WHERE doc_id=? ORDER BY position",
-                                        (doc_id,)).fetchall()
+                rows = self._db.execute(
+                    f"SELECT {self._CHUNK_COLS} FROM chunks WHERE doc_id=? ORDER BY position", (doc_id,)
+                ).fetchall()
         return [Chunk(*r) for r in rows]
 
     def iter_chunks(self, batch: int = 10000) -> Iterator[Chunk]:
@@ -45,8 +49,9 @@ class CorpusReads(CorpusBase):
         last = 0
         while True:
             with self._lock:
-                rows = self._db.execute(f"SELECT rid, {self._CHUNK_COLS} FROM chunks WHERE rid > ? ORDER BY rid "
-                                        "LIMIT ?", (last, batch)).fetchall()
+                rows = self._db.execute(
+                    f"SELECT rid, {self._CHUNK_COLS} FROM chunks WHERE rid > ? ORDER BY rid LIMIT ?", (last, batch)
+                ).fetchall()
             if not rows:
                 return
             last = rows[-1][0]
@@ -59,8 +64,10 @@ class CorpusReads(CorpusBase):
         return [by_id[c] for c in chunk_ids if c in by_id]
 
     def _triplets_where(self, where: str = "", values: Sequence = ()) -> list[Triplet]:
-        sql = ("SELECT t.tid, t.subject, t.predicate, t.object, GROUP_CONCAT(s.chunk_id, char(31)) FROM triplets t "
-               "JOIN triplet_sources s ON s.tid = t.tid {} GROUP BY t.tid ORDER BY t.tid")
+        sql = (
+            "SELECT t.tid, t.subject, t.predicate, t.object, GROUP_CONCAT(s.chunk_id, char(31)) FROM triplets t "
+            "JOIN triplet_sources s ON s.tid = t.tid {} GROUP BY t.tid ORDER BY t.tid"
+        )
         with self._lock:
             if values:
                 rows = self._in_query(sql.format(where), values)
@@ -107,21 +114,31 @@ class CorpusReads(CorpusBase):
                 return cached[1]
             one = lambda sql: self._db.execute(sql).fetchone()[0]  # noqa: E731
             status = dict(self._db.execute("SELECT status, COUNT(*) FROM extraction GROUP BY status").fetchall())
-            self._counts_cache = (key, CorpusCounts(
-                documents=one("SELECT COUNT(*) FROM documents"), chunks=one("SELECT COUNT(*) FROM chunks"),
-                triplets=one("SELECT COUNT(*) FROM triplets"), questions=one("SELECT COUNT(*) FROM questions"),
-                extracted=status.get("done", 0), pending=status.get("pending", 0), failed=status.get("failed", 0)))
+            self._counts_cache = (
+                key,
+                CorpusCounts(
+                    documents=one("SELECT COUNT(*) FROM documents"),
+                    chunks=one("SELECT COUNT(*) FROM chunks"),
+                    triplets=one("SELECT COUNT(*) FROM triplets"),
+                    questions=one("SELECT COUNT(*) FROM questions"),
+                    extracted=status.get("done", 0),
+                    pending=status.get("pending", 0),
+                    failed=status.get("failed", 0),
+                ),
+            )
             return self._counts_cache[1]
 
     def extraction_statuses(self) -> dict[str, ExtractionStatus]:
         with self._lock:
-            rows = self._db.execute("SELECT chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, "
-                                    "cost FROM extraction").fetchall()
+            rows = self._db.execute(
+                "SELECT chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, cost FROM extraction"
+            ).fetchall()
         return {r[0]: ExtractionStatus(*r) for r in rows}
 
     def pending_chunks(self) -> list[Chunk]:
         with self._lock:
             rows = self._db.execute(
                 f"SELECT {', '.join('c.' + c for c in self._CHUNK_COLS.split(', '))} FROM chunks c "
-                "JOIN extraction e ON e.chunk_id = c.chunk_id WHERE e.status != 'done' ORDER BY c.rid").fetchall()
+                "JOIN extraction e ON e.chunk_id = c.chunk_id WHERE e.status != 'done' ORDER BY c.rid"
+            ).fetchall()
         return [Chunk(*r) for r in rows]

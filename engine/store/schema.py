@@ -1,9 +1,11 @@
 """The SQLite schema of a corpus (`corpus.sqlite`)."""
+
 from __future__ import annotations
 
 SCHEMA_VERSION = 1
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
     doc_id TEXT PRIMARY KEY, title TEXT NOT NULL, text TEXT NOT NULL, source TEXT NOT NULL,
@@ -25,11 +27,13 @@ CREATE TABLE IF NOT EXISTS extraction (
     error TEXT NOT NULL, calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL, cost REAL, updated_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS questions (qid TEXT PRIMARY KEY, position INTEGER NOT NULL, data TEXT NOT NULL);
-""" + """
+"""
+    + """
 CREATE TABLE IF NOT EXISTS entity_edges (tid INTEGER PRIMARY KEY, head TEXT NOT NULL, tail TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS edges_head ON entity_edges(head);
 CREATE INDEX IF NOT EXISTS edges_tail ON entity_edges(tail);
 """
+)
 
 #: `entity_edges` holds each triplet's normalized entities, indexed both ways, so a question reads
 #: the m-hop neighbourhood of its seeds with indexed lookups instead of loading every triplet.

@@ -1,4 +1,5 @@
 """A corpus's fixed settings and the records it reports."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,8 +31,9 @@ class CorpusSettings:
         if self.index_kind not in ("flat", "hnsw", "ivf", "auto"):
             raise CorpusError(f"unknown index kind {self.index_kind!r}: use 'auto', 'flat', 'hnsw' or 'ivf'")
         if self.vectors and not (self.vectors == "milvus-lite" or self.vectors.startswith(("milvus://", "http"))):
-            raise CorpusError(f"unknown vector backend {self.vectors!r}: use '' (FAISS files), 'milvus-lite' or "
-                              "milvus://host:19530")
+            raise CorpusError(
+                f"unknown vector backend {self.vectors!r}: use '' (FAISS files), 'milvus-lite' or milvus://host:19530"
+            )
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
 """Small helpers shared by the store's modules."""
+
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from engine.types import Chunk
 
 def _chunks(values: list, size: int) -> Iterator[list]:
     for i in range(0, len(values), size):
-        yield values[i:i + size]
+        yield values[i : i + size]
 
 
 def set_aside_non_file(path: Path) -> Path | None:

@@ -1,13 +1,14 @@
 """A Workspace: one folder per corpus; create (atomically), open, drop."""
+
 from __future__ import annotations
 
 import os
 import secrets
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
 
 from engine.chunking import ChunkingSettings
 from engine.progress import ProgressCallback, no_progress
@@ -45,11 +46,20 @@ class Workspace:
         return (self.path_of(name) / "corpus.sqlite").is_file()
 
     def list(self) -> list[str]:
-        return sorted(p.name for p in self.root.iterdir()
-                      if p.is_dir() and (p / "corpus.sqlite").is_file() and _NAME_RE.match(p.name))
+        return sorted(
+            p.name
+            for p in self.root.iterdir()
+            if p.is_dir() and (p / "corpus.sqlite").is_file() and _NAME_RE.match(p.name)
+        )
 
-    def create(self, name: str, settings: CorpusSettings | None = None, *,
-               chunking: ChunkingSettings | None = None, embedder: str | None = None) -> "Corpus":
+    def create(
+        self,
+        name: str,
+        settings: CorpusSettings | None = None,
+        *,
+        chunking: ChunkingSettings | None = None,
+        embedder: str | None = None,
+    ) -> Corpus:
         settings = settings or CorpusSettings()
         if chunking is not None:
             settings = replace(settings, chunking=chunking)
@@ -81,9 +91,15 @@ class Workspace:
             os.replace(path, trash)
             shutil.rmtree(trash, ignore_errors=True)
 
-    def create_from(self, name: str, documents: Sequence[Document], questions: Sequence[Question] = (),
-                    settings: CorpusSettings | None = None, *,
-                    on_progress: ProgressCallback = no_progress) -> tuple["Corpus", IngestReport, int]:
+    def create_from(
+        self,
+        name: str,
+        documents: Sequence[Document],
+        questions: Sequence[Question] = (),
+        settings: CorpusSettings | None = None,
+        *,
+        on_progress: ProgressCallback = no_progress,
+    ) -> tuple[Corpus, IngestReport, int]:
         """Create a corpus holding `documents` (and `questions`) or nothing at all: chunked,
         embedded and filled in a hidden folder, renamed into place once complete, so a failure
         (no document, a bad embedder, Ctrl-C, a kill) never leaves an empty or half-built corpus.
@@ -120,7 +136,7 @@ class Workspace:
             raise
         return self.open(name), report, n_questions
 
-    def open(self, name: str) -> "Corpus":
+    def open(self, name: str) -> Corpus:
         path = self.path_of(name)
         if not (path / "corpus.sqlite").is_file():
             known = ", ".join(self.list()) or "none yet"
@@ -131,7 +147,7 @@ class Workspace:
         if self.read_only:
             raise CorpusError(f"the workspace {self.root} is read-only: cannot {what}")
 
-    def _wire(self, corpus: "Corpus") -> "Corpus":
+    def _wire(self, corpus: Corpus) -> Corpus:
         if self.keep_snapshots > 0 and not corpus.read_only:
             from engine.backup import snapshot_before
 

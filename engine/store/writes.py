@@ -1,9 +1,10 @@
 """Adding and deleting documents, questions and triplets, in batches, each batch one transaction."""
+
 from __future__ import annotations
 
 import json
 import time
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -21,8 +22,14 @@ from engine.types import Chunk, Document, ExtractionStatus, IngestReport, Questi
 class CorpusWrites(CorpusBase):
     """Adding and deleting documents, questions and triplets, in batches, each batch one transaction."""
 
-    def add_documents(self, docs: Iterable[Document], on_progress: ProgressCallback = no_progress,
-                      batch_size: int = 64, commit_chunks: int = 2048, sync_index: bool = True) -> IngestReport:
+    def add_documents(
+        self,
+        docs: Iterable[Document],
+        on_progress: ProgressCallback = no_progress,
+        batch_size: int = 64,
+        commit_chunks: int = 2048,
+        sync_index: bool = True,
+    ) -> IngestReport:
         """Chunk, embed and store documents. A document already present (same id) is skipped.
         Documents are committed in batches of about `commit_chunks` chunks, so an interrupted add of
         hours keeps every finished batch (adding the same files again picks up where it stopped).
@@ -32,8 +39,10 @@ class CorpusWrites(CorpusBase):
         report = IngestReport()
         docs = list(docs)
         with self._lock:
-            existing = {r[0] for r in self._in_query("SELECT doc_id FROM documents WHERE doc_id IN ({})",
-                                                     [d.doc_id for d in docs])}
+            existing = {
+                r[0]
+                for r in self._in_query("SELECT doc_id FROM documents WHERE doc_id IN ({})", [d.doc_id for d in docs])
+            }
         new_docs: list[Document] = []
         for d in docs:
             if d.doc_id in existing:
@@ -59,10 +68,16 @@ class CorpusWrites(CorpusBase):
         done = 0
         for batch in batches:
             chunks = [c for _, cs in batch for c in cs]
-            offset = done
-            vecs = self._embed_batched([embedding_text(c) for c in chunks],
-                                       lambda d, _t, label: on_progress(offset + d, total, label),
-                                       "embedding chunks", batch_size * 4)
+
+            def progress(d: int, _t: int, label: str, offset: int = done) -> None:
+                on_progress(offset + d, total, label)
+
+            vecs = self._embed_batched(
+                [embedding_text(c) for c in chunks],
+                progress,
+                "embedding chunks",
+                batch_size * 4,
+            )
             self._commit_documents([d for d, _ in batch], chunks, vecs, report)
             done += len(chunks)
         if sync_index:
@@ -70,14 +85,19 @@ class CorpusWrites(CorpusBase):
             self._sync_chunk_index_after_add(first_gen, top_rid)
         return report
 
-    def _commit_documents(self, new_docs: list[Document], chunks: list[Chunk], vecs: np.ndarray,
-                          report: IngestReport) -> None:
+    def _commit_documents(
+        self, new_docs: list[Document], chunks: list[Chunk], vecs: np.ndarray, report: IngestReport
+    ) -> None:
         now = time.time()
         with self._write():
             # another process may have added some of them while these were embedded (outside the
             # lock): skip those instead of failing the whole batch on the unique doc_id
-            raced = {r[0] for r in self._in_query("SELECT doc_id FROM documents WHERE doc_id IN ({})",
-                                                  [d.doc_id for d in new_docs])}
+            raced = {
+                r[0]
+                for r in self._in_query(
+                    "SELECT doc_id FROM documents WHERE doc_id IN ({})", [d.doc_id for d in new_docs]
+                )
+            }
             if raced:
                 keep = [i for i, c in enumerate(chunks) if c.doc_id not in raced]
                 chunks, vecs = [chunks[i] for i in keep], vecs[keep]
@@ -85,16 +105,32 @@ class CorpusWrites(CorpusBase):
                 report.documents_skipped += len(raced)
             self._db.executemany(
                 "INSERT INTO documents(doc_id, title, text, source, kind, sentences, added_at) VALUES (?,?,?,?,?,?,?)",
-                [(d.doc_id, d.title, d.text, d.source, d.kind,
-                  json.dumps(list(d.sentences)) if d.sentences is not None else None, now) for d in new_docs])
+                [
+                    (
+                        d.doc_id,
+                        d.title,
+                        d.text,
+                        d.source,
+                        d.kind,
+                        json.dumps(list(d.sentences)) if d.sentences is not None else None,
+                        now,
+                    )
+                    for d in new_docs
+                ],
+            )
             self._db.executemany(
                 "INSERT INTO chunks(chunk_id, doc_id, position, title, text, sent_start, sent_end, vec) "
                 "VALUES (?,?,?,?,?,?,?,?)",
-                [(c.chunk_id, c.doc_id, c.position, c.title, c.text, c.sent_start, c.sent_end, _vec_blob(v))
-                 for c, v in zip(chunks, vecs)])
+                [
+                    (c.chunk_id, c.doc_id, c.position, c.title, c.text, c.sent_start, c.sent_end, _vec_blob(v))
+                    for c, v in zip(chunks, vecs)
+                ],
+            )
             self._db.executemany(
                 "INSERT INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, "
-                "cost, updated_at) VALUES (?, 'pending', '', '', 0, 0, 0, NULL, ?)", [(c.chunk_id, now) for c in chunks])
+                "cost, updated_at) VALUES (?, 'pending', '', '', 0, 0, 0, NULL, ?)",
+                [(c.chunk_id, now) for c in chunks],
+            )
             self._bump("chunk_gen")
         report.documents_added += len(new_docs)
         report.chunks_added += len(chunks)
@@ -105,15 +141,20 @@ class CorpusWrites(CorpusBase):
         with self._lock:
             gen = int(self._get_meta("chunk_gen"))
             cached = self._indexes.get("chunks")
-            if cached and cached[1] == prev_gen and (cached[0].kind == self._kind_for("chunks")
-                                                     or self.settings.vectors):
+            if (
+                cached
+                and cached[1] == prev_gen
+                and (cached[0].kind == self._kind_for("chunks") or self.settings.vectors)
+            ):
                 # the index was current before this add: append the new rows instead of rebuilding
                 store = cached[0]
                 top = top_rid
                 rows = self._db.execute("SELECT rid, vec FROM chunks WHERE rid > ?", (top,)).fetchall()
                 if rows:
-                    store.add(np.array([r[0] for r in rows], np.int64),
-                              np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1))
+                    store.add(
+                        np.array([r[0] for r in rows], np.int64),
+                        np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1),
+                    )
                 self._save_index("chunks", store, gen)
             else:
                 self._index("chunks")
@@ -123,18 +164,23 @@ class CorpusWrites(CorpusBase):
         with self._write():
             start = self._db.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM questions").fetchone()[0]
             before = self._db.total_changes
-            self._db.executemany("INSERT OR IGNORE INTO questions(qid, position, data) VALUES (?,?,?)",
-                                 [(q.qid, start + i, serde.dumps(q)) for i, q in enumerate(questions)])
+            self._db.executemany(
+                "INSERT OR IGNORE INTO questions(qid, position, data) VALUES (?,?,?)",
+                [(q.qid, start + i, serde.dumps(q)) for i, q in enumerate(questions)],
+            )
             return self._db.total_changes - before
 
     def _insert_triplets(self, chunk_id: str, triplets: Iterable[tuple[str, str, str]]) -> int:
         n = 0
         for s, p, o in triplets:
             self._db.execute("INSERT OR IGNORE INTO triplets(subject, predicate, object) VALUES (?,?,?)", (s, p, o))
-            tid = self._db.execute("SELECT tid FROM triplets WHERE subject=? AND predicate=? AND object=?",
-                                   (s, p, o)).fetchone()[0]
-            self._db.execute("INSERT OR IGNORE INTO entity_edges(tid, head, tail) VALUES (?,?,?)",
-                             (tid, normalize_entity(s), normalize_entity(o)))
+            tid = self._db.execute(
+                "SELECT tid FROM triplets WHERE subject=? AND predicate=? AND object=?", (s, p, o)
+            ).fetchone()[0]
+            self._db.execute(
+                "INSERT OR IGNORE INTO entity_edges(tid, head, tail) VALUES (?,?,?)",
+                (tid, normalize_entity(s), normalize_entity(o)),
+            )
             cur = self._db.execute("INSERT OR IGNORE INTO triplet_sources(tid, chunk_id) VALUES (?,?)", (tid, chunk_id))
             n += cur.rowcount
         return n
@@ -144,8 +190,9 @@ class CorpusWrites(CorpusBase):
         self._db.execute("DELETE FROM entity_edges WHERE tid NOT IN (SELECT tid FROM triplets)")
         return cur.rowcount
 
-    def store_extraction(self, chunk_id: str, triplets: Sequence[tuple[str, str, str]],
-                         status: ExtractionStatus) -> None:
+    def store_extraction(
+        self, chunk_id: str, triplets: Sequence[tuple[str, str, str]], status: ExtractionStatus
+    ) -> None:
         """Replace the chunk's triplets and mark it done, in one transaction (resume relies on it)."""
         with self._write():
             if not self._db.execute("SELECT 1 FROM chunks WHERE chunk_id=?", (chunk_id,)).fetchone():
@@ -156,30 +203,50 @@ class CorpusWrites(CorpusBase):
             self._db.execute(
                 "INSERT OR REPLACE INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, "
                 "completion_tokens, cost, updated_at) VALUES (?, 'done', ?, '', ?, ?, ?, ?, ?)",
-                (chunk_id, status.model, status.calls, status.prompt_tokens, status.completion_tokens, status.cost,
-                 time.time()))
+                (
+                    chunk_id,
+                    status.model,
+                    status.calls,
+                    status.prompt_tokens,
+                    status.completion_tokens,
+                    status.cost,
+                    time.time(),
+                ),
+            )
             self._bump("prop_gen")
 
     def mark_extraction_failed(self, chunk_id: str, error: str, model: str = "") -> None:
         with self._write():
-            self._db.execute("UPDATE extraction SET status='failed', error=?, model=?, updated_at=? WHERE chunk_id=?",
-                             (error[:2000], model, time.time(), chunk_id))
+            self._db.execute(
+                "UPDATE extraction SET status='failed', error=?, model=?, updated_at=? WHERE chunk_id=?",
+                (error[:2000], model, time.time(), chunk_id),
+            )
 
-    def import_triplets(self, rows: Iterable[tuple[str, str, str, str]],
-                        on_progress: ProgressCallback = no_progress, refresh: bool = True) -> int:
+    def import_triplets(
+        self,
+        rows: Iterable[tuple[str, str, str, str]],
+        on_progress: ProgressCallback = no_progress,
+        refresh: bool = True,
+    ) -> int:
         """Add `(chunk_id, s, p, o)` rows (imported files); returns how many new (triplet, chunk) links.
         Rows naming an unknown chunk are skipped. Imported chunks count as extracted. `refresh=False`
         leaves embedding and indexing to one `refresh_indexes()` after many batches."""
         rows = list(rows)
         with self._write():
-            known = {r[0] for r in self._in_query("SELECT chunk_id FROM chunks WHERE chunk_id IN ({})",
-                                                  list({r[0] for r in rows}))}
+            known = {
+                r[0]
+                for r in self._in_query(
+                    "SELECT chunk_id FROM chunks WHERE chunk_id IN ({})", list({r[0] for r in rows})
+                )
+            }
             added = 0
-            for i, (cid, s, p, o) in enumerate(rows):
+            for cid, s, p, o in rows:
                 if cid in known:
                     added += self._insert_triplets(cid, [(s, p, o)])
-            self._db.executemany("UPDATE extraction SET status='done', model='import', error='', updated_at=? "
-                                 "WHERE chunk_id=?", [(time.time(), c) for c in known])
+            self._db.executemany(
+                "UPDATE extraction SET status='done', model='import', error='', updated_at=? WHERE chunk_id=?",
+                [(time.time(), c) for c in known],
+            )
             self._bump("prop_gen")
         if refresh:
             self.refresh_indexes(on_progress)

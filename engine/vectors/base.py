@@ -1,4 +1,5 @@
 """The VectorStore protocol: integer ids -> unit vectors, inner-product search, atomic persistence."""
+
 from __future__ import annotations
 
 from pathlib import Path

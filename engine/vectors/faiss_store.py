@@ -18,6 +18,7 @@ folded into a new index file (and removed) after a remove, or when it grows past
 index; a delta that does not extend the index file beside it (a crash between writing a new index
 file and removing the old delta) is ignored.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -232,20 +233,19 @@ class FaissVectorStore:
             ids = np.concatenate([i for i, _ in self._appended] or [np.zeros(0, np.int64)])
             vecs = np.concatenate([v for _, v in self._appended] or [np.zeros((0, self.dim), np.float32)])
             body = ids.astype("<i8").tobytes() + vecs.astype("<f4").tobytes()
-            header = _DELTA_HEADER.pack(_DELTA_MAGIC, hashlib.sha256(body).digest(), self._base[1], raw_stamp,
-                                        len(ids))
+            header = _DELTA_HEADER.pack(_DELTA_MAGIC, hashlib.sha256(body).digest(), self._base[1], raw_stamp, len(ids))
             atomic_write_bytes(delta_path(path), header + body)
             return
         if self._index is None:  # an IVF index nothing was added to yet: an empty untrained one
             self._index = faiss.index_factory(self.dim, "IVF1,Flat", faiss.METRIC_INNER_PRODUCT)
-        body = memoryview(faiss.serialize_index(self._index))  # written as is: no copy of a GB-size buffer
-        digest = hashlib.sha256(body).digest()
-        _atomic_write_parts(path, _HEADER.pack(_MAGIC, digest, raw_stamp), body)
+        whole = memoryview(faiss.serialize_index(self._index))  # written as is: no copy of a GB-size buffer
+        digest = hashlib.sha256(whole).digest()
+        _atomic_write_parts(path, _HEADER.pack(_MAGIC, digest, raw_stamp), whole)
         delta_path(path).unlink(missing_ok=True)
         self._base, self._appended = (path, digest), []
 
     @classmethod
-    def load(cls, path: Path, dim: int | None, kind: str | None) -> tuple["FaissVectorStore", str]:
+    def load(cls, path: Path, dim: int | None, kind: str | None) -> tuple[FaissVectorStore, str]:
         """Return (store, stamp). Raises IndexFileError on a missing, foreign or broken file, or one
         whose dimension is not `dim` or whose kind is not `kind` (None accepts any)."""
         faiss = _faiss()
@@ -258,7 +258,7 @@ class FaissVectorStore:
         magic, digest, raw_stamp = _HEADER.unpack_from(raw)
         if magic != _MAGIC:
             raise IndexFileError(f"{path} is not a Triplet Lens index file (or one of an older format)")
-        body = memoryview(raw)[_HEADER.size:]
+        body = memoryview(raw)[_HEADER.size :]
         if hashlib.sha256(body).digest() != digest:
             raise IndexFileError(f"index {path} does not match its checksum (bytes changed after it was written)")
         try:
@@ -309,9 +309,9 @@ def _read_delta(path: Path, base_digest: bytes, dim: int) -> tuple[np.ndarray, n
         raise IndexFileError(f"{file} is not a Triplet Lens index delta")
     if base != base_digest:
         return None
-    body = memoryview(raw)[_DELTA_HEADER.size:]
+    body = memoryview(raw)[_DELTA_HEADER.size :]
     if hashlib.sha256(body).digest() != digest or len(body) != count * (8 + 4 * dim):
         raise IndexFileError(f"index delta {file} does not match its checksum (bytes changed after it was written)")
-    ids = np.frombuffer(body[:count * 8], "<i8").astype(np.int64)
-    vecs = np.frombuffer(body[count * 8:], "<f4").reshape(count, dim).astype(np.float32)
+    ids = np.frombuffer(body[: count * 8], "<i8").astype(np.int64)
+    vecs = np.frombuffer(body[count * 8 :], "<f4").reshape(count, dim).astype(np.float32)
     return ids, vecs, raw_stamp.rstrip(b"\x00").decode("utf-8", "replace")

@@ -7,6 +7,7 @@ state it was built from - a small sidecar file does here: `<which>.milvus.json` 
 the collection and the stamp, written after Milvus has flushed. A crash between the SQLite commit
 and the Milvus write leaves an old stamp behind, and the corpus re-syncs the collection by ids.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,12 +32,14 @@ def parse_uri(spec: str, corpus_dir: Path) -> str:
     spec = spec.strip()
     if "@" in spec.split("://", 1)[-1].split("/", 1)[0]:
         # the URI is stored with the corpus: a password in it would be written to disk
-        raise ValueError("put Milvus credentials in the TRIPLET_LENS_MILVUS_TOKEN environment variable "
-                         "(user:password or an API key), not in the URI (it is stored with the corpus)")
+        raise ValueError(
+            "put Milvus credentials in the TRIPLET_LENS_MILVUS_TOKEN environment variable "
+            "(user:password or an API key), not in the URI (it is stored with the corpus)"
+        )
     if spec == LITE:
         return str(Path(corpus_dir) / "vectors.milvus.db")
     if spec.startswith("milvus://"):
-        return "http://" + spec[len("milvus://"):]
+        return "http://" + spec[len("milvus://") :]
     if spec.startswith(("http://", "https://")):
         return spec
     raise ValueError(f"unknown vector backend {spec!r}: use '' (FAISS files), 'milvus-lite' or milvus://host:19530")
@@ -74,14 +77,15 @@ class MilvusVectorStore:
             schema.add_field("vec", DataType.FLOAT_VECTOR, dim=dim)
             params = client.prepare_index_params()
             # exact search embedded; a server picks its own index for the collection's size
-            params.add_index(field_name="vec", index_type="FLAT" if uri.endswith(".db") else "AUTOINDEX",
-                             metric_type="IP")
+            params.add_index(
+                field_name="vec", index_type="FLAT" if uri.endswith(".db") else "AUTOINDEX", metric_type="IP"
+            )
             client.create_collection(collection, schema=schema, index_params=params)
         else:
             client.load_collection(collection)  # an existing collection opens released
 
     @classmethod
-    def connect(cls, uri: str, collection: str, dim: int, client=None) -> "MilvusVectorStore":
+    def connect(cls, uri: str, collection: str, dim: int, client=None) -> MilvusVectorStore:
         return cls(client or _client(uri), collection, dim, uri)
 
     def __len__(self) -> int:
@@ -93,13 +97,13 @@ class MilvusVectorStore:
             return
         vecs = np.ascontiguousarray(vecs, dtype=np.float32).reshape(len(ids), self.dim)
         for i in range(0, len(ids), _BATCH):
-            rows = [{"id": int(k), "vec": v.tolist()} for k, v in zip(ids[i:i + _BATCH], vecs[i:i + _BATCH])]
+            rows = [{"id": int(k), "vec": v.tolist()} for k, v in zip(ids[i : i + _BATCH], vecs[i : i + _BATCH])]
             self.client.upsert(self.collection, rows)
 
     def remove(self, ids: np.ndarray) -> None:
-        ids = [int(i) for i in ids]
-        for i in range(0, len(ids), _BATCH):
-            self.client.delete(self.collection, ids=ids[i:i + _BATCH])
+        id_list = [int(i) for i in ids]
+        for i in range(0, len(id_list), _BATCH):
+            self.client.delete(self.collection, ids=id_list[i : i + _BATCH])
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         queries = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, self.dim)
@@ -107,8 +111,9 @@ class MilvusVectorStore:
         scores, ids = np.zeros((n, max(k, 0)), np.float32), -np.ones((n, max(k, 0)), np.int64)
         if k <= 0 or n == 0:
             return scores, ids
-        res = self.client.search(self.collection, data=queries.tolist(), limit=k, output_fields=["id"],
-                                 search_params={"metric_type": "IP"})
+        res = self.client.search(
+            self.collection, data=queries.tolist(), limit=k, output_fields=["id"], search_params={"metric_type": "IP"}
+        )
         for row, hits in enumerate(res):
             for j, hit in enumerate(list(hits)[:k]):
                 ids[row, j] = int(hit["id"])
@@ -120,8 +125,9 @@ class MilvusVectorStore:
         # client's clock: both sides log that at every call; it is not an error for us
         for name in ("pymilvus.client.iterator.query_iterator", "grpc._server"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
-        it = self.client.query_iterator(self.collection, batch_size=_BATCH, filter="id >= -9223372036854775807",
-                                        output_fields=fields)
+        it = self.client.query_iterator(
+            self.collection, batch_size=_BATCH, filter="id >= -9223372036854775807", output_fields=fields
+        )
         try:
             while True:
                 batch = it.next()
@@ -143,8 +149,16 @@ class MilvusVectorStore:
     def save(self, path: Path, stamp: str) -> None:
         """Flush Milvus, then record the stamp in the sidecar file `path`."""
         self.client.flush(self.collection)
-        atomic_write_text(Path(path), json.dumps({"collection": self.collection, "stamp": stamp,
-                                                  "uri": self.uri if not self.uri.endswith(".db") else LITE}))
+        atomic_write_text(
+            Path(path),
+            json.dumps(
+                {
+                    "collection": self.collection,
+                    "stamp": stamp,
+                    "uri": self.uri if not self.uri.endswith(".db") else LITE,
+                }
+            ),
+        )
 
     @staticmethod
     def read_stamp(path: Path) -> str:

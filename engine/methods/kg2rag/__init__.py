@@ -8,13 +8,13 @@ a maximum spanning tree per component to filter and order the context (SPEC.md s
 `rank.py` scores trees without a cross-encoder, `select.py` picks trees for the budget, `trace.py`
 holds the settings and typed trace.
 """
+
 from engine.methods.kg2rag.method import (
-           FILL_SEPARATOR,
-           KG2RAG,
-           TREE_SEPARATOR,
-           tree_context,
+    FILL_SEPARATOR,
+    KG2RAG,
+    TREE_SEPARATOR,
+    tree_context,
 )
 from engine.methods.kg2rag.trace import KG2RAGSettings, KG2RAGTrace, SeedChunk
 
-__all__ = ["FILL_SEPARATOR", "KG2RAG", "KG2RAGSettings", "KG2RAGTrace", "SeedChunk", "TREE_SEPARATOR",
-           "tree_context"]
+__all__ = ["FILL_SEPARATOR", "KG2RAG", "KG2RAGSettings", "KG2RAGTrace", "SeedChunk", "TREE_SEPARATOR", "tree_context"]

@@ -1,14 +1,16 @@
 """KG2RAG's graph algorithms, free of any corpus or model: expansion, spanning trees, walk, selection.
 
-Selection (step 7) lives in `select.py`. Everything here works on a `networkx.MultiGraph` shaped like `Corpus.entity_graph()` (nodes are
+Selection (step 7) lives in `select.py`. Everything here works on a `networkx.MultiGraph` shaped
+like `Corpus.entity_graph()` (nodes are
 normalized entities; one edge per triplet, keyed by triplet_id, carrying subject / predicate /
 object / triplet_id / chunk_ids) and on plain chunk scores, so each step can be checked by hand.
 `engine.methods.kg2rag` wires these steps to a corpus and a reasoner.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import networkx as nx
 
@@ -108,9 +110,15 @@ class Expansion:
     chunk_scores: dict[str, float]  # every candidate chunk (seeds and added) -> s(q, c)
 
 
-def expand(graph: nx.MultiGraph, seed_scores: dict[str, float], seed_triplets: dict[int, tuple[str, ...]],
-           hops: int, score_chunks: Callable[[list[str]], dict[str, float]],
-           expansion_cap: int, max_entity_edges: int) -> Expansion:
+def expand(
+    graph: nx.MultiGraph,
+    seed_scores: dict[str, float],
+    seed_triplets: dict[int, tuple[str, ...]],
+    hops: int,
+    score_chunks: Callable[[list[str]], dict[str, float]],
+    expansion_cap: int,
+    max_entity_edges: int,
+) -> Expansion:
     """Breadth-first `hops` hops from the seeds' entities; chunks stating a reached triplet join.
 
     `seed_scores` are the seed chunks with their similarity; `seed_triplets` the triplets they
@@ -155,20 +163,36 @@ def expand(graph: nx.MultiGraph, seed_scores: dict[str, float], seed_triplets: d
         triplets_in_reach.extend(tids)
         reached = sorted({followed[t][1] for t in tids} - seen_entities)
         seen_entities.update(reached)
-        out_hops.append(Hop(hop=h, frontier=list(frontier), entities_reached=reached, triplet_ids=tids,
-                            chunks_added=[ScoredChunkId(c, float(scores[c])) for c in kept_chunks],
-                            entity_caps=caps,
-                            cut_by_total_cap=[ScoredChunkId(c, float(scores[c])) for c in cut]))
+        out_hops.append(
+            Hop(
+                hop=h,
+                frontier=list(frontier),
+                entities_reached=reached,
+                triplet_ids=tids,
+                chunks_added=[ScoredChunkId(c, float(scores[c])) for c in kept_chunks],
+                entity_caps=caps,
+                cut_by_total_cap=[ScoredChunkId(c, float(scores[c])) for c in cut],
+            )
+        )
         frontier = reached
 
     keep = seeds | set(added)
-    return Expansion(seed_entities=seed_entities, hops=out_hops, triplet_ids=triplets_in_reach,
-                     chunk_scores={c: float(s) for c, s in scores.items() if c in keep})
+    return Expansion(
+        seed_entities=seed_entities,
+        hops=out_hops,
+        triplet_ids=triplets_in_reach,
+        chunk_scores={c: float(s) for c, s in scores.items() if c in keep},
+    )
 
 
-def _follow_edges(graph: nx.MultiGraph, frontier: list[str], seen_triplets: set[int], scores: dict[str, float],
-                  score_chunks: Callable[[list[str]], dict[str, float]], max_entity_edges: int
-                  ) -> tuple[dict[int, tuple[tuple[str, ...], str]], list[EntityCap]]:
+def _follow_edges(
+    graph: nx.MultiGraph,
+    frontier: list[str],
+    seen_triplets: set[int],
+    scores: dict[str, float],
+    score_chunks: Callable[[list[str]], dict[str, float]],
+    max_entity_edges: int,
+) -> tuple[dict[int, tuple[tuple[str, ...], str]], list[EntityCap]]:
     """One hop's edges: each frontier entity's unseen edges (both directions: the graph is
     undirected), its best `max_entity_edges` by the best chunk stating each. `scores` gains the
     similarity of every chunk the edges name. Returns triplet_id -> (chunks, entity reached), caps."""
@@ -188,11 +212,18 @@ def _follow_edges(graph: nx.MultiGraph, frontier: list[str], seen_triplets: set[
     followed: dict[int, tuple[tuple[str, ...], str]] = {}
     caps: list[EntityCap] = []
     for ent in frontier:
-        edges = sorted((e for e in per_entity.get(ent, []) if e[0] not in followed),
-                       key=lambda e: (-edge_score(e[1]), e[0]))
+        edges = sorted(
+            (e for e in per_entity.get(ent, []) if e[0] not in followed), key=lambda e: (-edge_score(e[1]), e[0])
+        )
         if max_entity_edges >= 0 and len(edges) > max_entity_edges:
-            caps.append(EntityCap(entity=ent, degree=len(edges), kept=max_entity_edges,
-                                  cut_triplet_ids=[e[0] for e in edges[max_entity_edges:]]))
+            caps.append(
+                EntityCap(
+                    entity=ent,
+                    degree=len(edges),
+                    kept=max_entity_edges,
+                    cut_triplet_ids=[e[0] for e in edges[max_entity_edges:]],
+                )
+            )
             edges = edges[:max_entity_edges]
         for tid, cids, other in edges:
             followed[tid] = (cids, other)
@@ -224,9 +255,18 @@ def weighted_edges(graph: nx.MultiGraph, triplet_ids: Iterable[int], chunk_score
         u, v = _orient(a, b, d)
         for cid in d.get("chunk_ids", ()):
             if cid in chunk_scores:
-                out.append(GraphEdge(u=u, v=v, subject=d.get("subject", u), predicate=d.get("predicate", ""),
-                                     object=d.get("object", v), triplet_id=tid, chunk_id=cid,
-                                     weight=float(chunk_scores[cid])))
+                out.append(
+                    GraphEdge(
+                        u=u,
+                        v=v,
+                        subject=d.get("subject", u),
+                        predicate=d.get("predicate", ""),
+                        object=d.get("object", v),
+                        triplet_id=tid,
+                        chunk_id=cid,
+                        weight=float(chunk_scores[cid]),
+                    )
+                )
     return out
 
 
@@ -267,18 +307,35 @@ def spanning_trees(edges: list[GraphEdge]) -> list[Tree]:
         kept, pruned = _kruskal(comp_edges[i])
         walk = dfs_walk(kept)
         if walk:
-            trees.append(Tree(tree_id=len(trees), nodes=comps[i], kept_edges=walk, pruned_edges=pruned,
-                              chunk_ids=list(dict.fromkeys(e.chunk_id for e in walk)),
-                              triplet_form="\n".join(dict.fromkeys(e.line for e in walk)), root=walk[0].u))
+            trees.append(
+                Tree(
+                    tree_id=len(trees),
+                    nodes=comps[i],
+                    kept_edges=walk,
+                    pruned_edges=pruned,
+                    chunk_ids=list(dict.fromkeys(e.chunk_id for e in walk)),
+                    triplet_form="\n".join(dict.fromkeys(e.line for e in walk)),
+                    root=walk[0].u,
+                )
+            )
         else:
             # Only self-loops ("X is X"-like triplets, or a subject and object that normalize to
             # one entity): no edge survives, but the component still stands for a chunk that
             # reached the graph. Like the reference code, keep its best chunk, so the
             # component competes in the ranking instead of silently losing that chunk.
             best = pruned[0].edge  # edges come heaviest first
-            trees.append(Tree(tree_id=len(trees), nodes=comps[i], kept_edges=[], pruned_edges=pruned,
-                              chunk_ids=[best.chunk_id], triplet_form=best.line, root=best.u,
-                              kind="self-loops"))
+            trees.append(
+                Tree(
+                    tree_id=len(trees),
+                    nodes=comps[i],
+                    kept_edges=[],
+                    pruned_edges=pruned,
+                    chunk_ids=[best.chunk_id],
+                    triplet_form=best.line,
+                    root=best.u,
+                    kind="self-loops",
+                )
+            )
     return trees
 
 

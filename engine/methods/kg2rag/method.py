@@ -7,6 +7,7 @@ step in a `KG2RAGTrace` (`trace.py`).
 
     result = KG2RAG(reasoner).answer("Who directed ...?", corpus, KG2RAGSettings(k=10))
 """
+
 from __future__ import annotations
 
 import time
@@ -53,8 +54,13 @@ class KG2RAG:
 
     # -- the method --------------------------------------------------------------------------
 
-    def answer(self, question: str, corpus: CorpusView, settings: KG2RAGSettings | None = None,
-               on_step: StepCallback | None = None) -> Result:
+    def answer(
+        self,
+        question: str,
+        corpus: CorpusView,
+        settings: KG2RAGSettings | None = None,
+        on_step: StepCallback | None = None,
+    ) -> Result:
         s = settings or KG2RAGSettings()
         step = on_step or (lambda label, payload: None)
         t_start = time.perf_counter()
@@ -67,20 +73,35 @@ class KG2RAG:
         step(f"seed: {len(tr.seeds)} chunks", tr)
         seed_scores = {cid: float(sc) for cid, sc in hits}
         chunk_scores = dict(seed_scores)
-        trees = self._expand_and_organize(corpus, qvec, s, tr, seed_scores, seed_trips, chunk_scores,
-                                          clock, step) if seed_trips else []  # 2-5
+        trees = (
+            self._expand_and_organize(corpus, qvec, s, tr, seed_scores, seed_trips, chunk_scores, clock, step)
+            if seed_trips
+            else []
+        )  # 2-5
         if s.seed_trees:
-            trees += [Tree(tree_id=len(trees) + i, nodes=[], kept_edges=[], pruned_edges=[], chunk_ids=[x.chunk_id],
-                           triplet_form="", kind="seed")
-                      for i, x in enumerate(x for x in tr.seeds if not x.n_triplets)]
+            trees += [
+                Tree(
+                    tree_id=len(trees) + i,
+                    nodes=[],
+                    kept_edges=[],
+                    pruned_edges=[],
+                    chunk_ids=[x.chunk_id],
+                    triplet_form="",
+                    kind="seed",
+                )
+                for i, x in enumerate(x for x in tr.seeds if not x.n_triplets)
+            ]
         if trees:  # 6
             tr.ranker = self._rank(question, qvec, trees, corpus, s, chunk_scores, seed_scores)
-            tr.trees = sorted(trees, key=lambda t: (-(t.rank_score if t.rank_score is not None else -np.inf),
-                                                    t.tree_id))
+            tr.trees = sorted(
+                trees, key=lambda t: (-(t.rank_score if t.rank_score is not None else -np.inf), t.tree_id)
+            )
             clock.lap("rank")
         if not seed_trips:
-            tr.note = ("the seed chunks hold no triplets (not extracted yet, or nothing found): "
-                       "no graph to expand, so the answer uses the seed chunks only")
+            tr.note = (
+                "the seed chunks hold no triplets (not extracted yet, or nothing found): "
+                "no graph to expand, so the answer uses the seed chunks only"
+            )
         evidence = self._select(s, tr, hits, chunk_scores)  # 7
         clock.lap("select")
         step(f"select: {len(tr.selected_tree_ids)} trees, {len(evidence)} chunks", tr)
@@ -89,10 +110,17 @@ class KG2RAG:
         total = time.perf_counter() - t_start
         tr.timings["total"] = total
         step("answer", tr)
-        return Result(method=self.name, question=question, answer=tr.answer,
-                      usage=Usage.from_calls([tr.call] if tr.call else [], total),
-                      evidence_chunk_ids=evidence, stop_reason="answered" if not error else "llm error",
-                      error=error, reasoner=getattr(self.reasoner, "name", ""), trace=tr)
+        return Result(
+            method=self.name,
+            question=question,
+            answer=tr.answer,
+            usage=Usage.from_calls([tr.call] if tr.call else [], total),
+            evidence_chunk_ids=evidence,
+            stop_reason="answered" if not error else "llm error",
+            error=error,
+            reasoner=getattr(self.reasoner, "name", ""),
+            trace=tr,
+        )
 
     # 1. seed
     def _seed(self, question: str, qvec: np.ndarray, corpus: CorpusView, s: KG2RAGSettings, tr: KG2RAGTrace):
@@ -105,23 +133,43 @@ class KG2RAG:
         for t in seed_trips:
             for cid in t.chunk_ids:
                 if cid in per_chunk:
-                    per_chunk[cid].append(int(t.triplet_id))
-        tr.seeds = [SeedChunk(cid, getattr(seed_chunks.get(cid), "title", ""), float(sc), len(per_chunk[cid]),
-                              sorted(per_chunk[cid])) for cid, sc in hits]
+                    per_chunk[cid].append(int(t.triplet_id or 0))  # stored triplets always have an id
+        tr.seeds = [
+            SeedChunk(
+                cid, getattr(seed_chunks.get(cid), "title", ""), float(sc), len(per_chunk[cid]), sorted(per_chunk[cid])
+            )
+            for cid, sc in hits
+        ]
         return hits, seed_trips
 
     # 2-5. expand over the entity graph; weighted graph, one maximum spanning tree per component, walk
-    def _expand_and_organize(self, corpus: CorpusView, qvec: np.ndarray, s: KG2RAGSettings, tr: KG2RAGTrace,
-                             seed_scores: dict[str, float], seed_trips, chunk_scores: dict[str, float],
-                             clock: "_Clock", step: StepCallback) -> list[Tree]:
+    def _expand_and_organize(
+        self,
+        corpus: CorpusView,
+        qvec: np.ndarray,
+        s: KG2RAGSettings,
+        tr: KG2RAGTrace,
+        seed_scores: dict[str, float],
+        seed_trips,
+        chunk_scores: dict[str, float],
+        clock: _Clock,
+        step: StepCallback,
+    ) -> list[Tree]:
         graph = _neighbourhood(corpus, seed_trips, s.hops)
 
         def score_chunks(ids: list[str]) -> dict[str, float]:
             vecs = np.asarray(corpus.chunk_vectors(ids), dtype=np.float32)
             return {cid: float(v) for cid, v in zip(ids, vecs @ qvec)}
 
-        exp = expand(graph, seed_scores, {int(t.triplet_id): tuple(t.chunk_ids) for t in seed_trips},
-                     s.hops, score_chunks, s.expansion_cap, s.max_entity_edges)
+        exp = expand(
+            graph,
+            seed_scores,
+            {int(t.triplet_id): tuple(t.chunk_ids) for t in seed_trips},
+            s.hops,
+            score_chunks,
+            s.expansion_cap,
+            s.max_entity_edges,
+        )
         tr.seed_entities, tr.hops = exp.seed_entities, exp.hops
         chunk_scores.update(exp.chunk_scores)
         clock.lap("expand")
@@ -142,8 +190,10 @@ class KG2RAG:
         tr.fill_chunk_ids = fill_from_seeds(tr.tree_chunk_ids, [cid for cid, _ in hits], s.k, fill_rule)
         if tr.fill_chunk_ids and tr.trees:
             why = f"fewer than k/2 = {s.k / 2:g}" if fill_rule == "half" else f"room under k = {s.k}"
-            tr.note = (f"the selected trees gave {len(tr.tree_chunk_ids)} chunks, {why}: "
-                       f"added the {len(tr.fill_chunk_ids)} best remaining seed chunks")
+            tr.note = (
+                f"the selected trees gave {len(tr.tree_chunk_ids)} chunks, {why}: "
+                f"added the {len(tr.fill_chunk_ids)} best remaining seed chunks"
+            )
         return tr.tree_chunk_ids + tr.fill_chunk_ids
 
     # 8. generate
@@ -176,15 +226,24 @@ class KG2RAG:
             cos.update({c: float(v) for c, v in zip(missing, vecs @ qvec)})
         return [(c, float(cos[c])) for c in ids]
 
-    def _rank(self, question: str, qvec: np.ndarray, trees: list[Tree], corpus: CorpusView, s: KG2RAGSettings,
-              chunk_scores: dict[str, float], seed_scores: dict[str, float]) -> str:
+    def _rank(
+        self,
+        question: str,
+        qvec: np.ndarray,
+        trees: list[Tree],
+        corpus: CorpusView,
+        s: KG2RAGSettings,
+        chunk_scores: dict[str, float],
+        seed_scores: dict[str, float],
+    ) -> str:
         """Set each tree's `rank_score`; return a description of the ranker for the trace."""
         reranker = self.reranker or (self._reranker(s.reranker, corpus) if s.reranker else None)
         seeds_alone = [t for t in trees if t.kind == "seed"]
-        if not is_cosine(reranker):
+        if reranker is not None and not is_cosine(reranker):
             texts = {c.chunk_id: format_context([c]) for c in corpus.get_chunks([t.chunk_ids[0] for t in seeds_alone])}
-            scores = reranker.score(question, [texts.get(t.chunk_ids[0], "") if t.kind == "seed" else t.triplet_form
-                                               for t in trees])
+            scores = reranker.score(
+                question, [texts.get(t.chunk_ids[0], "") if t.kind == "seed" else t.triplet_form for t in trees]
+            )
             for t, sc in zip(trees, scores):
                 t.rank_score = float(sc)
             how = f"{reranker.name} over each tree's triplet form"
@@ -208,17 +267,19 @@ class KG2RAG:
         added = sum(len(h.chunks_added) for h in tr.hops)
         cut = sum(len(h.cut_by_total_cap) for h in tr.hops)
         capped = sum(len(c.cut_triplet_ids) for h in tr.hops for c in h.entity_caps)
-        lines = [f"seeds: {len(tr.seeds)} chunks ({tr.settings.seeds}), {sum(x.n_triplets > 0 for x in tr.seeds)} "
-                 "with triplets",
-                 f"expansion: {len(tr.hops)} hop(s), +{added} chunks"
-                 + (f" ({cut} chunks cut by the cap, {capped} hub triplets not followed)" if cut or capped else ""),
-                 f"graph: {len(tr.nodes)} entities, {len(tr.edges)} edges, {len(tr.trees)} components/trees",
-                 f"ranker: {tr.ranker or '-'}",
-                 f"selected: {len(tr.selected_tree_ids)} trees -> {len(tr.tree_chunk_ids)} chunks"
-                 + (f" ({cuts} cut to fit k)" if (cuts := sum(1 for t in tr.trees if t.cut_chunk_ids)) else "")
-                 + (f", +{len(tr.fill_chunk_ids)} seed chunks as fill" if tr.fill_chunk_ids else ""),
-                 f"tokens: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion"
-                 f" in {result.usage.calls} call(s)"]
+        lines = [
+            f"seeds: {len(tr.seeds)} chunks ({tr.settings.seeds}), {sum(x.n_triplets > 0 for x in tr.seeds)} "
+            "with triplets",
+            f"expansion: {len(tr.hops)} hop(s), +{added} chunks"
+            + (f" ({cut} chunks cut by the cap, {capped} hub triplets not followed)" if cut or capped else ""),
+            f"graph: {len(tr.nodes)} entities, {len(tr.edges)} edges, {len(tr.trees)} components/trees",
+            f"ranker: {tr.ranker or '-'}",
+            f"selected: {len(tr.selected_tree_ids)} trees -> {len(tr.tree_chunk_ids)} chunks"
+            + (f" ({cuts} cut to fit k)" if (cuts := sum(1 for t in tr.trees if t.cut_chunk_ids)) else "")
+            + (f", +{len(tr.fill_chunk_ids)} seed chunks as fill" if tr.fill_chunk_ids else ""),
+            f"tokens: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion"
+            f" in {result.usage.calls} call(s)",
+        ]
         if tr.note:
             lines.append(f"note: {tr.note}")
         lines.append(f"answer: {result.answer}")
@@ -241,7 +302,7 @@ def tree_context(selected: list[Tree], fill_ids: list[str], corpus: CorpusView) 
     chain from the next (flattening them hides where a chain ends). Each separator is a paragraph
     of its own: a reader that splits the context on blank lines would otherwise take it for the
     title of the next passage."""
-    parts = []
+    parts: list[str] = []
     shown: set[str] = set()  # a chunk stating triplets of two components sits in two trees: shown once
     for t in selected:
         ids = [c for c in t.chunk_ids if c not in t.cut_chunk_ids and c not in shown]

@@ -18,6 +18,7 @@ target, so every score here reads vectors the corpus already holds:
 Measured in bench/retrieval_quality.py (docs/benchmarks.md, "Retrieval quality (issue 16)");
 the best is `KG2RAGSettings.tree_score`'s default.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,8 +48,14 @@ def describe(tree_score: str) -> str:
     return f"embedding cosine: {tree_score} = {_DESCRIBE[tree_score]} (no cross-encoder configured)"
 
 
-def cosine_rank(trees: list[Tree], qvec: np.ndarray, corpus, tree_score: str,
-                chunk_scores: dict[str, float], seed_scores: dict[str, float]) -> str:
+def cosine_rank(
+    trees: list[Tree],
+    qvec: np.ndarray,
+    corpus,
+    tree_score: str,
+    chunk_scores: dict[str, float],
+    seed_scores: dict[str, float],
+) -> str:
     """Set each tree's `rank_score` by `tree_score`; return the ranker's description for the trace."""
     if tree_score not in TREE_SCORES:
         raise ValueError(f"tree_score must be one of {', '.join(TREE_SCORES)}, got {tree_score!r}")
@@ -78,12 +85,12 @@ def cosine_rank(trees: list[Tree], qvec: np.ndarray, corpus, tree_score: str,
     elif tree_score == "text":
         ids = sorted({c for t in trees for c in t.chunk_ids})
         vecs = np.asarray(corpus.chunk_vectors(ids), dtype=np.float32) if ids else np.zeros((0, 1))
-        row = {c: i for i, c in enumerate(ids)}
+        crow = {c: i for i, c in enumerate(ids)}
         for t in trees:
             if not t.chunk_ids:
                 t.rank_score = None
                 continue
-            mean = vecs[[row[c] for c in t.chunk_ids]].mean(axis=0)
+            mean = vecs[[crow[c] for c in t.chunk_ids]].mean(axis=0)
             t.rank_score = float(mean @ qvec / (float(np.linalg.norm(mean)) or 1.0))
     else:
         for t in trees:

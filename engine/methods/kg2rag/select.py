@@ -3,9 +3,10 @@
 Plain functions over `Tree` records (engine.methods.kg2rag.graph), checked by hand in
 tests/test_kg2rag_graph.py. Each tree records whether it was selected, cut or skipped, and why.
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the graph module re-exports this one: no import cycle at run time
     from engine.methods.kg2rag.graph import Tree
@@ -22,8 +23,9 @@ OVERFLOW = ("cut", "cut-heaviest", "cut-share", "skip")
 FILL = ("half", "room", "none")
 
 
-def select_trees(ranked: list["Tree"], k: int, overflow: str = "skip",
-                 weights: dict[str, float] | None = None) -> list[str]:
+def select_trees(
+    ranked: list[Tree], k: int, overflow: str = "skip", weights: dict[str, float] | None = None
+) -> list[str]:
     """Take trees in rank order while the distinct chunks stay within `k`.
 
     A tree that does not fit is skipped (`skip`; the reference code instead stops at the first
@@ -52,19 +54,29 @@ def select_trees(ranked: list["Tree"], k: int, overflow: str = "skip",
             floor = float("-inf")
             if overflow == "cut-share":
                 have = set(chosen)
-                floor = next((max(weights.get(c, float("-inf")) for c in u.chunk_ids if c not in have)
-                              for u in ranked[i + 1:] if any(c not in have for c in u.chunk_ids)), floor)
+                floor = next(
+                    (
+                        max(weights.get(c, float("-inf")) for c in u.chunk_ids if c not in have)
+                        for u in ranked[i + 1 :]
+                        if any(c not in have for c in u.chunk_ids)
+                    ),
+                    floor,
+                )
             keep = new[:room] if overflow == "cut" else _heaviest_part(t, set(chosen), room, floor)
             t.cut_chunk_ids = [c for c in new if c not in keep]
             chosen.extend(keep)
             t.selected = True
-            how = ("in walk order" if overflow == "cut" else "its heaviest chunks with their paths to the walk root"
-                   + (f", none below the next tree's best similarity {floor:.3f}" if floor > float("-inf") else ""))
+            how = (
+                "in walk order"
+                if overflow == "cut"
+                else "its heaviest chunks with their paths to the walk root"
+                + (f", none below the next tree's best similarity {floor:.3f}" if floor > float("-inf") else "")
+            )
             t.note = f"cut to fit k={k}: kept {len(keep)} of its {len(new)} new chunks ({how})"
     return chosen
 
 
-def _heaviest_part(t: "Tree", have: set[str], room: int, floor: float = float("-inf")) -> list[str]:
+def _heaviest_part(t: Tree, have: set[str], room: int, floor: float = float("-inf")) -> list[str]:
     """At most `room` new chunks forming a connected part of `t` around its walk root: the tree's
     chunks heaviest first, each with the tree path that links it to the root (a chunk whose path
     does not fit is passed over). Returned in the tree's walk order, so the text still reads as a
@@ -72,10 +84,10 @@ def _heaviest_part(t: "Tree", have: set[str], room: int, floor: float = float("-
     `floor` are not sought (a path may still pass through one); the heaviest is always kept."""
     if not t.kept_edges:  # a self-loop component or a seed alone: its one chunk
         return [c for c in t.chunk_ids if c not in have][:room]
-    parent: dict[str, tuple[str, object]] = {}  # node -> (parent node, edge to it), from the root
+    parent: dict[str, tuple[str, Any]] = {}  # node -> (parent node, edge to it), from the root
     stack = [t.root]
     seen = {t.root}
-    adj: dict[str, list] = {}
+    adj: dict[str, list[Any]] = {}
     for e in t.kept_edges:
         adj.setdefault(e.u, []).append(e)
         adj.setdefault(e.v, []).append(e)
@@ -89,7 +101,7 @@ def _heaviest_part(t: "Tree", have: set[str], room: int, floor: float = float("-
                 stack.append(nxt)
 
     def path(e) -> list[str]:  # chunks from the root down to edge e, e included
-        far = e.v if parent.get(e.v, (None, None))[1] is e else e.u
+        far = e.v if e.v in parent and parent[e.v][1] is e else e.u
         out = []
         while far in parent:
             node, edge = parent[far]
@@ -122,4 +134,4 @@ def fill_from_seeds(chosen: list[str], seeds_ranked: list[str], k: int, rule: st
         return []
     have = set(chosen)
     room = k - len(chosen)
-    return [c for c in seeds_ranked if c not in have][:max(0, room)]
+    return [c for c in seeds_ranked if c not in have][: max(0, room)]

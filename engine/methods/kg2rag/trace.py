@@ -1,4 +1,5 @@
 """KG2RAG's settings and typed trace: what a user sees of every step of one question."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -56,7 +57,7 @@ class KG2RAGSettings:
     weights stay the chunks' cosine either way."""
 
     @classmethod
-    def paper(cls, **overrides) -> "KG2RAGSettings":
+    def paper(cls, **overrides) -> KG2RAGSettings:
         """The paper's pipeline as written (SPEC section 2): dense seeds, trees ranked by their
         best proposition, a misfit tree skipped, no one-chunk trees for seeds without triplets."""
         base = dict(seeds="dense", tree_score="max", overflow="skip", seed_trees=False, fill="half")
@@ -67,8 +68,12 @@ class KG2RAGSettings:
             raise ValueError(f"k must be at least 1, got {self.k}")
         if self.hops < 0:
             raise ValueError(f"hops must be 0 or more, got {self.hops}")
-        for name, value, allowed in (("tree_score", self.tree_score, TREE_SCORES), ("overflow", self.overflow, OVERFLOW),
-                                     ("fill", self.fill, FILL), ("seeds", self.seeds, SEED_STAGES)):
+        for name, value, allowed in (
+            ("tree_score", self.tree_score, TREE_SCORES),
+            ("overflow", self.overflow, OVERFLOW),
+            ("fill", self.fill, FILL),
+            ("seeds", self.seeds, SEED_STAGES),
+        ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
 

@@ -9,6 +9,7 @@ The package follows the SPEC's steps: `method.py` the loop (decompose, rounds, s
 trace, `state.py` the three triplet queues and the binding rules (steps 2 and 5), `retrieval.py` the
 queries and the global proposition pool (step 3), `trace.py` the settings and typed trace.
 """
+
 from engine.methods.t2rag.method import NO_TRIPLETS, T2RAG
 from engine.methods.t2rag.trace import STOP_REASONS, T2RAGSettings, T2RAGTrace
 

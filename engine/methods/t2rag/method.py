@@ -13,12 +13,14 @@ error and the method continues with the documented fallback. A provider failure 
 bad key, unknown model, unreachable server) ends the question with `Result.error`, since further
 calls would fail the same way.
 """
+
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import Result, StepCallback, Usage, register_trace
@@ -43,8 +45,9 @@ from engine.store.protocol import CorpusView
 __all__ = ["T2RAG", "T2RAGSettings", "T2RAGTrace"]
 
 
-NO_TRIPLETS = ("this corpus has no triplets yet: run the triplet extraction first "
-               "(T2RAG retrieves through the proposition index)")
+NO_TRIPLETS = (
+    "this corpus has no triplets yet: run the triplet extraction first (T2RAG retrieves through the proposition index)"
+)
 
 
 class _ProviderFailure(Exception):
@@ -75,8 +78,13 @@ class T2RAG:
 
     # --- the method -----------------------------------------------------------------------------
 
-    def answer(self, question: str, corpus: CorpusView, settings: T2RAGSettings | None = None,
-               on_step: StepCallback | None = None) -> Result:
+    def answer(
+        self,
+        question: str,
+        corpus: CorpusView,
+        settings: T2RAGSettings | None = None,
+        on_step: StepCallback | None = None,
+    ) -> Result:
         settings = settings or T2RAGSettings()
         step = on_step or (lambda label, payload: None)
         start = time.perf_counter()
@@ -99,10 +107,17 @@ class T2RAG:
         answer = trace.synthesis.answer if trace.synthesis else ""
         if not error and trace.synthesis and trace.synthesis.call and trace.synthesis.call.error and not answer:
             error = f"the answer step failed: {trace.synthesis.call.error}"
-        return Result(method=self.name, question=question, answer=answer,
-                      usage=Usage.from_calls(trace.calls(), trace.total_seconds),
-                      evidence_chunk_ids=trace.chunk_ids_shown(), stop_reason=trace.stop_reason, error=error,
-                      reasoner=trace.reasoner, trace=trace)
+        return Result(
+            method=self.name,
+            question=question,
+            answer=answer,
+            usage=Usage.from_calls(trace.calls(), trace.total_seconds),
+            evidence_chunk_ids=trace.chunk_ids_shown(),
+            stop_reason=trace.stop_reason,
+            error=error,
+            reasoner=trace.reasoner,
+            trace=trace,
+        )
 
     @staticmethod
     def _attach_failed_call(trace: T2RAGTrace, call: LLMCall) -> None:
@@ -115,8 +130,9 @@ class T2RAG:
         elif trace.rounds and trace.rounds[-1].solve_call is None:
             trace.rounds[-1].solve_call = call
 
-    def _run(self, question: str, corpus: CorpusView, settings: T2RAGSettings, trace: T2RAGTrace,
-             step: StepCallback) -> None:
+    def _run(
+        self, question: str, corpus: CorpusView, settings: T2RAGSettings, trace: T2RAGTrace, step: StepCallback
+    ) -> None:
         state = self._decompose(question, trace, step)  # 1-2
         loop = _Loop(nothing_open=not state.triplets)
         for index in range(1, settings.rounds + 1):
@@ -133,21 +149,36 @@ class T2RAG:
         triplets, call, secs = self._call("decompose", lambda: self.reasoner.decompose(question), [])
         state = State.from_decomposition(list(triplets or []))
         failure = call.error or ("" if triplets else "the decomposition returned no triplet")
-        trace.decomposition = DecompositionTrace(call=call, triplets=list(state.resolved) + list(state.triplets),
-                                                 state=state.snapshot(), failure=failure, seconds=secs)
+        trace.decomposition = DecompositionTrace(
+            call=call,
+            triplets=list(state.resolved) + list(state.triplets),
+            state=state.snapshot(),
+            failure=failure,
+            seconds=secs,
+        )
         step(f"decompose: {state.snapshot().counts()}" + (f" ({failure})" if failure else ""), trace.decomposition)
         return state
 
     # 3-6. one round: retrieve (no LLM call), solve, update the state, decide whether to stop
-    def _round(self, index: int, question: str, corpus: CorpusView, settings: T2RAGSettings, state: State,
-               loop: "_Loop", trace: T2RAGTrace, step: StepCallback) -> str:
+    def _round(
+        self,
+        index: int,
+        question: str,
+        corpus: CorpusView,
+        settings: T2RAGSettings,
+        state: State,
+        loop: _Loop,
+        trace: T2RAGTrace,
+        step: StepCallback,
+    ) -> str:
         """The round's stop reason, or "" to go on."""
         rnd = RoundTrace(index=index, state_before=state.snapshot(), timing=RoundTiming())
         trace.rounds.append(rnd)
         queries = build_queries(state, question, settings, loop.asked)
         repeat = all(q.text.lower() in loop.asked for q in queries if q.kind != "question_stripped")
-        got = retrieve(corpus, queries, replace(settings, skip_seen_chunks=True) if repeat else settings,
-                       loop.seen, rnd.timing)
+        got = retrieve(
+            corpus, queries, replace(settings, skip_seen_chunks=True) if repeat else settings, loop.seen, rnd.timing
+        )
         loop.asked.update(q.text.lower() for q in queries)
         rnd.queries, rnd.pool_size, rnd.walked, rnd.chunks = got.queries, got.pool_size, got.walked, got.chunks
         loop.seen.update(c.chunk_id for c in got.chunks)
@@ -157,9 +188,10 @@ class T2RAG:
             rnd.solve_skipped, rnd.state_after = "no open triplet", state.snapshot()
             step(f"round {index}: {len(rnd.chunks)} chunks (question query)", rnd)
             return "no_open_triplets"
-        evidence = Evidence(propositions=tuple(w.text for w in rnd.walked),
-                            chunks=tuple((c.chunk_id, chunk_for_solver(c)) for c in rnd.chunks)
-                            if settings.include_chunk_text else ())
+        evidence = Evidence(
+            propositions=tuple(w.text for w in rnd.walked),
+            chunks=tuple((c.chunk_id, chunk_for_solver(c)) for c in rnd.chunks) if settings.include_chunk_text else (),
+        )
         resolved_q, open_q = [t.query for t in state.resolved], [t.query for t in state.triplets]
         shown = (tuple(t.text() for t in resolved_q), tuple(t.text() for t in open_q), evidence)
         if shown in loop.prompts or not (rnd.walked or rnd.chunks):
@@ -178,8 +210,11 @@ class T2RAG:
         rnd.newly_resolved, rnd.new_searchable = outcome.newly_resolved, outcome.new_searchable
         rnd.state_after = state.snapshot()
         rnd.timing.update = time.perf_counter() - t0
-        step(f"round {index}: {len(rnd.chunks)} chunks, {sum(1 for b in rnd.bindings if b.applied_to)} "
-             f"bindings -> {rnd.state_after.counts()}", rnd)
+        step(
+            f"round {index}: {len(rnd.chunks)} chunks, {sum(1 for b in rnd.bindings if b.applied_to)} "
+            f"bindings -> {rnd.state_after.counts()}",
+            rnd,
+        )
         if not state.triplets:
             return "complete"
         if not outcome.new_searchable and not state.fuzzy:
@@ -187,8 +222,9 @@ class T2RAG:
         return ""
 
     # 7. synthesize
-    def _synthesize(self, question: str, state: State, last_chunks: list[ShownChunk], trace: T2RAGTrace,
-                    step: StepCallback) -> None:
+    def _synthesize(
+        self, question: str, state: State, last_chunks: list[ShownChunk], trace: T2RAGTrace, step: StepCallback
+    ) -> None:
         facts = state.facts()
         if trace.stop_reason == "complete":
             mode, context = "complete", ""
@@ -232,15 +268,20 @@ class T2RAG:
             if r.pool_size == 0:
                 solve += "; no proposition matched"
             bound = ", ".join(f"{b.placeholder}={b.value}" for b in r.bindings if b.applied_to)
-            lines.append(f"round {r.index}: {r.state_before.counts()} -> {r.state_after.counts()}; "
-                         f"{len(r.queries)} queries, {len(r.walked)} propositions, {len(r.chunks)} chunks; "
-                         f"{solve}" + (f"; {bound}" if bound else "")
-                         + (f" [{r.solve_call.error}]" if r.solve_call and r.solve_call.error else ""))
+            lines.append(
+                f"round {r.index}: {r.state_before.counts()} -> {r.state_after.counts()}; "
+                f"{len(r.queries)} queries, {len(r.walked)} propositions, {len(r.chunks)} chunks; "
+                f"{solve}"
+                + (f"; {bound}" if bound else "")
+                + (f" [{r.solve_call.error}]" if r.solve_call and r.solve_call.error else "")
+            )
         lines.append(f"stop: {trace.stop_reason} ({STOP_REASONS.get(trace.stop_reason, '')})")
         if trace.synthesis is not None:
             s = trace.synthesis
-            lines.append(f"answer ({s.mode}, {len(s.facts)} facts): {s.answer!r}, {_tokens(s.call)}"
-                         + (f" [{s.call.error}]" if s.call and s.call.error else ""))
+            lines.append(
+                f"answer ({s.mode}, {len(s.facts)} facts): {s.answer!r}, {_tokens(s.call)}"
+                + (f" [{s.call.error}]" if s.call and s.call.error else "")
+            )
         return lines
 
 
@@ -262,8 +303,9 @@ def _tokens(call: LLMCall | None) -> str:
     return f"{call.prompt_tokens}+{call.completion_tokens} tokens" + (" (cached)" if call.cached else "")
 
 
-def _attribute_bindings(bindings: list[BindingRecord], solved: Any, walked: list[WalkedProposition],
-                        chunks: list[ShownChunk]) -> None:
+def _attribute_bindings(
+    bindings: list[BindingRecord], solved: Any, walked: list[WalkedProposition], chunks: list[ShownChunk]
+) -> None:
     """Point each binding at the evidence it came from. The solver names a source per value ("P2",
     "C1": the labels it saw in the solve prompt); the engine checks that the named evidence states the
     value and quotes the sentence that does. With no source named, the value is looked up in the
@@ -292,8 +334,9 @@ def _attribute_bindings(bindings: list[BindingRecord], solved: Any, walked: list
             continue
         match = None
         if hint:  # free text: a proposition's words
-            match = next((w for w in walked if w.text.strip().lower() == hint.lower()), None) or \
-                next((w for w in walked if hint.lower() in w.text.lower() or w.text.lower() in hint.lower()), None)
+            match = next((w for w in walked if w.text.strip().lower() == hint.lower()), None) or next(
+                (w for w in walked if hint.lower() in w.text.lower() or w.text.lower() in hint.lower()), None
+            )
         if match is None and b.value:
             match = next((w for w in walked if b.value.lower() in w.text.lower()), None)
             if match is not None:

@@ -8,6 +8,7 @@ the strongest evidence for any open triplet win the budget.
 The corpus calls are batched: one `embed` for all queries and one `search_propositions` for all
 vectors, so a round costs one encoder pass and one index search however many triplets are open.
 """
+
 from __future__ import annotations
 
 import time
@@ -24,8 +25,9 @@ from engine.methods.t2rag.trace import (
 from engine.store.protocol import CorpusView
 
 
-def build_queries(state: State, question: str, settings: T2RAGSettings,
-                  asked: set[str] | None = None) -> list[RetrievalQuery]:
+def build_queries(
+    state: State, question: str, settings: T2RAGSettings, asked: set[str] | None = None
+) -> list[RetrievalQuery]:
     """The round's queries: the searchable triplets not asked in an earlier round (`asked` holds
     the lower-cased texts already asked); with none new, the question (the paper's fallback); when
     the question was asked too, the same queries again (the caller then skips chunks already shown,
@@ -64,8 +66,13 @@ class RetrievalOutcome:
     chunks: list[ShownChunk] = field(default_factory=list)
 
 
-def retrieve(corpus: CorpusView, queries: list[RetrievalQuery], settings: T2RAGSettings, seen_chunks: set[str],
-             timing: RoundTiming) -> RetrievalOutcome:
+def retrieve(
+    corpus: CorpusView,
+    queries: list[RetrievalQuery],
+    settings: T2RAGSettings,
+    seen_chunks: set[str],
+    timing: RoundTiming,
+) -> RetrievalOutcome:
     """Walk the global pool by descending best score until `settings.k` distinct chunks are covered.
 
     A proposition stated by several chunks covers all of them. The round shows exactly `k` chunks at
@@ -104,8 +111,9 @@ def _pool(hits: list[list[tuple[int, float]]]) -> dict[int, tuple[float, int]]:
     return best
 
 
-def _walk(corpus: CorpusView, best: dict[int, tuple[float, int]], settings: T2RAGSettings,
-          seen_chunks: set[str]) -> tuple[list[WalkedProposition], list[str]]:
+def _walk(
+    corpus: CorpusView, best: dict[int, tuple[float, int]], settings: T2RAGSettings, seen_chunks: set[str]
+) -> tuple[list[WalkedProposition], list[str]]:
     """Propositions by descending score (ties by id, so a run is reproducible) until their chunks
     cover `settings.k` distinct chunks; returns the walked propositions and the covered chunk ids."""
     order = sorted(best, key=lambda tid: (-best[tid][0], tid))
@@ -116,7 +124,7 @@ def _walk(corpus: CorpusView, best: dict[int, tuple[float, int]], settings: T2RA
     i = 0
     # triplets are fetched in slices of the walk order: the walk usually ends within the first few
     while i < len(order) and len(covered) < settings.k:
-        ids = order[i:i + batch]
+        ids = order[i : i + batch]
         i += batch
         by_id = {t.triplet_id: t for t in corpus.get_triplets(ids)}
         for tid in ids:
@@ -134,8 +142,16 @@ def _walk(corpus: CorpusView, best: dict[int, tuple[float, int]], settings: T2RA
                     covered_set.add(c)
                     new.append(c)
             score, qi = best[tid]
-            walked.append(WalkedProposition(triplet_id=tid, text=trip.proposition, score=score,
-                                            query_index=qi, chunk_ids=chunk_ids, new_chunk_ids=new))
+            walked.append(
+                WalkedProposition(
+                    triplet_id=tid,
+                    text=trip.proposition,
+                    score=score,
+                    query_index=qi,
+                    chunk_ids=chunk_ids,
+                    new_chunk_ids=new,
+                )
+            )
             if len(covered) >= settings.k:
                 break
     return walked, covered

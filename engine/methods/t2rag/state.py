@@ -10,6 +10,7 @@ Two rules make it safer than the reference code, which let the LLM rewrite the w
 
 Everything here is pure (no corpus, no LLM), which keeps the rules easy to test.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,8 +27,20 @@ from engine.reasoners.base import (
 from engine.textnorm import normalize_entity
 
 #: Values a solver writes when it found nothing; binding them would turn a gap into a false fact.
-_EMPTY_VALUES = {"", "unknown", "none", "null", "n/a", "na", "not found", "not available", "not mentioned",
-                 "not specified", "unclear", "?"}
+_EMPTY_VALUES = {
+    "",
+    "unknown",
+    "none",
+    "null",
+    "n/a",
+    "na",
+    "not found",
+    "not available",
+    "not mentioned",
+    "not specified",
+    "unclear",
+    "?",
+}
 
 _WH_WORDS = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
@@ -75,7 +88,7 @@ def _values_in(mine: str, theirs: str) -> dict[str, str]:
         return {}
     pattern, pos = "", 0
     for m in PLACEHOLDER.finditer(mine):
-        pattern += re.escape(mine[pos:m.start()]) + "(.+?)"
+        pattern += re.escape(mine[pos : m.start()]) + "(.+?)"
         pos = m.end()
     pattern += re.escape(mine[pos:])
     found = re.fullmatch(r"\s*" + pattern.strip() + r"\s*", theirs, re.IGNORECASE | re.DOTALL)
@@ -97,7 +110,7 @@ class State:
     bound: dict[str, str] = field(default_factory=dict)  # placeholder (lower-case) -> value
 
     @classmethod
-    def from_decomposition(cls, triplets: list[QueryTriplet]) -> "State":
+    def from_decomposition(cls, triplets: list[QueryTriplet]) -> State:
         state = cls()
         for i, q in enumerate(triplets, start=1):
             t = StateTriplet(f"t{i}", q.subject.strip(), q.predicate.strip(), q.object.strip())
@@ -159,8 +172,10 @@ def _match(open_triplets: list[StateTriplet], returned: QueryTriplet, taken: set
 
 def _substitute(t: StateTriplet, placeholder: str, value: str) -> StateTriplet:
     key = _placeholder_key(placeholder)
-    parts = [PLACEHOLDER.sub(lambda m: value if m.group(0).lower() == key else m.group(0), p)
-             for p in (t.subject, t.predicate, t.object)]
+    parts = [
+        PLACEHOLDER.sub(lambda m: value if m.group(0).lower() == key else m.group(0), p)
+        for p in (t.subject, t.predicate, t.object)
+    ]
     return replace(t, subject=parts[0], predicate=parts[1], object=parts[2])
 
 
@@ -191,8 +206,9 @@ def apply_solve(state: State, result: SolveResult) -> UpdateOutcome:
     return out
 
 
-def _read_rewritten_triplets(state: State, result: SolveResult, pending: dict[str, BindingRecord],
-                             out: UpdateOutcome) -> None:
+def _read_rewritten_triplets(
+    state: State, result: SolveResult, pending: dict[str, BindingRecord], out: UpdateOutcome
+) -> None:
     """Values read off the triplets the solver returned, each matched to the open triplet it rewrites."""
     taken: set[str] = set()
     opened = list(state.triplets)
@@ -216,12 +232,13 @@ def _read_rewritten_triplets(state: State, result: SolveResult, pending: dict[st
                 rec = BindingRecord(placeholder="?", value=theirs.strip(), origin="triplet", applied_to=[t.id])
                 out.bindings.append(rec)
             else:
-                pending.setdefault(_placeholder_key(mine), BindingRecord(mine.strip(), theirs.strip(), origin="triplet"))
+                pending.setdefault(
+                    _placeholder_key(mine), BindingRecord(mine.strip(), theirs.strip(), origin="triplet")
+                )
         state.triplets[state.triplets.index(t)] = replace(t, subject=parts[0], predicate=parts[1], object=parts[2])
 
 
-def _read_binding_map(state: State, result: SolveResult, pending: dict[str, BindingRecord],
-                      out: UpdateOutcome) -> None:
+def _read_binding_map(state: State, result: SolveResult, pending: dict[str, BindingRecord], out: UpdateOutcome) -> None:
     """The solver's `?x -> value` map; it wins over values read off rewritten triplets."""
     for name, value in result.bindings.items():
         name, value = str(name).strip(), str(value).strip()
@@ -236,7 +253,8 @@ def _read_binding_map(state: State, result: SolveResult, pending: dict[str, Bind
                 continue
             t = holders[0]
             state.triplets[state.triplets.index(t)] = replace(
-                t, **{f: value for f in ("subject", "predicate", "object") if getattr(t, f).strip() == "?"})
+                t, **{f: value for f in ("subject", "predicate", "object") if getattr(t, f).strip() == "?"}
+            )
             out.bindings.append(BindingRecord("?", value, applied_to=[t.id]))
             continue
         pending[_placeholder_key(name)] = BindingRecord(name, value, origin="bindings")

@@ -7,6 +7,7 @@ binding came from, why the loop stopped, and the synthesis call. It round-trips 
 `engine.serde` unchanged and never contains an API key (the reasoner's calls carry only messages,
 replies and usage).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -3,6 +3,7 @@
 `reasoner.py` the jobs, `patterns.py` the extraction rules and spans, `questions.py` the question
 shapes and their query triplets, `match.py` entity and relation matching.
 """
+
 from engine.reasoners.offline.reasoner import OfflineReasoner
 
 __all__ = ["OfflineReasoner"]

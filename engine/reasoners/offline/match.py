@@ -2,6 +2,7 @@
 
 Kept apart from `offline.py` so the four jobs read as plain steps. All scores are in [0, 1].
 """
+
 from __future__ import annotations
 
 import re
@@ -15,27 +16,64 @@ from engine.textnorm import normalize_entity
 #: Question relations -> how paragraphs state them. The embedding alone rates "performer" vs
 #: "performed by" at 0.49, under the binding threshold; these forms are what the extractor writes.
 RELATION_FORMS = {
-    "director": ["directed by"], "directed": ["directed by"], "writer": ["written by"], "author": ["written by"],
-    "wrote": ["written by"], "performer": ["performed by", "sung by", "recorded by"],
-    "singer": ["sung by", "performed by"], "producer": ["produced by"], "publisher": ["published by"],
-    "developer": ["developed by"], "creator": ["created by"], "founder": ["founded by"],
-    "composer": ["composed by", "music by"], "designer": ["designed by"], "owner": ["owned by"],
-    "born": ["born on", "born in"], "birth": ["born on", "born in"], "birthplace": ["born in"],
-    "died": ["died on", "died in"], "death": ["died on"],
-    "formed": ["formed in", "founded in", "established in"], "founded": ["founded in", "formed in", "established in"],
-    "established": ["established in", "founded in", "formed in"], "released": ["released in", "released on"],
-    "published": ["published in", "published on"], "opened": ["opened in", "opened on"],
+    "director": ["directed by"],
+    "directed": ["directed by"],
+    "writer": ["written by"],
+    "author": ["written by"],
+    "wrote": ["written by"],
+    "performer": ["performed by", "sung by", "recorded by"],
+    "singer": ["sung by", "performed by"],
+    "producer": ["produced by"],
+    "publisher": ["published by"],
+    "developer": ["developed by"],
+    "creator": ["created by"],
+    "founder": ["founded by"],
+    "composer": ["composed by", "music by"],
+    "designer": ["designed by"],
+    "owner": ["owned by"],
+    "born": ["born on", "born in"],
+    "birth": ["born on", "born in"],
+    "birthplace": ["born in"],
+    "died": ["died on", "died in"],
+    "death": ["died on"],
+    "formed": ["formed in", "founded in", "established in"],
+    "founded": ["founded in", "formed in", "established in"],
+    "established": ["established in", "founded in", "formed in"],
+    "released": ["released in", "released on"],
+    "published": ["published in", "published on"],
+    "opened": ["opened in", "opened on"],
     "date": ["born on", "founded in", "formed in", "established in", "released in", "published in", "opened in"],
-    "location": ["located in", "based in"], "located": ["located in", "based in"], "based": ["based in"],
-    "headquarters": ["headquartered in", "based in"], "spouse": ["married"], "population": ["had a population of"],
+    "location": ["located in", "based in"],
+    "located": ["located in", "based in"],
+    "based": ["based in"],
+    "headquarters": ["headquartered in", "based in"],
+    "spouse": ["married"],
+    "population": ["had a population of"],
     # whole phrases, looked up before their last word
-    "place of death": ["died in"], "place of birth": ["born in"], "date of birth": ["born on"],
-    "date of death": ["died on"], "birthplace": ["born in"],
+    "place of death": ["died in"],
+    "place of birth": ["born in"],
+    "date of birth": ["born on"],
+    "date of death": ["died on"],
 }
 #: Relations whose value is the demonym inside a copula object ("is an English film director").
 NATIONALITY = {"nationality", "country", "citizenship", "origin"}
-DATE_RELATIONS = {"born", "birth", "died", "death", "date", "formed", "founded", "established", "released",
-                  "published", "opened", "created", "built", "started", "launched"}
+DATE_RELATIONS = {
+    "born",
+    "birth",
+    "died",
+    "death",
+    "date",
+    "formed",
+    "founded",
+    "established",
+    "released",
+    "published",
+    "opened",
+    "created",
+    "built",
+    "started",
+    "launched",
+}
 
 
 @dataclass(frozen=True)
@@ -121,7 +159,7 @@ class RelationScorer:
 
 
 def demonym(value: str) -> str:
-    """"English-American film director" -> "English-American": the nationality inside a copula object."""
+    """ "English-American film director" -> "English-American": the nationality inside a copula object."""
     m = re.match(r"(?:\d{4}\s+)?((?:[A-Z][a-z]+-)*[A-Z][a-z]+(?:an|ian|ese|ish|i|ch|ic))\b", value.strip())
     return m.group(1) if m else ""
 

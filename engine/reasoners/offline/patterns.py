@@ -14,6 +14,7 @@ a sentence that matches no rule yields no triplet rather than a guess. What they
 A sentence starting with a pronoun (he/she/it/they/his/her/its/their) or with "The film/song/band..."
 is taken to be about the chunk's title, the way encyclopedia paragraphs are written.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,49 +22,63 @@ from dataclasses import dataclass
 
 from engine.textnorm import normalize_entity
 
-MONTHS = ("January February March April May June July August September October November December "
-          "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec").split()
+MONTHS = (
+    "January February March April May June July August September October November December "
+    "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
+).split()
 _MONTH = r"(?:%s)\.?" % "|".join(MONTHS)
 #: "30 July 1970", "July 30, 1970", "July 1970", "1970", "1990s", "c. 1500"
 DATE_RE = re.compile(
     rf"\b(?:\d{{1,2}} {_MONTH},? \d{{3,4}}|{_MONTH} \d{{1,2}},? \d{{3,4}}|{_MONTH} \d{{3,4}}|"
-    r"(?:1[0-9]|20)\d{2}s?)\b")
+    r"(?:1[0-9]|20)\d{2}s?)\b"
+)
 NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:\s(?:million|billion|thousand|hundred))?(?!\w)")
 YEAR_RE = re.compile(r"\b(1[0-9]\d{2}|20\d{2})\b")
 
 #: Capitalised words that start sentences or clauses without naming anything.
-FUNCTION_CAPS = set("""A An The In On At As By For From Of To With Without After Before During Since Until
+FUNCTION_CAPS = set(
+    """A An The In On At As By For From Of To With Without After Before During Since Until
 When While Where Which Who Whom Whose What Why How This That These Those It Its He She His Her Him They Their
 Them We Our I You Your There Here Also However Although Though But And Or Nor So Yet If Then Both Each Every
 Some Many Most All Other Another Such Is Are Was Were Be Been Do Does Did Has Have Had Can Could Will Would
 Shall Should May Might Must Not No Yes Following Born Known Based Located Founded Despite Among Between Through
-Under Over About Upon Within Like Unlike Than""".split())
+Under Over About Upon Within Like Unlike Than""".split()
+)
 #: Capitalised words that are no name on their own but may be part of one ("Two Dollar Radio").
-NOT_INITIAL = set("""Only Several One Two Three Four Five Six Seven Eight Nine Ten First Second Third Later
-Earlier Today Currently Previously""".split())
+NOT_INITIAL = set(
+    """Only Several One Two Three Four Five Six Seven Eight Nine Ten First Second Third Later
+Earlier Today Currently Previously""".split()
+)
 #: Lowercase words allowed inside a name ("Bank of America", "Ludwig van Beethoven").
-NAME_CONNECTORS = {"of", "the", "de", "du", "da", "van", "von", "der", "den", "la", "le", "del", "y",
-                   "di", "bin", "al"}
+NAME_CONNECTORS = {"of", "the", "de", "du", "da", "van", "von", "der", "den", "la", "le", "del", "y", "di", "bin", "al"}
 PRONOUNS = {"he", "she", "it", "they"}
 POSSESSIVES = {"his", "her", "its", "their"}
 #: "The film ...", "The band ..." at sentence start: the chunk's own subject.
-TITLE_NOUNS = set("""film movie song single album band group company series show novel book game city town
+TITLE_NOUNS = set(
+    """film movie song single album band group company series show novel book game city town
 village station airport magazine newspaper team club school university college church building programme program
 episode play opera musical river lake mountain island organization organisation party network channel label plant
-species genus bridge museum park district county state""".split())
+species genus bridge museum park district county state""".split()
+)
 COPULAS = {"is", "was", "are", "were"}
 #: Irregular past forms and frequent present forms the "verb between two names" rule accepts.
-COMMON_VERBS = set("""won wrote made became began led left took gave held found met saw ran sang built bought sold
+COMMON_VERBS = set(
+    """won wrote made became began led left took gave held found met saw ran sang built bought sold
 lost drew grew knew shot spoke taught fought brought thought hit set put become becomes leads wins has had have
-hosts holds owns plays stars runs""".split())
-STOPWORDS = set("""a an the of in on at to for from by with and or as is are was were be been being that which who
+hosts holds owns plays stars runs""".split()
+)
+STOPWORDS = set(
+    """a an the of in on at to for from by with and or as is are was were be been being that which who
 whom whose what when where why how this these those it its his her their he she they them also both either
 neither than then there here not no do does did has have had into onto about over under after before during
-since until while""".split())
+since until while""".split()
+)
 _PARTICIPLE = r"(?:[a-z]+ed|written|drawn|sung|given|taken|known|shown|won|made|held|led|built|sold|run|begun|founded)"
-LOCATIVE_RE = re.compile(r"\b(based|located|headquartered|founded|formed|established|released|published|"
-                         r"opened|built|created|set|shot|filmed|held|buried|died|raised|incorporated|launched)"
-                         r" (in|at|on|near) (?:the )?(?:(?:early|late|mid|about|around|circa|c\.)[ -])?")
+LOCATIVE_RE = re.compile(
+    r"\b(based|located|headquartered|founded|formed|established|released|published|"
+    r"opened|built|created|set|shot|filmed|held|buried|died|raised|incorporated|launched)"
+    r" (in|at|on|near) (?:the )?(?:(?:early|late|mid|about|around|circa|c\.)[ -])?"
+)
 PASSIVE_RE = re.compile(rf"\b((?:{_PARTICIPLE}(?:,\s*|\s+and\s+|\s+))*{_PARTICIPLE})\s+by\s+")
 
 
@@ -85,6 +100,7 @@ def split_sentences(text: str) -> list[str]:
     """
     try:  # engine.chunking is written in parallel; fall back until it provides split_sentences
         from engine.chunking import split_sentences as shared
+
         out = shared(text)
         if isinstance(out, list):
             return [s.strip() for s in out if s and s.strip()]
@@ -93,18 +109,46 @@ def split_sentences(text: str) -> list[str]:
     return _regex_sentences(text)
 
 
-_ABBREV = {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "vs", "no", "mt", "ft", "co", "inc", "ltd", "u.s", "e.g",
-           "i.e", "c", "ca", "approx", "gen", "col", "lt", "sgt", "prof", "rev", "hon", "fr"}
+_ABBREV = {
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "st",
+    "jr",
+    "sr",
+    "vs",
+    "no",
+    "mt",
+    "ft",
+    "co",
+    "inc",
+    "ltd",
+    "u.s",
+    "e.g",
+    "i.e",
+    "c",
+    "ca",
+    "approx",
+    "gen",
+    "col",
+    "lt",
+    "sgt",
+    "prof",
+    "rev",
+    "hon",
+    "fr",
+}
 
 
 def _regex_sentences(text: str) -> list[str]:
     out, start = [], 0
     for m in re.finditer(r"[.!?][\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])", text):
-        prev = re.search(r"(\S+)$", text[start:m.start() + 1])
+        prev = re.search(r"(\S+)$", text[start : m.start() + 1])
         word = prev.group(1).rstrip(".").lower() if prev else ""
         if word in _ABBREV or (len(word) == 1 and word.isalpha()):
             continue
-        out.append(text[start:m.end()].strip())
+        out.append(text[start : m.end()].strip())
         start = m.end()
     tail = text[start:].strip()
     if tail:
@@ -149,7 +193,7 @@ def _name_ranges(sentence: str) -> list[tuple[int, int]]:
     toks = [(m.group(0), m.start(), m.end()) for m in re.finditer(r"\w[\w'’.\-&]*\w|\w", sentence)]
 
     def joined(j: int) -> bool:  # token j directly follows token j-1 with one space or a hyphen
-        gap = sentence[toks[j - 1][2]:toks[j][1]]
+        gap = sentence[toks[j - 1][2] : toks[j][1]]
         initial = len(toks[j - 1][0]) == 1 and toks[j - 1][0].isupper() and gap == ". "
         return gap in (" ", "-") or initial
 
@@ -177,7 +221,7 @@ def _name_ranges(sentence: str) -> list[tuple[int, int]]:
             i = j
             continue
         a, b = toks[i][1], toks[j - 1][2]
-        if sentence[max(0, a - 4):a] == "The " and (a == 4 or sentence[a - 5] in " \"("):
+        if sentence[max(0, a - 4) : a] == "The " and (a == 4 or sentence[a - 5] in ' "('):
             a -= 4  # "The Beatles": keep the article that belongs to the name
         text = sentence[a:b].rstrip(".")
         ranges.append((a, a + len(text)))
@@ -204,13 +248,13 @@ def _resolve_subject(sentence: str, title: str) -> tuple[str, str]:
     m = re.match(r"(\w+)\b", sentence)
     first = m.group(1).lower() if m else ""
     title = clean_title(title)
-    if first in PRONOUNS:
-        return title + sentence[m.end():], title
-    if first in POSSESSIVES:
-        return f"{title}'s" + sentence[m.end():], title
+    if m and first in PRONOUNS:
+        return title + sentence[m.end() :], title
+    if m and first in POSSESSIVES:
+        return f"{title}'s" + sentence[m.end() :], title
     m2 = re.match(r"(?:The|This) ([a-z]+)\b", sentence)
     if m2 and m2.group(1) in TITLE_NOUNS:
-        return title + sentence[m2.end():], title
+        return title + sentence[m2.end() :], title
     # 'Nicholas Lofton "Nick" Hexum (born ...)': a capitalised run up to the parenthesis is one name
     pm = re.match(r"([^(),;]{2,60}?)\s*\(", sentence)
     if pm and all(_is_cap(w.strip('"')) for w in pm.group(1).split()) and pm.group(1).split()[0] not in FUNCTION_CAPS:
@@ -222,7 +266,7 @@ def _resolve_subject(sentence: str, title: str) -> tuple[str, str]:
     head = re.match(r"(.{1,60}?) (?:is|was|are|were) ", sentence)
     short = clean_title(title)
     if head and short and re.search(rf"\b{re.escape(short.lower())}\b", head.group(1).lower()):
-        return short + sentence[head.end(1):], short
+        return short + sentence[head.end(1) :], short
     return sentence, ""
 
 
@@ -242,7 +286,7 @@ def _same_person(subject: str, title: str) -> bool:
 
 
 def clean_title(title: str) -> str:
-    """"Lilu (mythology)" -> "Lilu": the disambiguation suffix is not part of the name."""
+    """ "Lilu (mythology)" -> "Lilu": the disambiguation suffix is not part of the name."""
     return re.sub(r"\s*\([^()]*\)\s*$", "", title).strip()
 
 
@@ -250,7 +294,7 @@ def place_text(span: Span, spans: list[Span], sentence: str) -> str:
     """A place name with its comma-joined parents: "Columbus, Ohio", "Leland, North Carolina"."""
     parts, end = [span.text], span.end
     for nxt in spans:
-        if nxt.start == end + 2 and sentence[end:nxt.start] == ", " and nxt.kind == "name" and len(parts) < 2:
+        if nxt.start == end + 2 and sentence[end : nxt.start] == ", " and nxt.kind == "name" and len(parts) < 2:
             parts.append(nxt.text)
             end = nxt.end
     return ", ".join(parts)
@@ -287,15 +331,18 @@ def _prepare(sentence: str, title: str, out: list[tuple[str, str, str]]) -> tupl
         # "Edward Davis Wood Jr. (...) was ..." in the paragraph "Ed Wood": questions use the title's
         # name, so the triplets do too, and one triplet keeps the full name
         full_name, subject = subject, short
-        sentence = short + sentence[len(full_name):] if sentence.startswith(full_name) else sentence
+        sentence = short + sentence[len(full_name) :] if sentence.startswith(full_name) else sentence
         # only a biography's opening "Full Name (born ...)" states a full name
-        if len(full_name.split()) > len(short.split()) and re.match(r"\s*\(", sentence[len(short):]) \
-                and normalize_entity(full_name) != normalize_entity(short):  # "The Rialto Bridge" is no full name
+        if (
+            len(full_name.split()) > len(short.split())
+            and re.match(r"\s*\(", sentence[len(short) :])
+            and normalize_entity(full_name) != normalize_entity(short)
+        ):  # "The Rialto Bridge" is no full name
             out.append((short, "full name", full_name.rstrip(".")))
 
     # parentheticals right after the subject: birth dates and life spans, then drop them all
     if subject and sentence.startswith(subject):
-        par = re.match(r"\s*\(([^()]*)\)", sentence[len(subject):])
+        par = re.match(r"\s*\(([^()]*)\)", sentence[len(subject) :])
         if par:
             inner = par.group(1)
             dates = [d.group(0) for d in DATE_RE.finditer(inner)]
@@ -316,7 +363,7 @@ def _subject_rules(out: list[tuple[str, str, str]], sentence: str, subject: str)
     """What the sentence says of its subject: possessive, copula and appositive."""
     if not (subject and sentence.startswith(subject)):
         return
-    rest = sentence[len(subject):]
+    rest = sentence[len(subject) :]
     # possessive subject: "Nolan's father was X", "<title>'s daughter is X"
     pm = re.match(r"'s? ([a-z]+(?: [a-z]+)?) (?:is|was|are|were) (.+)", rest)
     if pm:
@@ -361,7 +408,7 @@ def _passive_rules(out: list[tuple[str, str, str]], sentence: str, spans: list, 
         if not agents or agents[0].start != pm.end():
             continue
         targets = [agents[0].text]
-        tail = sentence[agents[0].end:]
+        tail = sentence[agents[0].end :]
         more = re.match(r"(?:,| and) ", tail)
         if more and len(agents) > 1 and agents[1].start == agents[0].end + more.end():
             targets.append(agents[1].text)
@@ -374,7 +421,7 @@ def _passive_rules(out: list[tuple[str, str, str]], sentence: str, spans: list, 
 def _verb_between_names(out: list[tuple[str, str, str]], sentence: str, spans: list) -> None:
     # verb between two named spans: "Nolan married Emma Thomas"
     for a, b in zip(spans, spans[1:]):
-        gap = sentence[a.end:b.start].strip()
+        gap = sentence[a.end : b.start].strip()
         gap = re.sub(r"^,?\s*(?:who|which)\s+", "", gap)
         gap = re.sub(r"\s+(?:the|a|an)$", "", gap)
         if not re.fullmatch(r"[a-z]+(?: [a-z]+){0,3}", gap) or LOCATIVE_RE.match(gap + " in "):

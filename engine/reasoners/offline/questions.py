@@ -21,6 +21,7 @@ Shapes, tried in this order (the first that matches wins):
 `QuestionShape` keeps what `answer` needs later (the operation and the two compared entities), so the
 answer step re-parses the question rather than depending on state kept between calls.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,23 +32,72 @@ from engine.reasoners.offline.patterns import NAME_CONNECTORS, STOPWORDS, TITLE_
 WH = r"(?:what|who|whom|which|where|when|how|whose)"
 #: comparison keyword -> (operation, attribute used when the question names none)
 COMPARATIVES = {
-    "first": ("earlier", "date"), "earlier": ("earlier", "date"), "earliest": ("earlier", "date"),
-    "before": ("earlier", "date"), "older": ("earlier", "born"), "oldest": ("earlier", "born"),
-    "later": ("later", "date"), "last": ("later", "date"), "latest": ("later", "date"),
-    "recently": ("later", "date"), "recent": ("later", "date"), "newer": ("later", "date"),
-    "younger": ("later", "born"), "youngest": ("later", "born"),
-    "larger": ("larger", "size"), "largest": ("larger", "size"), "bigger": ("larger", "size"),
-    "more": ("larger", "number"), "most": ("larger", "number"), "higher": ("larger", "height"),
-    "taller": ("larger", "height"), "longer": ("larger", "length"), "longest": ("larger", "length"),
-    "smaller": ("smaller", "size"), "fewer": ("smaller", "number"), "less": ("smaller", "number"),
-    "shorter": ("smaller", "length"), "lower": ("smaller", "height"),
+    "first": ("earlier", "date"),
+    "earlier": ("earlier", "date"),
+    "earliest": ("earlier", "date"),
+    "before": ("earlier", "date"),
+    "older": ("earlier", "born"),
+    "oldest": ("earlier", "born"),
+    "later": ("later", "date"),
+    "last": ("later", "date"),
+    "latest": ("later", "date"),
+    "recently": ("later", "date"),
+    "recent": ("later", "date"),
+    "newer": ("later", "date"),
+    "younger": ("later", "born"),
+    "youngest": ("later", "born"),
+    "larger": ("larger", "size"),
+    "largest": ("larger", "size"),
+    "bigger": ("larger", "size"),
+    "more": ("larger", "number"),
+    "most": ("larger", "number"),
+    "higher": ("larger", "height"),
+    "taller": ("larger", "height"),
+    "longer": ("larger", "length"),
+    "longest": ("larger", "length"),
+    "smaller": ("smaller", "size"),
+    "fewer": ("smaller", "number"),
+    "less": ("smaller", "number"),
+    "shorter": ("smaller", "length"),
+    "lower": ("smaller", "height"),
 }
 #: verbs whose date a comparison is about: "formed first" compares formation dates
-EVENT_VERBS = ("born", "founded", "formed", "established", "released", "published", "opened", "created",
-               "built", "started", "founded", "launched", "debuted", "died", "written", "produced", "made",
-               "introduced", "invented", "discovered", "elected", "signed", "completed", "premiered")
-COMPOUND_RELATIONS = ("place of birth", "place of death", "date of birth", "date of death", "cause of death",
-                      "country of origin", "country of citizenship", "place of burial")
+EVENT_VERBS = (
+    "born",
+    "founded",
+    "formed",
+    "established",
+    "released",
+    "published",
+    "opened",
+    "created",
+    "built",
+    "started",
+    "founded",
+    "launched",
+    "debuted",
+    "died",
+    "written",
+    "produced",
+    "made",
+    "introduced",
+    "invented",
+    "discovered",
+    "elected",
+    "signed",
+    "completed",
+    "premiered",
+)
+COMPOUND_RELATIONS = (
+    "place of birth",
+    "place of death",
+    "date of birth",
+    "date of death",
+    "cause of death",
+    "country of origin",
+    "country of citizenship",
+    "place of burial",
+)
 AUX = {"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "can", "could", "will", "would"}
 
 
@@ -64,8 +114,15 @@ class QuestionShape:
     via: str = ""  # comparison of a related entity's value: "director" in "whose director is younger"
 
     def to_dict(self) -> dict:
-        return {"type": self.qtype, "op": self.op, "attribute": self.attribute, "entities": self.entities,
-                "via": self.via, "wh": self.wh, "triplets": [list(t) for t in self.triplets]}
+        return {
+            "type": self.qtype,
+            "op": self.op,
+            "attribute": self.attribute,
+            "entities": self.entities,
+            "via": self.via,
+            "wh": self.wh,
+            "triplets": [list(t) for t in self.triplets],
+        }
 
 
 def clean_question(q: str) -> str:
@@ -75,8 +132,19 @@ def clean_question(q: str) -> str:
 
 def wh_word(q: str) -> str:
     low = q.lower()
-    for key in ("how many", "how much", "how long", "how old", "what year", "which year", "in what year",
-                "what city", "what state", "what country", "what nationality"):
+    for key in (
+        "how many",
+        "how much",
+        "how long",
+        "how old",
+        "what year",
+        "which year",
+        "in what year",
+        "what city",
+        "what state",
+        "what country",
+        "what nationality",
+    ):
         if key in low:
             return key
     m = re.search(rf"\b({WH})\b", low)
@@ -98,7 +166,7 @@ def _pair(q: str) -> tuple[str, str] | None:
     spans = find_spans(q, ("quote", "name"))
     for conj in ("or", "and"):
         for a, b in zip(spans, spans[1:]):
-            if q[a.end:b.start].strip(' ",').lower() in (conj, conj + " the"):
+            if q[a.end : b.start].strip(' ",').lower() in (conj, conj + " the"):
                 return a.text, b.text
     # no capitalised spans: split the clause after the last comma ("..., the Pterocarya or the Cotula")
     tail = q.rsplit(",", 1)[-1]
@@ -121,8 +189,10 @@ def _comparison_pair(q: str) -> tuple[str, str] | None:
 
 
 #: "Which film has the director born earlier, A or B?": the compared value belongs to A's director
-VIA_RE = re.compile(r"\b(?:whose|the|has the|with the)\s+(director|author|composer|performer|creator|producer|"
-                    r"writer|founder|singer|father|mother|spouse|husband|wife)\b")
+VIA_RE = re.compile(
+    r"\b(?:whose|the|has the|with the)\s+(director|author|composer|performer|creator|producer|"
+    r"writer|founder|singer|father|mother|spouse|husband|wife)\b"
+)
 
 
 def parse_comparison(q: str) -> QuestionShape | None:
@@ -133,7 +203,7 @@ def parse_comparison(q: str) -> QuestionShape | None:
     if not pair:
         return None
     a, b = pair
-    words = re.findall(r"[a-z]+", low[:low.find(a.lower())] if a.lower() in low else low)
+    words = re.findall(r"[a-z]+", low[: low.find(a.lower())] if a.lower() in low else low)
     op, attr = "", ""
     # "more recently" compares dates; "more" alone is the weakest hint, used only when nothing else is
     for w in sorted((w for w in words if w in COMPARATIVES), key=lambda w: w in ("more", "most")):
@@ -150,14 +220,14 @@ def parse_comparison(q: str) -> QuestionShape | None:
     pred = {"born": "born on", "date": "date"}.get(attr, attr or "is")
     if op == "match":
         pred = "is"
-    via = VIA_RE.search(low[:low.find(a.lower())] if a.lower() in low else low)
+    via = VIA_RE.search(low[: low.find(a.lower())] if a.lower() in low else low)
     if via and op != "match":
         rel = via.group(1)
         triplets = [(a, rel, f"?{rel}_a"), (f"?{rel}_a", pred, "?a"), (b, rel, f"?{rel}_b"), (f"?{rel}_b", pred, "?b")]
-        return QuestionShape("comparison", triplets, op=op, attribute=attr, entities=[a, b], wh=wh_word(q),
-                             via=rel)
-    return QuestionShape("comparison", [(a, pred, "?a"), (b, pred, "?b")], op=op, attribute=attr,
-                         entities=[a, b], wh=wh_word(q))
+        return QuestionShape("comparison", triplets, op=op, attribute=attr, entities=[a, b], wh=wh_word(q), via=rel)
+    return QuestionShape(
+        "comparison", [(a, pred, "?a"), (b, pred, "?b")], op=op, attribute=attr, entities=[a, b], wh=wh_word(q)
+    )
 
 
 def parse_yesno(q: str) -> QuestionShape | None:
@@ -177,12 +247,14 @@ def parse_yesno(q: str) -> QuestionShape | None:
         both = re.search(rf"{re.escape(spans[1].lower())}[\s,]+(?:an?\s+|the\s+)?([a-z][\w\- ]*)$", low)
     if same and len(spans) >= 2:
         attr = same.group(1)
-        return QuestionShape("yesno", [(spans[0], attr, "?a"), (spans[1], attr, "?b")], op="same",
-                             attribute=attr, entities=spans[:2])
+        return QuestionShape(
+            "yesno", [(spans[0], attr, "?a"), (spans[1], attr, "?b")], op="same", attribute=attr, entities=spans[:2]
+        )
     if both and len(spans) >= 2:
         attr = both.group(1).strip()
-        return QuestionShape("yesno", [(spans[0], "is", "?a"), (spans[1], "is", "?b")], op="both",
-                             attribute=attr, entities=spans[:2])
+        return QuestionShape(
+            "yesno", [(spans[0], "is", "?a"), (spans[1], "is", "?b")], op="both", attribute=attr, entities=spans[:2]
+        )
     if spans:
         m = re.match(rf"\w+ {re.escape(spans[0])} (?:an?\s+|the\s+)?(.+)$", q)
         attr = m.group(1) if m else ""
@@ -200,16 +272,16 @@ def parse_chain(q: str) -> QuestionShape | None:
         body = re.sub(rf"\b{compound}\b", compound.replace(" of ", "_of_"), body)
     event = re.search(r"\s+(born|die|died|founded|formed|released|established|published)$", body)
     if event:
-        body = body[:event.start()]
+        body = body[: event.start()]
     # the entity is the first "of ..." tail that reads as a name: "of Me and Bobby McGee",
     # "of Bank of America" (a name may contain "and" and "of"; the relations never start upper-case)
     entity, rel_text, owned = "", "", ""
     for m_of in re.finditer(r"\bof\s+(?:the\s+)?(?:(?:%s)\s+(?=[A-Z\"]))?" % "|".join(TITLE_NOUNS), body):
-        tail = body[m_of.end():].strip(' "')
+        tail = body[m_of.end() :].strip(' "')
         pos = re.match(r"(.+?)'s? ([a-z][a-z ]{1,30})$", tail)  # "of Gloria in D Major's composer"
         name = pos.group(1).strip('"') if pos else tail
         if _looks_like_name(name):
-            entity, rel_text, owned = name, body[:m_of.start()], (pos.group(2) if pos else "")
+            entity, rel_text, owned = name, body[: m_of.start()], (pos.group(2) if pos else "")
             break
     if not entity:
         return None
@@ -230,8 +302,11 @@ def parse_chain(q: str) -> QuestionShape | None:
 
 def _looks_like_name(text: str) -> bool:
     words = text.split()
-    return bool(words) and words[0][:1].isupper() and all(
-        w[:1].isupper() or w[:1].isdigit() or w in NAME_CONNECTORS | {"and", "&"} for w in words)
+    return (
+        bool(words)
+        and words[0][:1].isupper()
+        and all(w[:1].isupper() or w[:1].isdigit() or w in NAME_CONNECTORS | {"and", "&"} for w in words)
+    )
 
 
 def parse_possessive(q: str) -> QuestionShape | None:
@@ -253,24 +328,29 @@ def parse_relative(q: str) -> QuestionShape | None:
     if not spans:
         return None
     noun = "?" + m.group(3).lower()
-    rel = clause[:spans[0].start].strip() or "related to"
+    rel = clause[: spans[0].start].strip() or "related to"
     entity = place_text(spans[0], spans, clause)
     # "Who directed the film": the film is "directed by" the answer, the form the extractor writes
     verb = m.group(2)
     pred = f"{verb} by" if m.group(1).lower() == "who" and verb.endswith(("ed", "en")) else verb
-    return QuestionShape("relative", [(noun, rel, entity), (noun, pred, "?answer")],
-                         entities=[entity], wh=wh_word(q))
+    return QuestionShape("relative", [(noun, rel, entity), (noun, pred, "?answer")], entities=[entity], wh=wh_word(q))
 
 
 RELATIVE_WORDS = ("that", "which", "who", "whose", "where", "whom")
 #: a word after a noun phrase that opens what the phrase is said to be: "an NFL team *based* in"
-_NP_FOLLOWER = (r"(?:that|which|who|whose|where|based|located|known|developed|founded|created|formed|directed|"
-                r"written|owned|headquartered|published|produced|released|named|of|in|on|at|by|from|with)")
-_BRIDGE_NP = re.compile(r"\b(?:an?|the)\s+((?:(?!(?:an?|the)\b)[\w\-']+\s+){0,4}?([a-z][\w\-]*))\s+(?=%s\b)"
-                        % _NP_FOLLOWER)
+_NP_FOLLOWER = (
+    r"(?:that|which|who|whose|where|based|located|known|developed|founded|created|formed|directed|"
+    r"written|owned|headquartered|published|produced|released|named|of|in|on|at|by|from|with)"
+)
+_BRIDGE_NP = re.compile(
+    r"\b(?:an?|the)\s+((?:(?!(?:an?|the)\b)[\w\-']+\s+){0,4}?([a-z][\w\-]*))\s+(?=%s\b)" % _NP_FOLLOWER
+)
 _TRAILING_WH = re.compile(r"\b(what|which|who|whom|where|when|how many|how much)\b(?:\s+[a-z]+)?\s*$", re.I)
-_LEADING_OF = re.compile(r"(?:^|,\s*)(?:what|which)\s+(?:is|was|were|are)\s+(?:the|he)\s+([a-z][a-z ]{0,30}?)\s+of\s+"
-                         r"the\s+([a-z]+)\s+(where|in which|that|which|who)\s+(.+)$", re.I)
+_LEADING_OF = re.compile(
+    r"(?:^|,\s*)(?:what|which)\s+(?:is|was|were|are)\s+(?:the|he)\s+([a-z][a-z ]{0,30}?)\s+of\s+"
+    r"the\s+([a-z]+)\s+(where|in which|that|which|who)\s+(.+)$",
+    re.I,
+)
 _AUX_WORDS = AUX | {"be", "been", "being", "and"}
 
 
@@ -279,7 +359,7 @@ def _relation_words(text: str) -> str:
     possessive marks dropped."""
     words = re.findall(r"[\w\-]+", text.replace("'s ", " "))
     cut = max((i for i, w in enumerate(words) if w.lower() in RELATIVE_WORDS), default=-1)
-    return " ".join(w for w in words[cut + 1:] if w.lower() not in _AUX_WORDS and w.lower() != "s")
+    return " ".join(w for w in words[cut + 1 :] if w.lower() not in _AUX_WORDS and w.lower() != "s")
 
 
 def parse_bridge(q: str) -> QuestionShape | None:
@@ -292,34 +372,42 @@ def parse_bridge(q: str) -> QuestionShape | None:
         if not spans:
             return None
         entity = spans[0].text
-        verb = _relation_words(clause[spans[0].end:])
+        verb = _relation_words(clause[spans[0].end :])
         rel1 = f"{verb} in" if rel_word.lower() in ("where", "in which") and verb else (verb or "related to")
         ph = "?" + noun.lower()
-        return QuestionShape("bridge", [(entity, rel1, ph), (ph, rel2.strip(), "?answer")], entities=[entity],
-                             wh=wh_word(q))
+        return QuestionShape(
+            "bridge", [(entity, rel1, ph), (ph, rel2.strip(), "?answer")], entities=[entity], wh=wh_word(q)
+        )
     wh = _TRAILING_WH.search(q)
     if not wh or wh.start() == 0:
         return None
-    pre = q[:wh.start()]
-    nps = [n for n in _BRIDGE_NP.finditer(pre)
-           # "is a consultant who ...": a description of the entity itself, not a bridge
-           if not re.search(r"\b(?:is|was|are|were)\s*$", pre[:n.start()])]
+    pre = q[: wh.start()]
+    nps = [
+        n
+        for n in _BRIDGE_NP.finditer(pre)
+        # "is a consultant who ...": a description of the entity itself, not a bridge
+        if not re.search(r"\b(?:is|was|are|were)\s*$", pre[: n.start()])
+    ]
     for np_m in reversed(nps):
-        before = pre[:np_m.start()]
+        before = pre[: np_m.start()]
         spans = find_spans(before, ("quote", "name"))
         if not spans:
             continue
         # the longest name, the later one on a tie ("Notable speakers at the Brisbane Institute")
         ent = max(reversed(spans), key=lambda sp: len(sp.text.split()))
-        rel1 = _relation_words(before[ent.end:])
-        rel2 = _relation_words(pre[np_m.end():])
+        rel1 = _relation_words(before[ent.end :])
+        rel2 = _relation_words(pre[np_m.end() :])
         if not rel1:
             continue
         head = np_m.group(2).lower()
         rel2 = f"{head} {rel2}" if rel2 in ("", "of", "in", "for", "to") else rel2
         ph = "?" + head
-        return QuestionShape("bridge", [(ent.text.removesuffix("'s"), rel1, ph), (ph, rel2.strip(), "?answer")],
-                             entities=[ent.text.removesuffix("'s")], wh=wh_word(q))
+        return QuestionShape(
+            "bridge",
+            [(ent.text.removesuffix("'s"), rel1, ph), (ph, rel2.strip(), "?answer")],
+            entities=[ent.text.removesuffix("'s")],
+            wh=wh_word(q),
+        )
     return None
 
 
@@ -327,12 +415,18 @@ def parse_fallback(q: str) -> QuestionShape:
     spans = named_spans(q)
     quoted = [s.text for s in find_spans(q, ("quote",))]
     # a demonym ("American", "Israeli") is rarely what the question is about
-    spans = [s.removesuffix("'s").removesuffix("'") for s in spans
-             if len(s.split()) > 1 or not re.search(r"(?:an|ese|ish|i)$", s)] or spans
+    spans = [
+        s.removesuffix("'s").removesuffix("'")
+        for s in spans
+        if len(s.split()) > 1 or not re.search(r"(?:an|ese|ish|i)$", s)
+    ] or spans
     entity = quoted[0] if quoted else (max(spans, key=lambda s: len(s.split())) if spans else "")
     rest = q.replace(entity, " ") if entity else q
-    words = [w for w in re.findall(r"[A-Za-z0-9][\w'\-]*", rest)
-             if w.lower() not in STOPWORDS and w.lower() not in ("many", "much", "year", "name")]
+    words = [
+        w
+        for w in re.findall(r"[A-Za-z0-9][\w'\-]*", rest)
+        if w.lower() not in STOPWORDS and w.lower() not in ("many", "much", "year", "name")
+    ]
     relation = " ".join(words[:6]) or "related to"
     if not entity:
         return QuestionShape("fallback", [], wh=wh_word(q))

@@ -14,6 +14,7 @@ Formats agreed with the methods:
   proposition "s p o". Facts are used before the context; the context is used when the facts do
   not settle the question.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,9 +24,19 @@ from typing import Any
 
 from engine.llm.base import LLMCall
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult, is_placeholder, source_label
-from engine.reasoners.offline.match import (DATE_RELATIONS, NATIONALITY, Fact, RelationScorer, demonym,
-                                      entity_score, parse_date, parse_number, relation_key, same_value,
-                                      split_proposition)
+from engine.reasoners.offline.match import (
+    DATE_RELATIONS,
+    NATIONALITY,
+    Fact,
+    RelationScorer,
+    demonym,
+    entity_score,
+    parse_date,
+    parse_number,
+    relation_key,
+    same_value,
+    split_proposition,
+)
 from engine.reasoners.offline.patterns import extract_triplets, find_spans, split_sentences
 from engine.reasoners.offline.questions import QuestionShape, parse_question
 from engine.textnorm import normalize_entity
@@ -33,12 +44,23 @@ from engine.triplet_rules import filter_triplets
 
 MODEL = "offline-rules"
 #: Relation words asking for a place rather than a date ("place of death", "birthplace").
-PLACE_WORDS = {"place", "birthplace", "location", "city", "country", "state", "where", "hometown", "town",
-               "village", "county", "region", "province"}
+PLACE_WORDS = {
+    "place",
+    "birthplace",
+    "location",
+    "city",
+    "country",
+    "state",
+    "where",
+    "hometown",
+    "town",
+    "village",
+    "county",
+    "region",
+    "province",
+}
 #: A binding needs entity match x relation similarity at least this high (see tests for examples).
 BIND_THRESHOLD = 0.45
-
-
 
 
 class OfflineReasoner:
@@ -54,18 +76,27 @@ class OfflineReasoner:
 
     # -- bookkeeping -------------------------------------------------------------------------
     def _call(self, job: str, prompt: str, output: Any, parsed: Any, started: float, error: str = "") -> LLMCall:
-        return LLMCall(job=job, model=MODEL, messages=[{"role": "user", "content": prompt}],
-                       response=json.dumps(output, ensure_ascii=False, default=str), parsed=parsed,
-                       prompt_tokens=0, completion_tokens=0, cost=0.0,
-                       latency=time.perf_counter() - started, error=error)
+        return LLMCall(
+            job=job,
+            model=MODEL,
+            messages=[{"role": "user", "content": prompt}],
+            response=json.dumps(output, ensure_ascii=False, default=str),
+            parsed=parsed,
+            prompt_tokens=0,
+            completion_tokens=0,
+            cost=0.0,
+            latency=time.perf_counter() - started,
+            error=error,
+        )
 
     # -- 1. extract --------------------------------------------------------------------------
     def extract(self, title: str, text: str) -> tuple[list[tuple[str, str, str]], LLMCall]:
         t0 = time.perf_counter()
         triplets = filter_triplets(extract_triplets(title, text), text)
         out = [list(t) for t in triplets]
-        return triplets, self._call("extract", f"extract triplets from chunk {title!r} ({len(text)} chars)",
-                                    {"triples": out}, out, t0)
+        return triplets, self._call(
+            "extract", f"extract triplets from chunk {title!r} ({len(text)} chars)", {"triples": out}, out, t0
+        )
 
     # -- 2. decompose ------------------------------------------------------------------------
     def decompose(self, question: str) -> tuple[list[QueryTriplet], LLMCall]:
@@ -73,8 +104,9 @@ class OfflineReasoner:
         shape = parse_question(question)
         triplets = [QueryTriplet(*t) for t in shape.triplets]
         error = "" if triplets else "no entity found in the question"
-        return triplets, self._call("decompose", f"decompose question: {question}", shape.to_dict(),
-                                    shape.to_dict(), t0, error)
+        return triplets, self._call(
+            "decompose", f"decompose question: {question}", shape.to_dict(), shape.to_dict(), t0, error
+        )
 
     # -- 3. solve ----------------------------------------------------------------------------
     def _facts(self, evidence: Evidence, entities: list[str]) -> list[Fact]:
@@ -93,8 +125,9 @@ class OfflineReasoner:
                     facts.append(Fact(*parts, source_label("P", i)))
         return facts
 
-    def _best_value(self, entity: str, relation: str, facts: list[Fact], forward: bool,
-                    placeholder: str = "") -> tuple[str, str, float]:
+    def _best_value(
+        self, entity: str, relation: str, facts: list[Fact], forward: bool, placeholder: str = ""
+    ) -> tuple[str, str, float]:
         """The value of `relation` for `entity` (forward: entity is the subject) with its source. A named
         placeholder types the value: `?city` wants a place, `?year` a date ("born in" alone is either)."""
         rel_key = relation_key(relation)
@@ -108,8 +141,13 @@ class OfflineReasoner:
             for f, e in cands:
                 if not forward:
                     continue
-                d = f.object if relation_key(f.predicate) in NATIONALITY else \
-                    demonym(f.object) if f.predicate in ("is", "was", "are", "were") else ""
+                d = (
+                    f.object
+                    if relation_key(f.predicate) in NATIONALITY
+                    else demonym(f.object)
+                    if f.predicate in ("is", "was", "are", "were")
+                    else ""
+                )
                 if d and e > best[2]:
                     best = (d, f.source, e)
             return best
@@ -129,8 +167,9 @@ class OfflineReasoner:
                 best = (value, f.source, score)
         return best
 
-    def solve(self, question: str, resolved: list[QueryTriplet], open_triplets: list[QueryTriplet],
-              evidence: Evidence) -> tuple[SolveResult, LLMCall]:
+    def solve(
+        self, question: str, resolved: list[QueryTriplet], open_triplets: list[QueryTriplet], evidence: Evidence
+    ) -> tuple[SolveResult, LLMCall]:
         t0 = time.perf_counter()
         known = [p for t in open_triplets for p in (t.subject, t.object) if not is_placeholder(p)]
         # facts already resolved in earlier rounds count as evidence too
@@ -156,13 +195,20 @@ class OfflineReasoner:
             if score >= BIND_THRESHOLD and value and normalize_entity(value) != normalize_entity(entity):
                 bindings[ph] = value
                 sources[ph] = source
-                filled.append(QueryTriplet(value if not forward else t.subject, t.predicate,
-                                           value if forward else t.object))
+                filled.append(
+                    QueryTriplet(value if not forward else t.subject, t.predicate, value if forward else t.object)
+                )
         result = SolveResult(bindings=bindings, triplets=tuple(filled), sources=sources)
-        parsed = {"bindings": bindings, "triplets": [list(x.parts) for x in filled], "sources": sources,
-                  "candidates": notes}
-        prompt = (f"solve: {len(open_triplets)} open triplet(s) against {len(evidence.propositions)} "
-                  f"proposition(s) and {len(evidence.chunks)} chunk(s)")
+        parsed = {
+            "bindings": bindings,
+            "triplets": [list(x.parts) for x in filled],
+            "sources": sources,
+            "candidates": notes,
+        }
+        prompt = (
+            f"solve: {len(open_triplets)} open triplet(s) against {len(evidence.propositions)} "
+            f"proposition(s) and {len(evidence.chunks)} chunk(s)"
+        )
         return result, self._call("solve", prompt, {"bindings": bindings}, parsed, t0)
 
     # -- 4. answer ---------------------------------------------------------------------------
@@ -173,8 +219,9 @@ class OfflineReasoner:
         prompt = f"answer: {question} (context {len(context)} chars, {len(fact_list)} fact(s))"
         if not fact_list and not context.strip():
             # nothing to read: no guess, not even a default "no" for a yes/no question
-            return "", self._call("answer", prompt, {"answer": ""}, {"answer": "", "type": shape.qtype, "how": ""},
-                                  t0, "no evidence")
+            return "", self._call(
+                "answer", prompt, {"answer": ""}, {"answer": "", "type": shape.qtype, "how": ""}, t0, "no evidence"
+            )
         # the context also feeds comparisons and yes/no checks, as facts about the named entities
         ctx_facts = [Fact(s, p, o, f"{s} {p} {o}") for s, p, o in _context_triplets(context)]
         how = ""
@@ -187,8 +234,9 @@ class OfflineReasoner:
             if not answer:
                 answer, how = self._from_context(shape, question, context)
             answer = _fit_to_wh(answer, shape.wh)
-        return answer, self._call("answer", prompt, {"answer": answer},
-                                  {"answer": answer, "type": shape.qtype, "how": how}, t0)
+        return answer, self._call(
+            "answer", prompt, {"answer": answer}, {"answer": answer, "type": shape.qtype, "how": how}, t0
+        )
 
     def _compare(self, shape: QuestionShape, facts: list[Fact]) -> tuple[str, str]:
         values: list[str] = []
@@ -202,7 +250,7 @@ class OfflineReasoner:
             v, _src, score = self._best_value(ent, pred, facts, True)
             values.append(v if score >= BIND_THRESHOLD * 0.8 else "")
         if shape.op in ("earlier", "later", "larger", "smaller") and len(values) == 2 and all(values):
-            parse = parse_date if shape.op in ("earlier", "later") else parse_number
+            parse: Any = parse_date if shape.op in ("earlier", "later") else parse_number  # both comparable
             a, b = parse(values[0]), parse(values[1])
             if a is not None and b is not None and a != b:
                 pick_first = (a < b) == (shape.op in ("earlier", "smaller"))
@@ -221,10 +269,17 @@ class OfflineReasoner:
             # every copula statement about the entity counts: "is an English film director" and
             # "is one of the highest-grossing directors" together describe Nolan
             words = _content_words(shape.attribute)
-            described = [set().union(*[_content_words(f.object) for f in facts
-                                       if f.predicate.lower() in ("is", "was", "are", "were")
-                                       and entity_score(ent, f.subject) >= 0.9] or [set()])
-                         for ent in shape.entities]
+            described = [
+                set().union(
+                    *[
+                        _content_words(f.object)
+                        for f in facts
+                        if f.predicate.lower() in ("is", "was", "are", "were") and entity_score(ent, f.subject) >= 0.9
+                    ]
+                    or [set()]
+                )
+                for ent in shape.entities
+            ]
             if words and described and all(words <= d for d in described):
                 return "yes", f"every entity is described with {sorted(words)}"
             return "no", f"not every entity is described with {sorted(words)}"
@@ -277,22 +332,30 @@ class OfflineReasoner:
         ranked = sorted(zip(scores, sentences), key=lambda x: -x[0])[:3]
         # passes from strict to loose: the preferred kind of span, away from the sentence's subject
         # (the topic the question already names, often under a fuller name), mostly new words
-        for kinds, strict in ((_answer_kinds(shape.wh)[:1], True), (_answer_kinds(shape.wh), True),
-                              (_answer_kinds(shape.wh), False)):
+        for kinds, strict in (
+            (_answer_kinds(shape.wh)[:1], True),
+            (_answer_kinds(shape.wh), True),
+            (_answer_kinds(shape.wh), False),
+        ):
             for score, sent in ranked:
                 for span in find_spans(sent):
                     words = normalize_entity(span.text).split()
                     if span.kind not in kinds or not words or set(words) <= qwords:
                         continue
-                    if strict and (span.start <= 1 or len(set(words) & qwords) * 2 > len(words)
-                                   or (shape.wh in ("who", "where") and demonym(span.text) == span.text)):
+                    if strict and (
+                        span.start <= 1
+                        or len(set(words) & qwords) * 2 > len(words)
+                        or (shape.wh in ("who", "where") and demonym(span.text) == span.text)
+                    ):
                         continue
                     return span.text, f"{span.kind} span of a sentence like the question ({score:.2f})"
         return "", "no typed span in the best sentences"
 
     def chat(self, job: str, messages: list[dict[str, str]]) -> tuple[str, LLMCall]:
-        raise NotImplementedError("free-form reasoning (IRCoT, chat) needs a real LLM: set a model in the "
-                                  "sidebar or TRIPLET_LENS_MODEL; the offline reasoner only runs the four jobs")
+        raise NotImplementedError(
+            "free-form reasoning (IRCoT, chat) needs a real LLM: set a model in the "
+            "sidebar or TRIPLET_LENS_MODEL; the offline reasoner only runs the four jobs"
+        )
 
 
 def _fit_to_wh(answer: str, wh: str) -> str:
@@ -357,8 +420,12 @@ def _title_prefix(text: str) -> re.Match | None:
     if not m:
         return None
     head = m.group(1).strip()
-    if not head[:1].isupper() or len(head.split()) > 8 or head.count("(") != head.count(")") \
-            or re.search(r"\b(?:is|was|are|were)\b", head):
+    if (
+        not head[:1].isupper()
+        or len(head.split()) > 8
+        or head.count("(") != head.count(")")
+        or re.search(r"\b(?:is|was|are|were)\b", head)
+    ):
         return None
     return m
 
@@ -374,4 +441,4 @@ def _chunk_title(text: str) -> str:
 
 def _strip_title_prefix(text: str) -> str:
     m = _title_prefix(text)
-    return text[m.end():] if m else text
+    return text[m.end() :] if m else text
