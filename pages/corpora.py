@@ -42,7 +42,7 @@ start_here(corpus)
 
 # a keyed tab set keeps the open tab across reruns (e.g. after an action reports success)
 tabs = st.tabs(["Documents", "Chunks", "Triplets", "Questions", "Graph", "Extraction", "Manage"], key="corpus_tab",
-               on_change="rerun")
+               on_change="ignore")
 with tabs[0], engine_errors("Listing documents"):
     docs = corpus.documents()
     searchable_table(documents_frame(docs), key="docs", search_cols=["title", "source", "doc_id"], label="documents")

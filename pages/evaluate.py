@@ -69,7 +69,7 @@ if summary is not None:
         if not per_q.empty:
             qid = st.selectbox("Drill down into a question", list(per_q["qid"]), key="eval_qid",
                                format_func=lambda i: f"{i}: {per_q.set_index('qid').loc[i, 'question']}")
-            tabs = st.tabs([METHOD_TITLES.get(m, m) for m in recs], key="eval_tab", on_change="rerun")
+            tabs = st.tabs([METHOD_TITLES.get(m, m) for m in recs], key="eval_tab")
             for tab, (m, by_q) in zip(tabs, recs.items()):
                 with tab:
                     rec = by_q.get(qid)
