@@ -38,10 +38,15 @@ def test_add_and_delete_bring_the_index_forward_by_ids(tmp_path, monkeypatch, ki
         return original(self, which, dim, *a, **k)
 
     monkeypatch.setattr(type(c), "_rebuild_index", counting)
+    statements = []
+    c._db.set_trace_callback(statements.append)
     c.add_documents(_docs(5, start=100))
     c.import_triplets(_triplets(c, _docs(5, start=100)))
     c.refresh_indexes()
+    c._db.set_trace_callback(None)
     assert rebuilt == []  # appended, both indexes
+    # only the rows past the index's last id were read, not every id
+    assert not [q for q in statements if q.strip() in ("SELECT rid FROM chunks", "SELECT tid FROM triplets")]
     assert len(c._index("chunks")) == 65 and len(c._index("propositions")) == 65
     hit = c.search_chunks(c.embed(["Town103 lies on river R103. Person103 was born in Town103."]), 1)[0][0][0]
     assert c._db.execute("SELECT doc_id FROM chunks WHERE chunk_id=?", (hit,)).fetchone()[0] == "d103"

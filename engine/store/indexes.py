@@ -92,28 +92,33 @@ class CorpusIndexes(CorpusBase):
 
     def _resync(self, which: str, store) -> tuple[int, int]:
         """Make `store` hold exactly the database's vectors for `which`, by ids: (added, removed)."""
-        # ids only: both scans read a covering index, not the rows with their vectors
-        sql = "SELECT rid FROM chunks" if which == "chunks" else "SELECT tid FROM triplets"
-        want = np.fromiter((r[0] for r in self._db.execute(sql)), np.int64)
-        if which == "propositions":  # less those still waiting for a vector
-            want = np.setdiff1d(
-                want,
-                np.fromiter(
-                    (
-                        r[0]
-                        for r in self._db.execute(
-                            "SELECT tid FROM triplets WHERE vec IS NULL AND tid > ?", (self._vec_floor(),)
-                        )
-                    ),
-                    np.int64,
-                ),
-                assume_unique=True,
-            )
-        have = store.ids()
-        extra = np.setdiff1d(have, want, assume_unique=True)
-        store.remove(extra)
-        missing = np.setdiff1d(want, have, assume_unique=True).tolist()
         table, key = ("chunks", "rid") if which == "chunks" else ("triplets", "tid")
+        have = store.ids()
+        pending = (
+            []
+            if which == "chunks"
+            else [
+                r[0]
+                for r in self._db.execute(
+                    "SELECT tid FROM triplets WHERE vec IS NULL AND tid > ?", (self._vec_floor(),)
+                )
+            ]
+        )
+        # Only appends since `store` was in step (the usual case): the rows past its highest id,
+        # and the row count says nothing else changed (ids are never reused, and no row at or below
+        # that id can still be waiting for a vector). Reads an index count and a range, not every id.
+        top = int(have.max()) if len(have) else -1
+        cond = "1" if which == "chunks" else "vec IS NOT NULL"
+        new = [r[0] for r in self._db.execute(f"SELECT {key} FROM {table} WHERE {key} > ? AND {cond}", (top,))]
+        count = self._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] - len(pending)
+        if count == len(have) + len(new):
+            extra, missing = np.zeros(0, np.int64), new
+        else:  # deletes, or a foreign state: compare every id (covering-index scans, not the vectors)
+            want = np.fromiter((r[0] for r in self._db.execute(f"SELECT {key} FROM {table}")), np.int64)
+            want = np.setdiff1d(want, np.array(pending, np.int64), assume_unique=True)
+            extra = np.setdiff1d(have, want, assume_unique=True)
+            missing = np.setdiff1d(want, have, assume_unique=True).tolist()
+        store.remove(extra)
         for i in range(0, len(missing), 4096):
             part = missing[i : i + 4096]
             rows = self._in_query(f"SELECT {key}, vec FROM {table} WHERE vec IS NOT NULL AND {key} IN ({{}})", part)
