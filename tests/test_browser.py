@@ -312,7 +312,11 @@ def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, tm
     _show_each_graph(b)
     srcdocs = [f["srcdoc"] for f in b.eval(_GRAPH_FRAMES)]
     assert srcdocs and not any("&quot;" in s.split('id="graph-data">', 1)[1] for s in srcdocs if 'id="graph-data">' in s)
+    end = time.monotonic() + 60  # every graph reports its probe once drawn (slow on a busy machine)
     probes = [p for p in _in_graph_frames(b, _PROBE) if p]
+    while time.monotonic() < end and not (probes and all(p["probe"] for p in probes)):
+        b.pump(1)
+        probes = [p for p in _in_graph_frames(b, _PROBE) if p]
     kg = [p for p in probes if any("seed entity" in x for x in p["legend"])]
     assert kg, probes
     for p in probes:  # fitted: every node's box inside its canvas; labels at a readable size

@@ -22,7 +22,7 @@ class MethodInfo:
     cls: str
     baseline: bool  # a reference point, not one of the two methods the product compares
     #: offered on the app's Compare and Evaluate pages and in its Settings (the others are CLI-only:
-    #: standard needs no model difference worth a page, ircot needs a real LLM)
+    #: the rerank baseline needs a cross-encoder or a rerank endpoint, IRCoT a real LLM)
     in_app: bool = True
     needs_model: bool = False  # free-form reasoning: the offline reasoner cannot run it
 
