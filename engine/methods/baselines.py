@@ -22,9 +22,9 @@ import numpy as np
 
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import Result, StepCallback, Usage, register_trace
-from engine.methods.common import format_context
+from engine.methods.common import cached_reranker, format_context
 from engine.reasoners.base import Reasoner
-from engine.rerank import Reranker, is_cosine, make_reranker
+from engine.rerank import Reranker, is_cosine
 from engine.store.protocol import CorpusView
 from engine.types import Chunk
 
@@ -216,9 +216,7 @@ class _Baseline:
         return [cid for cid, _ in ranked]
 
     def _reranker(self, spec: str, corpus: CorpusView) -> Reranker:
-        if spec not in self._rerankers:
-            self._rerankers[spec] = make_reranker(spec, getattr(corpus, "embedder", None))
-        return self._rerankers[spec]
+        return cached_reranker(self._rerankers, spec, corpus)
 
     def summarize(self, result: Result) -> list[str]:
         tr: RetrievalTrace = result.trace

@@ -36,3 +36,13 @@ def clean_call(call: LLMCall) -> LLMCall:
         except (TypeError, ValueError):
             call.parsed = repr(call.parsed)
     return call
+
+
+def cached_reranker(cache: dict[str, Any], spec: str, corpus: Any) -> Any:
+    """The reranker for `spec` (engine.rerank.make_reranker), built once per method instance: a
+    cross-encoder loads its model on first use."""
+    if spec not in cache:
+        from engine.rerank import make_reranker
+
+        cache[spec] = make_reranker(spec, getattr(corpus, "embedder", None))
+    return cache[spec]

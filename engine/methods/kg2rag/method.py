@@ -17,13 +17,13 @@ import numpy as np
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.baselines import bm25_index, rrf
-from engine.methods.common import format_context
+from engine.methods.common import cached_reranker, format_context
 from engine.methods.kg2rag.graph import Tree, expand, spanning_trees, weighted_edges
 from engine.methods.kg2rag.rank import cosine_rank
 from engine.methods.kg2rag.select import fill_from_seeds, select_trees
 from engine.methods.kg2rag.trace import KG2RAGSettings, KG2RAGTrace, SeedChunk
 from engine.reasoners.base import Reasoner
-from engine.rerank import Reranker, is_cosine, make_reranker
+from engine.rerank import Reranker, is_cosine
 from engine.store.protocol import CorpusView
 
 
@@ -254,9 +254,7 @@ class KG2RAG:
         return how + ("; a seed with no triplet: its own similarity" if seeds_alone else "")
 
     def _reranker(self, spec: str, corpus: CorpusView) -> Reranker:
-        if spec not in self._rerankers:
-            self._rerankers[spec] = make_reranker(spec, getattr(corpus, "embedder", None))
-        return self._rerankers[spec]
+        return cached_reranker(self._rerankers, spec, corpus)
 
     # -- CLI -------------------------------------------------------------------------------
 
