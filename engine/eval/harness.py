@@ -43,9 +43,6 @@ from engine.methods.base import Result, Usage, save_result
 from engine.progress import ProgressCallback, no_progress
 from engine.types import Question
 
-#: LLMError kinds after which every further call would fail too.
-FATAL_LLM_KINDS = ("auth", "not_found", "unreachable")
-
 
 @dataclass
 class QuestionRecord:
@@ -185,7 +182,7 @@ def _fatal(exc: BaseException) -> LLMError | None:
     seen = 0
     e: BaseException | None = exc
     while e is not None and seen < 10:
-        if isinstance(e, LLMError) and e.kind in FATAL_LLM_KINDS:
+        if isinstance(e, LLMError) and e.fatal:
             return e
         e = e.__cause__ or e.__context__
         seen += 1
@@ -213,7 +210,7 @@ class _WatchedReasoner:
             try:
                 return value(*args, **kwargs)
             except LLMError as exc:
-                if exc.kind in FATAL_LLM_KINDS and self.fatal is None:
+                if exc.fatal and self.fatal is None:
                     self.fatal = exc
                 raise
 
