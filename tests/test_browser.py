@@ -153,7 +153,7 @@ def test_html_in_documents_and_entities_stays_inert(server, browser, tmp_path):
     b.pump(1)
     assert b.click_tab("Graph")
     b.wait_text("(cap 150 nodes)", timeout=60)
-    data = _wait_graph_data(b, "\\u003cimg src=x onerror=alert(1)\\u003e")  # plain text, JSON-escaped
+    _wait_graph_data(b, "\\u003cimg src=x onerror=alert(1)\\u003e")  # plain text, JSON-escaped
     _assert_graphs_sandboxed(b)
     _assert_inert(b, "the corpus tables and graph")
 
