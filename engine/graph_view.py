@@ -88,8 +88,6 @@ def _totals(corpus, db) -> tuple[int, int]:
 
 def entity_view(corpus, search: str = "", cap: int = 150) -> EntityView:
     """At most `cap` entities of `corpus`'s graph (see the module docstring) and what was left out."""
-    import networkx as nx
-
     if cap < 1:
         raise ValueError("the node cap must be at least 1")
     if not getattr(corpus, "_edges_ready", False):  # a read-only corpus from before the edge table
@@ -100,85 +98,120 @@ def entity_view(corpus, search: str = "", cap: int = 150) -> EntityView:
         db = corpus._db
         total_entities, total_edges = _totals(corpus, db)
         if query:
-            like = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            norm = normalize_entity(search)
-            match_sql = (
-                "SELECT head AS e FROM entity_edges WHERE head LIKE ? ESCAPE '\\' OR head = ? UNION "
-                "SELECT tail FROM entity_edges WHERE tail LIKE ? ESCAPE '\\' OR tail = ?"
-            )
-            args = (like, norm, like, norm)
-            matched = db.execute(f"SELECT COUNT(*) FROM ({match_sql}) WHERE e != ''", args).fetchone()[0]
-            hits = [r[0] for r in db.execute(f"SELECT e FROM ({match_sql}) WHERE e != '' LIMIT ?", (*args, 4 * cap))]
-            deg = _degree(db, hits)
-            seeds = sorted(hits, key=lambda n: (-deg[n], n))
+            seeds, matched = _search_seeds(db, search, query, cap)
         else:
             hubs = _hubs(corpus, db, cap)
             seeds, matched = [h for h, _ in hubs], total_entities
-        chosen: list[str] = list(seeds[:cap]) if query else []
-        seen = set(chosen)
-        for s in seeds:
-            if len(chosen) >= cap:
-                break
-            if not query and s not in seen:  # hubs: each with its neighbourhood
-                seen.add(s)
-                chosen.append(s)
-            nbs = _neighbours(db, s, NEIGHBOURS_READ)
-            deg = _degree(db, [n for n in nbs if n not in seen])
-            for nb in sorted(deg, key=lambda n: (-deg[n], n)):
-                if len(chosen) >= cap:
-                    break
-                seen.add(nb)
-                chosen.append(nb)
-        g = nx.MultiGraph()
-        keep = set(chosen)
-        edges = []
-        for i in range(0, len(chosen), 400):
-            part = chosen[i : i + 400]
-            marks = ",".join("?" * len(part))
-            edges += db.execute(
-                f"SELECT e.tid, e.head, e.tail, t.subject, t.predicate, t.object FROM entity_edges e "
-                f"JOIN triplets t ON t.tid = e.tid WHERE e.head IN ({marks})",
-                part,
-            ).fetchall()
-        edges = [r for r in edges if r[2] in keep]
-        labels: dict[str, str] = {}
-        for _tid, h, t, s, _p, o in edges:
-            labels.setdefault(h, s)
-            labels.setdefault(t, o)
-        for n in chosen:
-            if n not in labels:  # an entity drawn without an edge: its surface form from one triplet
-                row = (
-                    db.execute(
-                        "SELECT t.subject FROM entity_edges e JOIN triplets t ON t.tid = e.tid "
-                        "WHERE e.head = ? LIMIT 1",
-                        (n,),
-                    ).fetchone()
-                    or db.execute(
-                        "SELECT t.object FROM entity_edges e JOIN triplets t ON t.tid = e.tid WHERE e.tail = ? LIMIT 1",
-                        (n,),
-                    ).fetchone()
-                )
-                labels[n] = row[0] if row else n
-            g.add_node(n, label=labels[n])
-        tids = [r[0] for r in edges]
-        sources: dict[int, list[str]] = {}
-        for i in range(0, len(tids), 400):
-            part = tids[i : i + 400]
-            for tid, cid in db.execute(
-                f"SELECT tid, chunk_id FROM triplet_sources WHERE tid IN ({','.join('?' * len(part))})", part
-            ):
-                sources.setdefault(tid, []).append(cid)
-        for tid, h, t, s, p, o in edges:
-            g.add_edge(
-                h,
-                t,
-                key=tid,
-                subject=s,
-                predicate=p,
-                object=o,
-                triplet_id=tid,
-                chunk_ids=tuple(sorted(sources.get(tid, ()))),
-            )
+        chosen = _choose(db, seeds, bool(query), cap)
+        edges = _edges_among(db, chosen)
+        g = _graph(chosen, _labels(db, chosen, edges), edges, _sources(db, [r[0] for r in edges]))
     return EntityView(
         g, matched, total_entities, total_edges, total_entities - g.number_of_nodes(), total_edges - g.number_of_edges()
     )
+
+
+def _search_seeds(db, search: str, query: str, cap: int) -> tuple[list[str], int]:
+    """Entities whose name holds `query` (or normalizes to `search`), best-connected first, and
+    how many match in all."""
+    like = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    norm = normalize_entity(search)
+    match_sql = (
+        "SELECT head AS e FROM entity_edges WHERE head LIKE ? ESCAPE '\\' OR head = ? UNION "
+        "SELECT tail FROM entity_edges WHERE tail LIKE ? ESCAPE '\\' OR tail = ?"
+    )
+    args = (like, norm, like, norm)
+    matched = db.execute(f"SELECT COUNT(*) FROM ({match_sql}) WHERE e != ''", args).fetchone()[0]
+    hits = [r[0] for r in db.execute(f"SELECT e FROM ({match_sql}) WHERE e != '' LIMIT ?", (*args, 4 * cap))]
+    deg = _degree(db, hits)
+    return sorted(hits, key=lambda n: (-deg[n], n)), matched
+
+
+def _choose(db, seeds: list[str], searched: bool, cap: int) -> list[str]:
+    """At most `cap` entities: the search hits first, then their neighbours; without a search,
+    each hub followed by its best-connected neighbours."""
+    chosen: list[str] = list(seeds[:cap]) if searched else []
+    seen = set(chosen)
+    for s in seeds:
+        if len(chosen) >= cap:
+            break
+        if not searched and s not in seen:  # hubs: each with its neighbourhood
+            seen.add(s)
+            chosen.append(s)
+        nbs = _neighbours(db, s, NEIGHBOURS_READ)
+        deg = _degree(db, [n for n in nbs if n not in seen])
+        for nb in sorted(deg, key=lambda n: (-deg[n], n)):
+            if len(chosen) >= cap:
+                break
+            seen.add(nb)
+            chosen.append(nb)
+    return chosen
+
+
+def _edges_among(db, chosen: list[str]) -> list[tuple]:
+    """(tid, head, tail, subject, predicate, object) of the triplet edges between chosen entities."""
+    keep = set(chosen)
+    edges = []
+    for i in range(0, len(chosen), 400):
+        part = chosen[i : i + 400]
+        marks = ",".join("?" * len(part))
+        edges += db.execute(
+            f"SELECT e.tid, e.head, e.tail, t.subject, t.predicate, t.object FROM entity_edges e "
+            f"JOIN triplets t ON t.tid = e.tid WHERE e.head IN ({marks})",
+            part,
+        ).fetchall()
+    return [r for r in edges if r[2] in keep]
+
+
+def _labels(db, chosen: list[str], edges: list[tuple]) -> dict[str, str]:
+    """Each chosen entity's surface form, as a triplet writes it (not its normalized key)."""
+    labels: dict[str, str] = {}
+    for _tid, h, t, s, _p, o in edges:
+        labels.setdefault(h, s)
+        labels.setdefault(t, o)
+    for n in chosen:
+        if n not in labels:  # an entity drawn without an edge: its surface form from one triplet
+            row = (
+                db.execute(
+                    "SELECT t.subject FROM entity_edges e JOIN triplets t ON t.tid = e.tid WHERE e.head = ? LIMIT 1",
+                    (n,),
+                ).fetchone()
+                or db.execute(
+                    "SELECT t.object FROM entity_edges e JOIN triplets t ON t.tid = e.tid WHERE e.tail = ? LIMIT 1",
+                    (n,),
+                ).fetchone()
+            )
+            labels[n] = row[0] if row else n
+    return labels
+
+
+def _sources(db, tids: list[int]) -> dict[int, list[str]]:
+    """The chunks stating each triplet."""
+    sources: dict[int, list[str]] = {}
+    for i in range(0, len(tids), 400):
+        part = tids[i : i + 400]
+        for tid, cid in db.execute(
+            f"SELECT tid, chunk_id FROM triplet_sources WHERE tid IN ({','.join('?' * len(part))})", part
+        ):
+            sources.setdefault(tid, []).append(cid)
+    return sources
+
+
+def _graph(chosen: list[str], labels: dict[str, str], edges: list[tuple], sources: dict[int, list[str]]) -> Any:
+    """The view as a networkx MultiGraph with `entity_graph()`'s node and edge attributes."""
+    import networkx as nx
+
+    g = nx.MultiGraph()
+    for n in chosen:
+        g.add_node(n, label=labels[n])
+    for tid, h, t, s, p, o in edges:
+        g.add_edge(
+            h,
+            t,
+            key=tid,
+            subject=s,
+            predicate=p,
+            object=o,
+            triplet_id=tid,
+            chunk_ids=tuple(sorted(sources.get(tid, ()))),
+        )
+    return g

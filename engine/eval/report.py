@@ -133,81 +133,102 @@ def summarize_stream(
     """The method's summary from its records streamed one at a time ((question, record) pairs,
     one per question, in any order: e.g. read from the jsonl on disk), holding sums and counts,
     not the records. Selected questions that never come count as missing."""
-    position = {q.qid: i for i, q in enumerate(selected)}
-    types = sorted({q.qtype for q in selected if q.qtype})
-    by_unit = {u: _Average(u) for u in (PARAGRAPH, SENTENCE)}
-    by_type = {t: _Average(unit) for t in types} if len(types) > 1 else {}
-    seen: set[str] = set()
-    use = {"n": 0, "calls": 0.0, "cached": 0.0, "prompt": 0.0, "completion": 0.0, "engine": 0.0, "llm": 0.0}
-    cost: float | None = 0.0
-    failures: dict[str, int] = {label: 0 for label in LABELS} if name == "t2rag" else {}
-    n_errors = 0
-    first_error: tuple[int, str] | None = None
+    tally = _Tally(name, selected, unit)
 
     def losses():
-        nonlocal cost, n_errors, first_error
         for q, r in records:
-            seen.add(q.qid)
-            for avg in by_unit.values():
-                avg.add(r.metrics)
-            if q.qtype in by_type:
-                by_type[q.qtype].add(r.metrics)
-            u = r.usage
-            if u is not None:
-                use["n"] += 1
-                for key, attr in (
-                    ("calls", "calls"),
-                    ("cached", "cached_calls"),
-                    ("prompt", "prompt_tokens"),
-                    ("completion", "completion_tokens"),
-                    ("engine", "engine_time"),
-                    ("llm", "llm_time"),
-                ):
-                    use[key] += getattr(u, attr)
-                cost = None if (cost is None or u.cost is None) else cost + u.cost
-            if name == "t2rag":
-                failures[r.failure or ERROR] = failures.get(r.failure or ERROR, 0) + 1
-            if r.error and r.failure == ERROR:
-                n_errors += 1
-                pos = position.get(q.qid, len(position))
-                if first_error is None or pos < first_error[0]:  # the first in question order
-                    first_error = (pos, f"{r.qid}: {r.error}")
+            tally.add(q, r)
             loss = getattr(r, "recall_loss", None)
             if loss is not None and getattr(loss, "unit", unit) == unit:
                 yield loss
 
     recall = summarize_recall_loss(name, losses(), unit)
-    for q in selected:  # questions without a record count 0 in the answer and retrieval averages
-        if q.qid not in seen:
-            for avg in by_unit.values():
-                avg.add(None)
-            if q.qtype in by_type:
-                by_type[q.qtype].add(None)
-    n = use["n"]
-    mean = lambda key: use[key] / n if n else 0.0  # noqa: E731
-    units = {u: a.result() for u, a in by_unit.items()}
-    return MethodSummary(
-        method=name,
-        n_questions=len(selected),
-        n_done=len(seen),
-        n_errors=n_errors,
-        answer=units[unit],
-        retrieval_unit=unit,
-        by_unit=units,
-        k=k,
-        calls_per_q=mean("calls"),
-        cached_calls_per_q=mean("cached"),
-        prompt_tokens_per_q=mean("prompt"),
-        completion_tokens_per_q=mean("completion"),
-        cost_total=cost,
-        cost_per_q=(cost / n if cost is not None and n else (None if cost is None else 0.0)),
-        engine_time_per_q=mean("engine"),
-        llm_time_per_q=mean("llm"),
-        failures=failures,
-        by_qtype={t: a.result() for t, a in by_type.items()},
-        recall_loss=recall,
-        first_error=first_error[1] if first_error else "",
-    )
+    tally.add_missing(selected)
+    return tally.summary(selected, k, recall)
+
+
+#: usage sums kept per method -> the `Usage` field each adds up
+_USAGE_FIELDS = (
+    ("calls", "calls"),
+    ("cached", "cached_calls"),
+    ("prompt", "prompt_tokens"),
+    ("completion", "completion_tokens"),
+    ("engine", "engine_time"),
+    ("llm", "llm_time"),
+)
+
+
+class _Tally:
+    """Sums and counts of one method's records, fed one record at a time (never all held)."""
+
+    def __init__(self, name: str, selected: list[Question], unit: str):
+        self.name, self.unit = name, unit
+        self.position = {q.qid: i for i, q in enumerate(selected)}
+        types = sorted({q.qtype for q in selected if q.qtype})
+        self.by_unit = {u: _Average(u) for u in (PARAGRAPH, SENTENCE)}
+        self.by_type = {t: _Average(unit) for t in types} if len(types) > 1 else {}
+        self.seen: set[str] = set()
+        self.use: dict[str, float] = {"n": 0, **{key: 0.0 for key, _ in _USAGE_FIELDS}}
+        self.cost: float | None = 0.0
+        self.failures: dict[str, int] = {label: 0 for label in LABELS} if name == "t2rag" else {}
+        self.n_errors = 0
+        self.first_error: tuple[int, str] | None = None
+
+    def add(self, q: Question, r: Any) -> None:
+        self.seen.add(q.qid)
+        for avg in self.by_unit.values():
+            avg.add(r.metrics)
+        if q.qtype in self.by_type:
+            self.by_type[q.qtype].add(r.metrics)
+        u = r.usage
+        if u is not None:
+            self.use["n"] += 1
+            for key, attr in _USAGE_FIELDS:
+                self.use[key] += getattr(u, attr)
+            self.cost = None if (self.cost is None or u.cost is None) else self.cost + u.cost
+        if self.name == "t2rag":
+            self.failures[r.failure or ERROR] = self.failures.get(r.failure or ERROR, 0) + 1
+        if r.error and r.failure == ERROR:
+            self.n_errors += 1
+            pos = self.position.get(q.qid, len(self.position))
+            if self.first_error is None or pos < self.first_error[0]:  # the first in question order
+                self.first_error = (pos, f"{r.qid}: {r.error}")
+
+    def add_missing(self, selected: list[Question]) -> None:
+        """Questions without a record count 0 in the answer and retrieval averages."""
+        for q in selected:
+            if q.qid not in self.seen:
+                for avg in self.by_unit.values():
+                    avg.add(None)
+                if q.qtype in self.by_type:
+                    self.by_type[q.qtype].add(None)
+
+    def summary(self, selected: list[Question], k: int, recall: RecallLossSummary) -> MethodSummary:
+        n, cost = self.use["n"], self.cost
+        mean = lambda key: self.use[key] / n if n else 0.0  # noqa: E731
+        units = {u: a.result() for u, a in self.by_unit.items()}
+        return MethodSummary(
+            method=self.name,
+            n_questions=len(selected),
+            n_done=len(self.seen),
+            n_errors=self.n_errors,
+            answer=units[self.unit],
+            retrieval_unit=self.unit,
+            by_unit=units,
+            k=k,
+            calls_per_q=mean("calls"),
+            cached_calls_per_q=mean("cached"),
+            prompt_tokens_per_q=mean("prompt"),
+            completion_tokens_per_q=mean("completion"),
+            cost_total=cost,
+            cost_per_q=(cost / n if cost is not None and n else (None if cost is None else 0.0)),
+            engine_time_per_q=mean("engine"),
+            llm_time_per_q=mean("llm"),
+            failures=self.failures,
+            by_qtype={t: a.result() for t, a in self.by_type.items()},
+            recall_loss=recall,
+            first_error=self.first_error[1] if self.first_error else "",
+        )
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:

@@ -211,8 +211,6 @@ def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], se
         raise ValueError(f"record {i} has no question text")
     qid = _s(rec.get("_id")) or _s(rec.get("id")) or _s(rec.get("qid")) or _s(rec.get("question_id")) or f"{source}:{i}"
     name = _dataset_name(rec, qid)
-    docs: list[Document] = []
-    titles: set[str] = set()
     title_only: list[str] = []
     support: list[str] = []
     support_docs: list[str] = []
@@ -220,28 +218,9 @@ def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], se
     if isinstance(paras, list) and isinstance(rec.get("pinned_contexts"), list):
         paras = rec["pinned_contexts"] + paras  # IRCoT's IIRC: the passage the question is asked on
     if isinstance(paras, list):  # MuSiQue paragraphs, IRCoT contexts
-        kind = name if name != "qa" else "musique"
-        for p in paras:
-            if not isinstance(p, dict):
-                continue
-            title = _s(p.get("title"))
-            doc = _text_doc(title, _s(p.get("paragraph_text")) or _s(p.get("text")), kind, source)
-            gold = p.get("is_supporting") is True
-            if gold and title and title not in support:
-                support.append(title)
-            if doc:
-                docs.append(doc)
-                titles.add(doc.title)
-                if gold and doc.doc_id not in support_docs:
-                    support_docs.append(doc.doc_id)
+        docs, support, support_docs = _paragraph_docs(paras, name if name != "qa" else "musique", source)
     else:
-        for title, sents in _context(rec):
-            doc = _sentence_doc(title, sents, name if name != "qa" else "hotpotqa", source)
-            if doc:
-                docs.append(doc)
-                titles.add(doc.title)
-            elif title and not any(isinstance(s, str) and s.strip() for s in sents):
-                title_only.append(title)
+        docs, title_only = _context_docs(rec, name if name != "qa" else "hotpotqa", source)
     facts = _supporting_facts(rec)
     for t, _ in facts:
         if t not in support:
@@ -250,17 +229,13 @@ def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], se
         # the record names its paragraphs by title only and gives no other gold: those titles are
         # the gold, matched to the corpus's passages by title (a warning counts the unmatched ones)
         support = list(dict.fromkeys(title_only))
-    qtype = _s(rec.get("type"))
-    if not qtype and name == "musique":
-        m = _HOP.match(qid)
-        qtype = m.group(1) if m else ""
     # MuSiQue's SupportMetric scores paragraphs (by `idx`), the others' scripts titles: the gold
     # paragraphs' documents stand for their idx (distinct within a question)
     q = Question(
         qid,
         question,
         _answers(rec),
-        qtype,
+        _qtype(rec, name, qid),
         facts,
         tuple(support),
         name,
@@ -268,7 +243,49 @@ def _record(rec: Any, i: int, source: str) -> tuple[Question, list[Document], se
         answerable=rec.get("answerable") is not False,
         evidence=_evidence(rec),
     )
-    return q, docs, titles | set(support), set(title_only)
+    return q, docs, {d.title for d in docs} | set(support), set(title_only)
+
+
+def _paragraph_docs(paras: list, kind: str, source: str) -> tuple[list[Document], list[str], list[str]]:
+    """MuSiQue / IRCoT paragraphs -> (documents, supporting titles, supporting documents' ids)."""
+    docs: list[Document] = []
+    support: list[str] = []
+    support_docs: list[str] = []
+    for p in paras:
+        if not isinstance(p, dict):
+            continue
+        title = _s(p.get("title"))
+        doc = _text_doc(title, _s(p.get("paragraph_text")) or _s(p.get("text")), kind, source)
+        gold = p.get("is_supporting") is True
+        if gold and title and title not in support:
+            support.append(title)
+        if doc:
+            docs.append(doc)
+            if gold and doc.doc_id not in support_docs:
+                support_docs.append(doc.doc_id)
+    return docs, support, support_docs
+
+
+def _context_docs(rec: dict, kind: str, source: str) -> tuple[list[Document], list[str]]:
+    """HotpotQA-style `[title, sentences]` contexts -> (documents, titles given without text)."""
+    docs: list[Document] = []
+    title_only: list[str] = []
+    for title, sents in _context(rec):
+        doc = _sentence_doc(title, sents, kind, source)
+        if doc:
+            docs.append(doc)
+        elif title and not any(isinstance(s, str) and s.strip() for s in sents):
+            title_only.append(title)
+    return docs, title_only
+
+
+def _qtype(rec: dict, name: str, qid: str) -> str:
+    """The record's question type; MuSiQue writes its hop count into the id ("2hop__...")."""
+    qtype = _s(rec.get("type"))
+    if not qtype and name == "musique":
+        m = _HOP.match(qid)
+        qtype = m.group(1) if m else ""
+    return qtype
 
 
 def _records_to_file(records: list[Any], source: str, limit: int | None) -> DatasetFile:

@@ -103,28 +103,44 @@ class LiteLLMClient:
             **{k: v for k, v in self.extra_params.items() if "key" not in k.lower()},
         }
         key = cache_key(self.model, self.api_base, messages, params)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                # Token counts are kept so a method's size does not depend on a warm cache; the
-                # bill (cost) is zero and usage trackers skip cached calls.
-                return Completion(
-                    text=hit.text,
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            # Token counts are kept so a method's size does not depend on a warm cache; the
+            # bill (cost) is zero and usage trackers skip cached calls.
+            return Completion(
+                text=hit.text,
+                model=self.model,
+                prompt_tokens=hit.prompt_tokens,
+                completion_tokens=hit.completion_tokens,
+                cost=0.0,
+                latency=0.0,
+                cached=True,
+                attempts=0,
+            )
+        reply = self._with_retries(messages, temperature, max_tokens, json_mode)
+        if self.cache is not None and reply.text.strip():
+            self.cache.put(
+                key,
+                CachedResponse(
+                    text=reply.text,
                     model=self.model,
-                    prompt_tokens=hit.prompt_tokens,
-                    completion_tokens=hit.completion_tokens,
-                    cost=0.0,
-                    latency=0.0,
-                    cached=True,
-                    attempts=0,
-                )
+                    prompt_tokens=reply.prompt_tokens,
+                    completion_tokens=reply.completion_tokens,
+                ),
+            )
+        return reply
 
+    def _with_retries(
+        self, messages: list[dict[str, str]], temperature: float, max_tokens: int | None, json_mode: bool
+    ) -> Completion:
+        """The provider's reply after the retries the class docstring lists; every answered
+        attempt is billed, so tokens and cost add up over the attempts."""
         prompt_tokens = completion_tokens = 0
         cost: float | None = 0.0
         latency = 0.0
         budget = max_tokens
         bumped = False
-        text, finish = "", ""
+        text = ""
         attempt = 0
         while True:
             attempt += 1
@@ -152,14 +168,6 @@ class LiteLLMClient:
                 budget, bumped = budget * 2, True
                 continue
             break
-
-        if self.cache is not None and text.strip():
-            self.cache.put(
-                key,
-                CachedResponse(
-                    text=text, model=self.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
-                ),
-            )
         return Completion(
             text=text,
             model=self.model,
@@ -250,69 +258,87 @@ class LiteLLMClient:
         return float(value) if value is not None else None
 
     def _classify(self, exc: Exception, attempt: int) -> LLMError:
-        litellm = import_litellm()
-        ex = litellm.exceptions
+        """The provider's exception as an `LLMError`: its kind, whether a retry may help, and a
+        message naming the provider and what to check (the key scrubbed out)."""
         provider = provider_of(self.model)
         where = (
             f"{provider} model {self.model!r}" if "/" in self.model else f"model {self.model!r} (no provider prefix)"
         ) + (f" at {self.api_base}" if self.api_base else "")
         detail = " ".join(f"{type(exc).__name__}: {str(exc)[:400]}".split())  # one line for logs and the CLI
         detail = scrub(detail, (self._api_key or "",) + _env_secrets())
-        low = str(exc).lower()
-        tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
+        case = _case_of(exc, import_litellm().exceptions)
+        kind, retryable, template = _CASES[case]
+        what = template.format(
+            provider=provider.upper(),
+            timeout=self.timeout,
+            tries=f"after {attempt} attempt{'s' if attempt > 1 else ''}",
+            target=self.api_base or f"the {provider} API",
+        )
+        return LLMError(f"{where}: {what} [{detail}]", kind=kind, retryable=retryable)
 
-        if isinstance(exc, (ex.AuthenticationError, ex.PermissionDeniedError)):
-            return LLMError(
-                f"{where}: authentication failed. Check the API key (entered, or the provider's "
-                f"environment variable such as {provider.upper()}_API_KEY). [{detail}]",
-                kind="auth",
-            )
-        if (
-            "llm provider not provided" in low
-            or isinstance(exc, ex.NotFoundError)
-            or ("model" in low and "not found" in low)
-        ):
-            return LLMError(
-                f"{where}: unknown model or provider. Check the model string: it needs a provider "
-                f"prefix such as openai/, anthropic/, gemini/, azure/, ollama/ or hosted_vllm/, and a "
-                f"model name the provider serves. [{detail}]",
-                kind="not_found",
-            )
-        if isinstance(exc, ex.Timeout):
-            return LLMError(
-                f"{where}: no reply within {self.timeout:g}s {tries}. [{detail}]", kind="timeout", retryable=True
-            )
-        if isinstance(exc, ex.RateLimitError):
-            return LLMError(
-                f"{where}: rate limited {tries}. Lower the concurrency or wait. [{detail}]",
-                kind="rate_limit",
-                retryable=True,
-            )
-        if (
-            "connection error" in low
-            or "connection refused" in low
-            or isinstance(exc, ex.APIConnectionError)
-            and ("connect" in low)
-        ):
-            target = self.api_base or f"the {provider} API"
-            return LLMError(
-                f"{where}: server unreachable {tries}. Check that {target} is running and reachable "
-                f"from this machine. [{detail}]",
-                kind="unreachable",
-                retryable=True,
-            )
-        if isinstance(exc, ex.ContextWindowExceededError):
-            return LLMError(
-                f"{where}: the prompt is longer than the model's context window. [{detail}]", kind="bad_request"
-            )
-        status = getattr(exc, "status_code", None)
-        if isinstance(
-            exc, (ex.InternalServerError, ex.ServiceUnavailableError, ex.BadGatewayError, ex.APIConnectionError)
-        ) or (isinstance(status, int) and status >= 500):
-            return LLMError(f"{where}: provider error {tries}. [{detail}]", kind="server", retryable=True)
-        if isinstance(exc, ex.BadRequestError):
-            return LLMError(f"{where}: the provider rejected the request. [{detail}]", kind="bad_request")
-        return LLMError(f"{where}: call failed. [{detail}]", kind="error")
+
+#: case -> (LLMError kind, retryable, message after "<provider model>: "), in `_case_of`'s order
+_CASES: dict[str, tuple[str, bool, str]] = {
+    "auth": (
+        "auth",
+        False,
+        "authentication failed. Check the API key (entered, or the provider's environment variable such as "
+        "{provider}_API_KEY).",
+    ),
+    "not_found": (
+        "not_found",
+        False,
+        "unknown model or provider. Check the model string: it needs a provider prefix such as openai/, "
+        "anthropic/, gemini/, azure/, ollama/ or hosted_vllm/, and a model name the provider serves.",
+    ),
+    "timeout": ("timeout", True, "no reply within {timeout:g}s {tries}."),
+    "rate_limit": ("rate_limit", True, "rate limited {tries}. Lower the concurrency or wait."),
+    "unreachable": (
+        "unreachable",
+        True,
+        "server unreachable {tries}. Check that {target} is running and reachable from this machine.",
+    ),
+    "context_window": ("bad_request", False, "the prompt is longer than the model's context window."),
+    "server": ("server", True, "provider error {tries}."),
+    "bad_request": ("bad_request", False, "the provider rejected the request."),
+    "error": ("error", False, "call failed."),
+}
+
+
+def _case_of(exc: Exception, ex: Any) -> str:
+    """Which of `_CASES` a provider exception is (`ex`: litellm.exceptions); the first test that
+    matches wins, so the order matters (an APIConnectionError that cannot connect is "unreachable",
+    any other one a server error)."""
+    low = str(exc).lower()
+    if isinstance(exc, (ex.AuthenticationError, ex.PermissionDeniedError)):
+        return "auth"
+    if (
+        "llm provider not provided" in low
+        or isinstance(exc, ex.NotFoundError)
+        or ("model" in low and "not found" in low)
+    ):
+        return "not_found"
+    if isinstance(exc, ex.Timeout):
+        return "timeout"
+    if isinstance(exc, ex.RateLimitError):
+        return "rate_limit"
+    if (
+        "connection error" in low
+        or "connection refused" in low
+        or isinstance(exc, ex.APIConnectionError)
+        and ("connect" in low)
+    ):
+        return "unreachable"
+    if isinstance(exc, ex.ContextWindowExceededError):
+        return "context_window"
+    status = getattr(exc, "status_code", None)
+    if isinstance(
+        exc, (ex.InternalServerError, ex.ServiceUnavailableError, ex.BadGatewayError, ex.APIConnectionError)
+    ) or (isinstance(status, int) and status >= 500):
+        return "server"
+    if isinstance(exc, ex.BadRequestError):
+        return "bad_request"
+    return "error"
 
 
 def _unpack(resp) -> tuple[str, str, int, int]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.reasoners.offline.patterns import MONTHS, NUMBER_RE, STOPWORDS, YEAR_RE, find_spans
+from engine.reasoners.offline.spans import MONTHS, NUMBER_RE, STOPWORDS, YEAR_RE, find_spans
 from engine.textnorm import normalize_entity
 
 #: Question relations -> how paragraphs state them. The embedding alone rates "performer" vs

@@ -1,0 +1,142 @@
+"""Values out of evidence for the offline reasoner: the facts (rule triplets) a chunk, a proposition
+or a context paragraph states, and the best value of a relation for an entity among them."""
+
+from __future__ import annotations
+
+import re
+
+from engine.reasoners.base import Evidence, source_label
+from engine.reasoners.offline.match import (
+    DATE_RELATIONS,
+    NATIONALITY,
+    Fact,
+    RelationScorer,
+    demonym,
+    entity_score,
+    parse_date,
+    relation_key,
+    split_proposition,
+)
+from engine.reasoners.offline.rules import extract_triplets
+from engine.reasoners.offline.spans import find_spans
+
+#: Relation words asking for a place rather than a date ("place of death", "birthplace").
+PLACE_WORDS = {
+    "place",
+    "birthplace",
+    "location",
+    "city",
+    "country",
+    "state",
+    "where",
+    "hometown",
+    "town",
+    "village",
+    "county",
+    "region",
+    "province",
+}
+#: A binding needs entity match x relation similarity at least this high (see tests for examples).
+BIND_THRESHOLD = 0.45
+
+
+def evidence_facts(evidence: Evidence, entities: list[str]) -> list[Fact]:
+    """Triplets from the evidence: re-extracted from chunk texts, and propositions split around
+    the entities the open triplets name."""
+    facts: list[Fact] = []
+    # a fact's source is the label the evidence has in the solve prompt (C2, P3): the binding's source
+    for i, (_cid, text) in enumerate(evidence.chunks):
+        title = chunk_title(text)
+        for s, p, o in extract_triplets(title, strip_title_prefix(text)):
+            facts.append(Fact(s, p, o, source_label("C", i)))
+    for i, prop in enumerate(evidence.propositions):
+        for ent in entities:
+            parts = split_proposition(prop, ent)
+            if parts:
+                facts.append(Fact(*parts, source_label("P", i)))
+    return facts
+
+
+def best_value(
+    scorer: RelationScorer, entity: str, relation: str, facts: list[Fact], forward: bool, placeholder: str = ""
+) -> tuple[str, str, float]:
+    """The value of `relation` for `entity` (forward: entity is the subject) with its source. A named
+    placeholder types the value: `?city` wants a place, `?year` a date ("born in" alone is either)."""
+    rel_key = relation_key(relation)
+    cands = [(f, entity_score(entity, f.subject if forward else f.object)) for f in facts]
+    cands = [(f, e) for f, e in cands if e > 0]
+    if not cands:
+        return "", "", 0.0
+    if rel_key in NATIONALITY:
+        # the nationality sits in a copula object: "is an English-American film director"
+        best = ("", "", 0.0)
+        for f, e in cands:
+            if not forward:
+                continue
+            d = (
+                f.object
+                if relation_key(f.predicate) in NATIONALITY
+                else demonym(f.object)
+                if f.predicate in ("is", "was", "are", "were")
+                else ""
+            )
+            if d and e > best[2]:
+                best = (d, f.source, e)
+        return best
+    sims = scorer.score(relation, [f.predicate for f, _ in cands])
+    # "born" / "died" / "formed" want a date, "place of death" a place: "born in London" is
+    # not a birth date, and a comparison of dates must not be handed a city
+    noun = placeholder.lstrip("?").lower()
+    wants_place = bool(PLACE_WORDS & (set(relation.lower().split()) | {noun}))
+    wants_date = (rel_key in DATE_RELATIONS or noun in ("year", "date")) and not wants_place
+    best = ("", "", 0.0)
+    for (f, e), sim in zip(cands, sims):
+        value = f.object if forward else f.subject
+        if forward and ((wants_date and not parse_date(value)) or (wants_place and find_spans(value, ("date",)))):
+            continue
+        score = e * sim
+        if score > best[2] and entity_score(entity, value) < 0.9:
+            best = (value, f.source, score)
+    return best
+
+
+def context_triplets(context: str) -> list[tuple[str, str, str]]:
+    """Rule triplets of the context paragraphs (blank-line separated, each under its title)."""
+    if not context.strip():
+        return []
+    out: list[tuple[str, str, str]] = []
+    for para in re.split(r"\n\s*\n", context):
+        para = para.strip()
+        if para:
+            out.extend(extract_triplets(chunk_title(para), strip_title_prefix(para)))
+    return out
+
+
+def _title_prefix(text: str) -> re.Match | None:
+    """A "Title: sentence" (sentence chunks) or "Title\\ntext" (paragraphs) prefix, if there is one."""
+    m = re.match(r"([^\n:]{2,80})(?::\s|\n)", text)
+    if not m:
+        return None
+    head = m.group(1).strip()
+    if (
+        not head[:1].isupper()
+        or len(head.split()) > 8
+        or head.count("(") != head.count(")")
+        or re.search(r"\b(?:is|was|are|were)\b", head)
+    ):
+        return None
+    return m
+
+
+def chunk_title(text: str) -> str:
+    """The chunk's topic: its title prefix, else the first name of its first sentence."""
+    m = _title_prefix(text)
+    if m:
+        return m.group(1).strip()
+    spans = find_spans(text[:200], ("quote", "name"))
+    return spans[0].text if spans else ""
+
+
+def strip_title_prefix(text: str) -> str:
+    m = _title_prefix(text)
+    return text[m.end() :] if m else text
