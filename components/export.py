@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from components.runs import Run
+from engine.runs import Run
 from components.safe import csp_meta, esc, json_for_script
 from components.steps import METHOD_TITLES, result_steps, usage_lines
 

@@ -4,6 +4,8 @@ the rules a shared deployment needs, enforced here rather than in the pages that
     session = SessionConfig.from_app(AppSettings.from_env())
     session.set_model("openai/gpt-4o-mini", api_key=typed)   # ConfigLocked in demo mode
     result = session.answer("t2rag", "Who ...?", corpus)     # budget checked and recorded
+    path = session.save_run(corpus, Run(result.question, [result]))   # ConfigLocked in demo mode
+    run = session.load_run(path)                             # engine.runs: no LLM needed
 
 * **Demo mode is read-only for configuration**: model, API base, key and method settings are
   fixed by the operator (`TRIPLET_LENS_MODEL`, `TRIPLET_LENS_API_BASE`); every setter raises
@@ -116,6 +118,30 @@ class SessionConfig:
     def reset_method_settings(self, method: str) -> None:
         self._unlocked("method settings")
         self.method_overrides.pop(method, None)
+
+    # --- saved runs (engine.runs) ----------------------------------------------------------------
+
+    def save_run(self, corpus, run) -> Path:
+        """Write `run` under `<corpus>/runs/`. A demo visitor writes nothing to the server (the
+        trace and HTML downloads stay open to them)."""
+        if self.demo:
+            raise ConfigLocked("this is a read-only demo: runs are not saved on the server (download the trace)")
+        from engine.runs import save_run
+
+        return save_run(corpus, run)
+
+    @staticmethod
+    def load_run(path: Path | str):
+        """A saved run or uploaded trace file, back as an `engine.runs.Run`."""
+        from engine.runs import load_run
+
+        return load_run(Path(path))
+
+    @staticmethod
+    def list_runs(corpus) -> list[Path]:
+        from engine.runs import list_runs
+
+        return list_runs(corpus)
 
     # --- running --------------------------------------------------------------------------------
 

@@ -275,7 +275,7 @@ def test_demo_mode_disables_writes_and_key_entry(app_workspace, monkeypatch):
 
 
 def test_saved_comparison_json_round_trips_through_the_run_format(app):
-    from components.runs import run_from_json, run_to_json
+    from engine.runs import run_from_json, run_to_json
 
     at = _goto(app, "compare")
     at.button(key="cmp_go").click().run()
@@ -300,7 +300,7 @@ def _use_loopback_model(at: AppTest, base_url: str, key: str, refused: bool = Fa
 
 def test_a_model_behind_a_provider_is_used_with_the_key_which_never_reaches_disk(app, app_workspace, loopback_llm):
     from components.export import export_html
-    from components.runs import run_to_json
+    from engine.runs import run_to_json
 
     key = "sk-app-SECRET-123456"
     at = _use_loopback_model(app, loopback_llm.base_url, key)

@@ -179,7 +179,7 @@ def test_html_in_documents_and_entities_stays_inert(server, browser, tmp_path):
 
 def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, embedder):
     from components.export import export_html
-    from components.runs import Run
+    from engine.runs import Run
     from engine.reasoners import make_reasoner
     from engine.methods import build_method
     from engine.store import Workspace
