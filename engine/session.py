@@ -190,3 +190,19 @@ class SessionConfig:
             )
         self.record([result])
         return result
+
+    def rerun(self, result, corpus, changes: dict[str, Any], on_step=None, reasoner=None):
+        """A what-if (engine.whatif): `result` again with `changes` to its settings; recorded replies
+        are replayed where the prompt is unchanged, the rest go to this session's reasoner, inside its
+        budget and deadline as any question. In demo mode only the what-if knobs (k, rounds, hops,
+        within bounds) may change: the model, endpoint and key stay the operator's."""
+        from engine.limits import check_question
+        from engine.llm.deadline import within
+        from engine.whatif import rerun
+
+        check_question(result.question)
+        self.begin()
+        with within(self.question_deadline, "question"):
+            new, diff = rerun(result, corpus, changes, reasoner or self.reasoner(corpus), on_step, knobs_only=self.demo)
+        self.record([new])
+        return new, diff
