@@ -38,8 +38,10 @@ _DEFAULTS: dict[str, Any] = {
     "session": None,         # engine.session.SessionConfig: model, endpoint, key, method settings
     "ask_result": None,      # engine.runs.Run of the last T2RAG run (or a reopened trace)
     "ask_round": 0,
+    "ask_whatif": None,      # the last what-if on the Ask page: {"base": Result, "new": Result, "diff": RunDiff}
     "kg_result": None,       # engine.runs.Run of the last KG2RAG run
     "kg_step": 0,
+    "kg_whatif": None,       # the same on the KG2RAG page
     "compare": None,         # engine.runs.Run with several results
     "cmp_step_t2rag": 0,     # one stepper per method on the Compare page
     "cmp_step_kg2rag": 0,

@@ -136,3 +136,28 @@ def test_a_file_that_is_not_a_trace_is_refused_readably(tmp_path):
         run_from_json("{oops")
     with pytest.raises(ValueError, match="not a Triplet Lens trace"):
         run_from_json('{"hello": 1}')
+
+
+def test_the_timeline_and_whatif_diff_keep_trace_text_as_text(xss_run):
+    """A trace's strings (an answer, a model name, an uploaded file's step labels) reach plotly's
+    labels and hovers and the what-if table escaped: plotly reads a subset of HTML there."""
+    import copy
+    import json as _json
+
+    from components.timeline_view import figure
+    from components.whatif_view import diff_table_html
+    from engine.timeline import timeline
+    from engine.whatif import diff_runs
+
+    _, run = xss_run
+    result = copy.deepcopy(run.results[0])
+    result.answer = result.trace.synthesis.answer = XSS
+    for c in result.trace.calls():
+        c.model = XSS
+    fig = _json.dumps(figure(timeline(result)).to_plotly_json(), default=str)
+    assert XSS in "".join(s.detail + s.label for s in timeline(result))  # the payload is in the spans...
+    assert "<img" not in fig and "&lt;img src=x" in fig  # ...and only escaped in the figure
+    other = copy.deepcopy(result)
+    other.reasoner = XSS
+    table = diff_table_html(diff_runs(run.results[0], other))
+    assert "<img" not in table and "&lt;img" in table
