@@ -50,7 +50,7 @@ _JS = """
       box.appendChild(pick);
     }
     var text = got[1] || '(text not in the export)', body = el('div', undefined, 'chunk-text');
-    var sentences = text.split(/(?<=[.!?])\s+/), span = '';
+    var sentences = text.split(/(?<=[.!?])\\s+/), span = '';
     c.needles.some(function(n){ n = (n || '').trim().toLowerCase(); if (n.length < 2) return false;
       span = sentences.find(function(x){ return x.toLowerCase().indexOf(n) >= 0; }) || ''; return !!span; });
     var at = span ? text.indexOf(span) : -1;
