@@ -17,6 +17,7 @@ from components.chunk_names import chunk_names
 from components.safe import esc, html_block
 from components.stepper import stepper
 from components.steps import METHOD_TITLES
+from components.timeline_view import show_timeline
 from engine.methods.registry import COMPARED
 
 
@@ -85,6 +86,7 @@ def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
                 show_t2rag_step(result, sub, corpus, run.gold, shared)
             else:
                 show_kg2rag_step(result, sub, corpus, run.gold)
+            show_timeline(result, key=f"{state_key}_{result.method}")
 
 
 def show_answers_row(run, corpus=None) -> None:

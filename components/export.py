@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from components.runs import Run
+from engine.runs import Run
 from components.safe import csp_meta, esc, json_for_script
 from components.steps import METHOD_TITLES, result_steps, usage_lines
 
@@ -27,18 +27,65 @@ details{margin:.4em 0} pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;
 .legend i.line,.legend i.dashed{width:20px;height:0;border-radius:0;border-top:3px solid}
 .legend i.dashed{border-top-style:dashed} .legend i.ring{background:#fff!important;border:3px solid;box-sizing:border-box}
 .tabs button.v-correct{border-color:#2a9d5c} .tabs button.v-wrong,.tabs button.v-error{border-color:#d64545}
+.chain{font-size:.9em;margin:.5em 0} .chain ol{list-style:none;padding-left:0;margin:.2em 0} .chain li{margin:.2em 0}
+.chain button.cite,.chunk-view button.cite{border:1px solid #9ab;border-radius:10px;background:#eef2f7;margin:0 .2em;
+padding:.05em .6em;cursor:pointer;font-size:.95em}
+.chunk-view{border:2px solid #3b6ea8;border-radius:6px;padding:.6em 1em;margin-top:.8em;background:#fbfcfe}
+.chunk-view .chunk-text{white-space:pre-wrap;line-height:1.5} .chunk-view mark{background:#ffe08a;padding:0 .1em}
+.graph svg circle.has-chunk{cursor:pointer}
 """
 
 _JS = """
 (function(){
   var data = JSON.parse(document.getElementById('run-data').textContent);
   var root = document.getElementById('app');
-  var state = {m: 0, s: 0};
+  var state = {m: 0, s: 0, chunk: null};
+  // a chunk with the sentence holding the first needle marked; the text stays text (no markup)
+  function chunkView(m){
+    var c = state.chunk, got = m.chunks[c.id] || [c.id, ''], box = el('div', undefined, 'chunk-view');
+    box.id = 'chunk-view'; box.appendChild(el('h3', got[0]));
+    if (c.others && c.others.length > 1) {
+      var pick = el('div', 'Chunks stating its triplets: ');
+      c.others.forEach(function(id){ pick.appendChild(citeButton(m, id, c.needles, c.others)); });
+      box.appendChild(pick);
+    }
+    var text = got[1] || '(text not in the export)', body = el('div', undefined, 'chunk-text');
+    var sentences = text.split(/(?<=[.!?])\\s+/), span = '';
+    c.needles.some(function(n){ n = (n || '').trim().toLowerCase(); if (n.length < 2) return false;
+      span = sentences.find(function(x){ return x.toLowerCase().indexOf(n) >= 0; }) || ''; return !!span; });
+    var at = span ? text.indexOf(span) : -1;
+    if (at < 0) body.textContent = text;
+    else { body.appendChild(document.createTextNode(text.slice(0, at)));
+      body.appendChild(el('mark', span, 'span'));
+      body.appendChild(document.createTextNode(text.slice(at + span.length))); }
+    box.appendChild(body);
+    return box;
+  }
+  function openChunk(id, needles, others){
+    state.chunk = {id: id, needles: needles || [], others: others || []}; draw();
+    var v = document.getElementById('chunk-view'); if (v) v.scrollIntoView({block: 'center'});
+  }
+  function citeButton(m, id, needles, others){
+    var b = el('button', (m.chunks[id] || [id])[0], 'cite'); b.dataset.chunk = id;
+    b.onclick = function(){ openChunk(id, needles, others); }; return b;
+  }
+  function chain(m){
+    var box = el('div', undefined, 'chain');
+    if (!m.chain.length) return box;
+    box.appendChild(el('b', 'Evidence chain (answer \u2190 value / tree \u2190 chunk; click a chunk to read it)'));
+    var ol = el('ol');
+    m.chain.forEach(function(c, i){
+      var li = el('li', '[' + (i + 1) + '] ' + c.claim + (c.support ? ' \u2190 \u201c' + c.support + '\u201d' : '') + ' \u2190 ');
+      c.chunks.forEach(function(id){ li.appendChild(citeButton(m, id, c.needles)); });
+      ol.appendChild(li);
+    });
+    box.appendChild(ol); return box;
+  }
   function el(tag, text, cls){ var e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
   var SVG = 'http://www.w3.org/2000/svg';
   function svg(tag, attrs){ var e = document.createElementNS(SVG, tag); for (var k in attrs) e.setAttribute(k, attrs[k]); return e; }
   // a static drawing of the step's graph: positions come from the app's layout, labels are text
-  function graph(g){
+  function graph(g, m){
     var wrap = el('div', undefined, 'graph'), leg = el('div', undefined, 'legend');
     g.legend.forEach(function(it){
       var s = el('span'), i = el('i', undefined, it.kind);
@@ -65,6 +112,9 @@ _JS = """
       var c = svg('circle', {cx: n.x, cy: n.y, r: n.size * 0.8, fill: n.color,
           stroke: n.border || n.color, 'stroke-width': n.border ? 4 : 1});
       var t = svg('title'); t.textContent = n.title || n.label; c.appendChild(t); root.appendChild(c);
+      var from = m.node_chunks[n.id];
+      if (from && from.length) { c.setAttribute('class', 'has-chunk'); c.dataset.node = n.id;
+        c.onclick = function(){ openChunk(from[0], [n.label], from); }; }
       var lb = svg('text', {x: n.x, y: n.y + n.size + fs, 'font-size': fs, 'text-anchor': 'middle', fill: '#222',
           'paint-order': 'stroke', stroke: '#fff', 'stroke-width': 4});
       lb.textContent = n.short; root.appendChild(lb);
@@ -78,14 +128,15 @@ _JS = """
     data.methods.forEach(function(m, i){
       var b = el('button', m.title + ': ' + m.answer + (m.mark ? ' ' + m.mark : ''));
       b.className = 'v-' + m.verdict + (i === state.m ? ' on' : '');
-      b.onclick = function(){ state.m = i; state.s = 0; draw(); }; tabs.appendChild(b);
+      b.onclick = function(){ state.m = i; state.s = 0; state.chunk = null; draw(); }; tabs.appendChild(b);
     });
     root.appendChild(tabs);
     var m = data.methods[state.m];
     var u = el('div', undefined, 'usage'); m.usage.forEach(function(l){ u.appendChild(el('div', l)); }); root.appendChild(u);
+    root.appendChild(chain(m));
     var nav = el('div', undefined, 'nav');
-    var prev = el('button', '\\u25c0 Previous'); prev.disabled = state.s === 0; prev.onclick = function(){ state.s--; draw(); };
-    var next = el('button', 'Next \\u25b6'); next.disabled = state.s >= m.steps.length - 1; next.onclick = function(){ state.s++; draw(); };
+    var prev = el('button', '\\u25c0 Previous'); prev.disabled = state.s === 0; prev.onclick = function(){ state.s--; state.chunk = null; draw(); };
+    var next = el('button', 'Next \\u25b6'); next.disabled = state.s >= m.steps.length - 1; next.onclick = function(){ state.s++; state.chunk = null; draw(); };
     nav.appendChild(prev); nav.appendChild(next);
     nav.appendChild(el('span', ' Step ' + (state.s + 1) + ' of ' + m.steps.length));
     root.appendChild(nav);
@@ -97,7 +148,7 @@ _JS = """
         var q = /^\\[(resolved|searchable|fuzzy)\\]/.exec(l); s.appendChild(el('div', l, q ? q[1] : undefined)); });
       box.appendChild(s);
     });
-    if (st.graph) box.appendChild(graph(st.graph));
+    if (st.graph) box.appendChild(graph(st.graph, m));
     st.calls.forEach(function(c){
       var d = el('details'); d.appendChild(el('summary', 'LLM call: ' + c[0]));
       d.appendChild(el('h4', 'Prompt')); d.appendChild(el('pre', c[1] || '(none)'));
@@ -105,6 +156,7 @@ _JS = """
       box.appendChild(d);
     });
     root.appendChild(box);
+    if (state.chunk) root.appendChild(chunkView(m));
   }
   draw();
 })();
@@ -122,8 +174,31 @@ def run_payload(run: Run, corpus=None) -> dict:
         v = verdict(r, run.gold)
         methods.append({"method": r.method, "title": METHOD_TITLES.get(r.method, r.method),
                         "answer": r.answer or "(no answer)", "verdict": v.kind, "mark": v.mark,
-                        "usage": usage_lines(r, names), "steps": [asdict(s) for s in result_steps(r, names)]})
+                        "usage": usage_lines(r, names), "steps": [asdict(s) for s in result_steps(r, names)],
+                        **evidence_payload(r, corpus)})
     return {"question": run.question, "gold": list(run.gold), "corpus": run.corpus, "methods": methods}
+
+
+def evidence_payload(result, corpus=None) -> dict:
+    """The answer's evidence chain (components.evidence_chain, read from the trace), the text of
+    every chunk it or a graph node points at, and which chunks state each entity's triplets, so
+    the offline page opens a chunk with its sentence marked from a citation or a node click."""
+    from components.chunk_names import chunk_texts
+    from components.evidence_chain import _chunk_texts, chain_for
+
+    cits = chain_for(result)
+    node_chunks: dict[str, list[str]] = {}
+    for e in getattr(result.trace, "edges", None) or []:
+        for n in (e.u, e.v):
+            if e.chunk_id not in node_chunks.setdefault(n, []):
+                node_chunks[n].append(e.chunk_id)
+    texts = _chunk_texts(result, corpus)
+    missing = [c for ids in node_chunks.values() for c in ids if c not in texts]
+    texts.update(chunk_texts(corpus, missing) if corpus is not None and missing else {})
+    return {"chain": [{"claim": c.claim, "support": c.support, "chunks": list(c.chunk_ids),
+                       "needles": [n for n in c.needles if n]} for c in cits],
+            "chunks": {cid: [name, text] for cid, (name, text) in texts.items()},
+            "node_chunks": node_chunks}
 
 
 def _trace_chunk_ids(result) -> list[str]:

@@ -11,6 +11,8 @@ from components.run_controls import open_saved, save_and_export
 from components.runner import run_methods
 from components.safe import engine_errors, esc, html_block
 from components.answer_box import show_answer
+from components.timeline_view import show_timeline
+from components.whatif_view import show_whatif
 
 
 def single_method_page(method: str, label: str, prefix: str, step_key: str) -> None:
@@ -36,4 +38,6 @@ def single_method_page(method: str, label: str, prefix: str, step_key: str) -> N
         html_block(f"<b>Question:</b> {esc(run.question)}")
         show_answer(result, run.gold, corpus=corpus, with_chain=True)
         show_result(result, corpus, step_key, run.gold)
+        show_timeline(result, key=prefix)
+        show_whatif(run, result, corpus, prefix)
         save_and_export(run, corpus, prefix)

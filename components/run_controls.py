@@ -5,7 +5,7 @@ import streamlit as st
 
 from components import state
 from components.export import export_file_name, export_html
-from components.runs import Run, describe_run, list_runs, load_run, run_from_json, run_to_json, save_run
+from engine.runs import Run, describe_run, list_runs, load_run, run_from_json, run_to_json
 from components.safe import engine_errors
 
 
@@ -15,7 +15,7 @@ def save_and_export(run: Run, corpus, key: str) -> None:
     if c1.button("💾 Save run", key=f"{key}_save", disabled=state.is_demo() or corpus is None,
                  help="Saved runs reopen with the full step-through, no LLM needed"):
         with engine_errors("Saving the run"):
-            path = save_run(corpus, run)
+            path = state.session().save_run(corpus, run)
             st.success(f"Saved as runs/{path.name}")
     name = export_file_name(run)
     c2.download_button("⬇ Trace (JSON)", run_to_json(run), file_name=f"{name}.json",

@@ -5,7 +5,7 @@ import time
 
 from components import state
 from components.progress import StepLog
-from components.runs import Run
+from engine.runs import Run
 from components.steps import METHOD_TITLES
 
 

@@ -36,11 +36,13 @@ METHOD_LABELS = {name: method_info(name).label for name in app_methods()}
 _DEFAULTS: dict[str, Any] = {
     "corpus": None,          # name of the selected corpus
     "session": None,         # engine.session.SessionConfig: model, endpoint, key, method settings
-    "ask_result": None,      # components.runs.Run of the last T2RAG run (or a reopened trace)
+    "ask_result": None,      # engine.runs.Run of the last T2RAG run (or a reopened trace)
     "ask_round": 0,
-    "kg_result": None,       # components.runs.Run of the last KG2RAG run
+    "ask_whatif": None,      # the last what-if on the Ask page: {"base": Result, "new": Result, "diff": RunDiff}
+    "kg_result": None,       # engine.runs.Run of the last KG2RAG run
     "kg_step": 0,
-    "compare": None,         # components.runs.Run with several results
+    "kg_whatif": None,       # the same on the KG2RAG page
+    "compare": None,         # engine.runs.Run with several results
     "cmp_step_t2rag": 0,     # one stepper per method on the Compare page
     "cmp_step_kg2rag": 0,
     "cmp_sync": 0,

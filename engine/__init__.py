@@ -28,6 +28,10 @@ _EXPORTS = {
     "Result": "engine.methods.base",
     "save_result": "engine.methods.base",
     "load_result": "engine.methods.base",
+    "Run": "engine.runs",
+    "save_run": "engine.runs",
+    "load_run": "engine.runs",
+    "SessionConfig": "engine.session",
     "run_extraction": "engine.extraction",
     "load_paths": "engine.ingest",
 }

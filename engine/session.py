@@ -4,6 +4,8 @@ the rules a shared deployment needs, enforced here rather than in the pages that
     session = SessionConfig.from_app(AppSettings.from_env())
     session.set_model("openai/gpt-4o-mini", api_key=typed)   # ConfigLocked in demo mode
     result = session.answer("t2rag", "Who ...?", corpus)     # budget checked and recorded
+    path = session.save_run(corpus, Run(result.question, [result]))   # ConfigLocked in demo mode
+    run = session.load_run(path)                             # engine.runs: no LLM needed
 
 * **Demo mode is read-only for configuration**: model, API base, key and method settings are
   fixed by the operator (`TRIPLET_LENS_MODEL`, `TRIPLET_LENS_API_BASE`); every setter raises
@@ -117,6 +119,30 @@ class SessionConfig:
         self._unlocked("method settings")
         self.method_overrides.pop(method, None)
 
+    # --- saved runs (engine.runs) ----------------------------------------------------------------
+
+    def save_run(self, corpus, run) -> Path:
+        """Write `run` under `<corpus>/runs/`. A demo visitor writes nothing to the server (the
+        trace and HTML downloads stay open to them)."""
+        if self.demo:
+            raise ConfigLocked("this is a read-only demo: runs are not saved on the server (download the trace)")
+        from engine.runs import save_run
+
+        return save_run(corpus, run)
+
+    @staticmethod
+    def load_run(path: Path | str):
+        """A saved run or uploaded trace file, back as an `engine.runs.Run`."""
+        from engine.runs import load_run
+
+        return load_run(Path(path))
+
+    @staticmethod
+    def list_runs(corpus) -> list[Path]:
+        from engine.runs import list_runs
+
+        return list_runs(corpus)
+
     # --- running --------------------------------------------------------------------------------
 
     def reasoner(self, corpus=None, **opts: Any):
@@ -164,3 +190,19 @@ class SessionConfig:
             )
         self.record([result])
         return result
+
+    def rerun(self, result, corpus, changes: dict[str, Any], on_step=None, reasoner=None):
+        """A what-if (engine.whatif): `result` again with `changes` to its settings; recorded replies
+        are replayed where the prompt is unchanged, the rest go to this session's reasoner, inside its
+        budget and deadline as any question. In demo mode only the what-if knobs (k, rounds, hops,
+        within bounds) may change: the model, endpoint and key stay the operator's."""
+        from engine.limits import check_question
+        from engine.llm.deadline import within
+        from engine.whatif import rerun
+
+        check_question(result.question)
+        self.begin()
+        with within(self.question_deadline, "question"):
+            new, diff = rerun(result, corpus, changes, reasoner or self.reasoner(corpus), on_step, knobs_only=self.demo)
+        self.record([new])
+        return new, diff

@@ -7,7 +7,7 @@ from components import eval_view as ev
 from components import state
 from components.progress import ProgressBar
 from components.result_view import show_result
-from components.runs import runs_dir
+from engine.runs import runs_dir
 from components.safe import engine_errors
 from components.steps import METHOD_TITLES
 from engine.methods.registry import COMPARED, app_methods

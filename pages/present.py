@@ -3,7 +3,7 @@ import streamlit as st
 
 from components import state
 from components.present_view import present_steps, show_present_step
-from components.runs import describe_run, list_runs, load_run
+from engine.runs import describe_run, list_runs, load_run
 from components.safe import engine_errors
 from components.stepper import stepper
 

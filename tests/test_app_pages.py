@@ -174,7 +174,9 @@ def test_compare_page_shows_both_methods_overlap_and_charts(app):
     assert overlap and len(overlap[0].value) >= 1
     assert all("#" not in c for c in overlap[0].value["chunk"])  # chunks by title + number, not hash
     # the offline reasoner makes no calls: no empty calls / tokens / dollars charts, only seconds
-    assert len(at.get("plotly_chart")) == 1
+    # (the other charts are the two columns' timelines, tests/test_app_timeline_whatif.py)
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    assert len([s for s in specs if "seconds from the start of the run" not in s]) == 1 and len(specs) == 3
     from components.compare_sync import joint_steps
     steps = joint_steps(run.results[0].trace, run.results[1].trace)
     assert _next(at, "cmp_sync")  # one control moves both columns
@@ -275,7 +277,7 @@ def test_demo_mode_disables_writes_and_key_entry(app_workspace, monkeypatch):
 
 
 def test_saved_comparison_json_round_trips_through_the_run_format(app):
-    from components.runs import run_from_json, run_to_json
+    from engine.runs import run_from_json, run_to_json
 
     at = _goto(app, "compare")
     at.button(key="cmp_go").click().run()
@@ -300,7 +302,7 @@ def _use_loopback_model(at: AppTest, base_url: str, key: str, refused: bool = Fa
 
 def test_a_model_behind_a_provider_is_used_with_the_key_which_never_reaches_disk(app, app_workspace, loopback_llm):
     from components.export import export_html
-    from components.runs import run_to_json
+    from engine.runs import run_to_json
 
     key = "sk-app-SECRET-123456"
     at = _use_loopback_model(app, loopback_llm.base_url, key)

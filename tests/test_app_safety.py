@@ -15,7 +15,7 @@ BREAKOUT = "</script><script>alert(2)</script>"
 
 @pytest.fixture(scope="module")
 def xss_run(tmp_path_factory, embedder):
-    from components.runs import Run
+    from engine.runs import Run
     from engine.reasoners import make_reasoner
     from engine.methods import build_method
     from engine.store import Workspace
@@ -92,7 +92,7 @@ def test_export_is_self_contained_and_inert(xss_run):
 
 
 def test_saved_run_reopens_with_the_full_trace(xss_run):
-    from components.runs import list_runs, load_run, save_run
+    from engine.runs import list_runs, load_run, save_run
 
     corpus, run = xss_run
     path = save_run(corpus, run)
@@ -104,8 +104,23 @@ def test_saved_run_reopens_with_the_full_trace(xss_run):
     assert again.by_method("kg2rag").trace.seeds[0].chunk_id == run.results[1].trace.seeds[0].chunk_id
 
 
+def test_runs_save_and_load_through_the_engine_session_and_a_demo_session_writes_none(xss_run, tmp_path):
+    """Runs live in the engine (engine/runs.py): the session saves and loads them from Python, and a
+    demo visitor's session refuses to write to the server whatever a page draws."""
+    from engine.session import ConfigLocked, SessionConfig
+
+    corpus, run = xss_run
+    path = SessionConfig(workspace=tmp_path).save_run(corpus, run)
+    before = set(SessionConfig.list_runs(corpus))
+    assert path in before
+    assert SessionConfig.load_run(path).by_method("kg2rag").answer == run.results[1].answer
+    with pytest.raises(ConfigLocked, match="read-only demo"):
+        SessionConfig(workspace=tmp_path, demo=True).save_run(corpus, run)
+    assert set(SessionConfig.list_runs(corpus)) == before
+
+
 def test_a_single_trace_file_from_the_cli_opens_as_a_run(xss_run, tmp_path):
-    from components.runs import load_run
+    from engine.runs import load_run
     from engine.methods import save_result
 
     _, run = xss_run
@@ -115,9 +130,34 @@ def test_a_single_trace_file_from_the_cli_opens_as_a_run(xss_run, tmp_path):
 
 
 def test_a_file_that_is_not_a_trace_is_refused_readably(tmp_path):
-    from components.runs import run_from_json
+    from engine.runs import run_from_json
 
     with pytest.raises(ValueError, match="not a JSON file"):
         run_from_json("{oops")
     with pytest.raises(ValueError, match="not a Triplet Lens trace"):
         run_from_json('{"hello": 1}')
+
+
+def test_the_timeline_and_whatif_diff_keep_trace_text_as_text(xss_run):
+    """A trace's strings (an answer, a model name, an uploaded file's step labels) reach plotly's
+    labels and hovers and the what-if table escaped: plotly reads a subset of HTML there."""
+    import copy
+    import json as _json
+
+    from components.timeline_view import figure
+    from components.whatif_view import diff_table_html
+    from engine.timeline import timeline
+    from engine.whatif import diff_runs
+
+    _, run = xss_run
+    result = copy.deepcopy(run.results[0])
+    result.answer = result.trace.synthesis.answer = XSS
+    for c in result.trace.calls():
+        c.model = XSS
+    fig = _json.dumps(figure(timeline(result)).to_plotly_json(), default=str)
+    assert XSS in "".join(s.detail + s.label for s in timeline(result))  # the payload is in the spans...
+    assert "<img" not in fig and "&lt;img src=x" in fig  # ...and only escaped in the figure
+    other = copy.deepcopy(result)
+    other.reasoner = XSS
+    table = diff_table_html(diff_runs(run.results[0], other))
+    assert "<img" not in table and "&lt;img" in table

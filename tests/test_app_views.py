@@ -75,7 +75,7 @@ def test_evaluate_charts_only_what_has_data_and_keep_units_apart():
 
 def test_export_file_names_differ_per_run_and_are_safe():
     from components.export import export_file_name
-    from components.runs import Run
+    from engine.runs import Run
 
     r = [NS(method="t2rag"), NS(method="kg2rag")]
     a = export_file_name(Run(question="Where was <b>Ada</b> born?", results=r, corpus="hotpot/qa", created=1.8e9))

@@ -188,7 +188,7 @@ def test_html_in_documents_and_entities_stays_inert(server, browser, tmp_path):
 
 def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, embedder):
     from components.export import export_html
-    from components.runs import Run
+    from engine.runs import Run
     from engine.reasoners import make_reasoner
     from engine.methods import build_method
     from engine.store import Workspace
@@ -226,6 +226,68 @@ def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, 
         b.screenshot(tmp_path / "export.png")
         print(f"screenshot: {tmp_path / 'export.png'}")
         assert b.eval(_FIND_PAYLOAD) == 0 and not b.dialogs()
+        assert not _real_errors(b), _real_errors(b)
+    finally:
+        b.close()
+
+
+def test_the_offline_export_opens_a_chunk_with_its_span_from_a_citation_and_a_graph_node(chromium, tmp_path,
+                                                                                         embedder):
+    """The export opened as a file (no server): a citation of the evidence chain and a node of the
+    tree graph each open their chunk under the step, with the sentence they point at marked."""
+    from components.export import export_html
+    from engine.methods import build_method
+    from engine.reasoners import make_reasoner
+    from engine.runs import Run
+    from engine.store import Workspace
+
+    build_small_corpus(tmp_path / "ws", "small", questions=1, embedder=embedder)
+    corpus = Workspace(tmp_path / "ws", embedder=embedder).open("small")
+    q = corpus.questions()[0]
+    reasoner = make_reasoner("", embedder=corpus.embedder)
+    run = Run(question=q.question, gold=list(q.answers), corpus="small",
+              results=[build_method(m, reasoner).answer(q.question, corpus) for m in ("t2rag", "kg2rag")])
+    page = tmp_path / "export.html"
+    page.write_text(export_html(run, corpus=corpus), encoding="utf-8")
+    view = """(() => { const v = document.getElementById('chunk-view'); if (!v) return null;
+      const m = v.querySelector('mark'); return {name: v.querySelector('h3').textContent,
+      mark: m ? m.textContent : '', text: v.querySelector('.chunk-text').textContent,
+      visible: v.getBoundingClientRect().top < innerHeight && v.getBoundingClientRect().bottom > 0}; })()"""
+
+    b = Browser(chromium, tmp_path / "profile")
+    try:
+        b.send("Emulation.setDeviceMetricsOverride",
+               {"width": 1440, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=True)
+        b.navigate(page.as_uri())
+        b.wait_text("Step 1 of")
+        # KG2RAG: the evidence chain cites the selected trees' chunks
+        assert b.eval("[...document.querySelectorAll('.tabs button')].find(x => x.innerText.startsWith('KG2RAG: '))"
+                      ".click() || true")
+        b.wait_text("Evidence chain")
+        cite = b.eval("(() => { const c = document.querySelector('.chain button.cite'); c.click();"
+                      " return c.textContent; })()")
+        b.pump(0.3)
+        got = b.eval(view)
+        assert got and got["name"] == cite and got["visible"]
+        assert got["mark"] and got["mark"] in got["text"]  # the sentence the tree's triplets come from
+        # the tree graph: a real click on an entity opens a chunk stating it, the sentence marked
+        while "Spanning trees" not in b.text() and b.click_button("Next ▶"):
+            b.pump(0.2)
+        assert b.eval("document.getElementById('chunk-view')") is None  # a new step starts without one
+        node = b.eval("""(() => { const c = document.querySelector('.graph svg circle.has-chunk');
+          c.scrollIntoView({block: 'center'}); const r = c.getBoundingClientRect();
+          return {x: r.left + r.width / 2, y: r.top + r.height / 2, label: c.querySelector('title').textContent}; })()""")
+        b.pump(0.3)
+        node = {**node, **b.eval("""(() => { const r = document.querySelector('.graph svg circle.has-chunk')
+          .getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()""")}
+        _click_at(b, node["x"], node["y"])
+        b.pump(0.3)
+        got = b.eval(view)
+        assert got, "clicking the node opened no chunk"
+        entity = node["label"].split(":")[0].strip().lower()
+        assert got["mark"] and entity in got["mark"].lower()  # the marked sentence names the entity
+        assert b.eval("document.querySelectorAll('#chunk-view mark').length") == 1
+        b.screenshot(tmp_path / "export_chunk.png")
         assert not _real_errors(b), _real_errors(b)
     finally:
         b.close()

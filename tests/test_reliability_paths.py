@@ -1,6 +1,6 @@
 """Paths: an upload's name, a triplet file's name and a saved run never make the app read or write
 outside the workspace. Corpus names are validated in test_store; this file covers uploads through
-to the stored corpus, and the saved-run files of the app (components/runs.py)."""
+to the stored corpus, and the saved-run files of the app (engine/runs.py)."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from components.runs import Run, list_runs, load_run, run_from_json, run_to_json, save_run
+from engine.runs import Run, list_runs, load_run, run_from_json, run_to_json, save_run
 from engine.ingest import load_bytes, load_uploads
 from engine.methods.base import Result, Usage, result_from_json, result_to_json
 from engine.store import Workspace
@@ -69,7 +69,7 @@ def test_triplet_upload_names_are_reduced_to_the_base_name():
     assert tf.source == "evil.jsonl" and tf.error == "evil.jsonl is empty (0 bytes)"
 
 
-# --- saved runs (components/runs.py, used by the Ask, KG2RAG, Compare and Present pages) ------
+# --- saved runs (engine/runs.py, used by the Ask, KG2RAG, Compare and Present pages) ------
 
 
 def _result(method: str = "t2rag", question: str = "Who founded the city?") -> Result:

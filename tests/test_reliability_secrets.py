@@ -135,7 +135,7 @@ def test_key_from_the_environment_never_reaches_disk_logs_or_messages(tmp_path, 
 def _app_export(out: Path) -> None:
     """The app's HTML export of a comparison run and a saved run file, written beside the traces."""
     from components.export import export_html
-    from components.runs import Run, run_to_json
+    from engine.runs import Run, run_to_json
     from engine.methods import load_result
 
     results = [load_result(out / f"{m}.json") for m in ("t2rag", "kg2rag", "standard")]

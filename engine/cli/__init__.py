@@ -13,7 +13,14 @@ import os
 import sys
 
 #: modules providing `register(subparsers)`; a missing one is skipped so a partial install still runs
-COMMAND_MODULES = ("engine.cli.corpus", "engine.cli.extract", "engine.cli.ask", "engine.cli.eval", "engine.cli.app")
+COMMAND_MODULES = (
+    "engine.cli.corpus",
+    "engine.cli.extract",
+    "engine.cli.ask",
+    "engine.cli.eval",
+    "engine.cli.app",
+    "engine.cli.trace",
+)
 
 
 class UserError(Exception):

@@ -45,6 +45,7 @@ class Completion:
     latency: float = 0.0  # seconds spent waiting for the provider (0 for a cache hit)
     cached: bool = False
     attempts: int = 1  # provider requests this completion took (retries included; 0 for a cache hit)
+    replayed: bool = False  # taken from an earlier run's recorded call (a what-if re-run), not asked
 
 
 @dataclass
@@ -68,6 +69,8 @@ class LLMCall:
     cached: bool = False
     error: str = ""
     attempts: int = 1
+    #: the reply came from an earlier run's trace (engine.whatif): free and instant, like a cache hit
+    replayed: bool = False
 
     @classmethod
     def from_completion(cls, job: str, messages: list[dict[str, str]], c: Completion, **kw) -> LLMCall:
@@ -82,6 +85,7 @@ class LLMCall:
             cost=c.cost,
             latency=c.latency,
             cached=c.cached,
+            replayed=c.replayed,
             **kw,
         )
 

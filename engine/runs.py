@@ -1,10 +1,17 @@
-"""Saved runs: one result (a trace file, the same JSON the CLI writes with --trace-out) or one
-comparison (several results for one question), kept under `<corpus>/runs/`.
+"""Runs: one question with one or more method results, as the app shows them and saves them.
 
-A saved run reopens with the full step-through and needs no LLM: everything the views draw is in
-the trace. Results are (de)serialized by engine.methods.base; this module only names files and
-wraps a comparison's results in one JSON object.
+A run is saved as one result (a trace file, the same JSON the CLI writes with --trace-out) or one
+comparison (several results for one question), under `<corpus>/runs/`:
+
+    run = Run(question, [result], gold=["..."], corpus=corpus.name)
+    path = save_run(corpus, run)            # SessionConfig.save_run refuses this in demo mode
+    run = load_run(path)                    # the same dataclasses back, no LLM needed
+
+A saved run reopens with the full step-through: everything the views draw is in the trace.
+Results are (de)serialized by engine.methods.base; this module names files and wraps a
+comparison's results in one JSON object.
 """
+
 from __future__ import annotations
 
 import json
@@ -51,10 +58,21 @@ def run_to_json(run: Run) -> str:
     """A single result saves as the plain trace JSON; a comparison as a wrapper object."""
     if len(run.results) == 1 and not run.gold and not run.qid:
         return result_to_json(run.results[0])
-    return json.dumps({"kind": COMPARISON_KIND, "schema_version": 1, "question": run.question,
-                       "gold": list(run.gold), "qid": run.qid, "corpus": run.corpus, "created": run.created,
-                       "results": [serde.to_dict(r) for r in run.results]},
-                      ensure_ascii=False, indent=1, allow_nan=False)
+    return json.dumps(
+        {
+            "kind": COMPARISON_KIND,
+            "schema_version": 1,
+            "question": run.question,
+            "gold": list(run.gold),
+            "qid": run.qid,
+            "corpus": run.corpus,
+            "created": run.created,
+            "results": [serde.to_dict(r) for r in run.results],
+        },
+        ensure_ascii=False,
+        indent=1,
+        allow_nan=False,
+    )
 
 
 def run_from_json(text: str) -> Run:
@@ -67,9 +85,14 @@ def run_from_json(text: str) -> Run:
         results = [result_from_json(json.dumps(r)) for r in data.get("results") or []]
         if not results:
             raise ValueError("the comparison file holds no results")
-        return Run(question=str(data.get("question") or results[0].question), results=results,
-                   gold=[str(g) for g in data.get("gold") or []], qid=str(data.get("qid") or ""),
-                   corpus=str(data.get("corpus") or ""), created=float(data.get("created") or 0.0))
+        return Run(
+            question=str(data.get("question") or results[0].question),
+            results=results,
+            gold=[str(g) for g in data.get("gold") or []],
+            qid=str(data.get("qid") or ""),
+            corpus=str(data.get("corpus") or ""),
+            created=float(data.get("created") or 0.0),
+        )
     result = result_from_json(text)
     return Run(question=result.question, results=[result])
 
@@ -91,8 +114,9 @@ def list_runs(corpus) -> list[Path]:
     if not d.is_dir():
         return []
     # no symlinks: a link dropped into runs/ must not make the app read files elsewhere
-    return sorted((p for p in d.glob("*.json") if p.is_file() and not p.is_symlink()),
-                  key=lambda p: p.name, reverse=True)
+    return sorted(
+        (p for p in d.glob("*.json") if p.is_file() and not p.is_symlink()), key=lambda p: p.name, reverse=True
+    )
 
 
 def load_run(path: Path) -> Run:
@@ -111,11 +135,11 @@ def describe_run(path: Path) -> str:
 
 @lru_cache(maxsize=512)
 def _describe(path: str, mtime: float) -> str:  # mtime: a changed file is described again
-    from components.steps import METHOD_TITLES
+    from engine.methods.registry import title
 
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     results = data.get("results") if data.get("kind") == COMPARISON_KIND else [data]
-    methods = " vs ".join(METHOD_TITLES.get(str(r.get("method", "")), str(r.get("method", "?"))) for r in results)
+    methods = " vs ".join(title(str(r.get("method", "?"))) for r in results)
     question = str(data.get("question") or (results[0].get("question") if results else "") or "?")
     if len(question) > 70:
         question = question[:69].rstrip() + "…"

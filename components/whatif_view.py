@@ -1,0 +1,92 @@
+"""What if…: change k, rounds or hops on a finished run, re-run it on the recorded LLM replies
+(SessionConfig.rerun, engine/whatif.py), and see the two runs side by side with what changed."""
+from __future__ import annotations
+
+import streamlit as st
+
+from components import state
+from components.answer_box import show_answer
+from components.chunk_names import chunk_names
+from components.safe import engine_errors, esc, html_block
+from components.settings_form import field_docs, human_label
+from components.timeline_view import show_timeline
+from engine.whatif import WHATIF_KNOBS, run_settings
+
+
+def show_whatif(run, result, corpus, prefix: str) -> None:
+    """The expander under a result: number inputs for the method's knobs, a Re-run button, and the
+    comparison of the re-run with the first run (kept in `<prefix>_whatif` until the next question)."""
+    knobs = WHATIF_KNOBS.get(result.method)
+    if not knobs or result.trace is None or isinstance(result.trace, dict) or corpus is None:
+        return
+    ss = st.session_state
+    slot = f"{prefix}_whatif"
+    current = run_settings(result)
+    docs = field_docs(type(current))
+    shown = ss.get(slot)
+    mine = shown is not None and shown["base"] is result  # a what-if on an earlier question is not shown
+    with st.expander("🔁 What if… re-run with other settings", expanded=mine):
+        st.caption("Change a setting and re-run this question. LLM replies whose prompts did not change are "
+                   "replayed from this run (free and instant, marked *replayed*); only changed prompts go to "
+                   "the model in use.")
+        cols = st.columns(len(knobs) + 1, vertical_alignment="bottom")
+        values = {}
+        for col, (name, (lo, hi)) in zip(cols, knobs.items()):
+            now = int(getattr(current, name))
+            values[name] = int(col.number_input(human_label(name), min_value=lo, max_value=max(hi, now),
+                                                value=min(max(now, lo), max(hi, now)), step=1,
+                                                key=f"{slot}_{name}", help=docs.get(name)))
+        if cols[-1].button("🔁 Re-run", key=f"{slot}_go", type="primary"):
+            changes = {k: v for k, v in values.items() if v != getattr(current, k)}
+            with engine_errors("The re-run"):
+                new, diff = state.session().rerun(result, corpus, changes)
+                shown = ss[slot] = {"base": result, "new": new, "diff": diff}
+                mine = True
+        if mine:
+            show_diff(run, result, shown["new"], shown["diff"], corpus, slot)
+
+
+def _pair(a, b, fmt=str) -> str:
+    return fmt(a) if a == b else f"{fmt(a)} → <b>{fmt(b)}</b>"
+
+
+def _money(v) -> str:
+    return "unknown" if v is None else f"${v:.5f}"
+
+
+def diff_table_html(diff) -> str:
+    """Settings, calls, tokens, cost and time, before → after."""
+    rows = [("settings", ", ".join(f"{esc(human_label(k))}: {esc(a)} → <b>{esc(b)}</b>"
+                                   for k, (a, b) in diff.settings.items()) or "unchanged"),
+            ("answer", "<b>changed</b>" if diff.answer_changed else "unchanged"),
+            ("LLM calls", f"{_pair(*diff.calls)} ({diff.replayed_calls} replayed, free · {diff.new_calls} new)"),
+            ("tokens needed", _pair(*diff.tokens, fmt=lambda v: f"{v:,}")),
+            ("tokens billed", f"{diff.billed_tokens[0]:,} → <b>{diff.billed_tokens[1]:,}</b>"),
+            ("cost", _pair(*diff.cost, fmt=_money)),
+            ("time", f"{diff.seconds[0]:.2f}s → <b>{diff.seconds[1]:.2f}s</b>")]
+    if diff.reasoner[0] != diff.reasoner[1]:
+        rows.insert(1, ("reasoner", f"{esc(diff.reasoner[0])} → <b>{esc(diff.reasoner[1])}</b>"))
+    body = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    return f'<table class="tl-whatif-diff" style="font-size:.9em">{body}</table>'
+
+
+def _chips(ids: list[str], names: dict[str, str], mark: str, color: str, css: str) -> str:
+    return "".join(f'<span class="{css}" style="background:{color};border-radius:10px;padding:.1em .6em;'
+                   f'margin:.1em;display:inline-block;font-size:.85em">{mark} {esc(names.get(c, c))}</span>'
+                   for c in ids)
+
+
+def show_diff(run, before, after, diff, corpus, key: str) -> None:
+    """The first run and the re-run side by side: answers, evidence added/removed, usage, timelines."""
+    html_block(diff_table_html(diff))
+    names = chunk_names(corpus, diff.chunks_added + diff.chunks_removed + diff.chunks_kept)
+    evidence = (_chips(diff.chunks_added, names, "+", "#e7f5ec", "tl-chunk-added")
+                + _chips(diff.chunks_removed, names, "−", "#fdecec", "tl-chunk-removed"))
+    html_block(f"<small><b>Evidence</b>: {len(diff.chunks_added)} added, {len(diff.chunks_removed)} removed, "
+               f"{len(diff.chunks_kept)} kept</small><br>" + (evidence or "<i>the same chunks</i>"))
+    left, right = st.columns(2, gap="medium")
+    for col, result, title in ((left, before, "First run"), (right, after, "Re-run")):
+        with col, st.container(border=True):
+            st.markdown(f"**{title}**")
+            show_answer(result, run.gold, label=title, corpus=corpus)
+            show_timeline(result, key=f"{key}_{'after' if result is after else 'before'}", in_expander=False)

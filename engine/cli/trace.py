@@ -1,0 +1,101 @@
+"""Commands over a saved trace (a `--trace-out` file or a run the app saved):
+
+trace timeline TRACE.json              the run's steps and LLM calls on a time axis, as text
+rerun TRACE.json --corpus NAME --set k=8 [--set rounds=2]   a what-if on the recorded replies
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from engine.config import AppSettings
+
+
+def _results(path: str, method: str | None):
+    from engine.cli import UserError
+    from engine.runs import load_run
+
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"no trace file at {path}")
+    run = load_run(p)
+    results = [r for r in run.results if method in (None, r.method)]
+    if not results:
+        raise UserError(f"{path} holds {', '.join(r.method for r in run.results)}, not {method}")
+    return results
+
+
+def cmd_timeline(args) -> int:
+    from engine.timeline import timeline, timeline_table
+
+    for result in _results(args.trace, args.method):
+        spans = timeline(result)
+        print(f"{result.method}: {result.question}")
+        for line in timeline_table(spans):
+            print(f"  {line}")
+    return 0
+
+
+def _changes(pairs: list[str]) -> dict[str, str]:
+    from engine.cli import UserError
+
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UserError(f"--set takes NAME=VALUE (e.g. --set k=8), got {pair!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def cmd_rerun(args) -> int:
+    from engine.cli import UserError
+    from engine.methods import save_result
+    from engine.session import SessionConfig
+
+    results = _results(args.trace, args.method)
+    if len(results) > 1:
+        raise UserError(f"{args.trace} holds several methods: pick one with --method")
+    app = AppSettings.from_env()
+    corpus = app.workspace_obj().open(args.corpus)
+    session = SessionConfig.for_cli(app, args.model, args.api_base)
+
+    def on_step(label: str, payload) -> None:
+        if not args.quiet:
+            print(f"  .. {label}", file=sys.stderr)
+
+    new, diff = session.rerun(results[0], corpus, _changes(args.set or []), on_step=on_step)
+    if args.trace_out:
+        save_result(new, Path(args.trace_out))
+    print(f"answer: {new.answer}")
+    for line in diff.lines():
+        print(f"  {line}")
+    if args.trace_out:
+        print(f"trace written to {args.trace_out}")
+    return 1 if new.error else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("trace", help="look into a saved trace file")
+    tsub = p.add_subparsers(dest="trace_command", metavar="ACTION")
+    tsub.required = True
+    t = tsub.add_parser("timeline", help="the run's steps and LLM calls on a time axis, with tokens and cost")
+    t.add_argument("trace", help="a trace JSON (ask --trace-out, or a run the app saved)")
+    t.add_argument("--method", default=None, help="only this method of a comparison")
+    t.set_defaults(func=cmd_timeline)
+
+    r = sub.add_parser(
+        "rerun",
+        help="re-run a saved trace with changed settings; unchanged prompts are answered from the trace",
+    )
+    r.add_argument("trace", help="a trace JSON (ask --trace-out, or a run the app saved)")
+    r.add_argument("--corpus", required=True, help="the corpus the run was made on")
+    r.add_argument("--set", action="append", metavar="NAME=VALUE", help="a setting to change, e.g. k=8 (repeatable)")
+    r.add_argument("--method", default=None, help="the method to re-run when the file is a comparison")
+    r.add_argument("--model", default=None, help="model for prompts that changed; unset = environment / offline")
+    r.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint for --model")
+    r.add_argument("--trace-out", default=None, metavar="FILE", help="save the re-run's trace as JSON")
+    r.add_argument("--quiet", action="store_true", help="no step-by-step progress on stderr")
+    r.set_defaults(func=cmd_rerun)

@@ -1,0 +1,88 @@
+"""Issue 12 items 4 and 5 in the app (AppTest, offline reasoner, a small real corpus): the timeline
+renders under a result on Ask, KG2RAG and each Compare column, and the What-if expander re-runs a
+question with changed settings and shows the two runs side by side with what changed."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.test_app_pages import (  # noqa: F401 - fixtures
+    APP, _always_run_app_py, _goto, _ok, app, app_workspace,
+)
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def timeline_charts(at: AppTest) -> list[dict]:
+    """The plotly timelines on the page, as their figure JSON."""
+    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [f for f in figs if "seconds from the start" in json.dumps(f.get("layout", {}).get("xaxis", {}))]
+
+
+def _ticks(fig: dict) -> list[str]:
+    return [t.replace("\u2003", "  ") for t in fig["layout"]["yaxis"]["ticktext"]]
+
+
+def test_ask_page_shows_the_timeline_and_a_whatif_rerun_with_its_diff(app):
+    at = _goto(app, "ask")
+    at.button(key="ask_go").click().run()
+    _ok(at)
+    result = at.session_state["ask_result"].results[0]
+    assert any(e.label.startswith("⏱ Timeline") for e in at.expander)
+    (fig,) = timeline_charts(at)
+    ticks = _ticks(fig)
+    assert ticks[0] == "T2RAG" and "  decompose" in ticks and "  round 1" in ticks
+    assert any(t.strip() == "decompose (offline-rules)" for t in ticks)  # the rule step nested under it
+    # what if: fewer chunks per round
+    assert at.number_input(key="ask_whatif_k").value == result.trace.settings.k == 5
+    assert at.number_input(key="ask_whatif_rounds").value == result.trace.settings.rounds
+    at.number_input(key="ask_whatif_k").set_value(1)
+    at.button(key="ask_whatif_go").click().run()
+    _ok(at)
+    shown = at.session_state["ask_whatif"]
+    assert shown["base"] is result and shown["diff"].settings == {"k": (5, 1)}
+    assert shown["new"].trace.settings.k == 1
+    diff_html = [h.proto.body for h in at.get("html") if "tl-whatif-diff" in h.proto.body]
+    assert diff_html and "→ <b>1</b>" in diff_html[0]
+    evidence = [h.proto.body for h in at.get("html") if "<b>Evidence</b>:" in h.proto.body]
+    removed = len(shown["diff"].chunks_removed)
+    assert removed and f"{removed} removed" in evidence[0] and evidence[0].count("tl-chunk-removed") == removed
+    assert [m.value for m in at.markdown if m.value in ("**First run**", "**Re-run**")] == ["**First run**", "**Re-run**"]
+    assert len(timeline_charts(at)) == 3  # the result's own, then the first run's and the re-run's side by side
+
+
+def test_kg2rag_page_offers_hops_and_compare_draws_one_timeline_per_column(app):
+    at = _goto(app, "kg2rag")
+    at.button(key="kg_go").click().run()
+    _ok(at)
+    assert at.number_input(key="kg_whatif_hops").value == 1
+    at.number_input(key="kg_whatif_hops").set_value(2)
+    at.button(key="kg_whatif_go").click().run()
+    _ok(at)
+    assert at.session_state["kg_whatif"]["diff"].settings == {"hops": (1, 2)}
+    assert _ticks(timeline_charts(at)[0])[:2] == ["KG2RAG", "  seed"]
+
+    at = _goto(at, "compare")
+    at.button(key="cmp_go").click().run()
+    _ok(at)
+    heads = [_ticks(f)[0] for f in timeline_charts(at)]
+    assert heads == ["T2RAG", "KG2RAG"]
+
+
+def test_a_demo_visitor_can_rerun_within_the_knobs(app_workspace, monkeypatch):
+    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(app_workspace))
+    monkeypatch.setenv("TRIPLET_LENS_DEMO", "1")
+    monkeypatch.delenv("TRIPLET_LENS_MODEL", raising=False)
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at = _goto(at, "ask")
+    at.button(key="ask_go").click().run()
+    _ok(at)
+    k = at.number_input(key="ask_whatif_k")
+    assert k.max == 20  # the demo bounds (engine.whatif.WHATIF_KNOBS) are the widget's
+    k.set_value(3)
+    at.button(key="ask_whatif_go").click().run()
+    _ok(at)
+    assert at.session_state["ask_whatif"]["diff"].settings == {"k": (5, 3)}
