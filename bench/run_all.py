@@ -9,6 +9,9 @@ it. A missing script, a failing one or one that overruns its time share is noted
 and the others still run. The whole run stays under `--budget` seconds (15 minutes by default
 minus a margin): each script may use the time left minus a reserve for each script after it,
 and is stopped when it overruns.
+
+Sections written by hand below `KEEP_MARKER` in the report (longer studies that reuse these
+scripts) are kept as they are; only the part above the marker is rewritten.
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 #: In reading order: the store, extraction, each method, then answer/retrieval quality.
 SCRIPTS = ("index_bench", "extraction_bench", "t2rag_bench", "kg2rag_bench", "retrieval_quality")
+#: The report's hand-written tail starts at this line; a rerun keeps it.
+KEEP_MARKER = "<!-- bench/run_all.py writes everything above this line; what follows is kept as written -->"
 #: Seconds kept in reserve for each script still to come, so an early slow one cannot starve them.
 MIN_SHARE = 90.0
 
@@ -181,7 +186,9 @@ def main(argv: list[str] | None = None) -> int:
             print(r.stdout.rstrip(), flush=True)
     total = time.monotonic() - start
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(runs, machine, total), encoding="utf-8")
+    old = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
+    kept = old[old.index(KEEP_MARKER):] if KEEP_MARKER in old else ""
+    args.out.write_text(render(runs, machine, total) + ("\n" + kept if kept else ""), encoding="utf-8")
     print(f"[run_all] wrote {args.out} in {total:.0f} s", file=sys.stderr)
     # a missing script is a note, not a failure; a failing or overrunning one fails the run
     return 0 if all(r.status in ("ok", "missing") for r in runs) else 1

@@ -16,6 +16,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
+from engine.faults import fault_point
 from engine.llm.base import LLMCall, LLMError
 from engine.pending import PAGE, count_failed, count_pending, iter_pending
 from engine.progress import ProgressCallback, no_progress
@@ -108,6 +109,7 @@ def _run(
             return None  # the run is stopping; leave this chunk pending
         from engine.llm.deadline import within
 
+        fault_point("extract.before_call")  # a kill here: the chunk was never sent, nothing billed
         with within(call_deadline, "extraction call"):  # retries included; a hung provider fails the chunk
             return reasoner.extract(chunk.title, chunk.text)
 
@@ -164,7 +166,9 @@ def _drain(
                 result = ([], LLMCall(job="extract", model=summary.model, error=f"{type(err).__name__}: {err}"))
             if result is None:
                 continue
+            fault_point("extract.after_reply")  # a kill here: the reply was paid for, not stored
             _record(corpus, chunk, result, per_call, summary)
+            fault_point("extract.after_store")  # a kill here: the chunk is stored, the run not done
             finished += 1
             progress(finished, total, chunk.title or chunk.chunk_id)
             submit_next()

@@ -9,7 +9,10 @@ where a kill lands. Unset, a point costs one dictionary lookup.
 Points: `write.before_commit`, `write.after_commit` (every write transaction of a corpus),
 `add.before_index_sync` (documents committed, the chunk index not yet in step),
 `index.mid_write` (an index file's header written, its body not), `index.before_rename` (the new
-index file complete, not yet in place).
+index file complete, not yet in place); in an extraction run (tests/test_reliability_extraction_kill.py)
+`extract.before_call` (a worker thread about to send a chunk), `extract.after_reply` (a reply arrived,
+not yet stored), `extract.after_store` (a chunk's triplets committed), `pending.next_page` (about to
+read the next page of pending chunks).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from engine.faults import fault_point
 from engine.types import Chunk
 
 #: chunks per page: a page of texts is a few MB at most
@@ -53,6 +54,8 @@ def pending_pages(corpus, page: int = PAGE, skip_failed: bool = False) -> Iterat
     with corpus._lock:
         last, top = 0, corpus._db.execute("SELECT COALESCE(MAX(rid), 0) FROM chunks").fetchone()[0]
     while True:
+        if last:
+            fault_point("pending.next_page")  # a kill here: between two pages of the pending list
         with corpus._lock:
             rows = corpus._db.execute(sql, (last, top, page)).fetchall()
         if not rows:

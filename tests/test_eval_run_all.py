@@ -34,3 +34,17 @@ def test_run_all_writes_tables_and_notes_missing_and_failing(tmp_path, capsys):
     assert "`slow_bench` | timed out" in md
     for key in ("CPU", "cores", "RAM", "python", "torch", "faiss", "date"):
         assert f"| {key} |" in md
+
+
+def test_run_all_keeps_the_hand_written_sections_below_the_marker(tmp_path, capsys):
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "index_bench.py").write_text("print('| docs | ratio |')\nprint('| 400 | 0.97 |')\n")
+    mod = _load()
+    out = tmp_path / "benchmarks.md"
+    out.write_text("# Benchmarks\n\n| 400 | 1.50 |\n\n" + mod.KEEP_MARKER + "\n\n## A study written by hand\n\nkept\n")
+    assert mod.main(["--bench-dir", str(bench), "--out", str(out), "--only", "index_bench"]) == 0
+    md = out.read_text()
+    assert "| 400 | 0.97 |" in md and "| 400 | 1.50 |" not in md  # the generated part is new
+    assert md.count(mod.KEEP_MARKER) == 1 and md.endswith("## A study written by hand\n\nkept\n")
+    assert md.index("| 400 | 0.97 |") < md.index(mod.KEEP_MARKER)

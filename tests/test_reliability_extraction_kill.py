@@ -2,6 +2,10 @@
 `corpus.check()` and `python -m engine corpus check` (exit 0), and the next run never pays again for
 a chunk the killed run had already stored. The finished corpus equals an uninterrupted extraction.
 
+Each kill lands at a named fault point (engine/faults.py, `TRIPLET_LENS_FAULT=point@n`): before a
+chunk is sent, after its reply arrived but before it is stored, inside the store's transaction,
+right after a store, between two pages of the pending list. No sleep decides where a kill lands.
+
 Billing is counted by the worker's reasoner, which appends one line per extract call to a log
 before answering (what a provider would bill), from a separate process that the test kills.
 """
@@ -22,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from engine.extraction import run_extraction
+from engine.faults import ENV as FAULT_ENV
 from engine.triplet_rules import filter_triplets
 from engine.ingest import load_paths
 from engine.reasoners.offline import OfflineReasoner
@@ -30,7 +35,21 @@ from tests.conftest import REPO
 
 N_DOCS = 48
 CONCURRENCY = 4
-CALL_SECONDS = 0.15  # per extract call in the worker: a 48-chunk run takes ~1.8 s, so kills land mid-run
+PAGE = 8  # pending chunks read per page in the worker, so a run reads several pages
+#: per extract call in the two-process test, so both workers are extracting at the same time; the
+#: kill test needs no delay (its kills land at named points) and the loopback provider's latency
+#: keeps requests in flight when a kill lands
+CALL_SECONDS = 0.15
+
+#: (fault point, n): each run of the kill test is killed the n-th time it reaches the point, in
+#: this order; the runs share one corpus, so each starts on what the previous ones left pending
+KILLS = [
+    ("extract.before_call", 3),  # among the first calls: the third chunk is never sent
+    ("extract.after_reply", 6),  # a reply arrived (paid) and died with the process before its store
+    ("write.before_commit", 4),  # inside a store's transaction: rolled back, the chunk stays pending
+    ("extract.after_store", 10),  # just after the 10th store committed
+    ("pending.next_page", 2),  # about to read the third page of the pending list
+]
 
 #: One extraction process. `go` (optional) is a file to wait for, so two workers can start together.
 WORKER = textwrap.dedent("""
@@ -50,7 +69,8 @@ WORKER = textwrap.dedent("""
             fd = os.open({log!r}, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             os.write(fd, f"{{os.getpid()}} {{key}}\\n".encode())
             os.close(fd)
-            time.sleep({call_seconds})
+            if {call_seconds}:
+                time.sleep({call_seconds})
             return self.inner.extract(title, text)
 
     corpus = Workspace({root!r}).open({name!r})  # no embedder: extraction never embeds
@@ -58,7 +78,7 @@ WORKER = textwrap.dedent("""
     go = {go!r}
     while go and not os.path.exists(go):
         time.sleep(0.01)
-    summary = run_extraction(corpus, BilledReasoner(), concurrency={concurrency})
+    summary = run_extraction(corpus, BilledReasoner(), concurrency={concurrency}, page={page})
     print(f"done {{summary.chunks_done}} failed {{summary.chunks_failed}}", flush=True)
 """)
 
@@ -67,11 +87,17 @@ def chunk_key(chunk) -> str:
     return hashlib.sha1((chunk.title + "\n" + chunk.text).encode()).hexdigest()[:16]
 
 
-def start_worker(root: Path, name: str, log: Path, go: Path | None = None) -> subprocess.Popen:
+def start_worker(root: Path, name: str, log: Path, go: Path | None = None, fault: str = "",
+                 call_seconds: float = 0.0) -> subprocess.Popen:
+    """An extraction process, started and ready (its corpus open). `fault` ("point@n") kills it at
+    that named point (engine/faults.py)."""
     script = WORKER.format(repo=str(REPO), root=str(root), name=name, log=str(log), go=str(go) if go else "",
-                           call_seconds=CALL_SECONDS, concurrency=CONCURRENCY)
+                           call_seconds=call_seconds, concurrency=CONCURRENCY, page=PAGE)
+    env = {k: v for k, v in os.environ.items() if k != FAULT_ENV}
+    if fault:
+        env[FAULT_ENV] = fault
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, env=env)
     line = proc.stdout.readline().strip()
     assert line == "ready", proc.stderr.read()
     return proc
@@ -120,16 +146,14 @@ def test_sigkill_during_extraction_then_resume_never_rebills_a_stored_chunk(pris
 
     stored_before_run: set[str] = set()
     calls_per_run: list[list[str]] = []
-    delays = [0.05, 0.2, 0.35, 0.5, 0.3]  # seconds after start: first calls, mid-run, late, ...
-    for delay in delays:
+    for point, nth in KILLS:
         seen = len(read_log(log))
-        proc = start_worker(root, "killed", log)
+        proc = start_worker(root, "killed", log, fault=f"{point}@{nth}")
         try:
-            time.sleep(delay)
-            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=120)
         finally:
-            proc.wait(timeout=30)
-        assert proc.returncode == -signal.SIGKILL, "the worker finished before it was killed; lower the delays"
+            proc.kill()
+        assert proc.returncode == -signal.SIGKILL, (point, proc.returncode, proc.stderr.read()[-2000:])
         billed = [key_to_chunk[k] for _, k in read_log(log)[seen:]]
         calls_per_run.append(billed)
         # the killed run sent nothing for a chunk that an earlier run had stored
@@ -143,6 +167,13 @@ def test_sigkill_during_extraction_then_resume_never_rebills_a_stored_chunk(pris
         stored = {cid for cid, s in statuses.items() if s.status == "done"}
         assert stored_before_run <= stored  # nothing already stored was lost
         assert stored <= stored_before_run | set(billed)  # nothing marked done that was not extracted
+        new = stored - stored_before_run
+        if point == "extract.before_call":  # killed by the nth chunk's thread before it sent anything
+            assert len(billed) <= nth - 1
+        if point == "extract.after_reply":  # the nth reply was paid and not stored
+            assert len(billed) >= nth and len(new) == nth - 1
+        if point == "extract.after_store":  # the kill came right after the nth commit
+            assert len(new) == nth
         stored_before_run = stored
         corpus.close()
 
@@ -172,14 +203,14 @@ def test_sigkill_during_extraction_then_resume_never_rebills_a_stored_chunk(pris
     all_calls = Counter(c for run in calls_per_run for c in run) + Counter(resumed)
     repeated = sum(n - 1 for n in all_calls.values())
     assert set(all_calls) == set(key_to_chunk.values())
-    assert repeated <= 2 * CONCURRENCY * len(delays)
+    assert repeated <= 2 * CONCURRENCY * len(KILLS)
 
     # nothing lost or half-stored: the result equals one uninterrupted extraction
     reference = clone(pristine, tmp_path / "ref", "reference", embedder).open("reference")
     run_extraction(reference, OfflineReasoner(), concurrency=CONCURRENCY)
     as_set = lambda c: {(t.subject, t.predicate, t.object, t.chunk_ids) for t in c.triplets()}  # noqa: E731
     assert as_set(corpus) == as_set(reference) and len(as_set(corpus)) > 0
-    print(f"kills survived {len(delays)}; chunks {len(key_to_chunk)}; stored before resume "
+    print(f"kills survived {len(KILLS)}; chunks {len(key_to_chunk)}; stored before resume "
           f"{len(stored_before_run)}; in-flight calls repeated {repeated}; stored chunks re-billed 0")
 
 
@@ -188,7 +219,7 @@ def test_two_processes_extracting_one_corpus_never_bill_a_chunk_twice(pristine, 
     ws = clone(pristine, root, "shared", embedder)
     keys = {chunk_key(c) for c in ws.open("shared").chunks()}
     log, go = tmp_path / "billed.log", tmp_path / "go"
-    procs = [start_worker(root, "shared", log, go) for _ in range(2)]
+    procs = [start_worker(root, "shared", log, go, call_seconds=CALL_SECONDS) for _ in range(2)]
     go.touch()  # both workers opened the corpus and start extracting at the same moment
     outs = []
     for p in procs:
@@ -213,16 +244,27 @@ LLM_WORKER = textwrap.dedent("""
     sys.path.insert(0, {repo!r})
     from engine.extraction import run_extraction
     from engine.reasoners import make_reasoner
-    from engine.llm.litellm_client import import_litellm
     from engine.store import Workspace
 
-    import_litellm()  # loaded before "ready", so the kill lands in the extraction, not the import
     reasoner = make_reasoner("openai/gpt-4o-mini", api_base={base!r}, api_key="sk-test", cache_path={cache!r})
     corpus = Workspace({root!r}).open({name!r})
     print("ready", flush=True)
     run_extraction(corpus, reasoner, concurrency={concurrency})
     print("done", flush=True)
 """)
+
+
+#: the kills of the LLM run: a reply cached by the client but not stored (its chunk comes back
+#: from the response cache, free), then right after a store
+LLM_KILLS = [("extract.after_reply", 5), ("extract.after_store", 8)]
+
+
+def _wait_until(condition, timeout: float = 30.0) -> None:
+    """Poll `condition` (a state the test waits for, not a guess at how long something takes)."""
+    end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end, "timed out waiting"
+        time.sleep(0.01)
 
 
 def test_sigkill_during_llm_extraction_never_rebills_a_stored_chunk(pristine, tmp_path, embedder, monkeypatch,
@@ -246,24 +288,21 @@ def test_sigkill_during_llm_extraction_never_rebills_a_stored_chunk(pristine, tm
     with LoopbackServer(latency=CALL_SECONDS) as srv:
         srv.reply = reply
         stored: set[str] = set()
-        delays = [0.05, 0.3]  # after the provider has answered a few requests of this run
-        for delay in delays:
+        for point, nth in LLM_KILLS:
             seen = len(srv.answered)
             script = LLM_WORKER.format(repo=str(REPO), base=srv.base_url, cache=str(cache), root=str(root),
                                        name="llm", concurrency=CONCURRENCY)
+            env = {**os.environ, FAULT_ENV: f"{point}@{nth}"}
             proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True)
+                                    stderr=subprocess.PIPE, text=True, env=env)
             try:
                 assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
-                deadline = time.monotonic() + 30  # the client's first call is slow on a busy machine
-                while len(srv.answered) < seen + 4 and time.monotonic() < deadline:
-                    time.sleep(0.01)
-                time.sleep(delay)
-                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=120)
             finally:
-                proc.wait(timeout=30)
-            assert proc.returncode == -signal.SIGKILL
-            time.sleep(CALL_SECONDS * 2)  # let the server finish answering requests of the dead client
+                proc.kill()
+            assert proc.returncode == -signal.SIGKILL, (point, proc.returncode, proc.stderr.read()[-2000:])
+            # requests of the dead client still in the server finish before this run's bill is read
+            _wait_until(lambda: len(srv.answered) == len(srv.requests))
             billed = [chunk_of(b) for b in srv.answered[seen:]]
             assert not set(billed) & stored, "the provider billed again for a chunk already stored"
             corpus = Workspace(root, embedder=embedder).open("llm")
@@ -272,6 +311,8 @@ def test_sigkill_during_llm_extraction_never_rebills_a_stored_chunk(pristine, tm
             assert code == 0, out
             now = {cid for cid, s in corpus.extraction_statuses().items() if s.status == "done"}
             assert stored <= now
+            if point == "extract.after_store":
+                assert len(now - stored) == nth
             stored = now
             corpus.close()
         assert 0 < len(stored) < len(chunks)
@@ -290,10 +331,10 @@ def test_sigkill_during_llm_extraction_never_rebills_a_stored_chunk(pristine, tm
     per_chunk = Counter(chunk_of(b) for b in srv.answered)
     assert set(per_chunk) == {c.chunk_id for c in chunks}
     repeated = sum(n - 1 for n in per_chunk.values())
-    assert repeated <= 2 * CONCURRENCY * len(delays)
+    assert repeated <= 2 * CONCURRENCY * len(LLM_KILLS)
     # every chunk's grounded triple is there, none lost (the same triple from two chunks is one row)
     expected = {t for c in chunks for t in filter_triplets([json.loads(reply([], {"messages": [
         {"content": f"{c.title}\n{c.text}"}]}))["triples"][0]], f"{c.title}\n{c.text}")}
     assert {(t.subject, t.predicate, t.object) for t in corpus.triplets()} == expected and expected
-    print(f"LLM kills survived {len(delays)}; provider requests {len(srv.answered)} for {len(chunks)} chunks; "
+    print(f"LLM kills survived {len(LLM_KILLS)}; provider requests {len(srv.answered)} for {len(chunks)} chunks; "
           f"repeated {repeated}; cache hits on resume {summary.cache_hits}")
