@@ -223,6 +223,15 @@ def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, 
         labels = b.eval("[...document.querySelectorAll('.graph svg text')].map(t => t.textContent).join('|')")
         assert "&quot;" not in labels and "&#x27;" not in labels and "&lt;" not in labels
         assert XSS in labels  # the payload entity is drawn, as text
+        # each method's timeline: a static SVG under the steps, its bars and labels drawn offline
+        tl = b.eval("""(() => [...document.querySelectorAll('.timelines figure')].map(f => ({
+          method: f.dataset.method, bars: f.querySelectorAll('svg rect').length,
+          drawn: f.querySelector('svg').getBoundingClientRect().height,
+          labels: [...f.querySelectorAll('svg text')].map(t => t.textContent).join('|')})))()""")
+        assert [t["method"] for t in tl] == ["t2rag", "kg2rag"], tl
+        assert all(t["bars"] >= 3 and t["drawn"] > 100 for t in tl), tl
+        assert "decompose" in tl[0]["labels"] and "generate" in tl[1]["labels"]
+        assert all("&lt;" not in t["labels"] and "&quot;" not in t["labels"] for t in tl)
         b.screenshot(tmp_path / "export.png")
         print(f"screenshot: {tmp_path / 'export.png'}")
         assert b.eval(_FIND_PAYLOAD) == 0 and not b.dialogs()
