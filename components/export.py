@@ -242,9 +242,10 @@ def timelines_html(run: Run) -> str:
     from engine.timeline import timeline
 
     figures = []
-    for r in run.results:
-        spans = timeline(r)
-        drawing = timeline_svg(spans)
+    all_spans = [timeline(r) for r in run.results]
+    scale = max((s.end for spans in all_spans for s in spans), default=0.0)  # one time scale for all
+    for r, spans in zip(run.results, all_spans):
+        drawing = timeline_svg(spans, x_max=scale)
         if not drawing:
             continue
         figures.append(f'<figure class="timeline" data-method="{esc(r.method)}"><figcaption><b>'
@@ -253,7 +254,8 @@ def timelines_html(run: Run) -> str:
                        "</p></figure>")
     if not figures:
         return ""
-    return '<section class="timelines"><h2>Where time and money went</h2>' + "".join(figures) + "</section>"
+    return ('<section class="timelines"><h2>Where time and money went</h2><p class="usage">One time scale for '
+            "all methods: equal lengths are equal times.</p>" + "".join(figures) + "</section>")
 
 
 def export_html(run: Run, title: str = "Triplet Lens run", corpus=None) -> str:

@@ -67,12 +67,13 @@ def _row(s: Span, label: str, i: int, x0: float, scale: float, total: float) -> 
             f'<text x="{tx:.1f}" y="{y + 15}" font-size="11" text-anchor="{anchor}" fill="{ink}">{text}</text></g>')
 
 
-def timeline_svg(spans: list[Span], width: int = WIDTH) -> str:
-    """One `<svg>` element: a row per span, depth first, bars on a shared seconds axis."""
+def timeline_svg(spans: list[Span], width: int = WIDTH, x_max: float | None = None) -> str:
+    """One `<svg>` element: a row per span, depth first, bars on a shared seconds axis (`x_max`
+    seconds long when several runs are drawn on one scale)."""
     if len(spans) < 2:
         return ""
     rows = tree_rows(spans)
-    total = max(s.end for s in spans) or 1.0
+    total = max([s.end for s in spans] + [x_max or 0.0]) or 1.0
     x0, scale = LABEL_W, (width - LABEL_W - TEXT_W) / total
     y_axis = TOP + len(rows) * ROW_H + 2
     height = y_axis + AXIS_H

@@ -83,13 +83,20 @@ def _hover(s: Span) -> str:
     return "<br>".join([f"<b>{_p(first)}</b>", *(_p(x) for x in rest)])
 
 
-def figure(spans: list[Span], height: int | None = None) -> go.Figure:
-    """One row per span, depth first; the labels draw the tree (monospace, so the nesting lines up)."""
+def run_seconds(result) -> float:
+    """How long a result's timeline is (to put several on one time scale)."""
+    spans = timeline(result)
+    return max((s.end for s in spans), default=0.0)
+
+
+def figure(spans: list[Span], height: int | None = None, x_max: float | None = None) -> go.Figure:
+    """One row per span, depth first; the labels draw the tree (monospace, so the nesting lines up).
+    `x_max` puts timelines shown side by side on one time scale."""
     rows_ = tree_rows(spans)
     ordered = [s for s, _, _ in rows_]
     labels = [row_label(s, prefix) for s, _, prefix in rows_]
     width = max((len(x) for x in labels), default=0)
-    total = max((s.end for s in spans), default=0.0) or 1.0
+    total = max([s.end for s in spans] + [x_max or 0.0]) or 1.0
     rows = list(range(len(ordered)))
     free = [is_free(s) and not s.error for s in ordered]
     # a long bar carries its text inside, a short one beside it (so no text runs off the chart)
@@ -152,21 +159,22 @@ def legend(spans: list[Span]) -> str:
 
 
 def show_timeline(result, key: str, expanded: bool = False, height: int | None = None,
-                  in_expander: bool = True) -> None:
+                  in_expander: bool = True, x_max: float | None = None) -> None:
     """The timeline of one result, in an expander unless `in_expander` is off (Streamlit allows no
-    expander inside another); nothing when the trace has no step to draw."""
+    expander inside another); nothing when the trace has no step to draw. Timelines drawn side by
+    side pass the longest run's seconds as `x_max`, so equal lengths mean equal times."""
     spans = timeline(result)
     if len(spans) < 2:
         return
     if in_expander:
         with st.expander("⏱ Timeline: where time and money went", expanded=expanded):
-            _draw(spans, key, height)
+            _draw(spans, key, height, x_max)
     else:
         st.markdown("**⏱ Timeline**")
-        _draw(spans, key, height)
+        _draw(spans, key, height, x_max)
 
 
-def _draw(spans: list[Span], key: str, height: int | None) -> None:
+def _draw(spans: list[Span], key: str, height: int | None, x_max: float | None = None) -> None:
     st.caption(summary(spans))
-    st.plotly_chart(figure(spans, height), key=f"{key}_timeline", config=_PLOTLY)
+    st.plotly_chart(figure(spans, height, x_max), key=f"{key}_timeline", config=_PLOTLY)
     st.caption(legend(spans))

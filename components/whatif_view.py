@@ -9,7 +9,7 @@ from components.answer_box import show_answer
 from components.chunk_names import chunk_names
 from components.safe import engine_errors, esc, html_block
 from components.settings_form import field_docs, human_label
-from components.timeline_view import show_timeline
+from components.timeline_view import run_seconds, show_timeline
 from engine.whatif import WHATIF_KNOBS, run_settings
 
 
@@ -52,6 +52,9 @@ def show_whatif(run, result, corpus, prefix: str) -> None:
     slot = f"{prefix}_whatif"
     shown = ss.get(slot)
     mine = shown is not None and shown["base"] is result  # a what-if on an earlier question is not shown
+    # the run in which Re-run was clicked opens the expander too (its button reads True only below,
+    # and an expander drawn closed would hide the diff it is about to show)
+    mine = mine or bool(ss.get(f"{slot}_go"))
     with st.expander("🔁 What if… re-run with other settings", expanded=mine):
         st.caption("Change a setting and re-run this question. " + WHATIF_CAPTION)
         cols = st.columns(len(WHATIF_KNOBS[result.method]) + 1, vertical_alignment="bottom")
@@ -115,6 +118,7 @@ def show_diff(run, before, after, diff, corpus, key: str) -> None:
                 + _chips(diff.chunks_removed, names, "−", "#fdecec", "tl-chunk-removed"))
     html_block(f"<small><b>Evidence</b>: {len(diff.chunks_added)} added, {len(diff.chunks_removed)} removed, "
                f"{len(diff.chunks_kept)} kept</small><br>" + (evidence or "<i>the same chunks</i>"))
+    scale = max(run_seconds(before), run_seconds(after))  # one time scale for the two timelines
     left, right = st.columns(2, gap="medium")
     for col, result, title in ((left, before, "First run"), (right, after, "Re-run")):
         with col, st.container(border=True):
@@ -123,4 +127,5 @@ def show_diff(run, before, after, diff, corpus, key: str) -> None:
                 st.caption(f"{diff.replayed_calls} of {diff.calls[1]} LLM replies replayed from the first run "
                            "(grey hatched on the timeline)")
             show_answer(result, run.gold, label=title, corpus=corpus)
-            show_timeline(result, key=f"{key}_{'after' if result is after else 'before'}", in_expander=False)
+            show_timeline(result, key=f"{key}_{'after' if result is after else 'before'}", in_expander=False,
+                          x_max=scale)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from components.timeline_svg import axis_step, timeline_svg
 from components.timeline_view import ERROR_COLOR, FREE_COLOR, figure, legend, summary
 from engine.timeline import timeline, tree_rows
@@ -92,3 +94,22 @@ def test_an_offline_run_draws_no_money(tmp_path):
     rows = _rows(timeline_svg(spans))
     assert not any("tok" in r["bar"] or "$0.0" in r["bar"] for r in rows)
     assert "LLM calls (orange)" not in legend(spans) and "offline-rules steps" in legend(spans)
+
+
+def test_timelines_drawn_side_by_side_share_one_time_scale():
+    from components.export import timelines_html
+    from engine.runs import Run
+
+    short, _, _ = first_run("standard", k=2)
+    long_, _, _ = first_run()
+    run = Run(question="q", results=[short, long_])
+    html = timelines_html(run)
+    svgs = html.split('<svg class="timeline-svg"')[1:]
+    assert len(svgs) == 2
+    # the run bars (first rect of each drawing) are as long as the runs: the short one shorter
+    widths = [float(ET.fromstring('<svg class="timeline-svg"' + s.split("</figure>")[0].split("<p ")[0])
+                    .find(f"{SVG}g/{SVG}rect").get("width")) for s in svgs]
+    seconds = [timeline(short)[0].duration, timeline(long_)[0].duration]
+    assert widths[0] / widths[1] == pytest.approx(seconds[0] / seconds[1], rel=0.02)
+    fig = figure(timeline(short), x_max=seconds[1]).to_plotly_json()
+    assert fig["layout"]["xaxis"]["range"][1] == pytest.approx(seconds[1] * 1.3)
