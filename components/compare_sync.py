@@ -17,7 +17,7 @@ from components.chunk_names import chunk_names
 from components.safe import esc, html_block
 from components.stepper import stepper
 from components.steps import METHOD_TITLES
-from components.timeline_view import show_timeline
+from components.timeline_view import run_seconds, show_timeline
 from engine.methods.registry import COMPARED
 
 
@@ -76,6 +76,7 @@ def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
     step = steps[pos]
     shared = shared_chunks(run)
     names = chunk_names(corpus, [c for r in (t2, kg) for c in r.evidence_chunk_ids])
+    scale = max(run_seconds(t2), run_seconds(kg))  # both timelines on one time scale
     left, right = st.columns(2, gap="medium")
     for col, result, sub in ((left, t2, step.t2rag), (right, kg, step.kg2rag)):
         with col, st.container(border=True):
@@ -86,7 +87,7 @@ def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
                 show_t2rag_step(result, sub, corpus, run.gold, shared)
             else:
                 show_kg2rag_step(result, sub, corpus, run.gold)
-            show_timeline(result, key=f"{state_key}_{result.method}")
+            show_timeline(result, key=f"{state_key}_{result.method}", x_max=scale)
 
 
 def show_answers_row(run, corpus=None) -> None:

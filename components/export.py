@@ -33,6 +33,9 @@ padding:.05em .6em;cursor:pointer;font-size:.95em}
 .chunk-view{border:2px solid #3b6ea8;border-radius:6px;padding:.6em 1em;margin-top:.8em;background:#fbfcfe}
 .chunk-view .chunk-text{white-space:pre-wrap;line-height:1.5} .chunk-view mark{background:#ffe08a;padding:0 .1em}
 .graph svg circle.has-chunk{cursor:pointer}
+.timelines figure{margin:1em 0;border:1px solid #ddd;border-radius:6px;padding:.6em .8em}
+.timelines figcaption{font-size:.9em;margin-bottom:.3em} .timelines svg{width:100%;height:auto;display:block}
+.timelines .legend{color:#555;margin:.2em 0 0}
 """
 
 _JS = """
@@ -232,6 +235,29 @@ def export_file_name(run: Run) -> str:
     return f"triplet-lens_{corpus}_{slug}_{kind}_{stamp}"
 
 
+def timelines_html(run: Run) -> str:
+    """A static timeline (inline SVG, no script) per result: where time and money went."""
+    from components.timeline_svg import timeline_svg
+    from components.timeline_view import legend, summary
+    from engine.timeline import timeline
+
+    figures = []
+    all_spans = [timeline(r) for r in run.results]
+    scale = max((s.end for spans in all_spans for s in spans), default=0.0)  # one time scale for all
+    for r, spans in zip(run.results, all_spans):
+        drawing = timeline_svg(spans, x_max=scale)
+        if not drawing:
+            continue
+        figures.append(f'<figure class="timeline" data-method="{esc(r.method)}"><figcaption><b>'
+                       f"{esc(METHOD_TITLES.get(r.method, r.method))}</b> · {esc(summary(spans))}</figcaption>"
+                       f'{drawing}<p class="legend">{esc(legend(spans))} Hover a bar for its tokens, cost and detail.'
+                       "</p></figure>")
+    if not figures:
+        return ""
+    return ('<section class="timelines"><h2>Where time and money went</h2><p class="usage">One time scale for '
+            "all methods: equal lengths are equal times.</p>" + "".join(figures) + "</section>")
+
+
 def export_html(run: Run, title: str = "Triplet Lens run", corpus=None) -> str:
     """The whole page as a string. The question and gold answer are also written into the static
     markup (escaped), so the file says what it is even with scripts disabled."""
@@ -247,6 +273,7 @@ def export_html(run: Run, title: str = "Triplet Lens run", corpus=None) -> str:
 <div id="app"><noscript>Enable JavaScript to step through the run.</noscript></div>
 <script type="application/json" id="run-data">{payload}</script>
 <script>{_JS}</script>
+{timelines_html(run)}
 <p class="usage">Exported from Triplet Lens{(' (corpus ' + esc(run.corpus) + ')') if run.corpus else ''}.</p>
 </body></html>
 """

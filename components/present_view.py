@@ -14,7 +14,7 @@ from components.graph import show_graph
 from components.graph_static import from_payload
 from components.safe import esc, html_block
 from components.steps import METHOD_TITLES, result_steps
-from components.timeline_view import show_timeline
+from components.timeline_view import run_seconds, show_timeline
 
 
 def present_steps(run, corpus=None) -> list[tuple[str, object]]:
@@ -57,11 +57,12 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
         show_answers_row(run, corpus)
         cv.overlap(run, corpus)
         cv.cost_charts(run)
-        st.markdown("**Where time and money went**")
+        st.markdown("**Where time and money went** (one time scale for all methods)")
+        scale = max(run_seconds(r) for r in run.results)
         for col, r in zip(st.columns(len(run.results)), run.results):
             with col:
                 st.caption(METHOD_TITLES.get(r.method, r.method))
-                show_timeline(r, key=f"present_{r.method}", in_expander=False)
+                show_timeline(r, key=f"present_{r.method}", in_expander=False, x_max=scale)
         return
     result, s = payload
     v = verdict(result, run.gold)

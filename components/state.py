@@ -45,8 +45,9 @@ _DEFAULTS: dict[str, Any] = {
     "compare": None,         # engine.runs.Run with several results
     "cmp_step_t2rag": 0,     # one stepper per method on the Compare page
     "cmp_step_kg2rag": 0,
-    "cmp_sync": 0,
-    "cmp_autorun": False,    # set by the landing card: Compare runs its question once on arrival           # the one stepper driving both columns of Compare
+    "cmp_sync": 0,           # the one stepper driving both columns of Compare
+    "cmp_autorun": False,    # set by the landing card: Compare runs its question once on arrival
+    "cmp_whatif": None,      # the last what-if on Compare: {"base": Run, "items": {method: (Result, RunDiff)}}
     "eval_step_t2rag": 0,    # drill-down steppers on the Evaluate page
     "eval_step_kg2rag": 0,
     "present_run": None,     # the Run presentation mode walks

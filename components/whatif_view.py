@@ -9,37 +9,59 @@ from components.answer_box import show_answer
 from components.chunk_names import chunk_names
 from components.safe import engine_errors, esc, html_block
 from components.settings_form import field_docs, human_label
-from components.timeline_view import show_timeline
+from components.timeline_view import run_seconds, show_timeline
 from engine.whatif import WHATIF_KNOBS, run_settings
+
+
+def can_rerun(result, corpus) -> bool:
+    return (result.method in WHATIF_KNOBS and result.trace is not None and not isinstance(result.trace, dict)
+            and corpus is not None)
+
+
+def knob_inputs(result, slot: str, columns=None) -> dict[str, int]:
+    """Number inputs for the method's what-if knobs (in `columns`, one each), set to the run's own
+    values; returns the values picked."""
+    knobs = WHATIF_KNOBS[result.method]
+    current = run_settings(result)
+    docs = field_docs(type(current))
+    values = {}
+    for col, (name, (lo, hi)) in zip(columns or st.columns(len(knobs)), knobs.items()):
+        now = int(getattr(current, name))
+        values[name] = int(col.number_input(human_label(name), min_value=lo, max_value=max(hi, now),
+                                            value=min(max(now, lo), max(hi, now)), step=1,
+                                            key=f"{slot}_{name}", help=docs.get(name)))
+    return values
+
+
+def changes_of(result, values: dict[str, int]) -> dict[str, int]:
+    current = run_settings(result)
+    return {k: v for k, v in values.items() if v != getattr(current, k)}
+
+
+WHATIF_CAPTION = ("LLM replies whose prompts did not change are replayed from this run (free and instant, marked "
+            "*replayed*); only changed prompts go to the model in use. With the offline reasoner there is "
+            "nothing to replay: the re-run is free anyway.")
 
 
 def show_whatif(run, result, corpus, prefix: str) -> None:
     """The expander under a result: number inputs for the method's knobs, a Re-run button, and the
     comparison of the re-run with the first run (kept in `<prefix>_whatif` until the next question)."""
-    knobs = WHATIF_KNOBS.get(result.method)
-    if not knobs or result.trace is None or isinstance(result.trace, dict) or corpus is None:
+    if not can_rerun(result, corpus):
         return
     ss = st.session_state
     slot = f"{prefix}_whatif"
-    current = run_settings(result)
-    docs = field_docs(type(current))
     shown = ss.get(slot)
     mine = shown is not None and shown["base"] is result  # a what-if on an earlier question is not shown
+    # the run in which Re-run was clicked opens the expander too (its button reads True only below,
+    # and an expander drawn closed would hide the diff it is about to show)
+    mine = mine or bool(ss.get(f"{slot}_go"))
     with st.expander("🔁 What if… re-run with other settings", expanded=mine):
-        st.caption("Change a setting and re-run this question. LLM replies whose prompts did not change are "
-                   "replayed from this run (free and instant, marked *replayed*); only changed prompts go to "
-                   "the model in use.")
-        cols = st.columns(len(knobs) + 1, vertical_alignment="bottom")
-        values = {}
-        for col, (name, (lo, hi)) in zip(cols, knobs.items()):
-            now = int(getattr(current, name))
-            values[name] = int(col.number_input(human_label(name), min_value=lo, max_value=max(hi, now),
-                                                value=min(max(now, lo), max(hi, now)), step=1,
-                                                key=f"{slot}_{name}", help=docs.get(name)))
+        st.caption("Change a setting and re-run this question. " + WHATIF_CAPTION)
+        cols = st.columns(len(WHATIF_KNOBS[result.method]) + 1, vertical_alignment="bottom")
+        values = knob_inputs(result, slot, cols[:-1])
         if cols[-1].button("🔁 Re-run", key=f"{slot}_go", type="primary"):
-            changes = {k: v for k, v in values.items() if v != getattr(current, k)}
             with engine_errors("The re-run"):
-                new, diff = state.session().rerun(result, corpus, changes)
+                new, diff = state.session().rerun(result, corpus, changes_of(result, values))
                 shown = ss[slot] = {"base": result, "new": new, "diff": diff}
                 mine = True
         if mine:
@@ -54,16 +76,28 @@ def _money(v) -> str:
     return "unknown" if v is None else f"${v:.5f}"
 
 
+def _calls_cell(diff) -> str:
+    if diff.calls == (0, 0):
+        return "none: offline rules, nothing to replay"
+    replayed = (f'<span class="tl-replayed" style="background:#eceff3;border:1px dashed #777;border-radius:8px;'
+                f'padding:0 .45em">{diff.replayed_calls} replayed</span>')
+    return f"{_pair(*diff.calls)} ({replayed} from the first run, free and instant · {diff.new_calls} new)"
+
+
 def diff_table_html(diff) -> str:
-    """Settings, calls, tokens, cost and time, before → after."""
+    """Settings, calls, tokens, cost and time, before → after (no token or money rows when both
+    runs used none: an offline run)."""
     rows = [("settings", ", ".join(f"{esc(human_label(k))}: {esc(a)} → <b>{esc(b)}</b>"
                                    for k, (a, b) in diff.settings.items()) or "unchanged"),
             ("answer", "<b>changed</b>" if diff.answer_changed else "unchanged"),
-            ("LLM calls", f"{_pair(*diff.calls)} ({diff.replayed_calls} replayed, free · {diff.new_calls} new)"),
-            ("tokens needed", _pair(*diff.tokens, fmt=lambda v: f"{v:,}")),
-            ("tokens billed", f"{diff.billed_tokens[0]:,} → <b>{diff.billed_tokens[1]:,}</b>"),
-            ("cost", _pair(*diff.cost, fmt=_money)),
-            ("time", f"{diff.seconds[0]:.2f}s → <b>{diff.seconds[1]:.2f}s</b>")]
+            ("LLM calls", _calls_cell(diff))]
+    if any(diff.tokens) or any(diff.cost):
+        rows += [("tokens needed", _pair(*diff.tokens, fmt=lambda v: f"{v:,}")),
+                 ("tokens billed", f"{diff.billed_tokens[0]:,} → <b>{diff.billed_tokens[1]:,}</b>"),
+                 ("cost", _pair(*diff.cost, fmt=_money))]
+    else:
+        rows.append(("cost", "$0 for both (no LLM call)"))
+    rows.append(("time", f"{diff.seconds[0]:.2f}s → <b>{diff.seconds[1]:.2f}s</b>"))
     if diff.reasoner[0] != diff.reasoner[1]:
         rows.insert(1, ("reasoner", f"{esc(diff.reasoner[0])} → <b>{esc(diff.reasoner[1])}</b>"))
     body = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{k}</th><td>{v}</td></tr>" for k, v in rows)
@@ -84,9 +118,14 @@ def show_diff(run, before, after, diff, corpus, key: str) -> None:
                 + _chips(diff.chunks_removed, names, "−", "#fdecec", "tl-chunk-removed"))
     html_block(f"<small><b>Evidence</b>: {len(diff.chunks_added)} added, {len(diff.chunks_removed)} removed, "
                f"{len(diff.chunks_kept)} kept</small><br>" + (evidence or "<i>the same chunks</i>"))
+    scale = max(run_seconds(before), run_seconds(after))  # one time scale for the two timelines
     left, right = st.columns(2, gap="medium")
     for col, result, title in ((left, before, "First run"), (right, after, "Re-run")):
         with col, st.container(border=True):
             st.markdown(f"**{title}**")
+            if result is after and diff.replayed_calls:
+                st.caption(f"{diff.replayed_calls} of {diff.calls[1]} LLM replies replayed from the first run "
+                           "(grey hatched on the timeline)")
             show_answer(result, run.gold, label=title, corpus=corpus)
-            show_timeline(result, key=f"{key}_{'after' if result is after else 'before'}", in_expander=False)
+            show_timeline(result, key=f"{key}_{'after' if result is after else 'before'}", in_expander=False,
+                          x_max=scale)

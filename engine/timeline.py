@@ -234,3 +234,25 @@ def timeline_table(spans: list[Span], width: int = 24) -> list[str]:
             f"{label:<34} {s.start:7.2f} {s.duration:7.2f} {s.tokens:7d} {cost:>10}  {bar:<{width}}  {', '.join(flags)}"
         )
     return lines
+
+
+def tree_rows(spans: list[Span]) -> list[tuple[Span, int, str]]:
+    """The spans depth first (each step right under its parent, siblings in start order) with their
+    depth and a tree prefix (`├ `, `│ └ `) that draws the nesting in a column of labels."""
+    children: dict[int | None, list[Span]] = {}
+    for s in sorted(spans, key=lambda s: (s.start, s.id)):
+        children.setdefault(s.parent, []).append(s)
+    ids = {s.id for s in spans}
+    roots = [s for s in spans if s.parent is None or s.parent not in ids]
+    out: list[tuple[Span, int, str]] = []
+
+    def walk(span: Span, depth: int, lead: str, last: bool) -> None:
+        out.append((span, depth, "" if depth == 0 else lead + ("└ " if last else "├ ")))
+        kids = children.get(span.id, [])
+        below = "" if depth == 0 else lead + ("  " if last else "│ ")
+        for i, kid in enumerate(kids):
+            walk(kid, depth + 1, below, i == len(kids) - 1)
+
+    for r in roots:
+        walk(r, 0, "", True)
+    return out

@@ -3,6 +3,7 @@ import streamlit as st
 
 from components import compare_sync as sync
 from components import compare_view as cv
+from components.compare_whatif import show_compare_whatif
 from components import state
 from components.question_input import pick_question
 from components.result_view import show_result
@@ -42,6 +43,7 @@ if run is not None:
     sync.show_answers_row(run, corpus)
     st.markdown("**Step both methods together**")
     sync.show_side_by_side(run, corpus, "cmp_sync")
+    show_compare_whatif(run, corpus, "cmp")
     with st.expander("Evidence overlap and costs", expanded=True):
         cv.overlap(run, corpus)
         cv.cost_charts(run)

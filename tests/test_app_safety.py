@@ -161,3 +161,36 @@ def test_the_timeline_and_whatif_diff_keep_trace_text_as_text(xss_run):
     other.reasoner = XSS
     table = diff_table_html(diff_runs(run.results[0], other))
     assert "<img" not in table and "&lt;img" in table
+
+
+def test_the_exports_timeline_drawings_keep_trace_text_as_text(xss_run):
+    """The export draws one static SVG timeline per result (no script). A trace's strings (a model
+    name, an answer, an error, a step label from an uploaded file) land in its text nodes and
+    hover titles as text: the file holds no element or attribute this module did not write."""
+    import copy
+    import xml.etree.ElementTree as ET
+
+    from components.export import export_html
+    from engine.runs import Run
+
+    _, run = xss_run
+    t2 = copy.deepcopy(run.results[0])
+    t2.answer = t2.trace.synthesis.answer = XSS + BREAKOUT
+    for c in t2.trace.calls():
+        c.model, c.error = XSS, f"failed {BREAKOUT}"
+    page = export_html(Run(question=run.question, gold=run.gold, corpus=run.corpus, results=[t2, run.results[1]]))
+    assert "<img" not in page and "alert(2)</script>" not in page
+    section = page.split('<section class="timelines">', 1)[1].split("</section>", 1)[0]
+    svgs = re.findall(r'<svg class="timeline-svg".*?</svg>', section, re.S)
+    assert len(svgs) == 2  # one per method
+    texts = []
+    for svg in svgs:  # well-formed, only the drawing's own elements, no event handler, no link
+        root = ET.fromstring(svg)
+        tags = {e.tag.split("}", 1)[1] for e in root.iter()}
+        assert tags <= {"svg", "g", "title", "text", "rect", "line"}, tags
+        attrs = {a for e in root.iter() for a in e.attrib}
+        assert not any(a.lower().startswith("on") or "href" in a.lower() for a in attrs), attrs
+        texts += [e.text or "" for e in root.iter() if e.text]
+    assert any(XSS in t for t in texts)  # the payload model name is drawn, as text
+    assert any(BREAKOUT in t for t in texts)  # the error in a bar's hover title, as text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in section

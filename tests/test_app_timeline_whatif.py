@@ -22,7 +22,8 @@ def timeline_charts(at: AppTest) -> list[dict]:
 
 
 def _ticks(fig: dict) -> list[str]:
-    return [t.replace("\u2003", "  ") for t in fig["layout"]["yaxis"]["ticktext"]]
+    """The row labels: a tree (`├ round 1`), padded to one width with no-break spaces."""
+    return [t.replace("\u00a0", " ").rstrip() for t in fig["layout"]["yaxis"]["ticktext"]]
 
 
 def test_ask_page_shows_the_timeline_and_a_whatif_rerun_with_its_diff(app):
@@ -33,8 +34,8 @@ def test_ask_page_shows_the_timeline_and_a_whatif_rerun_with_its_diff(app):
     assert any(e.label.startswith("⏱ Timeline") for e in at.expander)
     (fig,) = timeline_charts(at)
     ticks = _ticks(fig)
-    assert ticks[0] == "T2RAG" and "  decompose" in ticks and "  round 1" in ticks
-    assert any(t.strip() == "decompose (offline-rules)" for t in ticks)  # the rule step nested under it
+    assert ticks[0] == "T2RAG" and "├ decompose" in ticks and "├ round 1" in ticks
+    assert "│ └ decompose (offline-rules)" in ticks  # the rule step nested under it
     # what if: fewer chunks per round
     assert at.number_input(key="ask_whatif_k").value == result.trace.settings.k == 5
     assert at.number_input(key="ask_whatif_rounds").value == result.trace.settings.rounds
@@ -62,7 +63,7 @@ def test_kg2rag_page_offers_hops_and_compare_draws_one_timeline_per_column(app):
     at.button(key="kg_whatif_go").click().run()
     _ok(at)
     assert at.session_state["kg_whatif"]["diff"].settings == {"hops": (1, 2)}
-    assert _ticks(timeline_charts(at)[0])[:2] == ["KG2RAG", "  seed"]
+    assert _ticks(timeline_charts(at)[0])[:2] == ["KG2RAG", "├ seed"]
 
     at = _goto(at, "compare")
     at.button(key="cmp_go").click().run()
@@ -86,3 +87,42 @@ def test_a_demo_visitor_can_rerun_within_the_knobs(app_workspace, monkeypatch):
     at.button(key="ask_whatif_go").click().run()
     _ok(at)
     assert at.session_state["ask_whatif"]["diff"].settings == {"k": (5, 3)}
+
+
+def test_compare_reruns_both_methods_or_the_chosen_one_and_shows_each_beside_its_first_run(app):
+    at = _goto(app, "compare")
+    at.button(key="cmp_go").click().run()
+    _ok(at)
+    run = at.session_state["compare"]
+    t2, kg = run.by_method("t2rag"), run.by_method("kg2rag")
+    # one column of knobs per method, set to each run's own settings
+    assert at.number_input(key="cmp_whatif_t2rag_k").value == t2.trace.settings.k
+    assert at.number_input(key="cmp_whatif_t2rag_rounds").value == t2.trace.settings.rounds
+    assert at.number_input(key="cmp_whatif_kg2rag_hops").value == kg.trace.settings.hops
+    assert at.radio(key="cmp_whatif_which").value == "both"
+    at.number_input(key="cmp_whatif_t2rag_k").set_value(1)
+    at.number_input(key="cmp_whatif_kg2rag_hops").set_value(2)
+    at.button(key="cmp_whatif_go").click().run()
+    _ok(at)
+    shown = at.session_state["cmp_whatif"]
+    assert shown["base"] is run and list(shown["items"]) == ["t2rag", "kg2rag"]
+    assert shown["items"]["t2rag"][1].settings == {"k": (t2.trace.settings.k, 1)}
+    assert shown["items"]["kg2rag"][1].settings == {"hops": (kg.trace.settings.hops, 2)}
+    assert shown["items"]["kg2rag"][0].trace.settings.hops == 2
+    heads = [m.value for m in at.markdown if m.value.endswith(": first run vs re-run")]
+    assert heads == ["#### T2RAG: first run vs re-run", "#### KG2RAG: first run vs re-run"]
+    tables = [h.proto.body for h in at.get("html") if "tl-whatif-diff" in h.proto.body]
+    assert len(tables) == 2 and "→ <b>1</b>" in tables[0] and "→ <b>2</b>" in tables[1]
+    assert all("offline rules, nothing to replay" in t and "$0 for both" in t for t in tables)
+    # the two side-by-side timelines, then the first run beside the re-run for each method
+    assert [_ticks(f)[0] for f in timeline_charts(at)] == ["T2RAG", "KG2RAG", "T2RAG", "T2RAG", "KG2RAG", "KG2RAG"]
+    assert at.session_state["compare"] is run  # the comparison itself is unchanged
+
+    # only KG2RAG this time: the T2RAG re-run is gone, KG2RAG's is new
+    at.radio(key="cmp_whatif_which").set_value("kg2rag")
+    at.number_input(key="cmp_whatif_kg2rag_k").set_value(3)
+    at.button(key="cmp_whatif_go").click().run()
+    _ok(at)
+    items = at.session_state["cmp_whatif"]["items"]
+    assert list(items) == ["kg2rag"] and items["kg2rag"][1].settings == {"k": (kg.trace.settings.k, 3),
+                                                                        "hops": (kg.trace.settings.hops, 2)}

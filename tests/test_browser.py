@@ -1,7 +1,9 @@
 """One real-browser test: `streamlit run app.py` on a free loopback port, headless Debian Chromium
 driven over the DevTools protocol. Loads Ask and Compare, runs them, checks visible text and the
 console, saves screenshots; then opens a corpus whose entity is an HTML payload and checks that no
-script ran and no such element exists anywhere on the page (iframes included)."""
+script ran and no such element exists anywhere on the page (iframes included). The demo walk also
+opens Compare's timelines and runs a what-if on Ask against a loopback OpenAI-compatible provider
+(tests/loopback.py), so replies are really replayed."""
 from __future__ import annotations
 
 import json
@@ -62,6 +64,28 @@ def server(tmp_path_factory, embedder):
     srv.wait_healthy()
     yield srv
     srv.stop()
+
+
+def _provider_reply(messages, body) -> str:
+    """A temperature-0 model for the walk's what-if: the same prompt gets the same reply."""
+    from engine.reasoners import prompts
+
+    system = str(messages[0].get("content", "")) if messages else ""
+    if system == prompts.DECOMPOSE.system:
+        return json.dumps({"triplets": [["the question's subject", "is", "?answer"]]})
+    if system == prompts.SOLVE.system:
+        return json.dumps({"bindings": {}})
+    return "a spirit"
+
+
+@pytest.fixture(scope="module")
+def provider():
+    """An OpenAI-compatible provider on loopback (tests/loopback.py) the walk points Settings at."""
+    from tests.loopback import LoopbackServer
+
+    with LoopbackServer() as srv:
+        srv.reply = _provider_reply
+        yield srv
 
 
 @pytest.fixture()
@@ -223,6 +247,15 @@ def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, 
         labels = b.eval("[...document.querySelectorAll('.graph svg text')].map(t => t.textContent).join('|')")
         assert "&quot;" not in labels and "&#x27;" not in labels and "&lt;" not in labels
         assert XSS in labels  # the payload entity is drawn, as text
+        # each method's timeline: a static SVG under the steps, its bars and labels drawn offline
+        tl = b.eval("""(() => [...document.querySelectorAll('.timelines figure')].map(f => ({
+          method: f.dataset.method, bars: f.querySelectorAll('svg rect').length,
+          drawn: f.querySelector('svg').getBoundingClientRect().height,
+          labels: [...f.querySelectorAll('svg text')].map(t => t.textContent).join('|')})))()""")
+        assert [t["method"] for t in tl] == ["t2rag", "kg2rag"], tl
+        assert all(t["bars"] >= 3 and t["drawn"] > 100 for t in tl), tl
+        assert "decompose" in tl[0]["labels"] and "generate" in tl[1]["labels"]
+        assert all("&lt;" not in t["labels"] and "&quot;" not in t["labels"] for t in tl)
         b.screenshot(tmp_path / "export.png")
         print(f"screenshot: {tmp_path / 'export.png'}")
         assert b.eval(_FIND_PAYLOAD) == 0 and not b.dialogs()
@@ -354,7 +387,103 @@ def _click_at(b: Browser, x: float, y: float) -> None:
         b.pump(0.1)
 
 
-def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, tmp_path):
+def _wait_js(b: Browser, expression: str, timeout: float = 90, what: str = ""):
+    """The value of `expression` once it is truthy (a rerun lands late on a busy machine)."""
+    end = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < end:
+        value = b.eval(expression)
+        if value:
+            return value
+        b.pump(0.5)
+    raise AssertionError(f"{what or expression[:80]} never held; last value {value!r}")
+
+
+# The plotly timelines on the page: their row labels (a tree) and how many bars plotly drew.
+_TIMELINES = """(() => [...document.querySelectorAll('.js-plotly-plot')].map(p => ({
+  x: ((p.querySelector('.xtitle') || {}).textContent || ''),
+  rows: [...p.querySelectorAll('.ytick text')].map(t => t.textContent.replace(/\u00a0/g, ' ').trim()),
+  bars: p.querySelectorAll('g.trace.bars g.point path').length,
+  texts: [...p.querySelectorAll('g.trace.bars text')].map(t => t.textContent),
+  visible: p.getBoundingClientRect().height > 50
+})).filter(p => p.x.startsWith('seconds from the start')))()"""
+
+
+def _open_expanders(b: Browser, needle: str) -> int:
+    return b.eval("(() => { const s = [...document.querySelectorAll('details')].filter(d => !d.open && "
+                  "d.querySelector('summary').innerText.includes(" + json.dumps(needle) + "));"
+                  " s.forEach(d => d.querySelector('summary').click()); return s.length; })()")
+
+
+def _type_into(b: Browser, label_start: str, text: str) -> None:
+    """Type into the text input whose label starts with `label_start`, as a user would."""
+    _wait_js(b, "(() => { const i = [...document.querySelectorAll('input')].find(x => (x.getAttribute("
+             "'aria-label') || '').startsWith(" + json.dumps(label_start) + ")); if (!i) return false;"
+             " i.focus(); i.select(); return document.activeElement === i; })()", timeout=60,
+             what=f"an input labelled {label_start!r}")  # widgets load after the page's skeleton
+    b.send("Input.insertText", {"text": text}, session=True)
+    b.pump(0.2)
+
+
+def _check_compare_timelines(b: Browser) -> None:
+    """The timeline of each Compare column, opened: plotly drew a bar for every row of the tree."""
+    _wait_js(b, "[...document.querySelectorAll('details summary')].filter(x => x.innerText.includes('Timeline'))"
+             ".length >= 2", what="a timeline expander per column")
+    _open_expanders(b, "Timeline")
+    tls = _wait_js(b, "(() => { const t = " + _TIMELINES + "; return t.length >= 2 && t.every(x => x.bars > 0)"
+                   " && t.every(x => x.visible) ? t : null; })()", what="two drawn timelines")
+    heads = [t["rows"][0] for t in tls]
+    assert heads[:2] == ["T2RAG", "KG2RAG"], heads
+    for t in tls:
+        assert t["bars"] == len(t["rows"]) >= 4, t  # one bar per span: the run, its steps, their calls
+        assert any(r.startswith("├ ") for r in t["rows"]), t["rows"]  # the steps drawn as a tree
+    assert "├ round 1" in tls[0]["rows"] and "├ seed" in tls[1]["rows"]
+
+
+def _whatif_on_ask_with_a_model(b: Browser, provider) -> None:
+    """Point the session at a model (the loopback provider), ask on the Ask page, change k in the
+    What if… expander and re-run: the diff shows replies replayed from the first run, and the
+    re-run's timeline draws them as replayed, $0."""
+    _nav(b, "Settings")
+    b.wait_text("Method settings")
+    _type_into(b, "Model", "openai/gpt-4o-mini")
+    _type_into(b, "API base", provider.base_url)
+    _type_into(b, "API key", "sk-test")
+    _click(b, "Apply")
+    b.wait_text("In use: openai/gpt-4o-mini", timeout=60)
+    assert "answered" in b.text() and len(provider.chat_requests()) >= 1  # the check reached the provider
+    _nav(b, "Ask (T2RAG)")
+    b.wait_text("Ask with T2RAG")
+    asked = len(provider.chat_requests())
+    _click(b, "Ask")
+    b.wait_text("Step 1 of", timeout=180)
+    assert len(provider.chat_requests()) > asked  # the model answered this question
+    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('What if'))",
+             what="the What if… expander")
+    assert _open_expanders(b, "What if") == 1
+    step_down = ("(() => { const i = [...document.querySelectorAll('input')].find(x => x.getAttribute('aria-label')"
+                 " === 'Chunks retrieved (k)'); if (!i) return null; const box = i.closest("
+                 "'[data-testid=stNumberInput]'); return box; })()")
+    _wait_js(b, step_down + " !== null", what="the k input")
+    b.eval(step_down.replace("return box;", "box.querySelector('[data-testid=stNumberInputStepDown]').click();"
+                             " return true;"))
+    _wait_js(b, "(() => { const i = [...document.querySelectorAll('input')].find(x => x.getAttribute('aria-label')"
+             " === 'Chunks retrieved (k)'); return i && i.value === '4'; })()", what="k = 4")
+    _click(b, "🔁 Re-run")
+    marked = _wait_js(b, "(() => { const r = document.querySelector('.tl-whatif-diff .tl-replayed');"
+                      " return r && r.getBoundingClientRect().height > 0 ? r.textContent : null; })()",
+                      timeout=180, what="the diff with its replayed calls, in view")
+    assert int(marked.split()[0]) >= 1 and marked.endswith("replayed"), marked  # the decomposition at least
+    diff = b.eval("document.querySelector('.tl-whatif-diff').innerText")
+    assert "→ 4" in diff and "new" in diff, diff
+    # the re-run's timeline draws the replayed calls as such (grey, "replayed, $0"); the first run's none
+    tls = _wait_js(b, "(() => { const t = " + _TIMELINES + "; return t.some(x => x.texts.some(y => "
+                   "y.startsWith('replayed, $0'))) ? t : null; })()", what="a timeline with replayed calls")
+    replayed = [t for t in tls if any(x.startswith("replayed, $0") for x in t["texts"])]
+    assert len(replayed) == 1 and len(tls) >= 3, tls
+
+
+def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, provider, tmp_path):
     b = browser
     b.send("Emulation.setDeviceMetricsOverride",
            {"width": 1440, "height": 1800, "deviceScaleFactor": 1, "mobile": False}, session=True)
@@ -416,5 +545,16 @@ def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, tm
     _show_each_graph(b)
     for p in [p for p in _in_graph_frames(b, _PROBE) if p]:
         assert p["probe"]["outside"] == 0 and p["probe"]["screenFont"] >= 11.5, p["probe"]
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": 1440, "height": 1800, "deviceScaleFactor": 1, "mobile": False}, session=True)
+    # each column's timeline, drawn by plotly
+    _check_compare_timelines(b)
+    b.screenshot(tmp_path / "compare_timelines.png")
+    # a what-if on Ask with a model: replies replayed from the first run
+    _whatif_on_ask_with_a_model(b, provider)
+    b.eval("document.querySelector('.tl-whatif-diff').scrollIntoView({block: 'start'})")
+    b.pump(1)
+    b.screenshot(tmp_path / "ask_whatif.png")
+    print(f"screenshots: {tmp_path / 'compare_timelines.png'}, {tmp_path / 'ask_whatif.png'}")
     assert not _real_errors(b), _real_errors(b)
     assert not b.dialogs()

@@ -1,0 +1,62 @@
+"""What if… on Compare: change each method's knobs (k, rounds, hops), re-run both methods or the
+chosen one on the recorded LLM replies (SessionConfig.rerun, engine/whatif.py), and see, per
+method, the first run beside the re-run with what changed (components.whatif_view.show_diff)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from components import state
+from components.safe import engine_errors
+from components.steps import METHOD_TITLES
+from components.whatif_view import WHATIF_CAPTION, can_rerun, changes_of, knob_inputs, show_diff
+from engine.methods.registry import COMPARED
+from engine.whatif import WHATIF_KNOBS
+
+BOTH = "both"
+
+
+def _title(method: str) -> str:
+    return METHOD_TITLES.get(method, method)
+
+
+def rerun_methods(run, corpus, values: dict[str, dict[str, int]], which: str) -> dict:
+    """Re-run the chosen methods of `run` (BOTH or one method name) with their knob values;
+    `{method: (new Result, RunDiff)}`, in the run's order."""
+    sess = state.session()
+    out = {}
+    for r in run.results:
+        if r.method in values and which in (BOTH, r.method):
+            out[r.method] = sess.rerun(r, corpus, changes_of(r, values[r.method]))
+    return out
+
+
+def show_compare_whatif(run, corpus, prefix: str = "cmp") -> None:
+    """One expander under the side-by-side: a column of knobs per method (as the columns above),
+    which methods to re-run, one button; then each re-run method's first run beside its re-run."""
+    results = [r for r in run.results if r.method in COMPARED and can_rerun(r, corpus)]
+    if not results:
+        return
+    ss = st.session_state
+    slot = f"{prefix}_whatif"
+    shown = ss.get(slot)
+    mine = shown is not None and shown["base"] is run  # a what-if on an earlier comparison is not shown
+    mine = mine or bool(ss.get(f"{slot}_go"))  # the run of the click: open before the diff is drawn in it
+    with st.expander("🔁 What if… re-run the comparison with other settings", expanded=mine):
+        st.caption("Change a method's settings and re-run this question. " + WHATIF_CAPTION)
+        values = {}
+        for col, r in zip(st.columns(len(results), gap="medium"), results):
+            with col:
+                st.markdown(f"**{_title(r.method)}**")
+                values[r.method] = knob_inputs(r, f"{slot}_{r.method}", st.columns(len(WHATIF_KNOBS[r.method])))
+        options = [BOTH] + [r.method for r in results] if len(results) > 1 else [results[0].method]
+        left, right = st.columns([3, 1], vertical_alignment="bottom")
+        which = left.radio("Re-run", options, horizontal=True, key=f"{slot}_which",
+                           format_func=lambda m: "both methods" if m == BOTH else f"only {_title(m)}")
+        if right.button("🔁 Re-run", key=f"{slot}_go", type="primary"):
+            with engine_errors("The re-run"):
+                shown = ss[slot] = {"base": run, "items": rerun_methods(run, corpus, values, which)}
+                mine = True
+        if mine:
+            for method, (new, diff) in shown["items"].items():
+                st.markdown(f"#### {_title(method)}: first run vs re-run")
+                show_diff(run, run.by_method(method), new, diff, corpus, f"{slot}_{method}")
