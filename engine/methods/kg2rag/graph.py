@@ -128,60 +128,82 @@ def expand(
     best chunk stating each), and at most `expansion_cap` added chunks in all (the best ones;
     the budget is shared by the hops).
     """
-    scores = dict(seed_scores)
-    seeds = set(seed_scores)
-    seen_triplets: set[int] = set(seed_triplets)
-    triplets_in_reach: list[int] = sorted(seed_triplets)
     index = triplet_index(graph)
     frontier = sorted({n for t in seed_triplets if t in index for n in index[t][:2]})
+    st = _Walk(
+        scores=dict(seed_scores),
+        seeds=set(seed_scores),
+        seen_triplets=set(seed_triplets),
+        triplets_in_reach=sorted(seed_triplets),
+        seen_entities=set(frontier),
+        budget=max(0, expansion_cap),
+    )
     seed_entities = list(frontier)
-    seen_entities = set(frontier)
-    added: list[str] = []
     out_hops: list[Hop] = []
-    budget = max(0, expansion_cap)
-
     for h in range(1, max(0, hops) + 1):
         if not frontier:
             break
-        followed, caps = _follow_edges(graph, frontier, seen_triplets, scores, score_chunks, max_entity_edges)
-        pool = {c for cids, _ in followed.values() for c in cids}
-        if h == 1:  # other chunks stating the seeds' own triplets are within reach too
-            pool.update(c for cids in seed_triplets.values() for c in cids)
-        pool -= seeds | set(added)
-        if pool - scores.keys():
-            scores.update(score_chunks(sorted(pool - scores.keys())))
-        new_chunks = sorted(pool, key=lambda c: (-scores.get(c, float("-inf")), c))
-        kept_chunks, cut = new_chunks[:budget], new_chunks[budget:]
-        budget -= len(kept_chunks)
-        added.extend(kept_chunks)
-        candidates = seeds | set(added)
-
-        # A triplet is within reach only if a surviving candidate states it; entities reached
-        # only through cut chunks are not expanded further.
-        tids = [t for t in sorted(followed) if candidates.intersection(followed[t][0])]
-        seen_triplets.update(followed)
-        triplets_in_reach.extend(tids)
-        reached = sorted({followed[t][1] for t in tids} - seen_entities)
-        seen_entities.update(reached)
-        out_hops.append(
-            Hop(
-                hop=h,
-                frontier=list(frontier),
-                entities_reached=reached,
-                triplet_ids=tids,
-                chunks_added=[ScoredChunkId(c, float(scores[c])) for c in kept_chunks],
-                entity_caps=caps,
-                cut_by_total_cap=[ScoredChunkId(c, float(scores[c])) for c in cut],
-            )
-        )
-        frontier = reached
-
-    keep = seeds | set(added)
+        followed, caps = _follow_edges(graph, frontier, st.seen_triplets, st.scores, score_chunks, max_entity_edges)
+        extra = [c for cids in seed_triplets.values() for c in cids] if h == 1 else []
+        out_hops.append(_take_hop(st, h, frontier, followed, caps, extra, score_chunks))
+        frontier = out_hops[-1].entities_reached
+    keep = st.seeds | set(st.added)
     return Expansion(
         seed_entities=seed_entities,
         hops=out_hops,
-        triplet_ids=triplets_in_reach,
-        chunk_scores={c: float(s) for c, s in scores.items() if c in keep},
+        triplet_ids=st.triplets_in_reach,
+        chunk_scores={c: float(s) for c, s in st.scores.items() if c in keep},
+    )
+
+
+@dataclass
+class _Walk:
+    """What `expand` carries from hop to hop."""
+
+    scores: dict[str, float]  # every chunk scored so far -> s(q, c)
+    seeds: set[str]
+    seen_triplets: set[int]
+    triplets_in_reach: list[int]
+    seen_entities: set[str]
+    budget: int  # chunks the expansion may still add
+    added: list[str] = field(default_factory=list)
+
+
+def _take_hop(
+    st: _Walk,
+    h: int,
+    frontier: list[str],
+    followed: dict[int, tuple[tuple[str, ...], str]],
+    caps: list[EntityCap],
+    extra: list[str],
+    score_chunks: Callable[[list[str]], dict[str, float]],
+) -> Hop:
+    """One hop's bookkeeping: the chunks the followed edges name (and `extra`: at hop 1 the other
+    chunks stating the seeds' own triplets) join best first within the budget; a triplet is within
+    reach only if a surviving candidate states it, and entities reached only through cut chunks
+    are not expanded further."""
+    pool = {c for cids, _ in followed.values() for c in cids} | set(extra)
+    pool -= st.seeds | set(st.added)
+    if pool - st.scores.keys():
+        st.scores.update(score_chunks(sorted(pool - st.scores.keys())))
+    new_chunks = sorted(pool, key=lambda c: (-st.scores.get(c, float("-inf")), c))
+    kept_chunks, cut = new_chunks[: st.budget], new_chunks[st.budget :]
+    st.budget -= len(kept_chunks)
+    st.added.extend(kept_chunks)
+    candidates = st.seeds | set(st.added)
+    tids = [t for t in sorted(followed) if candidates.intersection(followed[t][0])]
+    st.seen_triplets.update(followed)
+    st.triplets_in_reach.extend(tids)
+    reached = sorted({followed[t][1] for t in tids} - st.seen_entities)
+    st.seen_entities.update(reached)
+    return Hop(
+        hop=h,
+        frontier=list(frontier),
+        entities_reached=reached,
+        triplet_ids=tids,
+        chunks_added=[ScoredChunkId(c, float(st.scores[c])) for c in kept_chunks],
+        entity_caps=caps,
+        cut_by_total_cap=[ScoredChunkId(c, float(st.scores[c])) for c in cut],
     )
 
 
