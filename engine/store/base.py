@@ -46,6 +46,7 @@ class CorpusBase:
     _no_pending_at_gen: int
     _vec_upto: int
     _edges_ready: bool
+    _fts_ready: bool
 
     if TYPE_CHECKING:  # defined by the core or another part
 
