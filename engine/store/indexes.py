@@ -57,7 +57,7 @@ class CorpusIndexes(CorpusBase):
             file = self.path / f"{which}.index"
             dim = self.embedder.dim
             try:
-                store, stamp = FaissVectorStore.load(file, dim, self._kind_for(which))
+                store, stamp = FaissVectorStore.load(file, dim, self._kind_for(which), record=not self.read_only)
                 if stamp != self.index_stamp(which, gen):
                     raise IndexFileError("stale")
             except IndexFileError:
