@@ -182,3 +182,24 @@ def test_a_snapshot_carries_the_delta_and_a_restore_loads_it_without_a_rebuild(t
     assert len(back._index("chunks")) == 81
     q = back.embed(["Lateville is a harbour town of glass makers."])
     assert back.search_chunks(q, 1)[0][0][0] == back.chunks("late")[0].chunk_id
+
+
+def test_an_ivf_index_grown_past_the_retrain_factor_gets_new_cells(tmp_path, monkeypatch, caplog):
+    import logging
+
+    from engine.vectors import faiss_store
+
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create("g", CorpusSettings(index_kind="ivf"))
+    c.add_documents(_docs(80))
+    first = c._index("chunks")
+    assert first.kind == "ivf" and first._index.nlist == 2 and first.trained_for() == 78
+    c.add_documents(_docs(80, start=100))  # 160 vectors: within the default factor (4 x 78)
+    assert c._index("chunks") is first and not first.needs_retraining()
+    monkeypatch.setattr(faiss_store, "IVF_RETRAIN_FACTOR", 1.5)  # a small threshold: 240 > 1.5 x 78
+    with caplog.at_level(logging.WARNING):
+        c.add_documents(_docs(80, start=200))
+    now = c._index("chunks")
+    assert now is not first and now._index.nlist == 240 // 39 and len(now) == 240
+    assert any("rebuilding it" in r.getMessage() for r in caplog.records)
+    reopened = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).open("g")
+    assert reopened._index("chunks")._index.nlist == 240 // 39 and reopened.check() == []

@@ -60,6 +60,10 @@ KINDS = ("flat", "hnsw", "ivf")
 #: IVF search scans this share of the cells (at least IVF_MIN_PROBE of them)
 IVF_PROBE_SHARE = 1 / 32
 IVF_MIN_PROBE = 8
+#: an IVF index whose vectors outgrew this many times the size its cells were made for is rebuilt
+#: with new cells: its cells would otherwise grow ever fuller (each search scanning more vectors)
+#: and stay placed for the vectors it was trained on
+IVF_RETRAIN_FACTOR = 4.0
 
 
 def ivf_cells(n: int) -> int:
@@ -159,6 +163,18 @@ class FaissVectorStore:
 
     def __len__(self) -> int:
         return 0 if self._index is None else int(self._index.ntotal)
+
+    def trained_for(self) -> int:
+        """IVF: the vector count its cells were made for (`ivf_cells` gives ~sqrt(n) cells, and
+        at least 39 training points per cell); 0 for other kinds and an untrained index."""
+        if self.kind != "ivf" or self._index is None:
+            return 0
+        cells = int(self._index.nlist)
+        return cells * max(cells, 39)
+
+    def needs_retraining(self) -> bool:
+        """IVF grown past `IVF_RETRAIN_FACTOR` times the size its cells were made for."""
+        return bool(self.trained_for()) and len(self) > IVF_RETRAIN_FACTOR * self.trained_for()
 
     def add(self, ids: np.ndarray, vecs: np.ndarray) -> None:
         if len(ids) == 0:
