@@ -143,7 +143,7 @@ class CorpusText(CorpusBase):
         When the question's terms have at most `budget` postings in all (every corpus of a few
         thousand chunks), one FTS5 query ranks them all: exact. Past it, the cost would grow with
         the corpus (a common word's postings do), so the rarest terms that fit the budget (at
-        least one) find the candidates, `max(10k, 200)` of them by their own BM25, and every term
+        least one) find the candidates, `max(3k, 60)` per term by its own BM25, and every term
         rescores those with the same formula (`bm25_scores`): a chunk matching only common words
         can be missed (as a max-score search with a cut would miss it), at a per-question cost
         bounded by the budget. A common term's document count is estimated from a sample of the
@@ -166,9 +166,9 @@ class CorpusText(CorpusBase):
             return self._rescored(terms, rare, docs, k)
 
     def _rescored(self, terms: list[str], rare: list[str], docs: dict[str, int], k: int) -> list[tuple[str, float]]:
-        """Candidates: each rare term's best `max(5k, 100)` chunks by its own BM25 (so a chunk
+        """Candidates: each rare term's best `max(3k, 60)` chunks by its own BM25 (so a chunk
         strong on one rare word and on common ones is among them); then every term scores them."""
-        per_term = max(5 * k, 100)
+        per_term = max(3 * k, 60)
         found: dict[int, int] = {}  # rowid -> first seen (ties keep this order)
         for t in rare:
             for (rid,) in self._db.execute(_TERM_BEST, (match_expression([t]), per_term)):
