@@ -124,9 +124,10 @@ def delete_documents(corpus, docs: list) -> None:
 def extraction(corpus) -> None:
     """The cost estimate first, then the run with a live progress bar."""
     from engine.extraction import estimate_extraction, run_extraction
+    from engine.pending import count_pending, iter_pending
 
     demo = state.is_demo()
-    pending = corpus.pending_chunks()
+    pending = count_pending(corpus)  # a count, and the estimate reads the chunks in pages: bounded memory
     c = corpus.counts()
     st.caption(f"{c.extracted} chunks extracted, {c.pending} pending, {c.failed} failed · reasoner "
                f"**{state.model_label()}**")
@@ -134,7 +135,7 @@ def extraction(corpus) -> None:
         st.success("Every chunk has its triplets.")
         return
     with engine_errors("Estimating the extraction cost"):
-        est = estimate_extraction(pending, state.session().model)
+        est = estimate_extraction(iter_pending(corpus), state.session().model)
         cost = "unknown" if est.cost is None else f"${est.cost:.4f}"
         cols = st.columns(4)
         cols[0].metric("Chunks to extract", est.chunks)
@@ -143,7 +144,7 @@ def extraction(corpus) -> None:
         cols[3].metric("Cost (est.)", cost)
         st.caption(f"Estimate for {est.model} ({est.style}, tokens by {est.token_counter})"
                    + (f" · {est.note}" if est.note else ""))
-    if st.button(f"Run extraction on {len(pending)} chunks", type="primary", key="extract_go", disabled=demo):
+    if st.button(f"Run extraction on {pending} chunks", type="primary", key="extract_go", disabled=demo):
         with engine_errors("Extraction"):
             reasoner = state.make_reasoner(corpus)
             bar = ProgressBar("Extracting triplets")

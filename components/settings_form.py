@@ -33,6 +33,7 @@ LABELS = {
     "question_query": "Also search with the question itself", "skip_seen_chunks": "Skip chunks already shown",
     "candidate_depth": "Candidate propositions per query", "hops": "Expansion hops over the entity graph",
     "expansion_cap": "Most chunks the expansion adds", "max_entity_edges": "Most edges followed per entity and hop",
+    "max_entity_reads": "Most edges read per entity and hop",
     "reranker": "Reranker model (empty = embedding cosine)", "tree_score": "Tree score (cosine ranker)",
     "overflow": "When a tree does not fit", "fill": "Seed chunks added after the trees",
     "seed_trees": "Seeds without triplets compete as one-chunk trees", "seeds": "First-stage retrieval",

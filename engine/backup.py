@@ -6,8 +6,10 @@ in `<workspace>/.snapshots/<corpus>/<time>-<reason>/`; `corpus backup --to DIR` 
 
 Consistency: the database is copied with SQLite's online backup API in one read transaction, so
 readers and writers in other processes carry on and the copy is one committed state. Index files
-are copied as they are: each carries the stamp of the database state it was built from, so on
-restore an index that does not match the copied database is rebuilt from its stored vectors.
+and their deltas are copied as they are: each carries the stamp of the database state it was built
+from (a delta names the index file it extends), so on restore an index that does not match the
+copied database, or a delta copied beside another index file than its own, is rebuilt from the
+stored vectors.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ if TYPE_CHECKING:  # the store calls into this module (snapshots before drop and
 
 SNAPSHOTS = ".snapshots"
 MANIFEST = "manifest.json"
-INDEX_FILES = ("chunks.index", "propositions.index")
+#: each index file with its delta (the appends since it was written, `<name>.delta`): a restore then
+#: loads both instead of rebuilding the index from the stored vectors
+INDEX_FILES = ("chunks.index", "chunks.index.delta", "propositions.index", "propositions.index.delta")
 #: reasons of the snapshots the workspace takes by itself (pruned to `keep_snapshots` per corpus)
 AUTOMATIC = ("drop", "delete-doc", "before-restore")
 

@@ -91,7 +91,13 @@ def test_corpora_page_shows_the_corpus_and_filters_tables(app):
     assert any("cap 150 nodes" in c.value for c in at.caption)
 
 
-def test_create_corpus_from_an_upload_then_extract(app, app_workspace):
+def test_create_corpus_from_an_upload_then_extract(app, app_workspace, monkeypatch):
+    from engine.store.reads import CorpusReads
+
+    def whole_list(self):  # the page counts and reads pending chunks in pages, never the whole list
+        raise AssertionError("the extraction estimate listed every pending chunk")
+
+    monkeypatch.setattr(CorpusReads, "pending_chunks", whole_list)
     at = app
     text = (b"Ada Lovelace was an English mathematician. She worked with Charles Babbage on the "
             b"Analytical Engine. Charles Babbage was born in London.")
@@ -103,11 +109,20 @@ def test_create_corpus_from_an_upload_then_extract(app, app_workspace):
     assert any("Created uploaded" in s.value for s in at.success), ([s.value for s in at.success], [w.value for w in at.warning], [i.value for i in at.info])
     assert (app_workspace / "uploaded" / "corpus.sqlite").exists()
     # the estimate is shown before the run, then the extraction fills the triplets
-    assert any(m.label == "Chunks to extract" for m in at.metric)
+    n_chunks = len(_chunks_of(app_workspace, "uploaded"))
+    assert [m.value for m in at.metric if m.label == "Chunks to extract"] == [str(n_chunks)]
+    assert at.button(key="extract_go").label == f"Run extraction on {n_chunks} chunks"
     at.button(key="extract_go").click().run()
     _ok(at)
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics["Pending"]) == 0 and int(metrics["Triplets"]) > 0
+
+
+def _chunks_of(root, name):
+    from engine.store import Workspace
+    from tests._fake_embedder import HashEmbedder
+
+    return Workspace(root, embedder=HashEmbedder(), read_only=True).open(name).chunks()
 
 
 def test_ask_page_runs_t2rag_steps_saves_and_reopens(app, app_workspace):

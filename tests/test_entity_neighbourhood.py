@@ -8,6 +8,7 @@ import networkx as nx
 import pytest
 
 from engine.store import Workspace
+from engine.store.graph import _CAPPED_EDGES, neighbourhood_of
 from engine.textnorm import normalize_entity
 from engine.types import Document
 from tests._fake_embedder import HashEmbedder
@@ -77,10 +78,32 @@ def test_hot_queries_use_indexes(corpus):
         "chunks by rid": ("SELECT rid, chunk_id FROM chunks WHERE rid IN (?)", (1,)),
         "chunks of a document": ("SELECT chunk_id FROM chunks WHERE doc_id=? ORDER BY position", ("d",)),
         "triplet by parts": ("SELECT tid FROM triplets WHERE subject=? AND predicate=? AND object=?", ("a", "b", "c")),
+        # a hub's first edges: merged from both indexes in tid order, no sort of all its edges
+        "capped edges of an entity": (_CAPPED_EDGES, ("a", "a", 5)),
     }
     for name, (sql, args) in plans.items():
         plan = " | ".join(r[-1] for r in db.execute("EXPLAIN QUERY PLAN " + sql, args).fetchall())
         assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), f"{name}: {plan}"
+        if name.startswith("capped"):  # stops at the limit: no temporary table of every edge
+            assert "MERGE" in plan and "TEMP B-TREE" not in plan, f"{name}: {plan}"
+
+
+def test_a_capped_neighbourhood_reads_each_entitys_first_edges_by_triplet_id(corpus):
+    bob_edges = sorted(k for *_, k in corpus.entity_neighbourhood(["bob"], 1).edges(keys=True))
+    assert len(bob_edges) == 3
+    for cap in (0, 1, 2, 3, 9):
+        sub = corpus.entity_neighbourhood(["bob"], 1, per_entity=cap)
+        assert sorted(k for *_, k in sub.edges(keys=True)) == bob_edges[:cap]
+        # the in-memory walk over the whole graph caps the same way
+        same = neighbourhood_of(corpus.entity_graph(), ["bob"], 1, per_entity=cap)
+        assert sorted(k for *_, k in same.edges(keys=True)) == bob_edges[:cap]
+    # two hops: each entity reached is capped on its own; uncapped equals the plain walk
+    assert {k for *_, k in corpus.entity_neighbourhood(["ann"], 3, per_entity=-1).edges(keys=True)} == \
+        _walk(corpus.entity_graph(), ["ann"], 3)
+    tid = {(t.subject, t.object): t.triplet_id for t in corpus.triplets()}
+    # ann's first two: ann-bob, dan-ann; then bob's first two (ann-bob again, bob-cork) and dan's one
+    two = {k for *_, k in corpus.entity_neighbourhood(["ann"], 2, per_entity=2).edges(keys=True)}
+    assert two == {tid["Ann", "Bob"], tid["Dan", "Ann"], tid["Bob", "Cork"]}
 
 
 def test_kg2rag_on_the_neighbourhood_equals_kg2rag_on_the_whole_graph(corpus):

@@ -153,3 +153,53 @@ def test_a_new_process_looks_for_pending_propositions_past_the_last_embedded_one
     assert starts and starts[0] == top and min(starts) >= top  # never from the first row
     assert again._db.execute("SELECT COUNT(*) FROM triplets WHERE vec IS NULL").fetchone()[0] == 0
     assert len(again._index("propositions")) == 33 and again.check() == []
+
+
+def test_a_snapshot_carries_the_delta_and_a_restore_loads_it_without_a_rebuild(tmp_path, monkeypatch):
+    from engine.backup import find_snapshot, restore, snapshot_before
+
+    root = tmp_path / "ws"
+    ws = Workspace(root, embedder=HashEmbedder(), keep_snapshots=3)
+    c = ws.create("d")
+    c.add_documents(_docs(80))
+    c.add_documents([Document("late", "Lateville", "Lateville is a harbour town of glass makers.", "t")])
+    delta = c.path / "chunks.index.delta"
+    assert delta.is_file()  # the add was saved as a delta
+    info = snapshot_before(ws, c, "manual")
+    assert "chunks.index.delta" in info.files
+    c.close()
+    for name in ("chunks.index", "chunks.index.delta"):  # damage the live corpus's index files
+        (root / "d" / name).write_bytes(b"\0" * 64)
+    original = type(c)._rebuild_index
+
+    def no_rebuild(self, which, dim, *a, **k):
+        assert which != "chunks", "the chunk index was rebuilt: the snapshot's delta was not used"
+        return original(self, which, dim, *a, **k)
+
+    monkeypatch.setattr(type(c), "_rebuild_index", no_rebuild)
+    back = restore(ws, find_snapshot(ws, "d", info.id), force=True)
+    assert back.path == root / "d" and (back.path / "chunks.index.delta").is_file()
+    assert len(back._index("chunks")) == 81
+    q = back.embed(["Lateville is a harbour town of glass makers."])
+    assert back.search_chunks(q, 1)[0][0][0] == back.chunks("late")[0].chunk_id
+
+
+def test_an_ivf_index_grown_past_the_retrain_factor_gets_new_cells(tmp_path, monkeypatch, caplog):
+    import logging
+
+    from engine.vectors import faiss_store
+
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create("g", CorpusSettings(index_kind="ivf"))
+    c.add_documents(_docs(80))
+    first = c._index("chunks")
+    assert first.kind == "ivf" and first._index.nlist == 2 and first.trained_for() == 78
+    c.add_documents(_docs(80, start=100))  # 160 vectors: within the default factor (4 x 78)
+    assert c._index("chunks") is first and not first.needs_retraining()
+    monkeypatch.setattr(faiss_store, "IVF_RETRAIN_FACTOR", 1.5)  # a small threshold: 240 > 1.5 x 78
+    with caplog.at_level(logging.WARNING):
+        c.add_documents(_docs(80, start=200))
+    now = c._index("chunks")
+    assert now is not first and now._index.nlist == 240 // 39 and len(now) == 240
+    assert any("rebuilding it" in r.getMessage() for r in caplog.records)
+    reopened = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).open("g")
+    assert reopened._index("chunks")._index.nlist == 240 // 39 and reopened.check() == []

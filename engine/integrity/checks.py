@@ -87,7 +87,7 @@ def inspect_index(path: Path, which: str, con: sqlite3.Connection | None) -> lis
     rows: dict[Any, Any] = dict(con.execute(sql).fetchall()) if con is not None else {}
     dim = len(next(iter(rows.values()))) // 4 if rows else None
     try:
-        store, stamp = FaissVectorStore.load(file, dim, None)
+        store, stamp = FaissVectorStore.load(file, dim, None, full_check=True)  # every byte, not samples
     except IndexFileError as exc:
         return [Finding(fname, str(exc).replace(str(file), "the file"), True)]
     if con is None:

@@ -302,7 +302,18 @@ def rrf(rankings: list[list[str]], k: int = 60) -> list[tuple[str, float]]:
     return sorted(scores.items(), key=lambda p: (-p[1], first[p[0]]))
 
 
-# --- BM25 index, cached per corpus in memory -------------------------------------------------
+# --- BM25: the corpus's full-text table, or an index cached per corpus in memory --------------
+
+
+class StoredTextIndex:
+    """BM25 from the corpus's own full-text table (SQLite FTS5, engine/store/fts.py): on disk,
+    kept in step by the store, a question costs the postings of its terms."""
+
+    def __init__(self, corpus):
+        self._corpus = corpus
+
+    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        return self._corpus.search_text(query, k)
 
 
 class BM25Index:
@@ -334,9 +345,13 @@ _BM25_LOCK = threading.Lock()
 _BM25_MAX = 4
 
 
-def bm25_index(corpus: CorpusView) -> BM25Index:
-    """The corpus's BM25 index, built on first use and kept while the corpus's path and chunk
-    count stay the same (adding or deleting documents changes the count, so it is rebuilt)."""
+def bm25_index(corpus: CorpusView) -> BM25Index | StoredTextIndex:
+    """The corpus's BM25 index: its full-text table when it has one (a stored corpus), else one
+    built in memory on first use and kept while the corpus's path and chunk count stay the same
+    (adding or deleting documents changes the count, so it is rebuilt): in-memory views, and a
+    read-only corpus from before the table."""
+    if getattr(corpus, "text_search_ready", False):
+        return StoredTextIndex(corpus)
     where = getattr(corpus, "path", None) or getattr(corpus, "root", None) or id(corpus)
     key = (str(where), int(corpus.counts().chunks))
     with _BM25_LOCK:

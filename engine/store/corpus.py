@@ -14,6 +14,7 @@ import numpy as np
 
 from engine import serde
 from engine.store.errors import CorpusBusyError, CorpusError
+from engine.store.fts import CorpusText
 from engine.store.graph import CorpusGraph
 from engine.store.indexes import CorpusIndexes
 from engine.store.lock import CorpusLocks
@@ -24,7 +25,7 @@ from engine.store.writes import CorpusWrites
 from engine.vectors import FaissVectorStore
 
 
-class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusWrites):
+class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, CorpusWrites):
     """One corpus. Safe to share between threads; writes are serialized across processes."""
 
     def __init__(
@@ -52,32 +53,14 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusWrites)
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
         if create_with is not None:
-            with self._lock, self._process_lock(30.0):
-                self._db.executescript(_SCHEMA)  # executescript commits on its own
-            with self._write():
-                self._set_meta("edges_built", _EDGES_VERSION)
-                self._set_meta("schema_version", SCHEMA_VERSION)
-                self._set_meta("settings", serde.to_dict(create_with))
-                self._set_meta("corpus_token", secrets.token_hex(8))
-                self._bump("chunk_gen")
-                self._bump("prop_gen")
+            self._create(create_with)
         version = self._get_meta("schema_version")
         if version != SCHEMA_VERSION:
             raise CorpusError(f"corpus {self.name!r} has schema version {version!r}; this build reads {SCHEMA_VERSION}")
         self.settings: CorpusSettings = serde.from_dict(CorpusSettings, self._get_meta("settings"))
-        self.token: str = self._get_meta("corpus_token") or ("legacy" if self.read_only else "")
-        if not self.token:  # a corpus from before tokens: give it one (index files are then rebuilt once)
-            try:
-                with self._write(timeout=2.0):
-                    self.token = self._get_meta("corpus_token") or secrets.token_hex(8)
-                    self._set_meta("corpus_token", self.token)
-            except (CorpusBusyError, sqlite3.OperationalError):
-                self.token = "legacy"
         #: called with (corpus, reason) before a destructive change (the workspace snapshots it)
         self.before_destructive = None
-        self._edges_ready = self._get_meta("edges_built") == _EDGES_VERSION
-        if not self._edges_ready and not self.read_only:
-            self._build_entity_edges()
+        self._migrate()
         self._given_embedder = embedder
         self._embedder = None
         self._indexes: dict[str, tuple[FaissVectorStore, int]] = {}
@@ -88,6 +71,39 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusWrites)
         #: every triplet up to this tid has a vector (tids only grow; a vector is never unset), so the
         #: pending scan starts past it instead of reading every triplet
         self._vec_upto = -1
+
+    def _create(self, settings: CorpusSettings) -> None:
+        with self._lock, self._process_lock(30.0):
+            self._db.executescript(_SCHEMA)  # executescript commits on its own
+        with self._write():
+            self._set_meta("edges_built", _EDGES_VERSION)
+            self._set_meta("schema_version", SCHEMA_VERSION)
+            self._set_meta("settings", serde.to_dict(settings))
+            self._set_meta("corpus_token", secrets.token_hex(8))
+            self._bump("chunk_gen")
+            self._bump("prop_gen")
+
+    def _migrate(self) -> None:
+        """Bring a corpus made by an older build up to date: a token, the entity edge table, the
+        full-text table (each built in its own transaction, so a kill midway leaves it to the next
+        open). A read-only corpus is left as it is and answers without them."""
+        self.token: str = self._get_meta("corpus_token") or ("legacy" if self.read_only else "")
+        if not self.token:  # a corpus from before tokens: give it one (index files are then rebuilt once)
+            try:
+                with self._write(timeout=2.0):
+                    self.token = self._get_meta("corpus_token") or secrets.token_hex(8)
+                    self._set_meta("corpus_token", self.token)
+            except (CorpusBusyError, sqlite3.OperationalError):
+                self.token = "legacy"
+        self._edges_ready = self._get_meta("edges_built") == _EDGES_VERSION
+        if not self._edges_ready and not self.read_only:
+            self._build_entity_edges()
+        self._fts_ready = self._fts_present()
+        if not self._fts_ready and not self.read_only:
+            try:
+                self._build_fts()
+            except CorpusBusyError:  # another process is writing: BM25 in memory until the next open
+                pass
 
     def close(self) -> None:
         with self._lock:
@@ -133,6 +149,7 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusWrites)
                 problems.append(f"{n} chunks belong to missing documents")
             if (r := self._db.execute("PRAGMA integrity_check").fetchone()[0]) != "ok":
                 problems.append(f"sqlite integrity check: {r}")
+            problems += self.text_index_problems()
             for which, sql in (
                 ("chunks", "SELECT rid, vec FROM chunks"),
                 ("propositions", "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL"),

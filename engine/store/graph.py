@@ -43,15 +43,25 @@ def entity_graph_of(triplets: Iterable[Triplet], names: dict[int, tuple[str, str
     return g
 
 
-def neighbourhood_of(graph, entities: Iterable[str], hops: int):
+#: One entity's first edges by triplet id, both directions: a merge of the two indexes (each
+#: yields its rows in tid order) that stops at the limit (tests/test_entity_neighbourhood.py).
+_CAPPED_EDGES = (
+    "SELECT tid, head, tail FROM entity_edges WHERE head=? "
+    "UNION SELECT tid, head, tail FROM entity_edges WHERE tail=? ORDER BY tid LIMIT ?"
+)
+
+
+def neighbourhood_of(graph, entities: Iterable[str], hops: int, per_entity: int = -1):
     """The part of `graph` a walk of `hops` hops from `entities` can reach: every edge incident to
-    an entity at distance < hops, with the same node and edge attributes."""
+    an entity at distance < hops (with `per_entity` >= 0: each entity's first `per_entity` edges by
+    key, the triplet id), with the same node and edge attributes."""
     seen = {e for e in entities if e in graph}
     frontier, keep = set(seen), set()
     for _ in range(max(hops, 0)):
         nxt = set()
-        for n in frontier:
-            for _, m, key in graph.edges(n, keys=True):
+        for n in sorted(frontier):
+            edges = sorted(graph.edges(n, keys=True), key=lambda e: e[2])
+            for _, m, key in edges if per_entity < 0 else edges[:per_entity]:
                 keep.add(key)
                 if m not in seen:
                     nxt.add(m)
@@ -63,28 +73,25 @@ def neighbourhood_of(graph, entities: Iterable[str], hops: int):
 class CorpusGraph(CorpusBase):
     """The entity graph of a corpus (see the module docstring)."""
 
-    def entity_neighbourhood(self, entities: Iterable[str], hops: int):
+    def entity_neighbourhood(self, entities: Iterable[str], hops: int, per_entity: int = -1):
         """The part of `entity_graph()` a walk of `hops` hops from `entities` (normalized names) can
         reach: every edge incident to an entity at distance < hops, read with indexed lookups, so a
-        question's cost follows its neighbourhood, not the corpus. Same node and edge attributes."""
+        question's cost follows its neighbourhood, not the corpus. Same node and edge attributes.
+
+        `per_entity` >= 0 reads at most that many edges of each entity: its first by triplet id (the
+        order the facts were stored, so adding documents never changes which edges of a hub a
+        question reads), one indexed merge of the head and tail indexes that stops at the limit, so
+        a hub costs `per_entity` rows however many edges it has."""
         if not self._edges_ready:  # a read-only corpus from before the edge table
-            return neighbourhood_of(self.entity_graph(), entities, hops)
+            return neighbourhood_of(self.entity_graph(), entities, hops, per_entity)
         seen = {e for e in entities if e}
         frontier, tids = set(seen), {}
         with self._lock:
             for _ in range(max(hops, 0)):
                 if not frontier:
                     break
-                rows = []
-                for part in _chunks(sorted(frontier), 400):
-                    marks = ",".join("?" * len(part))
-                    rows += self._db.execute(
-                        f"SELECT tid, head, tail FROM entity_edges WHERE head IN ({marks}) "
-                        f"UNION SELECT tid, head, tail FROM entity_edges WHERE tail IN ({marks})",
-                        part + part,
-                    ).fetchall()
                 nxt: set[str] = set()
-                for tid, h, t in rows:
+                for tid, h, t in self._edges_of(sorted(frontier), per_entity):
                     if h and t:
                         tids[tid] = (h, t)
                         nxt.update(x for x in (h, t) if x not in seen)
@@ -92,6 +99,23 @@ class CorpusGraph(CorpusBase):
                 frontier = nxt
         # names normalized when stored: not again per question (a hub has thousands)
         return entity_graph_of(self.get_triplets(sorted(tids)), tids)
+
+    def _edges_of(self, entities: list[str], per_entity: int) -> list[tuple[int, str, str]]:
+        """(tid, head, tail) of the edges incident to `entities`: all, or each entity's first
+        `per_entity` by triplet id."""
+        rows: list[tuple[int, str, str]] = []
+        if per_entity >= 0:
+            for ent in entities:
+                rows += self._db.execute(_CAPPED_EDGES, (ent, ent, per_entity)).fetchall()
+            return rows
+        for part in _chunks(entities, 400):
+            marks = ",".join("?" * len(part))
+            rows += self._db.execute(
+                f"SELECT tid, head, tail FROM entity_edges WHERE head IN ({marks}) "
+                f"UNION SELECT tid, head, tail FROM entity_edges WHERE tail IN ({marks})",
+                part + part,
+            ).fetchall()
+        return rows
 
     def entity_graph(self):
         """networkx MultiGraph: normalized entities as nodes, one edge per triplet (key = triplet id)."""

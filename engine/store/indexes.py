@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Sequence
 
@@ -13,6 +14,8 @@ from engine.store.errors import CorpusBusyError
 from engine.store.settings import AUTO_IVF_AT
 from engine.store.util import _vec_blob, set_aside_non_file
 from engine.vectors import FaissVectorStore, IndexFileError
+
+log = logging.getLogger(__name__)
 
 
 class CorpusIndexes(CorpusBase):
@@ -52,12 +55,11 @@ class CorpusIndexes(CorpusBase):
                 except NotImplementedError:  # HNSW cannot drop nodes: rebuilt below
                     pass
                 else:
-                    self._save_index(which, cached[0], gen)
-                    return cached[0]
+                    return self._save_index(which, cached[0], gen)
             file = self.path / f"{which}.index"
             dim = self.embedder.dim
             try:
-                store, stamp = FaissVectorStore.load(file, dim, self._kind_for(which))
+                store, stamp = FaissVectorStore.load(file, dim, self._kind_for(which), record=not self.read_only)
                 if stamp != self.index_stamp(which, gen):
                     raise IndexFileError("stale")
             except IndexFileError:
@@ -168,10 +170,23 @@ class CorpusIndexes(CorpusBase):
             store.add(ids, vecs)
         return store
 
-    def _save_index(self, which: str, store: FaissVectorStore, gen: int) -> None:
+    def _save_index(self, which: str, store: FaissVectorStore, gen: int) -> FaissVectorStore:
+        """Save `store` as the index of `which` at `gen`; return the index now in use: an IVF index
+        grown past `IVF_RETRAIN_FACTOR` times the size its cells were made for is rebuilt from
+        the stored vectors first (new cells, trained on a sample of them: once per such growth)."""
+        if not self.settings.vectors and isinstance(store, FaissVectorStore) and store.needs_retraining():
+            log.warning(
+                "%s: the %s IVF index holds %d vectors, its cells were made for %d: rebuilding it",
+                self.name,
+                which,
+                len(store),
+                store.trained_for(),
+            )
+            store = self._rebuild_index(which, store.dim)
         name = f"{which}.milvus.json" if self.settings.vectors else f"{which}.index"
         store.save(self.path / name, self.index_stamp(which, gen))
         self._indexes[which] = (store, gen)
+        return store
 
     def _embed_batched(
         self, texts: list[str], on_progress: ProgressCallback, label: str, block: int = 256

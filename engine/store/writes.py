@@ -54,14 +54,7 @@ class CorpusWrites(CorpusBase):
             return report
         per_doc = [(d, chunk_document(d, self.settings.chunking)) for d in new_docs]
         total = sum(len(cs) for _, cs in per_doc)
-        batches: list[list[tuple[Document, list[Chunk]]]] = [[]]
-        in_batch = 0  # chunks in the last batch (a running count: summing it per document was quadratic)
-        for item in per_doc:
-            if batches[-1] and in_batch + len(item[1]) > commit_chunks:
-                batches.append([])
-                in_batch = 0
-            batches[-1].append(item)
-            in_batch += len(item[1])
+        batches = _commit_batches(per_doc, commit_chunks)
         with self._lock:
             first_gen = int(self._get_meta("chunk_gen"))
             top_rid = self._db.execute("SELECT COALESCE(MAX(rid), 0) FROM chunks").fetchone()[0]
@@ -273,3 +266,18 @@ class CorpusWrites(CorpusBase):
             self._bump("prop_gen")
         # rebuilt from the stored vectors: exact for both index kinds, and cheap next to embedding
         self.refresh_indexes()
+
+
+def _commit_batches(
+    per_doc: list[tuple[Document, list[Chunk]]], commit_chunks: int
+) -> list[list[tuple[Document, list[Chunk]]]]:
+    """Documents grouped into commit batches of about `commit_chunks` chunks (a document is never split)."""
+    batches: list[list[tuple[Document, list[Chunk]]]] = [[]]
+    in_batch = 0  # chunks in the last batch (a running count: summing it per document was quadratic)
+    for item in per_doc:
+        if batches[-1] and in_batch + len(item[1]) > commit_chunks:
+            batches.append([])
+            in_batch = 0
+        batches[-1].append(item)
+        in_batch += len(item[1])
+    return batches

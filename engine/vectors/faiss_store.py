@@ -30,6 +30,7 @@ import numpy as np
 
 from engine.faults import fault_point
 from engine.serde import atomic_write_bytes
+from engine.vectors import filecheck
 
 _MAGIC = b"TLVECv2\x00"
 _HEADER = struct.Struct("<8s32s64s")
@@ -59,6 +60,10 @@ KINDS = ("flat", "hnsw", "ivf")
 #: IVF search scans this share of the cells (at least IVF_MIN_PROBE of them)
 IVF_PROBE_SHARE = 1 / 32
 IVF_MIN_PROBE = 8
+#: an IVF index whose vectors outgrew this many times the size its cells were made for is rebuilt
+#: with new cells: its cells would otherwise grow ever fuller (each search scanning more vectors)
+#: and stay placed for the vectors it was trained on
+IVF_RETRAIN_FACTOR = 4.0
 
 
 def ivf_cells(n: int) -> int:
@@ -159,6 +164,18 @@ class FaissVectorStore:
     def __len__(self) -> int:
         return 0 if self._index is None else int(self._index.ntotal)
 
+    def trained_for(self) -> int:
+        """IVF: the vector count its cells were made for (`ivf_cells` gives ~sqrt(n) cells, and
+        at least 39 training points per cell); 0 for other kinds and an untrained index."""
+        if self.kind != "ivf" or self._index is None:
+            return 0
+        cells = int(self._index.nlist)
+        return cells * max(cells, 39)
+
+    def needs_retraining(self) -> bool:
+        """IVF grown past `IVF_RETRAIN_FACTOR` times the size its cells were made for."""
+        return bool(self.trained_for()) and len(self) > IVF_RETRAIN_FACTOR * self.trained_for()
+
     def add(self, ids: np.ndarray, vecs: np.ndarray) -> None:
         if len(ids) == 0:
             return
@@ -241,13 +258,20 @@ class FaissVectorStore:
         whole = memoryview(faiss.serialize_index(self._index))  # written as is: no copy of a GB-size buffer
         digest = hashlib.sha256(whole).digest()
         _atomic_write_parts(path, _HEADER.pack(_MAGIC, digest, raw_stamp), whole)
+        filecheck.write_record(path, digest, whole)  # the next open checks samples, not every byte
         delta_path(path).unlink(missing_ok=True)
         self._base, self._appended = (path, digest), []
 
     @classmethod
-    def load(cls, path: Path, dim: int | None, kind: str | None) -> tuple[FaissVectorStore, str]:
+    def load(
+        cls, path: Path, dim: int | None, kind: str | None, *, full_check: bool = False, record: bool = False
+    ) -> tuple[FaissVectorStore, str]:
         """Return (store, stamp). Raises IndexFileError on a missing, foreign or broken file, or one
-        whose dimension is not `dim` or whose kind is not `kind` (None accepts any)."""
+        whose dimension is not `dim` or whose kind is not `kind` (None accepts any).
+
+        The body's checksum is checked whole with `full_check` (`corpus check`), or when the file is
+        not the one last checked whole (engine/vectors/filecheck.py); else a fixed sample of it is,
+        so a cold open does not hash gigabytes. `record`: note a whole check beside the file."""
         faiss = _faiss()
         try:
             raw = Path(path).read_bytes()
@@ -259,7 +283,8 @@ class FaissVectorStore:
         if magic != _MAGIC:
             raise IndexFileError(f"{path} is not a Triplet Lens index file (or one of an older format)")
         body = memoryview(raw)[_HEADER.size :]
-        if hashlib.sha256(body).digest() != digest:
+        whole = full_check or not filecheck.trusted(Path(path), len(raw), digest, body)
+        if whole and hashlib.sha256(body).digest() != digest:
             raise IndexFileError(f"index {path} does not match its checksum (bytes changed after it was written)")
         try:
             index = faiss.deserialize_index(np.frombuffer(body, dtype=np.uint8))
@@ -288,6 +313,8 @@ class FaissVectorStore:
             stamp = delta[2]
         store._base = (Path(path), digest)
         store._appended = [] if delta is None else [(delta[0], delta[1])]
+        if whole and record:
+            filecheck.write_record(Path(path), digest, body)
         return store, stamp
 
 

@@ -1,9 +1,9 @@
 """KG2RAG's graph algorithms, free of any corpus or model: expansion, spanning trees, walk, selection.
 
-Selection (step 7) lives in `select.py`. Everything here works on a `networkx.MultiGraph` shaped
-like `Corpus.entity_graph()` (nodes are
-normalized entities; one edge per triplet, keyed by triplet_id, carrying subject / predicate /
-object / triplet_id / chunk_ids) and on plain chunk scores, so each step can be checked by hand.
+Selection (step 7) lives in `select.py`, the trace records in `records.py`. Everything here works
+on a `networkx.MultiGraph` shaped like `Corpus.entity_graph()` (nodes are normalized entities; one
+edge per triplet, keyed by triplet_id, carrying subject / predicate / object / triplet_id /
+chunk_ids) and on plain chunk scores, so each step can be checked by hand.
 `engine.methods.kg2rag` wires these steps to a corpus and a reasoner.
 """
 
@@ -14,90 +14,24 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from engine.methods.kg2rag.records import EntityCap, GraphEdge, Hop, PrunedEdge, ScoredChunkId, Tree
 from engine.textnorm import normalize_entity
 
-# --- trace records ---------------------------------------------------------------------------
-
-
-@dataclass
-class ScoredChunkId:
-    chunk_id: str
-    score: float
-
-
-@dataclass
-class EntityCap:
-    """A high-degree entity whose expansion was capped: only its best `kept` edges were followed."""
-
-    entity: str
-    degree: int  # expansion edges at this entity in this hop
-    kept: int
-    cut_triplet_ids: list[int] = field(default_factory=list)
-
-
-@dataclass
-class Hop:
-    """One breadth-first hop over the entity graph."""
-
-    hop: int
-    frontier: list[str]  # entities expanded from
-    entities_reached: list[str]  # entities first reached in this hop
-    triplet_ids: list[int]  # triplets followed (within reach) in this hop
-    chunks_added: list[ScoredChunkId]  # new candidate chunks, best first
-    entity_caps: list[EntityCap] = field(default_factory=list)
-    cut_by_total_cap: list[ScoredChunkId] = field(default_factory=list)  # over `expansion_cap`
-
-
-@dataclass
-class GraphEdge:
-    """An edge of the weighted graph: triplet `triplet_id` as stated by `chunk_id`.
-
-    `u` / `v` are the normalized subject / object (the graph's nodes); `weight` is s(q, chunk).
-    """
-
-    u: str
-    v: str
-    subject: str
-    predicate: str
-    object: str
-    triplet_id: int
-    chunk_id: str
-    weight: float
-
-    @property
-    def sort_key(self) -> tuple[float, str, int, str, str]:
-        # Heaviest first; equal weights fall back to ids so the result never depends on
-        # dict or set iteration order.
-        return (-self.weight, self.chunk_id, self.triplet_id, self.u, self.v)
-
-    @property
-    def line(self) -> str:
-        return f"{self.subject} {self.predicate} {self.object}"
-
-
-@dataclass
-class PrunedEdge:
-    edge: GraphEdge
-    reason: str  # parallel (a heavier edge joins the same entities) | cycle | self-loop
-
-
-@dataclass
-class Tree:
-    """The maximum spanning tree of one connected component, arranged for the prompt."""
-
-    tree_id: int
-    nodes: list[str]
-    kept_edges: list[GraphEdge]  # in walk order
-    pruned_edges: list[PrunedEdge]
-    chunk_ids: list[str]  # text form: each edge's chunk in walk order, each once
-    triplet_form: str  # one "h r t" line per kept edge, in walk order
-    root: str = ""  # the entity the depth-first walk starts from (the heaviest edge's subject)
-    kind: str = "tree"  # tree | self-loops (only self-loop edges: its best chunk) | seed (a seed with no triplet)
-    rank_score: float | None = None
-    selected: bool = False
-    cut_chunk_ids: list[str] = field(default_factory=list)  # left out when the tree was cut to fit k
-    note: str = ""  # why it was skipped or cut, when it was
-
+__all__ = [
+    "EntityCap",
+    "Expansion",
+    "GraphEdge",
+    "Hop",
+    "PrunedEdge",
+    "ScoredChunkId",
+    "Tree",
+    "build_multigraph",
+    "dfs_walk",
+    "expand",
+    "spanning_trees",
+    "triplet_index",
+    "weighted_edges",
+]
 
 # --- step 2: expansion -----------------------------------------------------------------------
 
@@ -128,60 +62,82 @@ def expand(
     best chunk stating each), and at most `expansion_cap` added chunks in all (the best ones;
     the budget is shared by the hops).
     """
-    scores = dict(seed_scores)
-    seeds = set(seed_scores)
-    seen_triplets: set[int] = set(seed_triplets)
-    triplets_in_reach: list[int] = sorted(seed_triplets)
     index = triplet_index(graph)
     frontier = sorted({n for t in seed_triplets if t in index for n in index[t][:2]})
+    st = _Walk(
+        scores=dict(seed_scores),
+        seeds=set(seed_scores),
+        seen_triplets=set(seed_triplets),
+        triplets_in_reach=sorted(seed_triplets),
+        seen_entities=set(frontier),
+        budget=max(0, expansion_cap),
+    )
     seed_entities = list(frontier)
-    seen_entities = set(frontier)
-    added: list[str] = []
     out_hops: list[Hop] = []
-    budget = max(0, expansion_cap)
-
     for h in range(1, max(0, hops) + 1):
         if not frontier:
             break
-        followed, caps = _follow_edges(graph, frontier, seen_triplets, scores, score_chunks, max_entity_edges)
-        pool = {c for cids, _ in followed.values() for c in cids}
-        if h == 1:  # other chunks stating the seeds' own triplets are within reach too
-            pool.update(c for cids in seed_triplets.values() for c in cids)
-        pool -= seeds | set(added)
-        if pool - scores.keys():
-            scores.update(score_chunks(sorted(pool - scores.keys())))
-        new_chunks = sorted(pool, key=lambda c: (-scores.get(c, float("-inf")), c))
-        kept_chunks, cut = new_chunks[:budget], new_chunks[budget:]
-        budget -= len(kept_chunks)
-        added.extend(kept_chunks)
-        candidates = seeds | set(added)
-
-        # A triplet is within reach only if a surviving candidate states it; entities reached
-        # only through cut chunks are not expanded further.
-        tids = [t for t in sorted(followed) if candidates.intersection(followed[t][0])]
-        seen_triplets.update(followed)
-        triplets_in_reach.extend(tids)
-        reached = sorted({followed[t][1] for t in tids} - seen_entities)
-        seen_entities.update(reached)
-        out_hops.append(
-            Hop(
-                hop=h,
-                frontier=list(frontier),
-                entities_reached=reached,
-                triplet_ids=tids,
-                chunks_added=[ScoredChunkId(c, float(scores[c])) for c in kept_chunks],
-                entity_caps=caps,
-                cut_by_total_cap=[ScoredChunkId(c, float(scores[c])) for c in cut],
-            )
-        )
-        frontier = reached
-
-    keep = seeds | set(added)
+        followed, caps = _follow_edges(graph, frontier, st.seen_triplets, st.scores, score_chunks, max_entity_edges)
+        extra = [c for cids in seed_triplets.values() for c in cids] if h == 1 else []
+        out_hops.append(_take_hop(st, h, frontier, followed, caps, extra, score_chunks))
+        frontier = out_hops[-1].entities_reached
+    keep = st.seeds | set(st.added)
     return Expansion(
         seed_entities=seed_entities,
         hops=out_hops,
-        triplet_ids=triplets_in_reach,
-        chunk_scores={c: float(s) for c, s in scores.items() if c in keep},
+        triplet_ids=st.triplets_in_reach,
+        chunk_scores={c: float(s) for c, s in st.scores.items() if c in keep},
+    )
+
+
+@dataclass
+class _Walk:
+    """What `expand` carries from hop to hop."""
+
+    scores: dict[str, float]  # every chunk scored so far -> s(q, c)
+    seeds: set[str]
+    seen_triplets: set[int]
+    triplets_in_reach: list[int]
+    seen_entities: set[str]
+    budget: int  # chunks the expansion may still add
+    added: list[str] = field(default_factory=list)
+
+
+def _take_hop(
+    st: _Walk,
+    h: int,
+    frontier: list[str],
+    followed: dict[int, tuple[tuple[str, ...], str]],
+    caps: list[EntityCap],
+    extra: list[str],
+    score_chunks: Callable[[list[str]], dict[str, float]],
+) -> Hop:
+    """One hop's bookkeeping: the chunks the followed edges name (and `extra`: at hop 1 the other
+    chunks stating the seeds' own triplets) join best first within the budget; a triplet is within
+    reach only if a surviving candidate states it, and entities reached only through cut chunks
+    are not expanded further."""
+    pool = {c for cids, _ in followed.values() for c in cids} | set(extra)
+    pool -= st.seeds | set(st.added)
+    if pool - st.scores.keys():
+        st.scores.update(score_chunks(sorted(pool - st.scores.keys())))
+    new_chunks = sorted(pool, key=lambda c: (-st.scores.get(c, float("-inf")), c))
+    kept_chunks, cut = new_chunks[: st.budget], new_chunks[st.budget :]
+    st.budget -= len(kept_chunks)
+    st.added.extend(kept_chunks)
+    candidates = st.seeds | set(st.added)
+    tids = [t for t in sorted(followed) if candidates.intersection(followed[t][0])]
+    st.seen_triplets.update(followed)
+    st.triplets_in_reach.extend(tids)
+    reached = sorted({followed[t][1] for t in tids} - st.seen_entities)
+    st.seen_entities.update(reached)
+    return Hop(
+        hop=h,
+        frontier=list(frontier),
+        entities_reached=reached,
+        triplet_ids=tids,
+        chunks_added=[ScoredChunkId(c, float(st.scores[c])) for c in kept_chunks],
+        entity_caps=caps,
+        cut_by_total_cap=[ScoredChunkId(c, float(st.scores[c])) for c in cut],
     )
 
 

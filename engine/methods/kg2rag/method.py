@@ -27,9 +27,10 @@ from engine.rerank import Reranker, is_cosine
 from engine.store.protocol import CorpusView
 
 
-def _neighbourhood(corpus: CorpusView, seed_trips, hops: int):
+def _neighbourhood(corpus: CorpusView, seed_trips, hops: int, per_entity: int = -1):
     """The part of the entity graph the walk can reach: read by indexed lookups from a store that
-    offers it (cost follows the question, not the corpus), else the whole graph."""
+    offers it (cost follows the question, not the corpus; at most `per_entity` edges of each entity,
+    its first by triplet id, when >= 0), else the whole graph."""
     if not hasattr(corpus, "entity_neighbourhood"):
         return corpus.entity_graph()
     from engine.textnorm import normalize_entity
@@ -37,7 +38,7 @@ def _neighbourhood(corpus: CorpusView, seed_trips, hops: int):
     entities = sorted({normalize_entity(x) for t in seed_trips for x in (t.subject, t.object)} - {""})
     # at least one hop: the seeds' own triplets are edges incident to the seed entities, and the
     # trees organize them even when the walk takes no hop (hops=0 read an empty graph before)
-    return corpus.entity_neighbourhood(entities, max(hops, 1))
+    return corpus.entity_neighbourhood(entities, max(hops, 1), per_entity)
 
 
 register_trace("kg2rag", KG2RAGTrace)
@@ -78,25 +79,7 @@ class KG2RAG:
             if seed_trips
             else []
         )  # 2-5
-        if s.seed_trees:
-            trees += [
-                Tree(
-                    tree_id=len(trees) + i,
-                    nodes=[],
-                    kept_edges=[],
-                    pruned_edges=[],
-                    chunk_ids=[x.chunk_id],
-                    triplet_form="",
-                    kind="seed",
-                )
-                for i, x in enumerate(x for x in tr.seeds if not x.n_triplets)
-            ]
-        if trees:  # 6
-            tr.ranker = self._rank(question, qvec, trees, corpus, s, chunk_scores, seed_scores)
-            tr.trees = sorted(
-                trees, key=lambda t: (-(t.rank_score if t.rank_score is not None else -np.inf), t.tree_id)
-            )
-            clock.lap("rank")
+        self._rank_trees(question, qvec, corpus, s, tr, trees, chunk_scores, seed_scores, clock)  # 6
         if not seed_trips:
             tr.note = (
                 "the seed chunks hold no triplets (not extracted yet, or nothing found): "
@@ -121,6 +104,29 @@ class KG2RAG:
             reasoner=getattr(self.reasoner, "name", ""),
             trace=tr,
         )
+
+    # 6. rank the trees (and, with `seed_trees`, a one-chunk tree per seed without triplets)
+    def _rank_trees(
+        self,
+        question: str,
+        qvec: np.ndarray,
+        corpus: CorpusView,
+        s: KG2RAGSettings,
+        tr: KG2RAGTrace,
+        trees: list[Tree],
+        chunk_scores: dict[str, float],
+        seed_scores: dict[str, float],
+        clock: _Clock,
+    ) -> None:
+        if s.seed_trees:
+            alone = [x for x in tr.seeds if not x.n_triplets]
+            trees += [_seed_tree(len(trees) + i, x.chunk_id) for i, x in enumerate(alone)]
+        if trees:
+            tr.ranker = self._rank(question, qvec, trees, corpus, s, chunk_scores, seed_scores)
+            tr.trees = sorted(
+                trees, key=lambda t: (-(t.rank_score if t.rank_score is not None else -np.inf), t.tree_id)
+            )
+            clock.lap("rank")
 
     # 1. seed
     def _seed(self, question: str, qvec: np.ndarray, corpus: CorpusView, s: KG2RAGSettings, tr: KG2RAGTrace):
@@ -155,7 +161,7 @@ class KG2RAG:
         clock: _Clock,
         step: StepCallback,
     ) -> list[Tree]:
-        graph = _neighbourhood(corpus, seed_trips, s.hops)
+        graph = _neighbourhood(corpus, seed_trips, s.hops, s.max_entity_reads)
 
         def score_chunks(ids: list[str]) -> dict[str, float]:
             vecs = np.asarray(corpus.chunk_vectors(ids), dtype=np.float32)
@@ -312,6 +318,13 @@ def tree_context(selected: list[Tree], fill_ids: list[str], corpus: CorpusView) 
         body = format_context(corpus.get_chunks(fill_ids))
         parts.append(f"{FILL_SEPARATOR}\n\n{body}" if parts else body)
     return "\n\n".join(parts)
+
+
+def _seed_tree(tree_id: int, chunk_id: str) -> Tree:
+    """A seed chunk with no triplet, as a one-chunk tree competing in the ranking."""
+    return Tree(
+        tree_id=tree_id, nodes=[], kept_edges=[], pruned_edges=[], chunk_ids=[chunk_id], triplet_form="", kind="seed"
+    )
 
 
 class _Clock:

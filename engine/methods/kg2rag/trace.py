@@ -27,6 +27,11 @@ class KG2RAGSettings:
     """Per hop, follow at most this many new triplets from one entity (its best), so a hub such as
     a country name cannot flood the candidates. -1 = no per-entity cap."""
 
+    max_entity_reads: int = 100
+    """Per hop, read at most this many edges of one entity from the corpus before scoring them (its
+    first by triplet id, the order the facts were stored), so a hub's cost stays bounded in a large
+    corpus: the best `max_entity_edges` are then chosen among these. -1 = read every edge."""
+
     reranker: str = ""
     """Tree ranker: "" = embedding cosine from stored vectors (`tree_score`); `ce:/local/cross-encoder`
     or `litellm:<rerank model>` score the tree's triplet form as the paper does."""
@@ -68,6 +73,8 @@ class KG2RAGSettings:
             raise ValueError(f"k must be at least 1, got {self.k}")
         if self.hops < 0:
             raise ValueError(f"hops must be 0 or more, got {self.hops}")
+        if self.max_entity_reads < -1:
+            raise ValueError(f"max_entity_reads must be -1 (read all) or more, got {self.max_entity_reads}")
         for name, value, allowed in (
             ("tree_score", self.tree_score, TREE_SCORES),
             ("overflow", self.overflow, OVERFLOW),
