@@ -81,7 +81,8 @@ def build_corpus(ws, name: str, dataset: Path, mode: str = "paragraph", limit: i
     log(f"  {name}: {corpus.counts().chunks} chunks embedded in {time.perf_counter() - t0:.0f}s")
     t0 = time.perf_counter()
     if triplets is not None:
-        from engine.triplet_io import read_triplet_file, resolve_rows
+        from engine.triplet_io import read_triplet_file
+        from engine.triplet_resolve import resolve_rows
 
         tf = read_triplet_file(triplets)
         rows, unresolved = resolve_rows(tf.rows, corpus.chunks())
