@@ -215,7 +215,9 @@ class CorpusText(CorpusBase):
 
     def text_index_problems(self) -> list[str]:
         """FTS5's own check of the full-text index against the chunks (for `corpus check`)."""
-        if not self._fts_ready:
+        if not self._fts_ready or self.read_only:
+            # FTS5's integrity-check is an INSERT command: a read-only connection refuses it, so a
+            # read-only open cannot run it (a writable `corpus check` does)
             return []
         try:
             with self._lock:
