@@ -9,6 +9,7 @@ import pytest
 
 from engine.store import Workspace
 from engine.store.graph import _CAPPED_EDGES, neighbourhood_of
+from engine.store.writes import ORPHAN_EDGES, ORPHAN_TRIPLETS
 from engine.textnorm import normalize_entity
 from engine.types import Document
 from tests._fake_embedder import HashEmbedder
@@ -80,6 +81,10 @@ def test_hot_queries_use_indexes(corpus):
         "triplet by parts": ("SELECT tid FROM triplets WHERE subject=? AND predicate=? AND object=?", ("a", "b", "c")),
         # a hub's first edges: merged from both indexes in tid order, no sort of all its edges
         "capped edges of an entity": (_CAPPED_EDGES, ("a", "a", 5)),
+        # a replaced extraction drops only the triplets it orphaned: lookups, not a pass over all
+        "orphaned triplets": (ORPHAN_TRIPLETS.format("?"), (1,)),
+        "orphaned edges": (ORPHAN_EDGES.format("?"), (1,)),
+        "a chunk's triplets": ("SELECT tid FROM triplet_sources WHERE chunk_id=?", ("x",)),
     }
     for name, (sql, args) in plans.items():
         plan = " | ".join(r[-1] for r in db.execute("EXPLAIN QUERY PLAN " + sql, args).fetchall())
@@ -127,3 +132,18 @@ def test_kg2rag_on_the_neighbourhood_equals_kg2rag_on_the_whole_graph(corpus):
         assert a.evidence_chunk_ids == b.evidence_chunk_ids
         assert [(e.u, e.v, e.triplet_id) for e in a.trace.edges] == [(e.u, e.v, e.triplet_id) for e in b.trace.edges]
         assert a.trace.edges and len(a.evidence_chunk_ids) > 1  # the graph was walked
+
+
+def test_a_replaced_extraction_drops_the_triplets_it_orphaned_and_keeps_shared_ones(corpus):
+    first, second = corpus.chunks()[0].chunk_id, corpus.chunks()[1].chunk_id
+    statuses = corpus.extraction_statuses()
+    corpus.store_extraction(second, [("Bob", "born in", "Cork"), ("Ann", "mother of", "Bob")], statuses[second])
+    corpus.store_extraction(first, [("Ann", "visits", "Cork")], statuses[first])
+    kept = {(t.subject, t.predicate, t.object): t for t in corpus.triplets()}
+    assert ("Ann", "mother of", "Bob") in kept  # still stated by the second chunk
+    assert kept["Ann", "mother of", "Bob"].chunk_ids == (second,)
+    corpus.delete_document(corpus.chunks()[1].doc_id)
+    left = {(t.subject, t.predicate, t.object) for t in corpus.triplets()}
+    assert ("Ann", "mother of", "Bob") not in left and ("Bob", "born in", "Cork") not in left
+    edges = {r[0] for r in corpus._db.execute("SELECT tid FROM entity_edges")}
+    assert edges == {t.triplet_id for t in corpus.triplets()} and corpus.check() == []

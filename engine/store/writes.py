@@ -18,6 +18,16 @@ from engine.store.util import _vec_blob, embedding_text
 from engine.textnorm import normalize_entity
 from engine.types import Chunk, Document, ExtractionStatus, IngestReport, Question
 
+#: Of the given triplet ids, those no chunk states any more (primary-key lookups both ways).
+_UNSTATED = "NOT EXISTS (SELECT 1 FROM triplet_sources s WHERE s.tid = triplets.tid)"
+_TRIPLET_GONE = "NOT EXISTS (SELECT 1 FROM triplets t WHERE t.tid = entity_edges.tid)"
+ORPHAN_TRIPLETS = "DELETE FROM triplets WHERE tid IN ({}) AND " + _UNSTATED
+ORPHAN_EDGES = "DELETE FROM entity_edges WHERE tid IN ({}) AND " + _TRIPLET_GONE
+
+
+def _id_parts(ids: list[int], size: int = 500) -> list[list[int]]:
+    return [ids[i : i + size] for i in range(0, len(ids), size)]
+
 
 class CorpusWrites(CorpusBase):
     """Adding and deleting documents, questions and triplets, in batches, each batch one transaction."""
@@ -178,10 +188,16 @@ class CorpusWrites(CorpusBase):
             n += cur.rowcount
         return n
 
-    def _drop_orphan_triplets(self) -> int:
-        cur = self._db.execute("DELETE FROM triplets WHERE tid NOT IN (SELECT tid FROM triplet_sources)")
-        self._db.execute("DELETE FROM entity_edges WHERE tid NOT IN (SELECT tid FROM triplets)")
-        return cur.rowcount
+    def _drop_orphan_triplets(self, tids: Sequence[int]) -> int:
+        """Delete those of `tids` (triplets that just lost a source) no chunk states any more, with
+        their edges: indexed lookups of these ids, not a pass over every triplet of the corpus
+        (that pass, per extracted chunk, read every triplet row with its vector)."""
+        n = 0
+        for part in _id_parts(sorted(set(tids))):
+            marks = ",".join("?" * len(part))
+            n += self._db.execute(ORPHAN_TRIPLETS.format(marks), part).rowcount
+            self._db.execute(ORPHAN_EDGES.format(marks), part)
+        return n
 
     def store_extraction(
         self, chunk_id: str, triplets: Sequence[tuple[str, str, str]], status: ExtractionStatus
@@ -190,9 +206,10 @@ class CorpusWrites(CorpusBase):
         with self._write():
             if not self._db.execute("SELECT 1 FROM chunks WHERE chunk_id=?", (chunk_id,)).fetchone():
                 raise CorpusError(f"chunk {chunk_id!r} is not in corpus {self.name!r} (deleted meanwhile?)")
+            old = [r[0] for r in self._db.execute("SELECT tid FROM triplet_sources WHERE chunk_id=?", (chunk_id,))]
             self._db.execute("DELETE FROM triplet_sources WHERE chunk_id=?", (chunk_id,))
             self._insert_triplets(chunk_id, triplets)
-            self._drop_orphan_triplets()
+            self._drop_orphan_triplets(old)
             self._db.execute(
                 "INSERT OR REPLACE INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, "
                 "completion_tokens, cost, updated_at) VALUES (?, 'done', ?, '', ?, ?, ?, ?, ?)",
@@ -257,11 +274,14 @@ class CorpusWrites(CorpusBase):
             if not self._db.execute("SELECT 1 FROM documents WHERE doc_id=?", (doc_id,)).fetchone():
                 raise CorpusError(f"no document {doc_id!r} in corpus {self.name!r}")
             sub = "SELECT chunk_id FROM chunks WHERE doc_id=?"
+            old = [
+                r[0] for r in self._db.execute(f"SELECT tid FROM triplet_sources WHERE chunk_id IN ({sub})", (doc_id,))
+            ]
             self._db.execute(f"DELETE FROM triplet_sources WHERE chunk_id IN ({sub})", (doc_id,))
             self._db.execute(f"DELETE FROM extraction WHERE chunk_id IN ({sub})", (doc_id,))
             self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
             self._db.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
-            self._drop_orphan_triplets()
+            self._drop_orphan_triplets(old)
             self._bump("chunk_gen")
             self._bump("prop_gen")
         # rebuilt from the stored vectors: exact for both index kinds, and cheap next to embedding

@@ -27,7 +27,7 @@ class KG2RAGSettings:
     """Per hop, follow at most this many new triplets from one entity (its best), so a hub such as
     a country name cannot flood the candidates. -1 = no per-entity cap."""
 
-    max_entity_reads: int = 100
+    max_entity_reads: int = 64
     """Per hop, read at most this many edges of one entity from the corpus before scoring them (its
     first by triplet id, the order the facts were stored), so a hub's cost stays bounded in a large
     corpus: the best `max_entity_edges` are then chosen among these. -1 = read every edge."""
