@@ -17,6 +17,9 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from engine.llm.base import LLMCall
+from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
+
 from engine.store.graph import entity_graph_of, neighbourhood_of
 from engine.types import Chunk, Triplet
 
@@ -136,3 +139,114 @@ class MemoryCorpus:
     def counts(self) -> MemoryCounts:
         return MemoryCounts(documents=len({c.doc_id for c in self._chunks}), chunks=len(self._chunks),
                             triplets=len(self._triplets), extracted=len(self._chunks))
+
+
+# --- the scripted reasoner ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Unparseable:
+    """A reply the reasoner could not parse: the job returns its empty result and records the error."""
+
+    raw: str = "Sorry, I cannot help with that."
+
+
+def Q(s: str, p: str, o: str) -> QueryTriplet:
+    return QueryTriplet(s, p, o)
+
+
+def _tokens(obj: Any) -> int:
+    return len(str(obj).split())
+
+
+class ScriptedReasoner:
+    """The suite's one scripted Reasoner: implements the protocol directly (no prompts, no parsing),
+    so tests pin a method's logic independently of how LLMReasoner words its prompts. Each job takes
+    its replies from a script; a reply can be a value, an `Unparseable(...)` (the job returns its
+    empty result with `call.error` set, as a real reasoner does on a bad reply) or an exception to
+    raise. `by_question` answers by question instead ("unknown" for any other), as KG2RAG and the
+    baselines' tests script it; `free_text=False` refuses `chat` as the offline rules do."""
+
+    name = "scripted-test"
+    supports_free_text = True
+
+    def __init__(self, decomposition: Any = (), solves: list[Any] | None = None, answers: list[Any] | None = None,
+                 chats: list[Any] | None = None, *, by_question: dict[str, str] | None = None,
+                 name: str | None = None, free_text: bool = True):
+        self.by_question = by_question
+        if name is not None:
+            self.name = name
+        if not free_text:
+            self.supports_free_text = False
+        self.decomposition = decomposition
+        self.solves = list(solves or [])
+        self.answers = list(answers or ["scripted answer"])
+        self.chats = list(chats or [])
+        self.solve_inputs: list[tuple[list[QueryTriplet], list[QueryTriplet], Evidence]] = []
+        self.answer_inputs: list[tuple[str, list[str] | None]] = []
+        self.chat_inputs: list[list[dict[str, str]]] = []
+
+    def _call(self, job: str, prompt: Any, reply: Any, parsed: Any = None, error: str = "") -> LLMCall:
+        messages = [{"role": "user", "content": str(prompt)}]
+        return LLMCall(job=job, model=self.name, messages=messages, response=str(reply), parsed=parsed,
+                       prompt_tokens=_tokens(prompt), completion_tokens=_tokens(reply), latency=0.001, error=error)
+
+    @staticmethod
+    def _next(script: list[Any], default: Any) -> Any:
+        reply = script.pop(0) if script else default
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply
+
+    def extract(self, title: str, text: str):
+        return [], self._call("extract", text, "[]")
+
+    def decompose(self, question: str):
+        reply = self.decomposition
+        if isinstance(reply, BaseException):
+            raise reply
+        if isinstance(reply, Unparseable):
+            return [], self._call("decompose", question, reply.raw, error="could not parse the decomposition")
+        triplets = list(reply)
+        return triplets, self._call("decompose", question, [t.text() for t in triplets],
+                                    parsed=[list(t.parts) for t in triplets])
+
+    def solve(self, question: str, resolved: list[QueryTriplet], open_triplets: list[QueryTriplet],
+              evidence: Evidence):
+        self.solve_inputs.append((list(resolved), list(open_triplets), evidence))
+        reply = self._next(self.solves, SolveResult())
+        prompt = (question, [t.text() for t in open_triplets], evidence.propositions, evidence.chunks)
+        if isinstance(reply, Unparseable):
+            return SolveResult(), self._call("solve", prompt, reply.raw, error="could not parse the solver reply")
+        return reply, self._call("solve", prompt, reply, parsed={"bindings": dict(reply.bindings)})
+
+    def answer(self, question: str, context: str, *, facts: list[str] | None = None):
+        self.answer_inputs.append((context, None if facts is None else list(facts)))
+        if self.by_question is not None:
+            reply: Any = self.by_question.get(question, "unknown")
+        else:
+            reply = self._next(self.answers, "scripted answer")
+        if isinstance(reply, Unparseable):
+            return "", self._call("answer", (question, context, facts), reply.raw, error="empty answer")
+        return reply, self._call("answer", (question, context, facts), reply, parsed=reply)
+
+    @property
+    def contexts(self) -> list[str]:
+        """The context of every answer call, in order."""
+        return [context for context, _ in self.answer_inputs]
+
+    def chat(self, job: str, messages: list[dict[str, str]]):
+        if not self.supports_free_text:
+            raise NotImplementedError(f"{self.name} cannot write free text")
+        self.chat_inputs.append(messages)
+        reply = self._next(self.chats, "So the answer is: unknown.")
+        return reply, self._call(job, messages, reply)
+
+
+class OfflineLikeReasoner(ScriptedReasoner):
+    """A reasoner without free text, as the offline rules are."""
+
+    name = "offline-rules"
+    supports_free_text = False
+
+    def chat(self, job, messages):
+        raise NotImplementedError("the offline reasoner cannot write free text")

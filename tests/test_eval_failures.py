@@ -7,7 +7,8 @@ from engine.eval.metrics import QuestionMetrics
 from engine.llm.base import LLMCall
 from engine.methods.t2rag.trace import (DecompositionTrace, RoundTrace, ShownChunk, StateSnapshot, StateTriplet,
                                         T2RAGSettings, T2RAGTrace)
-from engine.types import Chunk, Question
+from engine.types import Question
+from tests.doubles import HashEmbedder, MemoryCorpus, chunk
 
 Q = Question("q1", "Who is the child of the performer of Me and Bobby McGee?", ("Tracy Kristofferson",),
              supporting_facts=(("Me and Bobby McGee", 0), ("Kris Kristofferson", 3)),
@@ -15,11 +16,10 @@ Q = Question("q1", "Who is the child of the performer of Me and Bobby McGee?", (
 WRONG = QuestionMetrics(em=0.0, f1=0.0)
 
 
-class FakeCorpus:
-    chunks = {"m#0": "Me and Bobby McGee", "k#0": "Kris Kristofferson", "x#0": "Roger Miller"}
-
-    def get_chunks(self, ids):
-        return [Chunk(i, i.split("#")[0], 0, self.chunks[i], "") for i in ids if i in self.chunks]
+def corpus() -> MemoryCorpus:
+    """Three chunks whose titles the labels read (the suite's one in-memory corpus)."""
+    titles = {"m#0": "Me and Bobby McGee", "k#0": "Kris Kristofferson", "x#0": "Roger Miller"}
+    return MemoryCorpus(HashEmbedder(), [chunk(i, t, "", doc_id=i.split("#")[0]) for i, t in titles.items()])
 
 
 def T(i, s, p, o):
@@ -39,7 +39,7 @@ DONE = StateSnapshot(resolved=[T("t1", "Me and Bobby McGee", "performer", "Kris 
 
 
 def label(tr, metrics=WRONG):
-    return label_t2rag(tr, Q, metrics, FakeCorpus())
+    return label_t2rag(tr, Q, metrics, corpus())
 
 
 def test_correct_when_exact_or_f1_at_least_point_eight():
