@@ -159,7 +159,7 @@ def legend(spans: list[Span]) -> str:
 
 
 def show_timeline(result, key: str, expanded: bool = False, height: int | None = None,
-                  in_expander: bool = True, x_max: float | None = None) -> None:
+                  in_expander: bool = True, x_max: float | None = None, title: str = "**⏱ Timeline**") -> None:
     """The timeline of one result, in an expander unless `in_expander` is off (Streamlit allows no
     expander inside another); nothing when the trace has no step to draw. Timelines drawn side by
     side pass the longest run's seconds as `x_max`, so equal lengths mean equal times."""
@@ -170,7 +170,7 @@ def show_timeline(result, key: str, expanded: bool = False, height: int | None =
         with st.expander("⏱ Timeline: where time and money went", expanded=expanded):
             _draw(spans, key, height, x_max)
     else:
-        st.markdown("**⏱ Timeline**")
+        st.markdown(title)
         _draw(spans, key, height, x_max)
 
 

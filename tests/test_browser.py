@@ -427,13 +427,16 @@ def _type_into(b: Browser, label_start: str, text: str) -> None:
 
 def _check_compare_timelines(b: Browser) -> None:
     """The timeline of each Compare column, opened: plotly drew a bar for every row of the tree."""
-    _wait_js(b, "[...document.querySelectorAll('details summary')].filter(x => x.innerText.includes('Timeline'))"
-             ".length >= 2", what="a timeline expander per column")
-    _open_expanders(b, "Timeline")
+    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Timelines'))",
+             what="the timelines expander")
+    _open_expanders(b, "Timelines")
     tls = _wait_js(b, "(() => { const t = " + _TIMELINES + "; return t.length >= 2 && t.every(x => x.bars > 0)"
                    " && t.every(x => x.visible) ? t : null; })()", what="two drawn timelines")
     heads = [t["rows"][0] for t in tls]
     assert heads[:2] == ["T2RAG", "KG2RAG"], heads
+    boxes = b.eval("(() => [...document.querySelectorAll('.js-plotly-plot')].map(p => p.getBoundingClientRect())"
+                   ".filter(r => r.height > 50).map(r => [r.left, r.top]))()")
+    assert len(boxes) >= 2 and boxes[0][0] < boxes[1][0] and abs(boxes[0][1] - boxes[1][1]) < 5, boxes  # level
     for t in tls:
         assert t["bars"] == len(t["rows"]) >= 4, t  # one bar per span: the run, its steps, their calls
         assert any(r.startswith("├ ") for r in t["rows"]), t["rows"]  # the steps drawn as a tree
@@ -456,7 +459,7 @@ def _whatif_on_ask_with_a_model(b: Browser, provider) -> None:
     b.wait_text("Ask with T2RAG")
     asked = len(provider.chat_requests())
     _click(b, "Ask")
-    b.wait_text("Step 1 of", timeout=180)
+    b.wait_text("openai/gpt-4o-mini · ", timeout=180)  # the usage line of the model's run
     assert len(provider.chat_requests()) > asked  # the model answered this question
     _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('What if'))",
              what="the What if… expander")
