@@ -113,7 +113,7 @@ def figure(spans: list[Span], height: int | None = None, x_max: float | None = N
     fig.update_yaxes(tickvals=rows, ticktext=[_p(x.ljust(width, "\u00a0")) for x in labels],
                      tickfont=dict(family="ui-monospace, Menlo, Consolas, monospace", size=11),
                      autorange="reversed", automargin=True)
-    fig.update_xaxes(title_text="seconds from the start of the run", range=[0, total * 1.3], zeroline=True,
+    fig.update_xaxes(title_text="seconds into the run", range=[0, total * 1.3], zeroline=True,
                      ticksuffix="s")
     fig.update_layout(height=height or 90 + 24 * len(ordered), margin=dict(l=10, r=10, t=10, b=40), bargap=0.25)
     return fig

@@ -45,6 +45,17 @@ def _nav(b: Browser, label: str) -> None:
     b.pump(2)
 
 
+def _goto(b: Browser, label: str, needle: str, timeout: float = 120) -> None:
+    """Navigate until the page shows `needle` (a click landing during a rerun is dropped)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        _nav(b, label)
+        if needle in b.text():
+            return
+        b.pump(2)
+    raise SystemExit(f"page {label!r} never showed {needle!r}")
+
+
 def _scroll_to(b: Browser, needle: str) -> None:
     """Scroll the first element whose text starts with `needle` to the top of the view."""
     b.eval("(() => { const e = [...document.querySelectorAll('p, h1, h2, h3, h4, strong')].find(x => "
@@ -99,15 +110,13 @@ def _whatif(b: Browser, out: Path) -> None:
 
     with LoopbackServer() as provider:
         provider.reply = _provider_reply
-        _nav(b, "Settings")
-        b.wait_text("Method settings", timeout=120)
+        _goto(b, "Settings", "Method settings")
         _type_into(b, "Model", "openai/gpt-4o-mini")
         _type_into(b, "API base", provider.base_url)
         _type_into(b, "API key", "sk-test")
         _click(b, "Apply")
         b.wait_text("In use: openai/gpt-4o-mini", timeout=120)
-        _nav(b, "Ask (T2RAG)")
-        b.wait_text("Ask with T2RAG")
+        _goto(b, "Ask (T2RAG)", "Ask with T2RAG")
         _click(b, "Ask")
         b.wait_text("openai/gpt-4o-mini · ", timeout=300)  # this run's usage line, not the earlier offline run
         _open_expanders(b, "What if")
@@ -177,6 +186,7 @@ def main() -> int:
             b.pump(1)
         _shoot(b, out, "08_presentation_trees")
         _click(b, "✖ Exit presentation")
+        b.wait_text("Step both methods together", timeout=120)  # back where presentation mode was entered
         _whatif(b, out)
     finally:
         b.close()

@@ -406,7 +406,7 @@ _TIMELINES = """(() => [...document.querySelectorAll('.js-plotly-plot')].map(p =
   bars: p.querySelectorAll('g.trace.bars g.point path').length,
   texts: [...p.querySelectorAll('g.trace.bars text')].map(t => t.textContent),
   visible: p.getBoundingClientRect().height > 50
-})).filter(p => p.x.startsWith('seconds from the start')))()"""
+})).filter(p => p.x.startsWith('seconds into the run')))()"""
 
 
 def _open_expanders(b: Browser, needle: str) -> int:
