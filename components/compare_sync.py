@@ -17,6 +17,7 @@ from components.chunk_names import chunk_names
 from components.safe import esc, html_block
 from components.stepper import stepper
 from components.steps import METHOD_TITLES
+from components.state import sticky_expander
 from components.timeline_view import run_seconds, show_timeline
 from engine.methods.registry import COMPARED
 
@@ -96,7 +97,7 @@ def show_timelines_row(run, state_key: str = "cmp_sync") -> None:
     if not results:
         return
     scale = max(run_seconds(r) for r in results)
-    with st.expander("⏱ Timelines: where time and money went (one time scale)"):
+    with sticky_expander("⏱ Timelines: where time and money went (one time scale)", f"{state_key}_timelines_open"):
         for col, result in zip(st.columns(len(results), gap="medium"), results):
             with col:
                 show_timeline(result, key=f"{state_key}_{result.method}", x_max=scale, in_expander=False,

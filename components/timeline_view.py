@@ -12,6 +12,7 @@ import html
 import plotly.graph_objects as go
 import streamlit as st
 
+from components.state import sticky_expander
 from engine.timeline import Span, timeline, tree_rows
 
 #: step / LLM call / offline-rules step; free calls are grey and hatched, failed ones red
@@ -167,7 +168,7 @@ def show_timeline(result, key: str, expanded: bool = False, height: int | None =
     if len(spans) < 2:
         return
     if in_expander:
-        with st.expander("⏱ Timeline: where time and money went", expanded=expanded):
+        with sticky_expander("⏱ Timeline: where time and money went", f"{key}_timeline_open", expanded):
             _draw(spans, key, height, x_max)
     else:
         st.markdown(title)

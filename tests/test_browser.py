@@ -484,6 +484,11 @@ def _whatif_on_ask_with_a_model(b: Browser, provider) -> None:
                    "y.startsWith('replayed, $0'))) ? t : null; })()", what="a timeline with replayed calls")
     replayed = [t for t in tls if any(x.startswith("replayed, $0") for x in t["texts"])]
     assert len(replayed) == 1 and len(tls) >= 3, tls
+    # stepping the trace above redraws the page: the opened what-if stays open, its diff in view
+    _click(b, "Next ▶")
+    b.wait_text("Step 2 of")
+    _wait_js(b, "(() => { const r = document.querySelector('.tl-whatif-diff .tl-replayed');"
+             " return r && r.getBoundingClientRect().height > 0; })()", what="the what-if still open after Next")
 
 
 def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, provider, tmp_path):
