@@ -236,13 +236,9 @@ def ensure_app() -> None:
     init_state()
 
 
-def sticky_expander(label: str, key: str, expanded: bool = False, *, open_now: bool = False):
-    """An expander that stays as the user left it. A plain one is redrawn closed whenever a rerun
-    shifts what is drawn above it (the stepper's Next, a number input), so a timeline or a what-if
-    the user opened snapped shut; this one keeps its open state in `st.session_state[key]`.
-    `open_now` opens it in this run (the run a Re-run click made, whose diff it is about to show)."""
-    ss = st.session_state
-    if open_now:
-        ss[key] = True
-    kwargs = {} if key in ss else {"expanded": expanded}
-    return st.expander(label, key=key, on_change="rerun", **kwargs)
+def sticky_expander(label: str, key: str, expanded: bool = False):
+    """An expander that stays as the user left it. A plain one is identified by its position, so
+    a rerun that changes what is drawn above it (the stepper's Next, a number input) redraws it as
+    new, closed; keyed, it keeps its identity and its open state. `expanded` is the state it opens
+    in (a what-if passes True in the run of its Re-run click, to show the diff it draws)."""
+    return st.expander(label, expanded=expanded, key=key)

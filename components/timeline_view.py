@@ -54,13 +54,13 @@ def bar_text(s: Span) -> str:
     if s.error and s.kind in ("llm", "rules"):
         return f"failed · {s.duration:.2f}s"
     if s.kind in ("llm", "rules") and (s.cached or s.replayed):
-        return ("replayed" if s.replayed else "cached") + f", $0 · {s.tokens:,} tok"
+        return "replayed, $0" if s.replayed else "cached, $0"
     if s.kind == "rules":
         return f"{s.duration:.2f}s · rules, $0"
-    parts = [f"{s.duration:.2f}s"]
-    if s.tokens:
-        parts += [f"{s.tokens:,} tok", _money(s.cost)]
-    return " · ".join(parts)
+    # seconds and dollars fit beside a bar in a half-width column; tokens are in the hover
+    if not s.tokens:
+        return f"{s.duration:.2f}s"
+    return f"{s.duration:.2f}s · " + ("$0" if s.cost == 0 else _money(s.cost))
 
 
 def hover_lines(s: Span) -> list[str]:

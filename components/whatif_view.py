@@ -53,8 +53,8 @@ def show_whatif(run, result, corpus, prefix: str) -> None:
     shown = ss.get(slot)
     mine = shown is not None and shown["base"] is result  # a what-if on an earlier question is not shown
     # the run of a Re-run click opens the expander before the diff is drawn in it
-    with state.sticky_expander("🔁 What if… re-run with other settings", f"{slot}_open", mine,
-                               open_now=bool(ss.get(f"{slot}_go"))):
+    with state.sticky_expander("🔁 What if… re-run with other settings", f"{slot}_open",
+                               mine or bool(ss.get(f"{slot}_go"))):
         st.caption("Change a setting and re-run this question. " + WHATIF_CAPTION)
         cols = st.columns(len(WHATIF_KNOBS[result.method]) + 1, vertical_alignment="bottom")
         values = knob_inputs(result, slot, cols[:-1])

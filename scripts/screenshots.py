@@ -127,7 +127,7 @@ def _whatif(b: Browser, out: Path) -> None:
                ".click()")
         b.pump(2)
         _click(b, "🔁 Re-run")
-        _wait_js(b, "document.querySelector('.tl-whatif-diff .tl-replayed')", timeout=300)
+        _wait_js(b, "document.querySelector('.tl-whatif-diff .tl-replayed') !== null", timeout=300)
         _shoot(b, out, "10_ask_whatif", scroll_js="document.querySelector('.tl-whatif-diff').scrollIntoView("
                "{block: 'start'})")
 

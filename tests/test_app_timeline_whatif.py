@@ -44,7 +44,6 @@ def test_ask_page_shows_the_timeline_and_a_whatif_rerun_with_its_diff(app):
     _ok(at)
     shown = at.session_state["ask_whatif"]
     assert shown["base"] is result and shown["diff"].settings == {"k": (5, 1)}
-    assert at.session_state["ask_whatif_open"] is True  # opened by the click, kept open across reruns
     assert shown["new"].trace.settings.k == 1
     diff_html = [h.proto.body for h in at.get("html") if "tl-whatif-diff" in h.proto.body]
     assert diff_html and "→ <b>1</b>" in diff_html[0]
