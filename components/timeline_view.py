@@ -101,7 +101,7 @@ def figure(spans: list[Span], height: int | None = None, x_max: float | None = N
     rows = list(range(len(ordered)))
     free = [is_free(s) and not s.error for s in ordered]
     # a long bar carries its text inside, a short one beside it (so no text runs off the chart)
-    inside = [s.duration > total * 0.55 for s in ordered]
+    inside = [s.duration > total * 0.45 for s in ordered]
     fig = go.Figure(go.Bar(
         orientation="h", y=rows, base=[s.start for s in ordered],
         x=[max(s.duration, total * 0.004) for s in ordered],  # a free call still shows as a sliver
@@ -114,7 +114,7 @@ def figure(spans: list[Span], height: int | None = None, x_max: float | None = N
     fig.update_yaxes(tickvals=rows, ticktext=[_p(x.ljust(width, "\u00a0")) for x in labels],
                      tickfont=dict(family="ui-monospace, Menlo, Consolas, monospace", size=11),
                      autorange="reversed", automargin=True)
-    fig.update_xaxes(title_text="seconds into the run", range=[0, total * 1.3], zeroline=True,
+    fig.update_xaxes(title_text="seconds into the run", range=[0, total * 1.5], zeroline=True,
                      ticksuffix="s")
     fig.update_layout(height=height or 90 + 24 * len(ordered), margin=dict(l=10, r=10, t=10, b=40), bargap=0.25)
     return fig

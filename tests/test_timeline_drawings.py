@@ -111,4 +111,4 @@ def test_timelines_drawn_side_by_side_share_one_time_scale():
     seconds = [timeline(short)[0].duration, timeline(long_)[0].duration]
     assert widths[0] / widths[1] == pytest.approx(seconds[0] / seconds[1], rel=0.02)
     fig = figure(timeline(short), x_max=seconds[1]).to_plotly_json()
-    assert fig["layout"]["xaxis"]["range"][1] == pytest.approx(seconds[1] * 1.3)
+    assert fig["layout"]["xaxis"]["range"][1] == pytest.approx(seconds[1] * 1.5)
