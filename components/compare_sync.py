@@ -17,6 +17,7 @@ from components.chunk_names import chunk_names
 from components.safe import esc, html_block
 from components.stepper import stepper
 from components.steps import METHOD_TITLES
+from components.state import sticky_expander
 from components.timeline_view import run_seconds, show_timeline
 from engine.methods.registry import COMPARED
 
@@ -76,7 +77,6 @@ def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
     step = steps[pos]
     shared = shared_chunks(run)
     names = chunk_names(corpus, [c for r in (t2, kg) for c in r.evidence_chunk_ids])
-    scale = max(run_seconds(t2), run_seconds(kg))  # both timelines on one time scale
     left, right = st.columns(2, gap="medium")
     for col, result, sub in ((left, t2, step.t2rag), (right, kg, step.kg2rag)):
         with col, st.container(border=True):
@@ -87,7 +87,21 @@ def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
                 show_t2rag_step(result, sub, corpus, run.gold, shared)
             else:
                 show_kg2rag_step(result, sub, corpus, run.gold)
-            show_timeline(result, key=f"{state_key}_{result.method}", x_max=scale)
+    show_timelines_row(run, state_key)
+
+
+def show_timelines_row(run, state_key: str = "cmp_sync") -> None:
+    """Each method's timeline in its column, level with each other and on one time scale, so a
+    presenter can point at where one method spent the time and money the other did not."""
+    results = [r for r in run.results if r.method in COMPARED and r.trace is not None]
+    if not results:
+        return
+    scale = max(run_seconds(r) for r in results)
+    with sticky_expander("⏱ Timelines: where time and money went (one time scale)", f"{state_key}_timelines_open"):
+        for col, result in zip(st.columns(len(results), gap="medium"), results):
+            with col:
+                show_timeline(result, key=f"{state_key}_{result.method}", x_max=scale, in_expander=False,
+                              title=f"**⏱ {METHOD_TITLES.get(result.method, result.method)}**")
 
 
 def show_answers_row(run, corpus=None) -> None:

@@ -40,8 +40,8 @@ def show_compare_whatif(run, corpus, prefix: str = "cmp") -> None:
     slot = f"{prefix}_whatif"
     shown = ss.get(slot)
     mine = shown is not None and shown["base"] is run  # a what-if on an earlier comparison is not shown
-    mine = mine or bool(ss.get(f"{slot}_go"))  # the run of the click: open before the diff is drawn in it
-    with st.expander("🔁 What if… re-run the comparison with other settings", expanded=mine):
+    with state.sticky_expander("🔁 What if… re-run the comparison with other settings", f"{slot}_open",
+                               mine or bool(ss.get(f"{slot}_go"))):
         st.caption("Change a method's settings and re-run this question. " + WHATIF_CAPTION)
         values = {}
         for col, r in zip(st.columns(len(results), gap="medium"), results):

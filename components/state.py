@@ -234,3 +234,11 @@ def ensure_app() -> None:
         PagesManager.uses_pages_directory = False
         st.rerun()
     init_state()
+
+
+def sticky_expander(label: str, key: str, expanded: bool = False):
+    """An expander that stays as the user left it. A plain one is identified by its position, so
+    a rerun that changes what is drawn above it (the stepper's Next, a number input) redraws it as
+    new, closed; keyed, it keeps its identity and its open state. `expanded` is the state it opens
+    in (a what-if passes True in the run of its Re-run click, to show the diff it draws)."""
+    return st.expander(label, expanded=expanded, key=key)

@@ -43,7 +43,7 @@ def _axis(total: float, x0: float, scale: float, y: float) -> list[str]:
         i += 1
     mid = x0 + total * scale / 2
     out.append(f'<text x="{mid:.1f}" y="{y + 32:.1f}" font-size="11" text-anchor="middle" fill="#555">'
-               "seconds from the start of the run</text>")
+               "seconds into the run</text>")
     return out
 
 

@@ -12,6 +12,7 @@ import html
 import plotly.graph_objects as go
 import streamlit as st
 
+from components.state import sticky_expander
 from engine.timeline import Span, timeline, tree_rows
 
 #: step / LLM call / offline-rules step; free calls are grey and hatched, failed ones red
@@ -53,13 +54,13 @@ def bar_text(s: Span) -> str:
     if s.error and s.kind in ("llm", "rules"):
         return f"failed · {s.duration:.2f}s"
     if s.kind in ("llm", "rules") and (s.cached or s.replayed):
-        return ("replayed" if s.replayed else "cached") + f", $0 · {s.tokens:,} tok"
+        return "replayed, $0" if s.replayed else "cached, $0"
     if s.kind == "rules":
         return f"{s.duration:.2f}s · rules, $0"
-    parts = [f"{s.duration:.2f}s"]
-    if s.tokens:
-        parts += [f"{s.tokens:,} tok", _money(s.cost)]
-    return " · ".join(parts)
+    # seconds and dollars fit beside a bar in a half-width column; tokens are in the hover
+    if not s.tokens:
+        return f"{s.duration:.2f}s"
+    return f"{s.duration:.2f}s · " + ("$0" if s.cost == 0 else _money(s.cost))
 
 
 def hover_lines(s: Span) -> list[str]:
@@ -100,7 +101,7 @@ def figure(spans: list[Span], height: int | None = None, x_max: float | None = N
     rows = list(range(len(ordered)))
     free = [is_free(s) and not s.error for s in ordered]
     # a long bar carries its text inside, a short one beside it (so no text runs off the chart)
-    inside = [s.duration > total * 0.55 for s in ordered]
+    inside = [s.duration > total * 0.45 for s in ordered]
     fig = go.Figure(go.Bar(
         orientation="h", y=rows, base=[s.start for s in ordered],
         x=[max(s.duration, total * 0.004) for s in ordered],  # a free call still shows as a sliver
@@ -113,7 +114,7 @@ def figure(spans: list[Span], height: int | None = None, x_max: float | None = N
     fig.update_yaxes(tickvals=rows, ticktext=[_p(x.ljust(width, "\u00a0")) for x in labels],
                      tickfont=dict(family="ui-monospace, Menlo, Consolas, monospace", size=11),
                      autorange="reversed", automargin=True)
-    fig.update_xaxes(title_text="seconds from the start of the run", range=[0, total * 1.3], zeroline=True,
+    fig.update_xaxes(title_text="seconds into the run", range=[0, total * 1.5], zeroline=True,
                      ticksuffix="s")
     fig.update_layout(height=height or 90 + 24 * len(ordered), margin=dict(l=10, r=10, t=10, b=40), bargap=0.25)
     return fig
@@ -159,7 +160,7 @@ def legend(spans: list[Span]) -> str:
 
 
 def show_timeline(result, key: str, expanded: bool = False, height: int | None = None,
-                  in_expander: bool = True, x_max: float | None = None) -> None:
+                  in_expander: bool = True, x_max: float | None = None, title: str = "**⏱ Timeline**") -> None:
     """The timeline of one result, in an expander unless `in_expander` is off (Streamlit allows no
     expander inside another); nothing when the trace has no step to draw. Timelines drawn side by
     side pass the longest run's seconds as `x_max`, so equal lengths mean equal times."""
@@ -167,10 +168,10 @@ def show_timeline(result, key: str, expanded: bool = False, height: int | None =
     if len(spans) < 2:
         return
     if in_expander:
-        with st.expander("⏱ Timeline: where time and money went", expanded=expanded):
+        with sticky_expander("⏱ Timeline: where time and money went", f"{key}_timeline_open", expanded):
             _draw(spans, key, height, x_max)
     else:
-        st.markdown("**⏱ Timeline**")
+        st.markdown(title)
         _draw(spans, key, height, x_max)
 
 

@@ -52,10 +52,9 @@ def show_whatif(run, result, corpus, prefix: str) -> None:
     slot = f"{prefix}_whatif"
     shown = ss.get(slot)
     mine = shown is not None and shown["base"] is result  # a what-if on an earlier question is not shown
-    # the run in which Re-run was clicked opens the expander too (its button reads True only below,
-    # and an expander drawn closed would hide the diff it is about to show)
-    mine = mine or bool(ss.get(f"{slot}_go"))
-    with st.expander("🔁 What if… re-run with other settings", expanded=mine):
+    # the run of a Re-run click opens the expander before the diff is drawn in it
+    with state.sticky_expander("🔁 What if… re-run with other settings", f"{slot}_open",
+                               mine or bool(ss.get(f"{slot}_go"))):
         st.caption("Change a setting and re-run this question. " + WHATIF_CAPTION)
         cols = st.columns(len(WHATIF_KNOBS[result.method]) + 1, vertical_alignment="bottom")
         values = knob_inputs(result, slot, cols[:-1])

@@ -44,11 +44,11 @@ if run is not None:
     st.markdown("**Step both methods together**")
     sync.show_side_by_side(run, corpus, "cmp_sync")
     show_compare_whatif(run, corpus, "cmp")
-    with st.expander("Evidence overlap and costs", expanded=True):
+    with state.sticky_expander("Evidence overlap and costs", "cmp_overlap_open", expanded=True):
         cv.overlap(run, corpus)
         cv.cost_charts(run)
     for r in run.results:
         if r.method not in COMPARED:
-            with st.expander(f"Baseline: {METHOD_TITLES.get(r.method, r.method)}"):
+            with state.sticky_expander(f"Baseline: {METHOD_TITLES.get(r.method, r.method)}", f"cmp_{r.method}_open"):
                 show_result(r, corpus, f"cmp_step_{r.method}", run.gold)
     save_and_export(run, corpus, "cmp")

@@ -1,8 +1,10 @@
 """`make screenshots`: every page of the app at 1440x900 and 390x844, written to screenshots/
 (git-ignored). Starts `streamlit run app.py` on a free loopback port over the workspace (the
 bundled sample corpora: `python -m engine sample ensure`), drives headless Chromium over the
-DevTools protocol, and walks a demo: landing, Compare stepped in sync to the tree graph, Ask,
-KG2RAG at its weighted graph, Evaluate, Settings, presentation mode. Uses the offline reasoner.
+DevTools protocol, and walks a demo: landing, Compare stepped in sync to the tree graph and its
+timelines, Ask, KG2RAG at its weighted graph, Evaluate, Settings, presentation mode; all with the
+offline reasoner. Last, a what-if on Ask with replies to replay: Settings point the session at a
+loopback OpenAI-compatible provider (tests/loopback.py, canned replies standing in for a model).
 """
 from __future__ import annotations
 
@@ -43,6 +45,17 @@ def _nav(b: Browser, label: str) -> None:
     b.pump(2)
 
 
+def _goto(b: Browser, label: str, needle: str, timeout: float = 120) -> None:
+    """Navigate until the page shows `needle` (a click landing during a rerun is dropped)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        _nav(b, label)
+        if needle in b.text():
+            return
+        b.pump(2)
+    raise SystemExit(f"page {label!r} never showed {needle!r}")
+
+
 def _scroll_to(b: Browser, needle: str) -> None:
     """Scroll the first element whose text starts with `needle` to the top of the view."""
     b.eval("(() => { const e = [...document.querySelectorAll('p, h1, h2, h3, h4, strong')].find(x => "
@@ -50,16 +63,73 @@ def _scroll_to(b: Browser, needle: str) -> None:
     b.pump(1.5)
 
 
-def _shoot(b: Browser, out: Path, name: str, scroll: str = "") -> None:
+def _wait_js(b: Browser, expression: str, timeout: float = 120) -> object:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = b.eval(expression)
+        if value:
+            return value
+        b.pump(0.5)
+    raise SystemExit(f"never held: {expression[:100]}")
+
+
+def _open_expanders(b: Browser, needle: str) -> None:
+    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes("
+             + json.dumps(needle) + "))")
+    b.eval("[...document.querySelectorAll('details')].filter(d => !d.open && d.querySelector('summary').innerText"
+           ".includes(" + json.dumps(needle) + ")).forEach(d => d.querySelector('summary').click())")
+    b.pump(2)
+
+
+def _type_into(b: Browser, label_start: str, text: str) -> None:
+    _wait_js(b, "(() => { const i = [...document.querySelectorAll('input')].find(x => (x.getAttribute("
+             "'aria-label') || '').startsWith(" + json.dumps(label_start) + ")); if (!i) return false;"
+             " i.focus(); i.select(); return true; })()")
+    b.send("Input.insertText", {"text": text}, session=True)
+
+
+def _shoot(b: Browser, out: Path, name: str, scroll: str = "", scroll_js: str = "") -> None:
     for tag, (w, h, mobile) in SIZES.items():
         _size(b, w, h, mobile)
         b.pump(2.5)
         if scroll:
             _scroll_to(b, scroll)
+        if scroll_js:
+            b.eval(scroll_js)
+            b.pump(1.5)
         b.screenshot(out / f"{name}_{tag}.png")
         print(f"  {name}_{tag}.png")
     _size(b, *SIZES["1440"])
     b.pump(1)
+
+
+def _whatif(b: Browser, out: Path) -> None:
+    """Ask with a model (the loopback provider), then re-run with one chunk fewer per round."""
+    from tests.loopback import LoopbackServer
+    from tests.test_browser import _provider_reply
+
+    with LoopbackServer() as provider:
+        provider.reply = _provider_reply
+        _goto(b, "Settings", "Method settings")
+        _type_into(b, "Model", "openai/gpt-4o-mini")
+        _type_into(b, "API base", provider.base_url)
+        _type_into(b, "API key", "sk-test")
+        _click(b, "Apply")
+        b.wait_text("In use: openai/gpt-4o-mini", timeout=120)
+        _goto(b, "Ask (T2RAG)", "Ask with T2RAG")
+        _click(b, "Ask")
+        b.wait_text("openai/gpt-4o-mini · ", timeout=300)  # this run's usage line, not the earlier offline run
+        _open_expanders(b, "What if")
+        _wait_js(b, "[...document.querySelectorAll('input')].some(x => x.getAttribute('aria-label') === 'Chunks "
+                 "retrieved (k)')")
+        b.eval("[...document.querySelectorAll('input')].find(x => x.getAttribute('aria-label') === 'Chunks retrieved "
+               "(k)').closest('[data-testid=stNumberInput]').querySelector('[data-testid=stNumberInputStepDown]')"
+               ".click()")
+        b.pump(2)
+        _click(b, "🔁 Re-run")
+        _wait_js(b, "document.querySelector('.tl-whatif-diff .tl-replayed') !== null", timeout=300)
+        _shoot(b, out, "10_ask_whatif", scroll_js="document.querySelector('.tl-whatif-diff').scrollIntoView("
+               "{block: 'start'})")
 
 
 def main() -> int:
@@ -87,6 +157,10 @@ def main() -> int:
                 break
             _click(b, "Next ▶")
         _shoot(b, out, "03_compare_sync_graph", "Step both methods")
+        _open_expanders(b, "Timelines")
+        _wait_js(b, "document.querySelectorAll('.js-plotly-plot g.trace.bars').length >= 2")
+        _shoot(b, out, "09_compare_timelines", scroll_js="[...document.querySelectorAll('details summary')].find(s => "
+               "s.innerText.includes('Timelines')).scrollIntoView({block: 'start'})")
         _nav(b, "KG2RAG")
         b.wait_text("Knowledge-graph-guided")
         _click(b, "Ask")
@@ -111,6 +185,9 @@ def main() -> int:
         while "Spanning trees" not in b.text() and b.click_button("Next ▶"):
             b.pump(1)
         _shoot(b, out, "08_presentation_trees")
+        _click(b, "✖ Exit presentation")
+        b.wait_text("Step both methods together", timeout=120)  # back where presentation mode was entered
+        _whatif(b, out)
     finally:
         b.close()
         srv.stop()

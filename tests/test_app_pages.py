@@ -191,7 +191,7 @@ def test_compare_page_shows_both_methods_overlap_and_charts(app):
     # the offline reasoner makes no calls: no empty calls / tokens / dollars charts, only seconds
     # (the other charts are the two columns' timelines, tests/test_app_timeline_whatif.py)
     specs = [c.proto.spec for c in at.get("plotly_chart")]
-    assert len([s for s in specs if "seconds from the start of the run" not in s]) == 1 and len(specs) == 3
+    assert len([s for s in specs if "seconds into the run" not in s]) == 1 and len(specs) == 3
     from components.compare_sync import joint_steps
     steps = joint_steps(run.results[0].trace, run.results[1].trace)
     assert _next(at, "cmp_sync")  # one control moves both columns

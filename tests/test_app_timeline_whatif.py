@@ -18,7 +18,7 @@ pytestmark = pytest.mark.timeout(600)
 def timeline_charts(at: AppTest) -> list[dict]:
     """The plotly timelines on the page, as their figure JSON."""
     figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    return [f for f in figs if "seconds from the start" in json.dumps(f.get("layout", {}).get("xaxis", {}))]
+    return [f for f in figs if "seconds into the run" in json.dumps(f.get("layout", {}).get("xaxis", {}))]
 
 
 def _ticks(fig: dict) -> list[str]:

@@ -406,7 +406,7 @@ _TIMELINES = """(() => [...document.querySelectorAll('.js-plotly-plot')].map(p =
   bars: p.querySelectorAll('g.trace.bars g.point path').length,
   texts: [...p.querySelectorAll('g.trace.bars text')].map(t => t.textContent),
   visible: p.getBoundingClientRect().height > 50
-})).filter(p => p.x.startsWith('seconds from the start')))()"""
+})).filter(p => p.x.startsWith('seconds into the run')))()"""
 
 
 def _open_expanders(b: Browser, needle: str) -> int:
@@ -427,13 +427,16 @@ def _type_into(b: Browser, label_start: str, text: str) -> None:
 
 def _check_compare_timelines(b: Browser) -> None:
     """The timeline of each Compare column, opened: plotly drew a bar for every row of the tree."""
-    _wait_js(b, "[...document.querySelectorAll('details summary')].filter(x => x.innerText.includes('Timeline'))"
-             ".length >= 2", what="a timeline expander per column")
-    _open_expanders(b, "Timeline")
+    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Timelines'))",
+             what="the timelines expander")
+    _open_expanders(b, "Timelines")
     tls = _wait_js(b, "(() => { const t = " + _TIMELINES + "; return t.length >= 2 && t.every(x => x.bars > 0)"
                    " && t.every(x => x.visible) ? t : null; })()", what="two drawn timelines")
     heads = [t["rows"][0] for t in tls]
     assert heads[:2] == ["T2RAG", "KG2RAG"], heads
+    boxes = b.eval("(() => [...document.querySelectorAll('.js-plotly-plot')].map(p => p.getBoundingClientRect())"
+                   ".filter(r => r.height > 50).map(r => [r.left, r.top]))()")
+    assert len(boxes) >= 2 and boxes[0][0] < boxes[1][0] and abs(boxes[0][1] - boxes[1][1]) < 5, boxes  # level
     for t in tls:
         assert t["bars"] == len(t["rows"]) >= 4, t  # one bar per span: the run, its steps, their calls
         assert any(r.startswith("├ ") for r in t["rows"]), t["rows"]  # the steps drawn as a tree
@@ -456,7 +459,7 @@ def _whatif_on_ask_with_a_model(b: Browser, provider) -> None:
     b.wait_text("Ask with T2RAG")
     asked = len(provider.chat_requests())
     _click(b, "Ask")
-    b.wait_text("Step 1 of", timeout=180)
+    b.wait_text("openai/gpt-4o-mini · ", timeout=180)  # the usage line of the model's run
     assert len(provider.chat_requests()) > asked  # the model answered this question
     _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('What if'))",
              what="the What if… expander")
@@ -481,6 +484,11 @@ def _whatif_on_ask_with_a_model(b: Browser, provider) -> None:
                    "y.startsWith('replayed, $0'))) ? t : null; })()", what="a timeline with replayed calls")
     replayed = [t for t in tls if any(x.startswith("replayed, $0") for x in t["texts"])]
     assert len(replayed) == 1 and len(tls) >= 3, tls
+    # stepping the trace above redraws the page: the opened what-if stays open, its diff in view
+    _click(b, "Next ▶")
+    b.wait_text("Step 2 of")
+    _wait_js(b, "(() => { const r = document.querySelector('.tl-whatif-diff .tl-replayed');"
+             " return r && r.getBoundingClientRect().height > 0; })()", what="the what-if still open after Next")
 
 
 def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, provider, tmp_path):
