@@ -128,8 +128,10 @@ def _whatif(b: Browser, out: Path) -> None:
         b.pump(2)
         _click(b, "🔁 Re-run")
         _wait_js(b, "document.querySelector('.tl-whatif-diff .tl-replayed') !== null", timeout=300)
-        _shoot(b, out, "10_ask_whatif", scroll_js="document.querySelector('.tl-whatif-diff').scrollIntoView("
-               "{block: 'start'})")
+        # the table's top row (the settings changed) just under the page header
+        _shoot(b, out, "10_ask_whatif", scroll_js="(() => { const t = document.querySelector('.tl-whatif-diff');"
+               " t.scrollIntoView({block: 'start'}); const m = t.closest('[data-testid=stMain]') ||"
+               " document.scrollingElement; m.scrollBy(0, -90); })()")
 
 
 def main() -> int:
