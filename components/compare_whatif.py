@@ -22,12 +22,10 @@ def _title(method: str) -> str:
 def rerun_methods(run, corpus, values: dict[str, dict[str, int]], which: str) -> dict:
     """Re-run the chosen methods of `run` (BOTH or one method name) with their knob values;
     `{method: (new Result, RunDiff)}`, in the run's order."""
-    sess = state.session()
-    out = {}
-    for r in run.results:
-        if r.method in values and which in (BOTH, r.method):
-            out[r.method] = sess.rerun(r, corpus, changes_of(r, values[r.method]))
-    return out
+    chosen = [r for r in run.results if r.method in values and which in (BOTH, r.method)]
+    # one question against the session's budget, as the comparison itself counted
+    pairs = state.session().rerun_all([(r, changes_of(r, values[r.method])) for r in chosen], corpus)
+    return {r.method: pair for r, pair in zip(chosen, pairs)}
 
 
 def show_compare_whatif(run, corpus, prefix: str = "cmp") -> None:

@@ -196,13 +196,23 @@ class SessionConfig:
         are replayed where the prompt is unchanged, the rest go to this session's reasoner, inside its
         budget and deadline as any question. In demo mode only the what-if knobs (k, rounds, hops,
         within bounds) may change: the model, endpoint and key stay the operator's."""
+        return self.rerun_all([(result, changes)], corpus, on_step=on_step, reasoner=reasoner)[0]
+
+    def rerun_all(self, items: list[tuple[Any, dict[str, Any]]], corpus, on_step=None, reasoner=None):
+        """Several results of one question re-run (Compare's what-if): one question against the
+        budget, as the comparison itself counted, with the tokens and dollars of every re-run."""
         from engine.limits import check_question
         from engine.llm.deadline import within
         from engine.whatif import rerun
 
-        check_question(result.question)
+        for result, _ in items:
+            check_question(result.question)
         self.begin()
+        out = []
         with within(self.question_deadline, "question"):
-            new, diff = rerun(result, corpus, changes, reasoner or self.reasoner(corpus), on_step, knobs_only=self.demo)
-        self.record([new])
-        return new, diff
+            for result, changes in items:
+                out.append(
+                    rerun(result, corpus, changes, reasoner or self.reasoner(corpus), on_step, knobs_only=self.demo)
+                )
+        self.record([new for new, _ in out])
+        return out

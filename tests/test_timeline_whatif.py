@@ -243,3 +243,17 @@ def test_cli_prints_a_timeline_and_reruns_a_saved_trace(tmp_path, monkeypatch, c
     assert "kg2rag has no setting 'rounds'" in capsys.readouterr().err
     assert main(["rerun", str(first), "--corpus", "small", "--set", "k"]) == 2
     assert "--set takes NAME=VALUE" in capsys.readouterr().err
+
+
+def test_a_compare_whatif_of_both_methods_counts_one_question_against_the_budget(tmp_path):
+    """Compare's what-if re-runs both methods of one question: one question, as the comparison."""
+    from engine.budget import Budget
+
+    t2, corpus, _ = first_run("t2rag")
+    kg, _, _ = first_run("kg2rag", k=2)
+    sess = SessionConfig(workspace=tmp_path, budget=Budget(tmp_path / "b.sqlite", session_caps={"questions": 1}))
+    pairs = sess.rerun_all([(t2, {"k": 4}), (kg, {"hops": 2})], corpus, reasoner=LLMReasoner(llm()))
+    assert [new.method for new, _ in pairs] == ["t2rag", "kg2rag"]
+    assert sess.budget.session_usage(sess.session_id).questions == 1
+    with pytest.raises(Exception, match="(?i)cap|limit|budget"):
+        sess.rerun(t2, corpus, {"k": 3}, reasoner=LLMReasoner(llm()))
