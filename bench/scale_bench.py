@@ -17,10 +17,12 @@ the growth exponent of each latency between sizes (0 = flat, 1 = linear in the c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -246,6 +248,12 @@ def main() -> None:
                     help="the corpus's FAISS index kind (auto: exact below 200k vectors, IVF from there)")
     ap.add_argument("--recall-kind", default="ivf", choices=["", "hnsw", "ivf"],
                     help="measure this approximate kind's recall against exact search at every size ('' = skip)")
+    ap.add_argument("--keep", default="",
+                    help="build each size in KEEP/<size> and keep it there (for --alternate or a profile later)")
+    ap.add_argument("--alternate", default="",
+                    help="no build: time KG2RAG and T2RAG on the corpora kept in DIR/<size> (two or more of "
+                         "--sizes), the sizes in turn, --rounds rounds, and print each size's median")
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--dir", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -253,10 +261,13 @@ def main() -> None:
         print(json.dumps(child(args.child, Path(args.dir), args.real_max, args.questions, args.recall_kind,
                                args.index_kind)))
         return
+    if args.alternate:
+        alternate(Path(args.alternate), [int(x) for x in args.sizes.split(",")], args.questions, args.rounds)
+        return
     results = []
     t_start = time.perf_counter()
     for size in [int(s) for s in args.sizes.split(",")]:
-        with tempfile.TemporaryDirectory(dir=ROOT / "bench") as tmp:
+        with _size_dir(args.keep, size) as tmp:
             t0 = time.perf_counter()
             out = subprocess.run([sys.executable, __file__, "--child", str(size), "--dir", tmp, "--real-max",
                                   str(args.real_max), "--questions", str(args.questions),
@@ -270,6 +281,66 @@ def main() -> None:
             print(f"built {size}: {results[-1]['chunks']} chunks in {results[-1]['wall_s']:.0f} s", file=sys.stderr,
                   flush=True)
     report(results, args, time.perf_counter() - t_start)
+
+
+@contextlib.contextmanager
+def _size_dir(keep: str, size: int):
+    """Where a size is built: a temporary folder, or KEEP/<size> (emptied first) when kept."""
+    if not keep:
+        with tempfile.TemporaryDirectory(dir=ROOT / "bench") as tmp:
+            yield tmp
+        return
+    folder = Path(keep) / str(size)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    yield str(folder)
+
+
+def alternate(root: Path, sizes: list[int], n_questions: int, rounds: int) -> None:
+    """Warm per-question latency of the floor, T2RAG and KG2RAG on kept corpora, the sizes timed
+    in turn (round 1: every size, round 2: every size, ...) so the machine's load of the moment
+    falls on all of them alike; prints every round and each size's median."""
+    import statistics
+
+    import torch
+
+    from engine.methods import build_method, method_class
+    from engine.reasoners import make_reasoner
+    from engine.store import Workspace
+
+    torch.set_num_threads(1)
+    emb = RandomEmbedder()
+    corpora = {n: Workspace(root / str(n), embedder=emb, keep_snapshots=0).open("scale") for n in sizes}
+    reasoner = make_reasoner("", embedder=emb)
+    qs = QUESTIONS[:n_questions]
+    methods = {m: (build_method(m, reasoner), method_class(m).settings_cls()) for m in ("t2rag", "kg2rag")}
+    for c in corpora.values():  # warm: index files, caches
+        c.search_chunks(c.embed(["warm up"]), 10)
+        for m, st in methods.values():
+            m.answer(qs[0], c, st)
+    times: dict[tuple[int, str], list[float]] = {}
+    for r in range(rounds):
+        for n, c in corpora.items():
+            t0 = time.perf_counter()
+            for q in qs:
+                c.search_chunks(c.embed([q]), 10)
+            times.setdefault((n, "floor"), []).append((time.perf_counter() - t0) / len(qs))
+            for name, (m, st) in methods.items():
+                t0 = time.perf_counter()
+                for q in qs:
+                    m.answer(q, c, st)
+                times.setdefault((n, name), []).append((time.perf_counter() - t0) / len(qs))
+            print(f"round {r + 1} {n:,}: " + ", ".join(f"{k} {times[(n, k)][-1] * 1000:.1f} ms"
+                                                     for k in ("floor", "t2rag", "kg2rag")), flush=True)
+    base = sizes[0]
+    print(f"\nmedians over {rounds} rounds of {len(qs)} questions (x = times the {base:,} median):\n")
+    print("| chunks | floor ms | t2rag ms | kg2rag ms |")
+    print("|---|---|---|---|")
+    for n in sizes:
+        med = {k: statistics.median(times[(n, k)]) for k in ("floor", "t2rag", "kg2rag")}
+        ref = {k: statistics.median(times[(base, k)]) for k in med}
+        print(f"| {n:,} | " + " | ".join(f"{med[k] * 1000:.1f} ({med[k] / ref[k]:.2f}x)" for k in med) + " |")
 
 
 def report(results: list[dict], args, wall: float) -> None:

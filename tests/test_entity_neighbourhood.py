@@ -2,7 +2,12 @@
 whole entity graph, and its queries use the indexes (EXPLAIN QUERY PLAN)."""
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import textwrap
 
 import networkx as nx
 import pytest
@@ -13,6 +18,7 @@ from engine.store.writes import ORPHAN_EDGES, ORPHAN_TRIPLETS
 from engine.textnorm import normalize_entity
 from engine.types import Document
 from tests._fake_embedder import HashEmbedder
+from tests.conftest import REPO
 
 CHAIN = [("Ann", "mother of", "Bob"), ("Bob", "born in", "Cork"), ("Cork", "located in", "Ireland"),
          ("Ireland", "member of", "EU"), ("Dan", "friend of", "Ann"), ("Eve", "lives in", "Oslo"),
@@ -76,6 +82,7 @@ def test_hot_queries_use_indexes(corpus):
                           "SELECT tid, head, tail FROM entity_edges WHERE tail IN (?)", ("a", "a")),
         "triplets of chunks": ("SELECT tid FROM triplet_sources WHERE chunk_id IN (?)", ("x",)),
         "chunks by id": ("SELECT chunk_id FROM chunks WHERE chunk_id IN (?)", ("x",)),
+        "rids of chunks": ("SELECT chunk_id, rid FROM chunks WHERE chunk_id IN (?)", ("x",)),
         "chunks by rid": ("SELECT rid, chunk_id FROM chunks WHERE rid IN (?)", (1,)),
         "chunks of a document": ("SELECT chunk_id FROM chunks WHERE doc_id=? ORDER BY position", ("d",)),
         "triplet by parts": ("SELECT tid FROM triplets WHERE subject=? AND predicate=? AND object=?", ("a", "b", "c")),
@@ -91,6 +98,70 @@ def test_hot_queries_use_indexes(corpus):
         assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), f"{name}: {plan}"
         if name.startswith("capped"):  # stops at the limit: no temporary table of every edge
             assert "MERGE" in plan and "TEMP B-TREE" not in plan, f"{name}: {plan}"
+        if name in COVERED:  # from index pages alone, never a table row (a random page in a big file)
+            assert plan.count("USING COVERING INDEX") == COVERED[name], f"{name}: {plan}"
+
+
+#: queries read from covering indexes only, and how many index searches each makes
+COVERED = {"neighbourhood": 2, "capped edges of an entity": 2, "rids of chunks": 1}
+
+
+def _old_edge_indexes(path) -> None:
+    """Make the corpus's edge table indexed as before the covering indexes (entity only)."""
+    con = sqlite3.connect(path / "corpus.sqlite")
+    con.execute("DROP INDEX edges_head_cover")
+    con.execute("DROP INDEX edges_tail_cover")
+    con.execute("CREATE INDEX edges_head ON entity_edges(head)")
+    con.execute("CREATE INDEX edges_tail ON entity_edges(tail)")
+    con.commit()
+    con.close()
+
+
+def _edge_indexes(path) -> set[str]:
+    con = sqlite3.connect(path / "corpus.sqlite")
+    names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='index' AND tbl_name='entity_edges'")}
+    con.close()
+    return names
+
+
+def test_an_older_corpus_gets_the_covering_edge_indexes_on_its_first_writable_open(corpus):
+    want = {k for *_, k in corpus.entity_neighbourhood(["ann"], 2, per_entity=2).edges(keys=True)}
+    path = corpus.path
+    corpus.close()
+    _old_edge_indexes(path)
+    ro = Workspace(path.parent, embedder=HashEmbedder(), read_only=True).open("kg")  # answers on the old ones
+    assert {k for *_, k in ro.entity_neighbourhood(["ann"], 2, per_entity=2).edges(keys=True)} == want
+    ro.close()
+    assert _edge_indexes(path) == {"edges_head", "edges_tail"}  # a read-only open writes nothing
+    c = Workspace(path.parent, embedder=HashEmbedder()).open("kg")
+    assert _edge_indexes(path) == {"edges_head_cover", "edges_tail_cover"}
+    assert {k for *_, k in c.entity_neighbourhood(["ann"], 2, per_entity=2).edges(keys=True)} == want
+    assert c.check() == []
+
+
+OPENER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {repo!r})
+    from engine.store import Workspace
+    from tests._fake_embedder import HashEmbedder
+    Workspace({root!r}, embedder=HashEmbedder()).open("kg")
+""")
+
+
+def test_a_kill_while_the_covering_indexes_are_built_leaves_them_to_the_next_open(corpus):
+    want = {k for *_, k in corpus.entity_neighbourhood(["bob"], 1, per_entity=2).edges(keys=True)}
+    path = corpus.path
+    corpus.close()
+    _old_edge_indexes(path)
+    env = {**os.environ, "TRIPLET_LENS_FAULT": "write.before_commit@1"}
+    proc = subprocess.run([sys.executable, "-c", OPENER.format(repo=str(REPO), root=str(path.parent))], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]  # killed inside the build
+    assert _edge_indexes(path) == {"edges_head", "edges_tail"}  # rolled back: the old ones, both still there
+    c = Workspace(path.parent, embedder=HashEmbedder()).open("kg")
+    assert _edge_indexes(path) == {"edges_head_cover", "edges_tail_cover"}
+    assert {k for *_, k in c.entity_neighbourhood(["bob"], 1, per_entity=2).edges(keys=True)} == want
+    assert c.check() == []
 
 
 def test_a_capped_neighbourhood_reads_each_entitys_first_edges_by_triplet_id(corpus):

@@ -84,8 +84,8 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, C
             self._bump("prop_gen")
 
     def _migrate(self) -> None:
-        """Bring a corpus made by an older build up to date: a token, the entity edge table, the
-        full-text table (each built in its own transaction, so a kill midway leaves it to the next
+        """Bring a corpus made by an older build up to date: a token, the entity edge table and its
+        covering indexes, the full-text table (each built in its own transaction, so a kill midway leaves it to the next
         open). A read-only corpus is left as it is and answers without them."""
         self.token: str = self._get_meta("corpus_token") or ("legacy" if self.read_only else "")
         if not self.token:  # a corpus from before tokens: give it one (index files are then rebuilt once)
@@ -98,6 +98,11 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, C
         self._edges_ready = self._get_meta("edges_built") == _EDGES_VERSION
         if not self._edges_ready and not self.read_only:
             self._build_entity_edges()
+        if self._edges_ready and not self.read_only and not self._edges_covered():
+            try:
+                self._cover_entity_edges()
+            except CorpusBusyError:  # another process is writing: the entity-only indexes until the next open
+                pass
         self._fts_ready = self._fts_present()
         if not self._fts_ready and not self.read_only:
             try:

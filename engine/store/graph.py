@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from engine.store.base import CorpusBase
-from engine.store.schema import _EDGES_VERSION, _SCHEMA
+from engine.store.schema import _EDGE_INDEXES, _EDGES_VERSION, _OLD_EDGE_INDEXES, _SCHEMA
 from engine.store.util import _chunks
 from engine.textnorm import normalize_entity
 from engine.types import Triplet
@@ -116,6 +116,20 @@ class CorpusGraph(CorpusBase):
                 part + part,
             ).fetchall()
         return rows
+
+    def _edges_covered(self) -> bool:
+        names = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        return {"edges_head_cover", "edges_tail_cover"} <= names and not names.intersection(_OLD_EDGE_INDEXES)
+
+    def _cover_entity_edges(self) -> None:
+        """Give a corpus made before them the covering edge indexes (and drop the entity-only ones
+        they replace), in one transaction: a kill midway rolls back, and the next open builds them."""
+        with self._write():
+            if not self._edges_covered():
+                for sql in filter(None, (x.strip() for x in _EDGE_INDEXES.split(";"))):
+                    self._db.execute(sql)
+                for name in _OLD_EDGE_INDEXES:
+                    self._db.execute(f"DROP INDEX IF EXISTS {name}")
 
     def entity_graph(self):
         """networkx MultiGraph: normalized entities as nodes, one edge per triplet (key = triplet id)."""

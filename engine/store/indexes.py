@@ -289,13 +289,38 @@ class CorpusIndexes(CorpusBase):
         return out
 
     def chunk_vectors(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """Stored vectors of the chunks, in the order asked (zeros for an unknown id). Read from the
+        FAISS index when it is loaded and in step (the same float32 vectors, from memory; a question
+        asks for hundreds, each a random row of the database), else from the chunk rows."""
         with self._lock:
+            cached = self._indexes.get("chunks")
+            if cached and not self.settings.vectors and cached[1] == int(self._get_meta("chunk_gen")):
+                rids = dict(self._in_query("SELECT chunk_id, rid FROM chunks WHERE chunk_id IN ({})", chunk_ids))
+                try:
+                    found = cached[0].get(np.fromiter(rids.values(), np.int64, len(rids)))
+                except KeyError:  # not in step after all: the rows below are the source of truth
+                    pass
+                else:
+                    row = dict(zip(rids, found))
+                    out = np.zeros((len(chunk_ids), self.embedder.dim), dtype=np.float32)
+                    for i, c in enumerate(chunk_ids):
+                        if c in row:
+                            out[i] = row[c]
+                    return out
             found = dict(self._in_query("SELECT chunk_id, vec FROM chunks WHERE chunk_id IN ({})", chunk_ids))
         return self._stack([found.get(c) for c in chunk_ids])
 
     def proposition_vectors(self, triplet_ids: Sequence[int]) -> np.ndarray:
+        """Stored vectors of the propositions, in the order asked: from the FAISS index when it is
+        loaded and in step (ids are triplet ids), else from the triplet rows."""
         with self._lock:
             self._embed_pending_propositions()
+            cached = self._indexes.get("propositions")
+            if cached and not self.settings.vectors and cached[1] == int(self._get_meta("prop_gen")):
+                try:
+                    return cached[0].get(np.asarray(triplet_ids, np.int64))
+                except KeyError:  # an unknown id (zeros below) or not in step after all
+                    pass
             found = dict(self._in_query("SELECT tid, vec FROM triplets WHERE tid IN ({})", list(triplet_ids)))
         return self._stack([found.get(t) for t in triplet_ids])
 

@@ -4,6 +4,17 @@ from __future__ import annotations
 
 SCHEMA_VERSION = 1
 
+#: The entity edge table's two indexes, each covering a neighbourhood read (entity, triplet id,
+#: other entity): an edge is read from index pages alone, never from the table's rows, and each
+#: entity's edges come in triplet id order (the capped read merges the two and stops at its limit).
+#: They replace `edges_head` / `edges_tail` (entity only), which a corpus made before them has until
+#: its first writable open (`CorpusGraph._cover_entity_edges`).
+_EDGE_INDEXES = """
+CREATE INDEX IF NOT EXISTS edges_head_cover ON entity_edges(head, tid, tail);
+CREATE INDEX IF NOT EXISTS edges_tail_cover ON entity_edges(tail, tid, head);
+"""
+_OLD_EDGE_INDEXES = ("edges_head", "edges_tail")
+
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -30,9 +41,8 @@ CREATE TABLE IF NOT EXISTS questions (qid TEXT PRIMARY KEY, position INTEGER NOT
 """
     + """
 CREATE TABLE IF NOT EXISTS entity_edges (tid INTEGER PRIMARY KEY, head TEXT NOT NULL, tail TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS edges_head ON entity_edges(head);
-CREATE INDEX IF NOT EXISTS edges_tail ON entity_edges(tail);
 """
+    + _EDGE_INDEXES
 )
 
 #: `entity_edges` holds each triplet's normalized entities, indexed both ways, so a question reads

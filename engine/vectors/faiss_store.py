@@ -203,6 +203,22 @@ class FaissVectorStore:
             return np.zeros((n, max(k, 0)), np.float32), -np.ones((n, max(k, 0)), np.int64)
         return self._index.search(queries, min(k, len(self)))
 
+    def get(self, ids: np.ndarray) -> np.ndarray:
+        """The stored vectors of `ids`, in that order, read from memory (the corpus would read a
+        random database row per vector). IVF gets a hash map from id to slot at its first call.
+        Raises KeyError when an id is not in the index."""
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        if not len(ids):
+            return np.zeros((0, self.dim), np.float32)
+        if self._index is None:
+            raise KeyError("the index is empty")
+        if self.kind == "ivf" and self._index.direct_map.type == _faiss().DirectMap.NoMap:
+            self._index.set_direct_map_type(_faiss().DirectMap.Hashtable)
+        try:
+            return self._index.reconstruct_batch(ids).reshape(len(ids), self.dim)
+        except RuntimeError:  # faiss reports an unknown id as a C++ error
+            raise KeyError("an id is not in the index") from None
+
     def _ivf_lists(self):
         """(ids, vectors) of each non-empty IVF cell."""
         faiss = _faiss()
