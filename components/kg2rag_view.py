@@ -9,6 +9,7 @@ from components.chunk_names import chunk_names, chunk_texts
 from components.graph import GEdge, GNode, LegendItem, show_graph
 from components.palette import distinct_colors, tint
 from components.llm_calls import show_call
+from components.state import content_key, sticky_expander
 from components.stepper import stepper
 from components.t2rag_view import show_answer_box
 
@@ -136,9 +137,10 @@ def _graph(tr, names: dict[str, str], corpus) -> None:
     show_graph(nodes, edges, height=480, legend=legend)
     tnames = tree_names(tr)
     for t in tr.trees:  # rank order
-        with st.expander(f"{tnames[t.tree_id]}{' (selected)' if t.selected else ''}: "
-                         f"{plural(len(t.kept_edges), 'edge')} in walk order, {len(t.pruned_edges)} pruned, "
-                         f"{plural(len(t.chunk_ids), 'chunk')}"):
+        with sticky_expander(f"{tnames[t.tree_id]}{' (selected)' if t.selected else ''}: "
+                             f"{plural(len(t.kept_edges), 'edge')} in walk order, {len(t.pruned_edges)} pruned, "
+                             f"{plural(len(t.chunk_ids), 'chunk')}",
+                             content_key("kgtree", t.tree_id, [e.line for e in t.kept_edges], t.chunk_ids)):
             st.dataframe(pd.DataFrame([{"walk": i, "triplet": e.line, "chunk": names.get(e.chunk_id, e.chunk_id),
                                         "weight": round(e.weight, 4)} for i, e in enumerate(t.kept_edges, 1)],
                                       columns=["walk", "triplet", "chunk", "weight"]),

@@ -5,6 +5,8 @@ import json
 
 import streamlit as st
 
+from components.state import content_key, sticky_expander
+
 
 def call_summary(call) -> str:
     if call is None:
@@ -22,7 +24,8 @@ def show_call(call, *, label: str = "", expanded: bool = False) -> None:
     """An expander holding everything about one call (all text shown as text)."""
     if call is None:
         return
-    with st.expander(f"🔎 {label + ': ' if label else ''}{call_summary(call)}", expanded=expanded):
+    key = content_key(f"call_{call.job}", call.model, label, call.messages, call.response)
+    with sticky_expander(f"🔎 {label + ': ' if label else ''}{call_summary(call)}", key, expanded):
         if call.error:
             st.error(call.error)
         cols = st.columns(6)

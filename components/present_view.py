@@ -13,6 +13,7 @@ from components.compare_sync import show_answers_row
 from components.graph import show_graph
 from components.graph_static import from_payload
 from components.safe import esc, html_block
+from components.state import content_key, sticky_expander
 from components.steps import METHOD_TITLES, result_steps
 from components.timeline_view import run_seconds, show_timeline
 
@@ -50,7 +51,7 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
     if payload == "question":
         html_block(f'<div style="font-size:1.8em;margin:1em 0">{esc(run.question)}</div>')
         methods = ", ".join(METHOD_TITLES.get(r.method, r.method) for r in run.results)
-        st.caption(f"Methods: {methods}" + (f" · gold answer hidden until the end" if run.gold else ""))
+        st.caption(f"Methods: {methods}" + (" · gold answer hidden until the end" if run.gold else ""))
         return
     if payload == "verdict":
         st.header("Side by side")
@@ -78,6 +79,6 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
             st.code("\n".join(sec.lines), language=None, wrap_lines=True)
 
     for summary, prompt, reply in s.calls:
-        with st.expander(f"LLM call: {summary}"):
+        with sticky_expander(f"LLM call: {summary}", content_key("pcall", summary, prompt, reply)):
             st.code(prompt or "(no prompt)", language=None, wrap_lines=True)
             st.code(reply or "(empty)", language=None, wrap_lines=True)

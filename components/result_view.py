@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from components.llm_calls import show_call
+from components.state import content_key, sticky_expander
 from components.t2rag_view import show_answer_box
 
 
@@ -31,7 +32,7 @@ def show_baseline(result, gold: list[str] | None = None, corpus=None) -> None:
         st.dataframe(pd.DataFrame([{"chunk": names.get(c.chunk_id, c.chunk_id), "score": round(c.score, 4)}
                                    for c in s.chunks], columns=["chunk", "score"]),
                      hide_index=True, width="stretch")
-    with st.expander("Context exactly as sent"):
+    with sticky_expander("Context exactly as sent", content_key("ctx", result.method, tr.context)):
         st.code(tr.context or "(empty)", language=None, wrap_lines=True)
     show_call(tr.call, label="answer")
 

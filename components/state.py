@@ -240,5 +240,33 @@ def sticky_expander(label: str, key: str, expanded: bool = False):
     """An expander that stays as the user left it. A plain one is identified by its position, so
     a rerun that changes what is drawn above it (the stepper's Next, a number input) redraws it as
     new, closed; keyed, it keeps its identity and its open state. `expanded` is the state it opens
-    in (a what-if passes True in the run of its Re-run click, to show the diff it draws)."""
-    return st.expander(label, expanded=expanded, key=key)
+    in (a what-if passes True in the run of its Re-run click, to show the diff it draws).
+
+    The same view can be drawn twice on a page (a call replayed in a what-if, a method on
+    Compare and in its own column), so a key already used in this script run gets a suffix
+    (`_2`, `_3`…): the n-th use of a key is the same expander on every rerun."""
+    return st.expander(label, expanded=expanded, key=_unused_key(key))
+
+
+def content_key(kind: str, *parts: object) -> str:
+    """A widget key named by what the widget shows (a call's prompt, a context, a tree), so an
+    expander keeps its open state while the step above it changes length."""
+    import hashlib
+
+    digest = hashlib.sha1("\x1f".join(map(str, parts)).encode("utf-8", "replace")).hexdigest()[:12]
+    return f"{kind}_{digest}"
+
+
+def _unused_key(key: str) -> str:
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        used = ctx.shared.widget_user_keys_this_run if ctx is not None else ()
+    except (ImportError, AttributeError):  # another Streamlit: Streamlit itself reports a duplicate
+        return key
+    name, n = key, 1
+    while name in used:
+        n += 1
+        name = f"{key}_{n}"
+    return name

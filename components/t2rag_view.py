@@ -14,6 +14,7 @@ from components.chunk_names import chunk_names
 from components.graph import GEdge, GNode, LegendItem, show_graph
 from components.llm_calls import show_call
 from components.safe import esc, highlight, html_block
+from components.state import content_key, sticky_expander
 from components.stepper import stepper
 
 QUEUE_COLORS = {"resolved": "#2a9d8f", "searchable": "#e9a23b", "fuzzy": "#e76f51"}
@@ -226,7 +227,7 @@ def _show_answer(result, gold: list[str] | None = None) -> None:
             st.markdown("**Resolved facts used**")
             st.code("\n".join(syn.facts), language=None, wrap_lines=True)
         if syn.context:
-            with st.expander("Context sent with the facts"):
+            with sticky_expander("Context sent with the facts", content_key("t2ctx", syn.context)):
                 st.code(syn.context, language=None, wrap_lines=True)
     show_answer_box(result, gold)
     if syn is not None:

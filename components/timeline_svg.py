@@ -52,7 +52,7 @@ def _row(s: Span, label: str, i: int, x0: float, scale: float, total: float) -> 
     w = max(s.duration * scale, 2.0)  # a free call still shows as a sliver
     x = x0 + s.start * scale
     free = is_free(s) and not s.error
-    stroke = (f' stroke="#777" stroke-dasharray="3 2"' if free
+    stroke = (' stroke="#777" stroke-dasharray="3 2"' if free
               else f' stroke="{ERROR_COLOR}"' if s.error else "")
     title = esc("\n".join(hover_lines(s)))
     text, inside = esc(bar_text(s)), s.duration > total * 0.55

@@ -73,7 +73,7 @@ if sess.budget is not None:
 st.subheader("Method settings")
 st.caption("The papers' defaults until you change them; they apply to Ask, KG2RAG, Compare and Evaluate.")
 for name, label in state.METHOD_LABELS.items():
-    with st.expander(label, expanded=name in COMPARED):
+    with state.sticky_expander(label, f"settings_{name}_open", expanded=name in COMPARED):
         with engine_errors(f"{label} settings"):
             values = settings_form(name, state.method_settings(name), key=f"settings_{name}", disabled=demo)
             if values is not None:

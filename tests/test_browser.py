@@ -148,9 +148,43 @@ def test_ask_and_compare_in_a_real_browser(server, browser, tmp_path):
     b.pump(3)
     b.screenshot(tmp_path / "compare.png")
     print(f"screenshot: {tmp_path / 'compare.png'}")
+    _baseline_context_stays_open(b)
     assert (tmp_path / "ask.png").stat().st_size > 10_000 and (tmp_path / "compare.png").stat().st_size > 10_000
     assert not _real_errors(b), _real_errors(b)
     assert not b.dialogs()
+
+
+_OPEN_CONTEXT = ("(() => [...document.querySelectorAll('details')].filter(d => d.open && d.querySelector('summary')"
+                 ".innerText.includes('Context exactly as sent')).length)()")
+
+
+def _baseline_context_stays_open(b: Browser) -> None:
+    """Compare with a baseline: the baseline's "Context exactly as sent", opened under the
+    side-by-side, stays open when the step control above it changes what the columns show (a
+    plain expander there was redrawn as new, closed, on every step)."""
+    _wait_js(b, "(() => { const i = [...document.querySelectorAll('input')].find(x => (x.getAttribute("
+             "'aria-label') || '').includes('Baseline (optional)')); if (!i) return false; i.click(); i.focus();"
+             " return document.activeElement === i; })()", what="the baseline select box")
+    b.send("Input.insertText", {"text": "Semantic RAG"}, session=True)
+    box = _wait_js(b, "(() => { const o = [...document.querySelectorAll('[role=option]')].find(x => "
+                   "x.innerText.trim() === 'Semantic RAG'); if (!o) return null; const r = o.getBoundingClientRect();"
+                   " return [r.left + r.width / 2, r.top + r.height / 2]; })()", what="the Semantic RAG option")
+    _click_at(b, *box)
+    _wait_js(b, "[...document.querySelectorAll('input')].some(x => x.getAttribute('aria-label') === "
+             "'Baseline (optional)' && x.value === 'Semantic RAG')", what="Semantic RAG chosen")
+    _click(b, "Compare")
+    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes("
+             "'Baseline: Semantic RAG'))", timeout=180, what="the baseline's expander")
+    assert _open_expanders(b, "Baseline: Semantic RAG") == 1
+    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes("
+             "'Context exactly as sent'))", what="the baseline's context")
+    assert _open_expanders(b, "Context exactly as sent") == 1
+    _wait_js(b, _OPEN_CONTEXT + " === 1", what="the context opened")
+    for step in (2, 3):
+        _click(b, "Next ▶")
+        b.wait_text(f"Step {step} of")
+        b.pump(1.5)
+        assert b.eval(_OPEN_CONTEXT) == 1, f"the baseline's context closed at step {step}"
 
 
 def _wait_graph_data(b: Browser, needle: str, timeout: float = 60) -> str:
@@ -434,13 +468,39 @@ def _check_compare_timelines(b: Browser) -> None:
                    " && t.every(x => x.visible) ? t : null; })()", what="two drawn timelines")
     heads = [t["rows"][0] for t in tls]
     assert heads[:2] == ["T2RAG", "KG2RAG"], heads
-    boxes = b.eval("(() => [...document.querySelectorAll('.js-plotly-plot')].map(p => p.getBoundingClientRect())"
-                   ".filter(r => r.height > 50).map(r => [r.left, r.top]))()")
+    # level once both have settled (a caption above one may still be re-flowing)
+    boxes = _wait_js(b, "(() => { const r = [...document.querySelectorAll('.js-plotly-plot')].map(p => "
+                     "p.getBoundingClientRect()).filter(r => r.height > 50).map(r => [r.left, r.top]);"
+                     " return r.length >= 2 && Math.abs(r[0][1] - r[1][1]) < 5 ? r : null; })()",
+                     timeout=20, what="two level timelines")
     assert len(boxes) >= 2 and boxes[0][0] < boxes[1][0] and abs(boxes[0][1] - boxes[1][1]) < 5, boxes  # level
     for t in tls:
         assert t["bars"] == len(t["rows"]) >= 4, t  # one bar per span: the run, its steps, their calls
         assert any(r.startswith("├ ") for r in t["rows"]), t["rows"]  # the steps drawn as a tree
     assert "├ round 1" in tls[0]["rows"] and "├ seed" in tls[1]["rows"]
+
+
+_OPEN_CALLS = ("(() => [...document.querySelectorAll('details')].filter(d => d.open && d.querySelector('summary')"
+               ".innerText.includes('🔎 solve')).length)()")
+
+
+def _check_call_stays_open_while_the_other_column_steps(b: Browser) -> None:
+    """On Compare, T2RAG stays on its last round while KG2RAG walks its later stages: an LLM call
+    opened in the T2RAG column stays open across those steps (a plain expander snapped shut when
+    the page's content before it changed)."""
+    for _ in range(8):
+        if b.eval(_OPEN_CALLS) == 0 and _open_expanders(b, "🔎 solve"):
+            break
+        _click(b, "◀ Previous")
+        b.pump(1.5)
+    _wait_js(b, _OPEN_CALLS + " >= 1", what="the solve call opened")
+    before = b.eval("document.body.innerText.match(/Step (\\d+) of/)[1]")
+    _click(b, "Next ▶")
+    _wait_js(b, "document.body.innerText.match(/Step (\\d+) of/)[1] !== " + json.dumps(before),
+             what="the next joint step")
+    b.pump(2)
+    assert "🔎 solve" in b.text(), "T2RAG left its round"
+    assert b.eval(_OPEN_CALLS) >= 1, "the opened LLM call closed when the other column stepped"
 
 
 def _whatif_on_ask_with_a_model(b: Browser, provider) -> None:
@@ -558,6 +618,7 @@ def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, pr
     # each column's timeline, drawn by plotly
     _check_compare_timelines(b)
     b.screenshot(tmp_path / "compare_timelines.png")
+    _check_call_stays_open_while_the_other_column_steps(b)
     # a what-if on Ask with a model: replies replayed from the first run
     _whatif_on_ask_with_a_model(b, provider)
     b.eval("document.querySelector('.tl-whatif-diff').scrollIntoView({block: 'start'})")
@@ -566,3 +627,27 @@ def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, pr
     print(f"screenshots: {tmp_path / 'compare_timelines.png'}, {tmp_path / 'ask_whatif.png'}")
     assert not _real_errors(b), _real_errors(b)
     assert not b.dialogs()
+
+
+_OPEN_DETAILS = ("[...document.querySelectorAll('details')].filter(d => d.open)"
+                 ".map(d => d.querySelector('summary').innerText.split('\\n').pop())")
+
+
+def test_an_opened_settings_expander_stays_open_when_a_message_appears_above_it(server, browser):
+    """Settings: the user opens a baseline's settings, then applies a reasoner; the message this
+    writes above the method settings used to redraw every expander under it as new, closed."""
+    b = browser
+    b.navigate(server.url)
+    b.wait_text("Corpus: hotpotqa-sample", timeout=120)
+    _nav(b, "Settings")
+    b.wait_text("Method settings")
+    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Semantic RAG'))",
+             what="the Semantic RAG settings")
+    assert _open_expanders(b, "Semantic RAG") == 1
+    _wait_js(b, "(" + _OPEN_DETAILS + ").some(x => x.startsWith('Semantic RAG'))", what="Semantic RAG opened")
+    _click(b, "Use the offline reasoner")
+    b.wait_text("Reasoner: ", timeout=60)
+    b.pump(2)
+    shown = b.eval(_OPEN_DETAILS)
+    assert any(x.startswith("Semantic RAG") for x in shown), shown
+    assert any(x.startswith("T2RAG") for x in shown) and any(x.startswith("KG2RAG") for x in shown), shown
