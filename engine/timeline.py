@@ -28,7 +28,7 @@ OFFLINE = "offline-rules"
 class Span:
     id: int
     parent: int | None
-    kind: str  # run | step | llm (a model call) | rules (an offline-rules step: no tokens, no cost)
+    kind: str  # run | step | llm (a model call) | rules (a step the offline rules did: no tokens, no cost)
     label: str
     start: float  # seconds from the start of the run
     duration: float
@@ -70,6 +70,9 @@ class _Builder:
             return
         rules = call.model == OFFLINE
         free = call.cached or call.replayed
+        if rules and not free and parent.kind == "step":
+            self._fold_rules(call, parent)
+            return
         duration = call.latency if (rules or not free) else 0.0
         start = parent.start + (max(0.0, parent.duration - duration) if at_end else offset)
         tokens = (0, 0) if rules else (call.prompt_tokens, call.completion_tokens)
@@ -88,6 +91,14 @@ class _Builder:
             error=call.error,
         )
         self._roll_up(span)
+
+    @staticmethod
+    def _fold_rules(call: LLMCall, step: Span) -> None:
+        """An offline-rules "call" is the step itself (no model, no tokens, $0, the step's own
+        time): the step is drawn as a rules step, not given a child bar of the same length."""
+        step.kind = "rules"
+        step.detail = "; ".join(x for x in (step.detail, "offline rules, no LLM call") if x)
+        step.error = step.error or call.error
 
     def _roll_up(self, span: Span) -> None:
         """Add a call's tokens and cost to every span above it."""

@@ -93,6 +93,12 @@ def test_an_offline_run_draws_no_money(tmp_path):
     rows = _rows(timeline_svg(spans))
     assert not any("tok" in r["bar"] or "$0.0" in r["bar"] for r in rows)
     assert "LLM calls (orange)" not in legend(spans) and "offline-rules steps" in legend(spans)
+    # the rules are folded into the step that ran them: one bar per step, none nested of the same length
+    assert not [s for s in spans if "offline-rules" in s.label], [s.label for s in spans]
+    rules = {s.label for s in spans if s.kind == "rules"}
+    assert {"decompose", "solve"} <= rules and any(x.startswith("answer") for x in rules), rules
+    assert all("offline rules, no LLM call" in s.detail for s in spans if s.kind == "rules")
+    assert all(s.kind != "llm" for s in spans) and spans[0].tokens == 0 and spans[0].cost == 0
 
 
 def test_timelines_drawn_side_by_side_share_one_time_scale():
