@@ -8,7 +8,9 @@ import streamlit as st
 from components import state
 from components.safe import engine_errors
 from components.steps import METHOD_TITLES
-from components.whatif_view import WHATIF_CAPTION, can_rerun, changes_of, knob_inputs, show_diff
+from components.whatif_view import (
+    WHATIF_CAPTION, adopt_button, adopted, can_rerun, changes_of, knob_inputs, show_diff,
+)
 from engine.methods.registry import COMPARED
 from engine.whatif import WHATIF_KNOBS
 
@@ -28,9 +30,10 @@ def rerun_methods(run, corpus, values: dict[str, dict[str, int]], which: str) ->
     return {r.method: pair for r, pair in zip(chosen, pairs)}
 
 
-def show_compare_whatif(run, corpus, prefix: str = "cmp") -> None:
+def show_compare_whatif(run, corpus, prefix: str = "cmp", on_adopt=None) -> None:
     """One expander under the side-by-side: a column of knobs per method (as the columns above),
-    which methods to re-run, one button; then each re-run method's first run beside its re-run."""
+    which methods to re-run, one button; then each re-run method's first run beside its re-run, and
+    a button that makes the re-runs part of the comparison (`on_adopt(new_run)`, if given)."""
     results = [r for r in run.results if r.method in COMPARED and can_rerun(r, corpus)]
     if not results:
         return
@@ -58,3 +61,8 @@ def show_compare_whatif(run, corpus, prefix: str = "cmp") -> None:
             for method, (new, diff) in shown["items"].items():
                 st.markdown(f"#### {_title(method)}: first run vs re-run")
                 show_diff(run, run.by_method(method), new, diff, corpus, f"{slot}_{method}")
+            if on_adopt is not None:
+                news = {m: new for m, (new, _) in shown["items"].items()}
+                what = "re-runs" if len(news) > 1 else "re-run"
+                adopt_button(slot, f"▶ Use the {what} in the comparison and step through it", on_adopt,
+                             adopted(run, news))

@@ -16,7 +16,8 @@ def call_summary(call) -> str:
     else:
         cost = "price unknown" if call.cost is None else f"${call.cost:.5f}"
         head = (f"{call.job} · {call.model} · {call.prompt_tokens}+{call.completion_tokens} tokens · {cost} · "
-                f"{call.latency:.2f}s" + (" · cached" if call.cached else ""))
+                f"{call.latency:.2f}s" + (" · replayed from an earlier run" if getattr(call, "replayed", False)
+                                           else " · cached" if call.cached else ""))
     return head + (" · ERROR" if call.error else "")
 
 

@@ -12,7 +12,15 @@ from components.runner import run_methods
 from components.safe import engine_errors, esc, html_block
 from components.answer_box import show_answer
 from components.timeline_view import show_timeline
-from components.whatif_view import show_whatif
+from components.whatif_view import replayed_note, show_whatif
+
+
+def _adopter(result_key: str, step_key: str):
+    def adopt(new_run) -> None:  # a button callback: runs before the page redraws
+        st.session_state[result_key] = new_run
+        st.session_state[step_key] = 0
+
+    return adopt
 
 
 def single_method_page(method: str, label: str, prefix: str, step_key: str) -> None:
@@ -39,5 +47,8 @@ def single_method_page(method: str, label: str, prefix: str, step_key: str) -> N
         show_answer(result, run.gold, corpus=corpus, with_chain=True)
         show_result(result, corpus, step_key, run.gold)
         show_timeline(result, key=prefix)
-        show_whatif(run, result, corpus, prefix)
+        note = replayed_note(result)
+        if note:
+            st.caption("🔁 A what-if re-run. " + note)
+        show_whatif(run, result, corpus, prefix, on_adopt=_adopter(result_key, step_key))
         save_and_export(run, corpus, prefix)

@@ -10,7 +10,8 @@ from components.chunk_names import chunk_names
 from components.safe import engine_errors, esc, html_block
 from components.settings_form import field_docs, human_label
 from components.timeline_view import run_seconds, show_timeline
-from engine.whatif import WHATIF_KNOBS, run_settings
+from engine.timeline import OFFLINE
+from engine.whatif import WHATIF_KNOBS, recorded_calls, run_settings
 
 
 def can_rerun(result, corpus) -> bool:
@@ -43,9 +44,34 @@ WHATIF_CAPTION = ("LLM replies whose prompts did not change are replayed from th
             "nothing to replay: the re-run is free anyway.")
 
 
-def show_whatif(run, result, corpus, prefix: str) -> None:
+def adopted(run, news: dict):
+    """`run` with each result of a method in `news` replaced by that method's re-run: what the
+    page shows, steps through, saves and exports from then on."""
+    import time
+    from dataclasses import replace
+
+    return replace(run, results=[news.get(r.method, r) for r in run.results], created=time.time())
+
+
+def adopt_button(slot: str, label: str, on_adopt, *args) -> None:
+    """The button that makes the re-run the page's result (`on_adopt(*args)` runs in its callback,
+    before the page redraws, so the stepper is back on step 1 of the re-run's trace)."""
+    st.button(label, key=f"{slot}_adopt", on_click=on_adopt, args=args,
+              help="The first run is replaced on this page (save it first to keep it); the re-run's "
+                   "replayed replies stay marked as replayed in its trace.")
+
+
+def replayed_note(result) -> str:
+    """A line for a result that is an adopted what-if: how many of its replies were replayed."""
+    calls = [c for c in recorded_calls(result) if c.model != OFFLINE]
+    n = sum(1 for c in calls if c.replayed)
+    return f"{n} of {len(calls)} LLM replies in this run were replayed from an earlier run (free)." if n else ""
+
+
+def show_whatif(run, result, corpus, prefix: str, on_adopt=None) -> None:
     """The expander under a result: number inputs for the method's knobs, a Re-run button, and the
-    comparison of the re-run with the first run (kept in `<prefix>_whatif` until the next question)."""
+    comparison of the re-run with the first run (kept in `<prefix>_whatif` until the next question).
+    `on_adopt(new_run)`, if given, makes the re-run the page's result (a button under the diff)."""
     if not can_rerun(result, corpus):
         return
     ss = st.session_state
@@ -65,6 +91,9 @@ def show_whatif(run, result, corpus, prefix: str) -> None:
                 mine = True
         if mine:
             show_diff(run, result, shown["new"], shown["diff"], corpus, slot)
+            if on_adopt is not None:
+                adopt_button(slot, "▶ Use the re-run as this page's result and step through it", on_adopt,
+                             adopted(run, {result.method: shown["new"]}))
 
 
 def _pair(a, b, fmt=str) -> str:

@@ -4,6 +4,7 @@ import streamlit as st
 from components import compare_sync as sync
 from components import compare_view as cv
 from components.compare_whatif import show_compare_whatif
+from components.whatif_view import replayed_note
 from components import state
 from components.question_input import pick_question
 from components.result_view import show_result
@@ -36,6 +37,14 @@ if st.button("Compare", type="primary", disabled=not question, key="cmp_go") or 
         state.reset_steppers("cmp_step_")
     state.reset_steppers("cmp_sync")
 
+def _adopt(new_run) -> None:
+    """The what-if's re-runs become the comparison (a button callback: before the page redraws),
+    the steppers back on the first step."""
+    ss["compare"] = new_run
+    state.reset_steppers("cmp_step_")
+    state.reset_steppers("cmp_sync")
+
+
 run = ss.get("compare")
 if run is not None:
     st.divider()
@@ -43,7 +52,10 @@ if run is not None:
     sync.show_answers_row(run, corpus)
     st.markdown("**Step both methods together**")
     sync.show_side_by_side(run, corpus, "cmp_sync")
-    show_compare_whatif(run, corpus, "cmp")
+    notes = [f"{METHOD_TITLES.get(r.method, r.method)}: {n}" for r in run.results if (n := replayed_note(r))]
+    if notes:
+        st.caption("🔁 What-if re-runs in this comparison. " + " ".join(notes))
+    show_compare_whatif(run, corpus, "cmp", on_adopt=_adopt)
     with state.sticky_expander("Evidence overlap and costs", "cmp_overlap_open", expanded=True):
         cv.overlap(run, corpus)
         cv.cost_charts(run)

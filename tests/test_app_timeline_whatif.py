@@ -30,7 +30,8 @@ def test_ask_page_shows_the_timeline_and_a_whatif_rerun_with_its_diff(app):
     at = _goto(app, "ask")
     at.button(key="ask_go").click().run()
     _ok(at)
-    result = at.session_state["ask_result"].results[0]
+    first = at.session_state["ask_result"]
+    result = first.results[0]
     assert any(e.label.startswith("⏱ Timeline") for e in at.expander)
     (fig,) = timeline_charts(at)
     ticks = _ticks(fig)
@@ -53,6 +54,23 @@ def test_ask_page_shows_the_timeline_and_a_whatif_rerun_with_its_diff(app):
     assert removed and f"{removed} removed" in evidence[0] and evidence[0].count("tl-chunk-removed") == removed
     assert [m.value for m in at.markdown if m.value in ("**First run**", "**Re-run**")] == ["**First run**", "**Re-run**"]
     assert len(timeline_charts(at)) == 3  # the result's own, then the first run's and the re-run's side by side
+
+    # adopt the re-run: it becomes the page's result, the stepper walks its trace from step 1
+    at.button(key="ask_round_next").click().run()
+    assert at.session_state["ask_round"] == 1
+    at.button(key="ask_whatif_adopt").click().run()
+    _ok(at)
+    run = at.session_state["ask_result"]
+    assert len(run.results) == 1 and run.results[0] is shown["new"] and at.session_state["ask_round"] == 0
+    assert run.question == first.question and run.gold == first.gold and run.created > first.created
+    assert not [h for h in at.get("html") if "tl-whatif-diff" in h.proto.body]  # the diff was of the old result
+    assert at.number_input(key="ask_whatif_k").value == 1  # the knobs are the adopted run's
+    steps = len(shown["new"].trace.rounds) + 2
+    for i in range(1, steps):
+        at.button(key="ask_round_next").click().run()
+        _ok(at)
+        assert at.session_state["ask_round"] == i
+    assert any(c.value.startswith(f"Step {steps} of {steps}") for c in at.caption)
 
 
 def test_kg2rag_page_offers_hops_and_compare_draws_one_timeline_per_column(app):
@@ -118,12 +136,24 @@ def test_compare_reruns_both_methods_or_the_chosen_one_and_shows_each_beside_its
     # the two side-by-side timelines, then the first run beside the re-run for each method
     assert [_ticks(f)[0] for f in timeline_charts(at)] == ["T2RAG", "KG2RAG", "T2RAG", "T2RAG", "KG2RAG", "KG2RAG"]
     assert at.session_state["compare"] is run  # the comparison itself is unchanged
+    at.button(key="cmp_sync_next").click().run()
+    at.button(key="cmp_whatif_adopt").click().run()  # the re-runs join the comparison
+    _ok(at)
+    adopted = at.session_state["compare"]
+    assert adopted is not run and adopted.question == run.question and adopted.gold == run.gold
+    assert adopted.by_method("t2rag") is shown["items"]["t2rag"][0]
+    assert adopted.by_method("kg2rag") is shown["items"]["kg2rag"][0]
+    assert at.session_state["cmp_sync"] == 0 and at.session_state["cmp_whatif"]["base"] is run
+    assert not [m for m in at.markdown if m.value.endswith(": first run vs re-run")]
+    assert at.number_input(key="cmp_whatif_kg2rag_hops").value == 2  # the knobs are the adopted runs'
+    run = adopted
+    t2, kg = run.by_method("t2rag"), run.by_method("kg2rag")
 
-    # only KG2RAG this time: the T2RAG re-run is gone, KG2RAG's is new
+    # only KG2RAG this time, from the adopted comparison: the T2RAG re-run is gone, KG2RAG's is new
     at.radio(key="cmp_whatif_which").set_value("kg2rag")
     at.number_input(key="cmp_whatif_kg2rag_k").set_value(3)
     at.button(key="cmp_whatif_go").click().run()
     _ok(at)
     items = at.session_state["cmp_whatif"]["items"]
-    assert list(items) == ["kg2rag"] and items["kg2rag"][1].settings == {"k": (kg.trace.settings.k, 3),
-                                                                        "hops": (kg.trace.settings.hops, 2)}
+    assert list(items) == ["kg2rag"] and items["kg2rag"][1].settings == {"k": (kg.trace.settings.k, 3)}
+    assert kg.trace.settings.hops == 2 and items["kg2rag"][0].trace.settings.hops == 2

@@ -551,6 +551,19 @@ def _whatif_on_ask_with_a_model(b: Browser, provider) -> None:
              " return r && r.getBoundingClientRect().height > 0; })()", what="the what-if still open after Next")
 
 
+def _adopt_the_rerun(b: Browser) -> None:
+    """The what-if's re-run becomes the Ask page's result: the stepper starts again on its trace,
+    whose replayed calls say so."""
+    _click(b, "▶ Use the re-run as this page's result and step through it")
+    b.wait_text("A what-if re-run.", timeout=60)
+    text = b.text()
+    assert "replayed from an earlier run (free)" in text and "Step 1 of" in text, text[:2000]
+    assert "decompose · openai/gpt-4o-mini" in text and "· replayed from an earlier run" in text
+    assert b.eval("document.querySelector('.tl-whatif-diff') === null")  # the diff was of the first run
+    _click(b, "Next ▶")
+    b.wait_text("Step 2 of")
+
+
 def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, provider, tmp_path):
     b = browser
     b.send("Emulation.setDeviceMetricsOverride",
@@ -625,6 +638,7 @@ def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, pr
     b.pump(1)
     b.screenshot(tmp_path / "ask_whatif.png")
     print(f"screenshots: {tmp_path / 'compare_timelines.png'}, {tmp_path / 'ask_whatif.png'}")
+    _adopt_the_rerun(b)
     assert not _real_errors(b), _real_errors(b)
     assert not b.dialogs()
 
