@@ -52,7 +52,6 @@ EVENT_VERBS = (
     "created",
     "built",
     "started",
-    "founded",
     "launched",
     "debuted",
     "died",
