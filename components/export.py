@@ -99,7 +99,7 @@ _JS = """
     var xs = g.nodes.map(function(n){ return n.x; }), ys = g.nodes.map(function(n){ return n.y; });
     var x0 = Math.min.apply(null, xs) - 160, x1 = Math.max.apply(null, xs) + 160;
     var y0 = Math.min.apply(null, ys) - 60, y1 = Math.max.apply(null, ys) + 60;
-    var fs = Math.max(14, (x1 - x0) / 60);
+    var fs = g.font || Math.max(14, (x1 - x0) / 60);  // the layout left room for labels of g.font
     var root = svg('svg', {viewBox: [x0, y0, x1 - x0, y1 - y0].join(' '), role: 'img'});
     var at = {}; g.nodes.forEach(function(n){ at[n.id] = n; });
     g.edges.forEach(function(e){
