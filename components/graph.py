@@ -110,14 +110,14 @@ def _wide_layout(nodes: list[GNode], kept: list[GEdge]) -> tuple[dict, dict]:
 
     font, cap = float(NODE_FONT), float(NODE_FONT * MAX_FONT_GROWTH)
     pairs = [(e.source, e.target) for e in kept]
-    for attempt in range(5):
+    for attempt in range(3):  # at most three layouts: the base font, a guess, the page's biggest
         boxes = label_boxes(nodes, kept, font)
         pos = component_layout([n.id for n in nodes], pairs, aspect=WIDE_FRAME[0] / WIDE_FRAME[1], **boxes)
         w, h = drawing_extent(pos, **boxes)
         need = MIN_LABEL_PX / min(WIDE_FRAME[0] / max(w, 1.0), WIDE_FRAME[1] / max(h, 1.0))
         if need <= font or font >= cap:
             break
-        font = cap if attempt == 3 else min(cap, round(need * 1.1, 1))
+        font = min(cap, round(need * 1.25, 1)) if attempt == 0 else cap
     return pos, label_boxes(nodes, kept, NODE_FONT)
 
 

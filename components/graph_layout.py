@@ -20,6 +20,8 @@ import numpy as np
 #: between two boxes (canvas units).
 CHAR_EM = 0.6
 PAD = 6.0
+#: Most neighbours of a node for a top-down tree drawing (one row of them).
+MAX_FAN = 6
 #: A component's first layout gets this many times the area of its boxes.
 SPREAD = 3.0
 
@@ -58,7 +60,7 @@ def _raw_positions(g, comp: list[str], side: float, nb: dict, eb: dict) -> dict[
         dy = 2 * (ra + ha + PAD) + eh + 2 * PAD
         return {a: (0.0, -dy / 2), b: (0.0, dy / 2)}
     sub = g.subgraph(comp)
-    if sub.number_of_edges() <= len(comp) + 2 and len(comp) <= 200:  # a tree, or nearly
+    if sub.number_of_edges() <= len(comp) + 2:  # a tree, or nearly
         return _tidy_tree(sub, nb, eb)
     raw = nx.kamada_kawai_layout(sub) if len(comp) <= 60 else nx.spring_layout(sub, seed=7)
     # room for the labels from the start: the component's area a few times its boxes' area, wider
@@ -79,33 +81,76 @@ def _tidy_tree(sub, nb: dict, eb: dict) -> dict[str, tuple[float, float]]:
     """A tree drawn top-down from its centre (a BFS tree for a graph with a few cycles): each
     subtree as wide as its labels need, parents centred over their children, one level per
     depth with room for the edge labels between two levels."""
-    import networkx as nx
+    adj = {n: sorted(sub[n], key=lambda c: (-sub.degree(c), c)) for n in sorted(sub)}
 
-    root = min(nx.center(sub), key=lambda n: (-sub.degree(n), n))
-    children: dict[str, list[str]] = {n: [] for n in sub}
+    def bfs(start: str) -> dict[str, str | None]:
+        parent: dict[str, str | None] = {start: None}
+        queue = [start]
+        for n in queue:
+            for c in adj[n]:
+                if c not in parent:
+                    parent[c] = n
+                    queue.append(c)
+        return parent
+
+    # the root: the middle of a longest path (a tree's centre), so the drawing is as low as it can be
+    far = list(bfs(next(iter(adj))))[-1]
+    parent = bfs(far)
+    path = [list(parent)[-1]]
+    while parent[path[-1]] is not None:
+        path.append(parent[path[-1]])
+    mid = path[(len(path) - 1) // 2: len(path) // 2 + 1]
+    root = min(mid, key=lambda n: (-len(adj[n]), n))
+    children: dict[str, list[str]] = {n: [] for n in adj}
     depth = {root: 0}
     queue = [root]
     for n in queue:  # breadth first, neighbours in a fixed order: the biggest hubs first
-        for c in sorted(sub[n], key=lambda c: (-sub.degree(c), c)):
+        for c in adj[n]:
             if c not in depth:
                 depth[c] = depth[n] + 1
                 children[n].append(c)
                 queue.append(c)
-    own = {n: max(nb[n][0], 2 * nb[n][1]) + 2 * PAD for n in sub}
-    width: dict[str, float] = {}
-    for n in reversed(queue):
-        width[n] = max(own[n], sum(width[c] for c in children[n]))
-    node_h = max(2 * nb[n][1] + nb[n][2] for n in sub)
+    own = {n: max(nb[n][0], 2 * nb[n][1]) + 2 * PAD for n in adj}
+    node_h = max(2 * nb[n][1] + nb[n][2] for n in adj)
     edge_h = max((h for _, h in eb.values()), default=0.0)
     level = node_h + edge_h + 4 * PAD
+    # a hub's leaves past MAX_FAN go in staggered rows (a brick pattern, so each edge passes
+    # between the leaves above): a star is then about as wide as high, not one long row
+    block: dict[str, tuple[list[str], int, float]] = {}  # node -> (its leaves in the block, columns, slot)
+    width: dict[str, float] = {}
+    for n in reversed(queue):
+        kids = children[n]
+        leaves = [c for c in kids if not children[c]]
+        if len(leaves) > MAX_FAN:
+            rows = math.ceil(math.sqrt(len(leaves) / MAX_FAN * 2))
+            cols = math.ceil(len(leaves) / rows)
+            slot = max(own[c] for c in leaves)
+            block[n] = (leaves, cols, slot)
+            inner = sum(width[c] for c in kids if c not in leaves) + (cols + 0.5) * slot
+        else:
+            inner = sum(width[c] for c in kids)
+        width[n] = max(own[n], inner)
     pos: dict[str, tuple[float, float]] = {}
     left = {root: -width[root] / 2}
+    top = {root: 0.0}
     for n in queue:
-        pos[n] = (left[n] + width[n] / 2, depth[n] * level)
-        kids = children[n]
-        x = left[n] + (width[n] - sum(width[c] for c in kids)) / 2
-        for c in kids:
-            left[c] = x
+        pos[n] = (left[n] + width[n] / 2, top[n])
+        leaves, cols, slot = block.get(n, ([], 0, 0.0))
+        kids = [c for c in children[n] if c not in leaves]
+        inner = sum(width[c] for c in kids) + ((cols + 0.5) * slot if leaves else 0.0)
+        x = left[n] + (width[n] - inner) / 2
+        half_k = len(kids) // 2  # the block in the middle, under its hub
+        for c in kids[:half_k]:
+            left[c], top[c] = x, top[n] + level
+            x += width[c]
+        for i, c in enumerate(leaves):
+            row, col = divmod(i, cols)
+            left[c] = x + (col + 0.5 * (row % 2)) * slot
+            top[c] = top[n] + level + row * (node_h + 2 * PAD)
+            width[c] = slot
+        x += (cols + 0.5) * slot if leaves else 0.0
+        for c in kids[half_k:]:
+            left[c], top[c] = x, top[n] + level
             x += width[c]
     return pos
 
@@ -129,25 +174,31 @@ def _separate(ids: list[str], pos: np.ndarray, comp_of: np.ndarray, nb: dict, ed
     if m:
         same[eu, n + np.arange(m)] = same[n + np.arange(m), eu] = False
         same[ev, n + np.arange(m)] = same[n + np.arange(m), ev] = False
-    order = np.arange(n + m)
-    tie = np.where(order[:, None] < order[None, :], 1.0, -1.0)
-    stuck = 0
+    upper = np.triu(same, 1)
+    slack = 2 * float(half.mean()) if n + m else 0.0
+    pairs_a = pairs_b = np.zeros(0, dtype=int)
+    stuck, refresh = 0, True
     for it in range(rounds):
         c = np.concatenate([pos, (pos[eu] + pos[ev]) / 2]) if m else pos.copy()
         c[:, 1] += offset
-        d = c[None, :, :] - c[:, None, :]  # d[a, b] = c[b] - c[a]
-        o = half[:, None, :] + half[None, :, :] - np.abs(d)
-        hit = same & (o[..., 0] > 0) & (o[..., 1] > 0)
+        fresh = refresh or it % 16 == 0
+        if fresh:  # the pairs close enough to meet within the next rounds (all pairs: B x B)
+            refresh = False
+            near = upper & np.all(np.abs(c[None, :, :] - c[:, None, :]) < half[:, None, :] + half[None, :, :] + slack, -1)
+            pairs_a, pairs_b = np.nonzero(near)
         move = np.zeros((n, 2))
+        d = c[pairs_b] - c[pairs_a]
+        o = half[pairs_a] + half[pairs_b] - np.abs(d)
+        hit = (o[:, 0] > 0) & (o[:, 1] > 0)
         any_hit = bool(hit.any())
         if any_hit:
-            xaxis = o[..., 0] < o[..., 1]
-            sx = np.where(d[..., 0] != 0, np.sign(d[..., 0]), tie)
-            sy = np.where(d[..., 1] != 0, np.sign(d[..., 1]), tie)
-            push = np.zeros(d.shape)
-            push[..., 0] = np.where(hit & xaxis, o[..., 0] * sx, 0.0)
-            push[..., 1] = np.where(hit & ~xaxis, o[..., 1] * sy, 0.0)
-            box_move = push.sum(axis=0) / 2  # what box b is pushed by, summed over a
+            a, b, d, o = pairs_a[hit], pairs_b[hit], d[hit], o[hit]
+            xaxis = o[:, 0] < o[:, 1]
+            sign = np.where(d >= 0, 1.0, -1.0)  # a tie (same centre) goes by index: b after a
+            push = np.stack([np.where(xaxis, o[:, 0], 0.0), np.where(xaxis, 0.0, o[:, 1])], 1) * sign / 2
+            box_move = np.zeros((n + m, 2))
+            np.add.at(box_move, b, push)
+            np.add.at(box_move, a, -push)
             move += box_move[:n]
             if m:
                 np.add.at(move, eu, box_move[n:])
@@ -166,7 +217,10 @@ def _separate(ids: list[str], pos: np.ndarray, comp_of: np.ndarray, nb: dict, ed
                 np.add.at(move, other, step)
                 np.add.at(move, ends, -step / 2)
         if not any_hit and not own:
-            break
+            if fresh:
+                break
+            refresh = True  # check all pairs again before stopping
+            continue
         pos = pos + 0.6 * move
         stuck += 1
         if stuck % 60 == 0:  # slow to settle: give the crowded components more room

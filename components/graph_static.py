@@ -18,7 +18,7 @@ def graph_payload(nodes, edges, legend=None, *, directed: bool = False) -> dict 
     room): a few rounds, each packing rows at most ~80 fonts wide.
     """
     from components.graph import label_boxes, short_label
-    from components.graph_layout import component_layout
+    from components.graph_layout import component_layout, drawing_extent
 
     if not nodes:
         return None
@@ -27,10 +27,9 @@ def graph_payload(nodes, edges, legend=None, *, directed: bool = False) -> dict 
     pairs = [(e.source, e.target) for e in kept]
     font = 15.0
     for attempt in range(4):
-        pos = component_layout([n.id for n in nodes], pairs, aspect=1.8, row_cap=80 * font,
-                               **label_boxes(nodes, kept, font))
-        xs = [x for x, _ in pos.values()]
-        need = max(14.0, (max(xs) - min(xs) + 320) / 89)
+        boxes = label_boxes(nodes, kept, font)
+        pos = component_layout([n.id for n in nodes], pairs, aspect=1.8, row_cap=80 * font, **boxes)
+        need = max(14.0, (drawing_extent(pos, **boxes)[0] + 2 * font) / 89)  # the export frames the labels
         if need <= font or attempt == 3:
             break
         font = round(need * 1.1, 1)
