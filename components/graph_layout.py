@@ -20,7 +20,7 @@ import numpy as np
 #: between two boxes (canvas units).
 CHAR_EM = 0.6
 PAD = 6.0
-#: Most neighbours of a node for a top-down tree drawing (one row of them).
+#: Most leaves of one node in a single row of a tree drawing; more go in staggered rows.
 MAX_FAN = 6
 #: A component's first layout gets this many times the area of its boxes.
 SPREAD = 3.0
@@ -184,7 +184,8 @@ def _separate(ids: list[str], pos: np.ndarray, comp_of: np.ndarray, nb: dict, ed
         fresh = refresh or it % 16 == 0
         if fresh:  # the pairs close enough to meet within the next rounds (all pairs: B x B)
             refresh = False
-            near = upper & np.all(np.abs(c[None, :, :] - c[:, None, :]) < half[:, None, :] + half[None, :, :] + slack, -1)
+            reach = half[:, None, :] + half[None, :, :] + slack
+            near = upper & np.all(np.abs(c[None, :, :] - c[:, None, :]) < reach, -1)
             pairs_a, pairs_b = np.nonzero(near)
         move = np.zeros((n, 2))
         d = c[pairs_b] - c[pairs_a]

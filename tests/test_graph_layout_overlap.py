@@ -64,7 +64,7 @@ def svg_boxes(payload: dict) -> dict[str, list]:
     """The same for the export's SVG (components.export's `graph` script)."""
     nodes = payload["nodes"]
     at = {n["id"]: n for n in nodes}
-    xs, ys = [n["x"] for n in nodes], [n["y"] for n in nodes]
+    xs = [n["x"] for n in nodes]
     fs = payload.get("font") or max(14.0, (max(xs) - min(xs) + 320) / 60)
     fe = fs * 0.85
     labels = [(n["id"], _text_box(n["x"], n["y"] + n["size"] + fs - 0.8 * fs, n["short"], fs * 1.0))
@@ -179,6 +179,15 @@ def test_no_label_overlaps_in_the_interactive_graph(name, make):
     nodes, edges = make()
     vnodes, vedges = _network_data(nodes, edges, False)
     o = overlaps(vis_boxes(vnodes, vedges))
+    assert not o["label_label"] and not o["label_node"] and not o["label_edge"], (name, o)
+
+
+@pytest.mark.parametrize("name,make", _graphs(), ids=[g[0] for g in _graphs()])
+def test_no_label_overlaps_when_the_page_fits_the_graph_to_the_presentation_frame(name, make):
+    """Zoomed out to fit, the page grows the labels to stay readable: the layout left room."""
+    nodes, edges = make()
+    vnodes, vedges = _network_data(nodes, edges, False)
+    o = overlaps(vis_boxes(vnodes, vedges, fitted_font(vnodes)))
     assert not o["label_label"] and not o["label_node"] and not o["label_edge"], (name, o)
 
 
