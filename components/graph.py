@@ -79,8 +79,9 @@ def edge_font(node_font: float) -> float:
     return max(11, node_font - 2)
 
 
-def label_boxes(nodes: list[GNode], edges: list[GEdge], node_font: float) -> dict:
-    """component_layout's label sizes for these nodes and edges at `node_font`."""
+def label_boxes(nodes: list[GNode], edges: list[GEdge], node_font: float, *, centred: bool = False) -> dict:
+    """component_layout's label sizes for these nodes and edges at `node_font`; `centred`: edge
+    labels centred on the midpoint (vis-network), else room for the export's too."""
     from components.graph_layout import edge_box_height, node_box_height, text_width
 
     ef = edge_font(node_font)
@@ -89,7 +90,7 @@ def label_boxes(nodes: list[GNode], edges: list[GEdge], node_font: float) -> dic
         edge_w[(e.source, e.target)] = max(edge_w.get((e.source, e.target), 0.0), text_width(short_label(e.label), ef))
     return {"label_width": {n.id: text_width(short_label(n.label), node_font) for n in nodes},
             "label_height": node_box_height(node_font), "node_size": {n.id: n.size for n in nodes},
-            "edge_label_width": edge_w, "edge_label_height": edge_box_height(ef)}
+            "edge_label_width": edge_w, "edge_label_height": ef + 6.0 if centred else edge_box_height(ef)}
 
 
 #: The wide canvas the layout is made for (presentation mode's graph at 1440 x 900, less the fit's
@@ -111,14 +112,14 @@ def _wide_layout(nodes: list[GNode], kept: list[GEdge]) -> tuple[dict, dict]:
     font, cap = float(NODE_FONT), float(NODE_FONT * MAX_FONT_GROWTH)
     pairs = [(e.source, e.target) for e in kept]
     for attempt in range(3):  # at most three layouts: the base font, a guess, the page's biggest
-        boxes = label_boxes(nodes, kept, font)
+        boxes = label_boxes(nodes, kept, font, centred=True)
         pos = component_layout([n.id for n in nodes], pairs, aspect=WIDE_FRAME[0] / WIDE_FRAME[1], **boxes)
         w, h = drawing_extent(pos, **boxes)
         need = MIN_LABEL_PX / min(WIDE_FRAME[0] / max(w, 1.0), WIDE_FRAME[1] / max(h, 1.0))
         if need <= font or font >= cap:
             break
         font = min(cap, round(need * 1.25, 1)) if attempt == 0 else cap
-    return pos, label_boxes(nodes, kept, NODE_FONT)
+    return pos, label_boxes(nodes, kept, NODE_FONT, centred=True)
 
 
 def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool) -> tuple[list, list]:
