@@ -99,7 +99,14 @@ _JS = """
     var xs = g.nodes.map(function(n){ return n.x; }), ys = g.nodes.map(function(n){ return n.y; });
     var x0 = Math.min.apply(null, xs) - 160, x1 = Math.max.apply(null, xs) + 160;
     var y0 = Math.min.apply(null, ys) - 60, y1 = Math.max.apply(null, ys) + 60;
-    var fs = Math.max(14, (x1 - x0) / 60);
+    var fs = g.font || Math.max(14, (x1 - x0) / 60);
+    if (g.font) {  // the layout left room for labels of this size: frame them all, whatever their length
+      var half = function(n){ return Math.max(0.3 * fs * n.short.length, n.size); };
+      x0 = Math.min.apply(null, g.nodes.map(function(n){ return n.x - half(n); })) - fs;
+      x1 = Math.max.apply(null, g.nodes.map(function(n){ return n.x + half(n); })) + fs;
+      y0 = Math.min.apply(null, g.nodes.map(function(n){ return n.y - n.size; })) - fs;
+      y1 = Math.max.apply(null, g.nodes.map(function(n){ return n.y + n.size; })) + 2.5 * fs;
+    }
     var root = svg('svg', {viewBox: [x0, y0, x1 - x0, y1 - y0].join(' '), role: 'img'});
     var at = {}; g.nodes.forEach(function(n){ at[n.id] = n; });
     g.edges.forEach(function(e){

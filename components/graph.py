@@ -71,6 +71,57 @@ def short_label(text: str) -> str:
     return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1].rstrip() + "…"
 
 
+#: Label font sizes of the interactive graph (canvas px at zoom 1); the layout leaves room for them.
+NODE_FONT = 15
+
+
+def edge_font(node_font: float) -> float:
+    return max(11, node_font - 2)
+
+
+def label_boxes(nodes: list[GNode], edges: list[GEdge], node_font: float, *, centred: bool = False) -> dict:
+    """component_layout's label sizes for these nodes and edges at `node_font`; `centred`: edge
+    labels centred on the midpoint (vis-network), else room for the export's too."""
+    from components.graph_layout import edge_box_height, node_box_height, text_width
+
+    ef = edge_font(node_font)
+    edge_w: dict[tuple[str, str], float] = {}
+    for e in edges:  # two edges between one pair (a kept triplet and a pruned one): the widest label
+        edge_w[(e.source, e.target)] = max(edge_w.get((e.source, e.target), 0.0), text_width(short_label(e.label), ef))
+    return {"label_width": {n.id: text_width(short_label(n.label), node_font) for n in nodes},
+            "label_height": node_box_height(node_font), "node_size": {n.id: n.size for n in nodes},
+            "edge_label_width": edge_w, "edge_label_height": ef + 6.0 if centred else edge_box_height(ef)}
+
+
+#: The wide canvas the layout is made for (presentation mode's graph at 1440 x 900, less the fit's
+#: padding); the smallest on-screen label size the page keeps when the fit zooms out, and the most
+#: it grows the font for that (both as in _INIT).
+WIDE_FRAME = (1220.0, 340.0)
+MIN_LABEL_PX = 12.0
+MAX_FONT_GROWTH = 7
+
+
+def _wide_layout(nodes: list[GNode], kept: list[GEdge]) -> tuple[dict, dict]:
+    """The wide packing, with room for labels at the size they will be drawn: the page zooms out
+    to fit a big drawing and then grows the font to stay readable (at least MIN_LABEL_PX on
+    screen, at most MAX_FONT_GROWTH times the base), so a bigger drawing needs room for bigger
+    labels. A few rounds find a font that leaves room for itself, or else the page's biggest (a
+    graph too big for the frame then gets smaller labels rather than overlapping ones)."""
+    from components.graph_layout import component_layout, drawing_extent
+
+    font, cap = float(NODE_FONT), float(NODE_FONT * MAX_FONT_GROWTH)
+    pairs = [(e.source, e.target) for e in kept]
+    for attempt in range(3):  # at most three layouts: the base font, a guess, the page's biggest
+        boxes = label_boxes(nodes, kept, font, centred=True)
+        pos = component_layout([n.id for n in nodes], pairs, aspect=WIDE_FRAME[0] / WIDE_FRAME[1], **boxes)
+        w, h = drawing_extent(pos, **boxes)
+        need = MIN_LABEL_PX / min(WIDE_FRAME[0] / max(w, 1.0), WIDE_FRAME[1] / max(h, 1.0))
+        if need <= font or font >= cap:
+            break
+        font = min(cap, round(need * 1.25, 1)) if attempt == 0 else cap
+    return pos, label_boxes(nodes, kept, NODE_FONT, centred=True)
+
+
 def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool) -> tuple[list, list]:
     from pyvis.network import Network
 
@@ -79,13 +130,13 @@ def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool) -> tup
     ids = {n.id for n in nodes}
     kept = [e for e in edges if e.source in ids and e.target in ids]
     pairs = [(e.source, e.target) for e in kept]
-    widths = {n.id: 7.5 * len(short_label(n.label)) for n in nodes}
     # two packings of the components: one for a wide canvas, one for a phone (the page picks)
-    pos = component_layout([n.id for n in nodes], pairs, label_width=widths, aspect=2.8)
+    pos, boxes = _wide_layout(nodes, kept)
     # a phone column is ~340 x 480 px: pack tighter there (labels may touch) so the fit zooms out
     # less and labels stay readable
-    narrow = component_layout([n.id for n in nodes], pairs, label_width={k: v * 0.4 for k, v in widths.items()},
-                              aspect=0.75, unit=110.0, gap=0.15)
+    narrow = component_layout([n.id for n in nodes], pairs, aspect=0.75, unit=110.0, gap=0.15,
+                              **{**boxes, "label_width": {k: v * 0.4 for k, v in boxes["label_width"].items()},
+                                 "edge_label_width": {k: v * 0.4 for k, v in boxes["edge_label_width"].items()}})
     net = Network(directed=directed, cdn_resources="in_line")
     for n in nodes:
         # plain text: vis-network 9 draws labels on canvas and sets string titles as text, so an
@@ -190,16 +241,16 @@ def _legend_html(items: list[LegendItem]) -> str:
 
 
 def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
-               legend: list[LegendItem] | None = None, node_font: int = 15) -> str:
+               legend: list[LegendItem] | None = None, node_font: int = NODE_FONT) -> str:
     """A self-contained HTML page drawing the graph (no network requests): a legend row, the
     canvas (fixed layout, fitted), and a panel showing what was clicked."""
     js, css = _vis_assets()
     vnodes, vedges = _network_data(nodes, edges, directed)
-    edge_font = max(11, node_font - 2)
+    e_font = edge_font(node_font)
     options = {
         "physics": {"enabled": False},
         "layout": {"improvedLayout": False},
-        "edges": {"font": {"size": edge_font, "align": "horizontal", "background": "rgba(255,255,255,0.85)",
+        "edges": {"font": {"size": e_font, "align": "horizontal", "background": "rgba(255,255,255,0.85)",
                            "strokeWidth": 0},
                   "smooth": False, "arrows": {"to": {"enabled": directed, "scaleFactor": 0.5}}},
         "nodes": {"shape": "dot", "font": {"size": node_font, "strokeWidth": 3, "strokeColor": "#ffffff"},
@@ -208,7 +259,7 @@ def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, dir
     }
     hint = "Click a node or an edge to see its triplet and source chunk here."
     payload = json_for_script({"nodes": vnodes, "edges": vedges, "options": options, "hint": hint,
-                               "font": {"node": node_font, "edge": edge_font}})
+                               "font": {"node": node_font, "edge": e_font}})
     return f"""<!doctype html><html><head><meta charset="utf-8">{csp_meta((js, _INIT))}
 <style>{css}{_LEGEND_CSS}
 html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-sizing:border-box;width:100%;height:{int(height)}px;border:1px solid #ddd}}</style>

@@ -10,20 +10,33 @@ from dataclasses import asdict
 
 
 def graph_payload(nodes, edges, legend=None, *, directed: bool = False) -> dict | None:
-    """`{"nodes", "edges", "legend", "directed"}` with x / y on every node, or None if empty."""
-    from components.graph import short_label
-    from components.graph_layout import component_layout
+    """`{"nodes", "edges", "legend", "directed", "font"}` with x / y on every node, or None if empty.
+
+    `font` is the label size (drawing units) the layout leaves room for, and the export draws
+    with: big enough to read at about 12 px when the drawing is shown 1070 px wide (the export's
+    column), so it is found with the layout (a wider drawing needs a bigger font, which needs more
+    room): a few rounds, each packing rows at most ~80 fonts wide.
+    """
+    from components.graph import label_boxes, short_label
+    from components.graph_layout import component_layout, drawing_extent
 
     if not nodes:
         return None
     ids = {n.id for n in nodes}
     kept = [e for e in edges if e.source in ids and e.target in ids]
-    pos = component_layout([n.id for n in nodes], [(e.source, e.target) for e in kept],
-                           label_width={n.id: 7.5 * len(short_label(n.label)) for n in nodes}, aspect=1.8)
+    pairs = [(e.source, e.target) for e in kept]
+    font = 15.0
+    for attempt in range(4):
+        boxes = label_boxes(nodes, kept, font)
+        pos = component_layout([n.id for n in nodes], pairs, aspect=1.8, row_cap=80 * font, **boxes)
+        need = max(14.0, (drawing_extent(pos, **boxes)[0] + 2 * font) / 89)  # the export frames the labels
+        if need <= font or attempt == 3:
+            break
+        font = round(need * 1.1, 1)
     return {"nodes": [{**asdict(n), "short": short_label(n.label), "x": pos[n.id][0], "y": pos[n.id][1]}
                       for n in nodes],
             "edges": [{**asdict(e), "short": short_label(e.label)} for e in kept],
-            "legend": [asdict(x) for x in (legend or [])], "directed": directed}
+            "legend": [asdict(x) for x in (legend or [])], "directed": directed, "font": font}
 
 
 def from_payload(payload: dict):
