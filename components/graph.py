@@ -93,15 +93,16 @@ def label_boxes(nodes: list[GNode], edges: list[GEdge], node_font: float, *, cen
             "edge_label_width": edge_w, "edge_label_height": ef + 6.0 if centred else edge_box_height(ef)}
 
 
-#: The wide canvas the layout is made for (presentation mode's graph at 1440 x 900, less the fit's
-#: padding); the smallest on-screen label size the page keeps when the fit zooms out, and the most
-#: it grows the font for that (both as in _INIT).
+#: The wide canvas the layout is made for (a graph across the page at 1440 x 900, less the fit's
+#: padding: its height is the drawing's less FRAME_PADDING); the smallest on-screen label size the
+#: page keeps when the fit zooms out, and the most it grows the font for that (both as in _INIT).
 WIDE_FRAME = (1220.0, 340.0)
+FRAME_PADDING = 80
 MIN_LABEL_PX = 12.0
 MAX_FONT_GROWTH = 7
 
 
-def _wide_layout(nodes: list[GNode], kept: list[GEdge]) -> tuple[dict, dict]:
+def _wide_layout(nodes: list[GNode], kept: list[GEdge], frame: tuple[float, float] = WIDE_FRAME) -> tuple[dict, dict]:
     """The wide packing, with room for labels at the size they will be drawn: the page zooms out
     to fit a big drawing and then grows the font to stay readable (at least MIN_LABEL_PX on
     screen, at most MAX_FONT_GROWTH times the base), so a bigger drawing needs room for bigger
@@ -113,16 +114,19 @@ def _wide_layout(nodes: list[GNode], kept: list[GEdge]) -> tuple[dict, dict]:
     pairs = [(e.source, e.target) for e in kept]
     for attempt in range(3):  # at most three layouts: the base font, a guess, the page's biggest
         boxes = label_boxes(nodes, kept, font, centred=True)
-        pos = component_layout([n.id for n in nodes], pairs, aspect=WIDE_FRAME[0] / WIDE_FRAME[1], **boxes)
+        pos = component_layout([n.id for n in nodes], pairs, aspect=frame[0] / frame[1], **boxes)
         w, h = drawing_extent(pos, **boxes)
-        need = MIN_LABEL_PX / min(WIDE_FRAME[0] / max(w, 1.0), WIDE_FRAME[1] / max(h, 1.0))
+        need = MIN_LABEL_PX / min(frame[0] / max(w, 1.0), frame[1] / max(h, 1.0))
         if need <= font or font >= cap:
             break
         font = min(cap, round(need * 1.25, 1)) if attempt == 0 else cap
     return pos, label_boxes(nodes, kept, NODE_FONT, centred=True)
 
 
-def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool) -> tuple[list, list]:
+def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
+                  frame_height: float = WIDE_FRAME[1]) -> tuple[list, list]:
+    """vis-network nodes and edges, with the positions of a wide layout made for a frame
+    `frame_height` high (the drawing's height less FRAME_PADDING) and of a phone's."""
     from pyvis.network import Network
 
     from components.graph_layout import component_layout
@@ -131,7 +135,7 @@ def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool) -> tup
     kept = [e for e in edges if e.source in ids and e.target in ids]
     pairs = [(e.source, e.target) for e in kept]
     # two packings of the components: one for a wide canvas, one for a phone (the page picks)
-    pos, boxes = _wide_layout(nodes, kept)
+    pos, boxes = _wide_layout(nodes, kept, (WIDE_FRAME[0], frame_height))
     # a phone column is ~340 x 480 px: pack tighter there (labels may touch) so the fit zooms out
     # less and labels stay readable
     narrow = component_layout([n.id for n in nodes], pairs, aspect=0.75, unit=110.0, gap=0.15,
@@ -245,7 +249,7 @@ def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, dir
     """A self-contained HTML page drawing the graph (no network requests): a legend row, the
     canvas (fixed layout, fitted), and a panel showing what was clicked."""
     js, css = _vis_assets()
-    vnodes, vedges = _network_data(nodes, edges, directed)
+    vnodes, vedges = _network_data(nodes, edges, directed, max(200.0, float(height - FRAME_PADDING)))
     e_font = edge_font(node_font)
     options = {
         "physics": {"enabled": False},

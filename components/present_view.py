@@ -31,6 +31,9 @@ def present_steps(run, corpus=None) -> list[tuple[str, object]]:
     return out
 
 
+#: The step's graph is what the audience looks at: tall enough that a KG2RAG forest's labels stay
+#: about 12 px on screen at 1440 x 900 when the drawing is fitted (at 420 px, half of them fell under 10)
+PRESENT_GRAPH_HEIGHT = 600
 _STATE = re.compile(r"^\[(resolved|searchable|fuzzy)\] ")
 
 
@@ -70,7 +73,7 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
     st.header(f"{label} {v.mark}" if s.title == "Answer" else label)
     if s.graph:  # the picture first: it is what the audience looks at
         nodes, edges, legend = from_payload(s.graph)
-        show_graph(nodes, edges, height=420, directed=s.graph.get("directed", False), legend=legend)
+        show_graph(nodes, edges, height=PRESENT_GRAPH_HEIGHT, directed=s.graph.get("directed", False), legend=legend)
     for sec in s.sections:
         st.markdown(f"**{sec.heading}**")
         if any(_STATE.match(line) for line in sec.lines):

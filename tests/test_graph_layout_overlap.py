@@ -49,15 +49,24 @@ def vis_boxes(vnodes: list[dict], vedges: list[dict], font: float = VIS_NODE_FON
     return {"labels": labels, "dots": dots, "edge_labels": elabels}
 
 
-def fitted_font(vnodes: list[dict], frame: tuple[float, float] = (1220.0, 340.0)) -> float:
-    """The node font (canvas units) the page sets after fitting the drawing to a frame (the
-    presentation graph at 1440 x 900 less the fit's padding): at least 12 px on screen."""
+def _fit_scale(vnodes: list[dict], frame: tuple[float, float]) -> float:
+    """Screen px per canvas unit once the page has fitted the drawing to `frame`."""
     x0 = min(n["x"] - max(CHAR_EM * VIS_NODE_FONT * len(n["label"]) / 2, n["size"]) for n in vnodes)
     x1 = max(n["x"] + max(CHAR_EM * VIS_NODE_FONT * len(n["label"]) / 2, n["size"]) for n in vnodes)
     y0 = min(n["y"] - n["size"] for n in vnodes)
     y1 = max(n["y"] + n["size"] + 1.5 * VIS_NODE_FONT + 4 for n in vnodes)
-    scale = min(frame[0] / (x1 - x0), frame[1] / (y1 - y0))
-    return min(VIS_NODE_FONT * 7, max(VIS_NODE_FONT, 12 / scale))
+    return min(frame[0] / (x1 - x0), frame[1] / (y1 - y0))
+
+
+def fitted_font(vnodes: list[dict], frame: tuple[float, float] = (1220.0, 340.0)) -> float:
+    """The node font (canvas units) the page sets after fitting the drawing to a frame (by default
+    a 420 px graph at 1440 x 900 less the fit's padding): at least 12 px on screen."""
+    return min(VIS_NODE_FONT * 7, max(VIS_NODE_FONT, 12 / _fit_scale(vnodes, frame)))
+
+
+def _screen_font(vnodes: list[dict], frame: tuple[float, float]) -> float:
+    """The labels' size on screen, in px, after the fit."""
+    return fitted_font(vnodes, frame) * _fit_scale(vnodes, frame)
 
 
 def svg_boxes(payload: dict) -> dict[str, list]:
@@ -189,6 +198,23 @@ def test_no_label_overlaps_when_the_page_fits_the_graph_to_the_presentation_fram
     vnodes, vedges = _network_data(nodes, edges, False)
     o = overlaps(vis_boxes(vnodes, vedges, fitted_font(vnodes)))
     assert not o["label_label"] and not o["label_node"] and not o["label_edge"], (name, o)
+
+
+@pytest.mark.parametrize("name,make", _graphs(), ids=[g[0] for g in _graphs()])
+def test_presentation_graph_height_is_the_frame_the_layout_is_made_for(name, make):
+    """Presentation mode draws its graph PRESENT_GRAPH_HEIGHT high: the layout is packed for that
+    frame, so the fitted labels do not overlap and are no smaller than in the default frame."""
+    from components.graph import FRAME_PADDING
+    from components.present_view import PRESENT_GRAPH_HEIGHT
+
+    nodes, edges = make()
+    frame = (1220.0, float(PRESENT_GRAPH_HEIGHT - FRAME_PADDING))
+    vnodes, vedges = _network_data(nodes, edges, False, frame[1])
+    font = fitted_font(vnodes, frame)
+    o = overlaps(vis_boxes(vnodes, vedges, font))
+    assert not o["label_label"] and not o["label_node"] and not o["label_edge"], (name, o)
+    small = _network_data(nodes, edges, False)[0]
+    assert _screen_font(vnodes, frame) >= _screen_font(small, (1220.0, 340.0)) - 0.01, name
 
 
 @pytest.mark.parametrize("name,make", _graphs(), ids=[g[0] for g in _graphs()])
