@@ -192,6 +192,15 @@ _INIT = """
     font(base.node);  // fit to the drawing at the base size, then grow labels if it zoomed out
     net.fit({animation: false, padding: 40});
     readable();
+    // grown labels reach past the drawing the fit saw: fit again with them (a few rounds, as the
+    // smaller zoom grows them a little more), so no label is cut at the frame's edge
+    for (var i = 0; i < 3 && last > base.node; i++) {
+      var before = last;
+      net.fit({animation: false, padding: 24});
+      readable();
+      if (Math.abs(last - before) < 0.5) break;
+    }
+    net.fit({animation: false, padding: 24});
     document.body.setAttribute("data-fitted", String(Date.now()));
     probe();
   }
