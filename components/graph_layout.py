@@ -258,14 +258,14 @@ def component_layout(node_ids: list[str], pairs: list[tuple[str, str]], *, unit:
                      label_height: float = node_box_height(15), node_size: dict[str, float] | None = None,
                      edge_label_width: dict[tuple[str, str], float] | None = None,
                      edge_label_height: float = edge_box_height(13),
-                     row_cap: float | None = None) -> dict[str, tuple[float, float]]:
+                     row_cap: float | None = None, margin: float | None = None) -> dict[str, tuple[float, float]]:
     """`node_id -> (x, y)` in vis-network canvas units (y grows downwards).
 
     `label_width` (canvas units per node) and `label_height` size the label under each node (of
     radius `node_size`, 14 by default); `edge_label_width` the label on an edge's midpoint. A
     component of n nodes starts in a box of side about `unit * sqrt(n)`, its boxes are pushed
     apart, and the components are placed left to right by their true extent (plus `gap` of a
-    unit between them), wrapping at `max_row` (by default so that the whole drawing has about the
+    unit between them, or `margin` canvas units), wrapping at `max_row` (by default so that the whole drawing has about the
     width / height ratio `aspect` of the canvas it will be fitted to, and at most `row_cap`).
     """
     import networkx as nx
@@ -312,7 +312,7 @@ def component_layout(node_ids: list[str], pairs: list[tuple[str, str]], *, unit:
         x, y = (pos[a] + pos[b]) / 2
         e = ext[comp_idx[a]]
         ext[comp_idx[a]] = [min(e[0], x - w / 2), min(e[1], y - h / 2), max(e[2], x + w / 2), max(e[3], y + h / 2)]
-    margin = max(unit * gap, 1.5 * label_height)
+    margin = max(unit * gap, 1.5 * label_height) if margin is None else margin
     cells = [(e[2] - e[0] + margin, e[3] - e[1] + margin) for e in ext]
     widest = max((w for w, _ in cells), default=unit)
     if max_row:
