@@ -243,3 +243,37 @@ def test_layout_is_deterministic_and_fast():
         component_layout(*args, **boxes)
         took.append(time.perf_counter() - t)
     assert min(took) < 0.15, took  # ~20 ms here; a page draw makes up to four
+
+
+# --- the narrow layout (a phone, a Compare column: the page's frame has width / height < 1.6) ---
+
+#: Canvas px the fit fills (less its padding): a Compare column at 1440 x 900 (~430 x 480 px) and
+#: a phone at 390 px (~360 x 480 px), for the KG2RAG graph's 480 px drawing.
+COMPARE_FRAME = (380.0, 400.0)
+PHONE_FRAME = (310.0, 400.0)
+
+
+def narrow_view(vnodes: list[dict], vedges: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The drawing as the page shows it in a narrow frame: narrow positions, narrow labels."""
+    return ([{**n, "x": n["narrow"][0], "y": n["narrow"][1], "label": n.get("label_narrow", n["label"])} for n in vnodes],
+            [{**e, "label": e.get("label_narrow", e["label"])} for e in vedges])
+
+
+@pytest.mark.parametrize("frame", [COMPARE_FRAME, PHONE_FRAME], ids=["compare column", "phone"])
+@pytest.mark.parametrize("name,make", _graphs(), ids=[g[0] for g in _graphs()])
+def test_no_label_overlaps_in_the_narrow_layout(name, make, frame):
+    nodes, edges = make()
+    vnodes, vedges = narrow_view(*_network_data(nodes, edges, False, frame[1]))
+    o = overlaps(vis_boxes(vnodes, vedges, fitted_font(vnodes, frame)))
+    assert not o["label_label"] and not o["label_node"] and not o["label_edge"], (name, o)
+
+
+@pytest.mark.parametrize("frame", [COMPARE_FRAME, PHONE_FRAME], ids=["compare column", "phone"])
+def test_narrow_labels_stay_readable_for_a_kg2rag_graph(frame):
+    """The KG2RAG weighted graph (~20 entities) fits a narrow frame with labels the page grows to
+    about 12 px on screen; the narrow labels are short, the full text stays in the hover."""
+    nodes, edges = kg2rag_trace_graph()
+    vnodes, vedges = _network_data(nodes, edges, False, frame[1])
+    assert all(len(n["label_narrow"]) <= 14 and n["title"] for n in vnodes)
+    assert all(len(e["label_narrow"]) <= 14 for e in vedges)
+    assert _screen_font(narrow_view(vnodes, vedges)[0], frame) >= 11.0, frame
