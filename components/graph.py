@@ -104,29 +104,29 @@ MAX_FONT_GROWTH = 7
 
 
 def _wide_layout(nodes: list[GNode], kept: list[GEdge], frame: tuple[float, float] = WIDE_FRAME,
-                 margin: float | None = None) -> tuple[dict, dict, bool]:
+                 margin: float | None = None, max_fan: int | None = None) -> tuple[dict, dict, float]:
     """The wide packing, with room for labels at the size they will be drawn: the page zooms out
     to fit a big drawing and then grows the font to stay readable (at least MIN_LABEL_PX on
     screen, at most MAX_FONT_GROWTH times the base), so a bigger drawing needs room for bigger
     labels. A few rounds find a font that leaves room for itself, or else the page's biggest (a
-    graph too big for the frame then gets smaller labels rather than overlapping ones: `fits` is
-    False then)."""
+    graph too big for the frame then gets smaller labels rather than overlapping ones). The
+    positions, the label boxes at the base font, and the labels' size on screen (px) once fitted."""
     from components.graph_layout import component_layout, drawing_extent
 
     font, cap = float(NODE_FONT), float(NODE_FONT * MAX_FONT_GROWTH)
     pairs = [(e.source, e.target) for e in kept]
-    fits = True
+    need = font
     for attempt in range(3):  # at most three layouts: the base font, a guess, the page's biggest
         boxes = label_boxes(nodes, kept, font, centred=True)
         pos = component_layout([n.id for n in nodes], pairs, aspect=frame[0] / frame[1],
-                               margin=None if margin is None else margin * boxes["label_height"], **boxes)
+                               margin=None if margin is None else margin * boxes["label_height"],
+                               **({} if max_fan is None else {"max_fan": max_fan}), **boxes)
         w, h = drawing_extent(pos, **boxes)
         need = MIN_LABEL_PX / min(frame[0] / max(w, 1.0), frame[1] / max(h, 1.0))
-        fits = need <= font
-        if fits or font >= cap:
+        if need <= font or font >= cap:
             break
         font = min(cap, round(need * 1.25, 1)) if attempt == 0 else cap
-    return pos, label_boxes(nodes, kept, NODE_FONT, centred=True), fits
+    return pos, label_boxes(nodes, kept, NODE_FONT, centred=True), MIN_LABEL_PX * min(1.0, font / need)
 
 
 #: The narrow canvas (a phone at 390 px, or a Compare column at 1440 px, which is ~380 px wide:
@@ -136,6 +136,8 @@ NARROW_WIDTH = 310.0
 NARROW_LABEL_CHARS = 14
 #: Room between two components in the narrow layout, in label heights (the wide one keeps 1.5).
 NARROW_MARGIN = 0.5
+#: Most leaves of a hub side by side in the narrow layout (more go in staggered rows).
+NARROW_FAN = 2
 _WALK_NUMBER = re.compile(r"^(\d+\.)\s")
 
 
@@ -152,20 +154,26 @@ def narrow_edge_label(text: str) -> str:
 
 
 def _narrow_layout(nodes: list[GNode], kept: list[GEdge], frame_height: float) -> tuple[dict, list[str]]:
-    """The narrow packing: the wide one's method for a narrow frame, with the narrow labels; when
-    that leaves the labels too small to read, again without edge labels (their text is in the
-    hover and the panel). The positions, and each edge's narrow label (in `kept`'s order)."""
+    """The narrow packing: the wide one's method for a narrow frame, with the narrow labels and a
+    hub's leaves in rows of NARROW_FAN. When that leaves the labels too small to read, again
+    without edge labels (their text is in the hover and the panel), then with one leaf a row: the
+    first whose labels are readable, else the most readable. The positions, and each edge's
+    narrow label (in `kept`'s order)."""
     from dataclasses import replace
 
     short_nodes = [replace(n, label=narrow_label(n.label)) for n in nodes]
-    elabels = [narrow_edge_label(e.label) for e in kept]
-    frame = (NARROW_WIDTH, frame_height)
-    short_edges = [replace(e, label=t) for e, t in zip(kept, elabels)]
-    pos, _, fits = _wide_layout(short_nodes, short_edges, frame, NARROW_MARGIN)
-    if not fits and any(elabels):
-        elabels = [""] * len(kept)
-        pos = _wide_layout(short_nodes, [replace(e, label="") for e in kept], frame, NARROW_MARGIN)[0]
-    return pos, elabels
+    numbers = [narrow_edge_label(e.label) for e in kept]
+    tries = [(numbers, NARROW_FAN), ([""] * len(kept), NARROW_FAN), ([""] * len(kept), 1)]
+    best: tuple[float, dict, list[str]] | None = None
+    for elabels, fan in tries if any(numbers) else tries[1:]:
+        short_edges = [replace(e, label=t) for e, t in zip(kept, elabels)]
+        pos, _, px = _wide_layout(short_nodes, short_edges, (NARROW_WIDTH, frame_height), NARROW_MARGIN, fan)
+        if best is None or px > best[0] + 0.05:
+            best = (px, pos, elabels)
+        if px >= MIN_LABEL_PX - 0.05:
+            break
+    assert best is not None
+    return best[1], best[2]
 
 
 def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
