@@ -236,10 +236,11 @@ _INIT = """
     var want = box.clientWidth / box.clientHeight >= 1.6 ? "wide" : "narrow";
     if (want !== shape) {
       shape = want;
+      // vis keeps the old label when given "": an empty one is a zero-width space (draws nothing)
       nodes.update(nodes.get().map(function(n) {
-        return {id: n.id, x: n[want][0], y: n[want][1], label: n["label_" + want]};
+        return {id: n.id, x: n[want][0], y: n[want][1], label: n["label_" + want] || "\\u200b"};
       }));
-      edges.update(edges.get().map(function(e) { return {id: e.id, label: e["label_" + want]}; }));
+      edges.update(edges.get().map(function(e) { return {id: e.id, label: e["label_" + want] || "\\u200b"}; }));
     }
     font(base.node);  // fit to the drawing at the base size, then grow labels if it zoomed out
     net.fit({animation: false, padding: 40});
