@@ -267,9 +267,9 @@ def component_layout(node_ids: list[str], pairs: list[tuple[str, str]], *, unit:
     radius `node_size`, 14 by default); `edge_label_width` the label on an edge's midpoint. A
     component of n nodes starts in a box of side about `unit * sqrt(n)`, its boxes are pushed
     apart, and the components are placed left to right by their true extent (plus `gap` of a
-    unit between them, or `margin` canvas units), wrapping at `max_row` (by default so that the whole drawing has about the
-    width / height ratio `aspect` of the canvas it will be fitted to, and at most `row_cap`). A
-    tree's hub with more than `max_fan` leaves puts them in staggered rows.
+    unit between them, or `margin` canvas units), wrapping at `max_row` (by default so that the
+    whole drawing has about the width / height ratio `aspect` of the canvas it will be fitted to,
+    and at most `row_cap`). A tree's hub with more than `max_fan` leaves puts them in staggered rows.
     """
     import networkx as nx
 

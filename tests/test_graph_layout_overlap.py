@@ -180,7 +180,8 @@ def kg2rag_trace_graph() -> tuple[list[GNode], list[GEdge]]:
 SAMPLE_NAMES = ["Alû", "Arthur? Arthur!", "Blue Demon's", "Demon Dice", "Fridays",
                 "legendary tribe or state of ancient China", "Lester Smith", "Leyenda de Azul", "Lilu", "Maha Sona",
                 "masculine Akkadian word for a spirit", 'mentioned in many other ancient texts including "Zhuangzi',
-                "most feared god or demon in Sri Lanka", "name of a malevolent spirit in Chinese mythology and folklore",
+                "most feared god or demon in Sri Lanka",
+                "name of a malevolent spirit in Chinese mythology and folklore",
                 "Professor Li Yujie of Henan University", "ranked the fourth among the thirteen", "Samuel Gallu",
                 "Tim Brown", "vengeful spirit of the Utukku", "Wangliang"]
 
@@ -274,8 +275,8 @@ PHONE_FRAME = (310.0, 400.0)
 
 def narrow_view(vnodes: list[dict], vedges: list[dict]) -> tuple[list[dict], list[dict]]:
     """The drawing as the page shows it in a narrow frame: narrow positions, narrow labels."""
-    return ([{**n, "x": n["narrow"][0], "y": n["narrow"][1], "label": n.get("label_narrow", n["label"])} for n in vnodes],
-            [{**e, "label": e.get("label_narrow", e["label"])} for e in vedges])
+    return ([{**n, "x": n["narrow"][0], "y": n["narrow"][1], "label": n.get("label_narrow", n["label"])}
+             for n in vnodes], [{**e, "label": e.get("label_narrow", e["label"])} for e in vedges])
 
 
 @pytest.mark.parametrize("frame", [COMPARE_FRAME, PHONE_FRAME], ids=["compare column", "phone"])
