@@ -10,6 +10,7 @@ hash-based CSP (components.safe.sandboxed): a slip could not reach the app's ori
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -102,45 +103,91 @@ MIN_LABEL_PX = 12.0
 MAX_FONT_GROWTH = 7
 
 
-def _wide_layout(nodes: list[GNode], kept: list[GEdge], frame: tuple[float, float] = WIDE_FRAME) -> tuple[dict, dict]:
+def _wide_layout(nodes: list[GNode], kept: list[GEdge], frame: tuple[float, float] = WIDE_FRAME,
+                 margin: float | None = None, max_fan: int | None = None) -> tuple[dict, dict, float]:
     """The wide packing, with room for labels at the size they will be drawn: the page zooms out
     to fit a big drawing and then grows the font to stay readable (at least MIN_LABEL_PX on
     screen, at most MAX_FONT_GROWTH times the base), so a bigger drawing needs room for bigger
     labels. A few rounds find a font that leaves room for itself, or else the page's biggest (a
-    graph too big for the frame then gets smaller labels rather than overlapping ones)."""
+    graph too big for the frame then gets smaller labels rather than overlapping ones). The
+    positions, the label boxes at the base font, and the labels' size on screen (px) once fitted."""
     from components.graph_layout import component_layout, drawing_extent
 
     font, cap = float(NODE_FONT), float(NODE_FONT * MAX_FONT_GROWTH)
     pairs = [(e.source, e.target) for e in kept]
+    need = font
     for attempt in range(3):  # at most three layouts: the base font, a guess, the page's biggest
         boxes = label_boxes(nodes, kept, font, centred=True)
-        pos = component_layout([n.id for n in nodes], pairs, aspect=frame[0] / frame[1], **boxes)
+        pos = component_layout([n.id for n in nodes], pairs, aspect=frame[0] / frame[1],
+                               margin=None if margin is None else margin * boxes["label_height"],
+                               **({} if max_fan is None else {"max_fan": max_fan}), **boxes)
         w, h = drawing_extent(pos, **boxes)
         need = MIN_LABEL_PX / min(frame[0] / max(w, 1.0), frame[1] / max(h, 1.0))
         if need <= font or font >= cap:
             break
         font = min(cap, round(need * 1.25, 1)) if attempt == 0 else cap
-    return pos, label_boxes(nodes, kept, NODE_FONT, centred=True)
+    return pos, label_boxes(nodes, kept, NODE_FONT, centred=True), MIN_LABEL_PX * min(1.0, font / need)
+
+
+#: The narrow canvas (a phone at 390 px, or a Compare column at 1440 px, which is ~380 px wide:
+#: the page switches to it when the frame's width / height < 1.6); its height is the wide one's.
+NARROW_WIDTH = 310.0
+#: Longest node label drawn in the narrow layout (the whole text is in the hover and the panel).
+NARROW_LABEL_CHARS = 14
+#: Room between two components in the narrow layout, in label heights (the wide one keeps 1.5).
+NARROW_MARGIN = 0.5
+#: Most leaves of a hub side by side in the narrow layout (more go in staggered rows).
+NARROW_FAN = 2
+_WALK_NUMBER = re.compile(r"^(\d+\.)\s")
+
+
+def narrow_label(text: str) -> str:
+    """A node's label in the narrow layout: cut shorter, so the drawing fits a phone's width."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= NARROW_LABEL_CHARS else text[:NARROW_LABEL_CHARS - 1].rstrip() + "…"
+
+
+def narrow_edge_label(text: str) -> str:
+    """An edge's label in the narrow layout: its walk number alone ("2.") when it has one, else cut."""
+    m = _WALK_NUMBER.match(" ".join(str(text).split()))
+    return m.group(1) if m else narrow_label(text)
+
+
+def _narrow_layout(nodes: list[GNode], kept: list[GEdge], frame_height: float) -> tuple[dict, list[str]]:
+    """The narrow packing: the wide one's method for a narrow frame, with the narrow labels and a
+    hub's leaves in rows of NARROW_FAN. When that leaves the labels too small to read, again
+    without edge labels (their text is in the hover and the panel), then with one leaf a row: the
+    first whose labels are readable, else the most readable. The positions, and each edge's
+    narrow label (in `kept`'s order)."""
+    from dataclasses import replace
+
+    short_nodes = [replace(n, label=narrow_label(n.label)) for n in nodes]
+    numbers = [narrow_edge_label(e.label) for e in kept]
+    tries = [(numbers, NARROW_FAN), ([""] * len(kept), NARROW_FAN), ([""] * len(kept), 1)]
+    best: tuple[float, dict, list[str]] | None = None
+    for elabels, fan in tries if any(numbers) else tries[1:]:
+        short_edges = [replace(e, label=t) for e, t in zip(kept, elabels)]
+        pos, _, px = _wide_layout(short_nodes, short_edges, (NARROW_WIDTH, frame_height), NARROW_MARGIN, fan)
+        if best is None or px > best[0] + 0.05:
+            best = (px, pos, elabels)
+        if px >= MIN_LABEL_PX - 0.05:
+            break
+    assert best is not None
+    return best[1], best[2]
 
 
 def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
                   frame_height: float = WIDE_FRAME[1]) -> tuple[list, list]:
     """vis-network nodes and edges, with the positions of a wide layout made for a frame
-    `frame_height` high (the drawing's height less FRAME_PADDING) and of a phone's."""
+    `frame_height` high (the drawing's height less FRAME_PADDING) and of a narrow one's (a phone,
+    a Compare column), each with its own labels (`label_wide`, `label_narrow`)."""
     from pyvis.network import Network
-
-    from components.graph_layout import component_layout
 
     ids = {n.id for n in nodes}
     kept = [e for e in edges if e.source in ids and e.target in ids]
-    pairs = [(e.source, e.target) for e in kept]
-    # two packings of the components: one for a wide canvas, one for a phone (the page picks)
-    pos, boxes = _wide_layout(nodes, kept, (WIDE_FRAME[0], frame_height))
-    # a phone column is ~340 x 480 px: pack tighter there (labels may touch) so the fit zooms out
-    # less and labels stay readable
-    narrow = component_layout([n.id for n in nodes], pairs, aspect=0.75, unit=110.0, gap=0.15,
-                              **{**boxes, "label_width": {k: v * 0.4 for k, v in boxes["label_width"].items()},
-                                 "edge_label_width": {k: v * 0.4 for k, v in boxes["edge_label_width"].items()}})
+    # two packings of the components: one for a wide canvas, one for a narrow one (the page picks)
+    pos, _, _ = _wide_layout(nodes, kept, (WIDE_FRAME[0], frame_height))
+    narrow, narrow_edge = _narrow_layout(nodes, kept, frame_height)
     net = Network(directed=directed, cdn_resources="in_line")
     for n in nodes:
         # plain text: vis-network 9 draws labels on canvas and sets string titles as text, so an
@@ -150,11 +197,13 @@ def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
                  "highlight": {"background": n.color, "border": "#222"}}
         net.add_node(n.id, label=short_label(n.label), title=n.title or n.label, color=color, size=n.size, x=x, y=y,
                      borderWidth=3 if n.border else 1, detail=n.detail or n.title or n.label,
-                     wide=[x, y], narrow=list(narrow[n.id]))
-    for e in kept:
+                     wide=[x, y], narrow=list(narrow[n.id]), label_wide=short_label(n.label),
+                     label_narrow=narrow_label(n.label))
+    for e, narrow_text in zip(kept, narrow_edge):
         net.add_edge(e.source, e.target, label=short_label(e.label), title=e.title or e.label,
                      color=e.color, dashes=[6, 6] if e.dashed else False, width=e.width,
-                     detail=e.detail or e.title or e.label)
+                     detail=e.detail or e.title or e.label, label_wide=short_label(e.label),
+                     label_narrow=narrow_text)
     data = net.get_network_data()
     return data[0], data[1]
 
@@ -187,7 +236,11 @@ _INIT = """
     var want = box.clientWidth / box.clientHeight >= 1.6 ? "wide" : "narrow";
     if (want !== shape) {
       shape = want;
-      nodes.update(nodes.get().map(function(n) { return {id: n.id, x: n[want][0], y: n[want][1]}; }));
+      // vis keeps the old label when given "": an empty one is a zero-width space (draws nothing)
+      nodes.update(nodes.get().map(function(n) {
+        return {id: n.id, x: n[want][0], y: n[want][1], label: n["label_" + want] || "\\u200b"};
+      }));
+      edges.update(edges.get().map(function(e) { return {id: e.id, label: e["label_" + want] || "\\u200b"}; }));
     }
     font(base.node);  // fit to the drawing at the base size, then grow labels if it zoomed out
     net.fit({animation: false, padding: 40});

@@ -43,7 +43,8 @@ def edge_box_height(font: float) -> float:
     return 2 * (4.0 + 0.85 * font) + 2.0
 
 
-def _raw_positions(g, comp: list[str], side: float, nb: dict, eb: dict) -> dict[str, tuple[float, float]]:
+def _raw_positions(g, comp: list[str], side: float, nb: dict, eb: dict,
+                   max_fan: int = MAX_FAN) -> dict[str, tuple[float, float]]:
     import networkx as nx
 
     if len(comp) == 1:
@@ -61,7 +62,7 @@ def _raw_positions(g, comp: list[str], side: float, nb: dict, eb: dict) -> dict[
         return {a: (0.0, -dy / 2), b: (0.0, dy / 2)}
     sub = g.subgraph(comp)
     if sub.number_of_edges() <= len(comp) + 2:  # a tree, or nearly
-        return _tidy_tree(sub, nb, eb)
+        return _tidy_tree(sub, nb, eb, max_fan)
     raw = nx.kamada_kawai_layout(sub) if len(comp) <= 60 else nx.spring_layout(sub, seed=7)
     # room for the labels from the start: the component's area a few times its boxes' area, wider
     # than high as the labels are (pushing boxes apart later is slow to spread a crowd)
@@ -77,7 +78,7 @@ def _raw_positions(g, comp: list[str], side: float, nb: dict, eb: dict) -> dict[
     return {n: (float(x) * sx, float(y) * sy) for n, (x, y) in raw.items()}
 
 
-def _tidy_tree(sub, nb: dict, eb: dict) -> dict[str, tuple[float, float]]:
+def _tidy_tree(sub, nb: dict, eb: dict, max_fan: int = MAX_FAN) -> dict[str, tuple[float, float]]:
     """A tree drawn top-down from its centre (a BFS tree for a graph with a few cycles): each
     subtree as wide as its labels need, parents centred over their children, one level per
     depth with room for the edge labels between two levels."""
@@ -114,15 +115,15 @@ def _tidy_tree(sub, nb: dict, eb: dict) -> dict[str, tuple[float, float]]:
     node_h = max(2 * nb[n][1] + nb[n][2] for n in adj)
     edge_h = max((h for _, h in eb.values()), default=0.0)
     level = node_h + edge_h + 4 * PAD
-    # a hub's leaves past MAX_FAN go in staggered rows (a brick pattern, so each edge passes
+    # a hub's leaves past max_fan go in staggered rows (a brick pattern, so each edge passes
     # between the leaves above): a star is then about as wide as high, not one long row
     block: dict[str, tuple[list[str], int, float]] = {}  # node -> (its leaves in the block, columns, slot)
     width: dict[str, float] = {}
     for n in reversed(queue):
         kids = children[n]
         leaves = [c for c in kids if not children[c]]
-        if len(leaves) > MAX_FAN:
-            rows = math.ceil(math.sqrt(len(leaves) / MAX_FAN * 2))
+        if len(leaves) > max_fan:
+            rows = math.ceil(math.sqrt(len(leaves) / max_fan * 2))
             cols = math.ceil(len(leaves) / rows)
             slot = max(own[c] for c in leaves)
             block[n] = (leaves, cols, slot)
@@ -258,15 +259,17 @@ def component_layout(node_ids: list[str], pairs: list[tuple[str, str]], *, unit:
                      label_height: float = node_box_height(15), node_size: dict[str, float] | None = None,
                      edge_label_width: dict[tuple[str, str], float] | None = None,
                      edge_label_height: float = edge_box_height(13),
-                     row_cap: float | None = None) -> dict[str, tuple[float, float]]:
+                     row_cap: float | None = None, margin: float | None = None,
+                     max_fan: int = MAX_FAN) -> dict[str, tuple[float, float]]:
     """`node_id -> (x, y)` in vis-network canvas units (y grows downwards).
 
     `label_width` (canvas units per node) and `label_height` size the label under each node (of
     radius `node_size`, 14 by default); `edge_label_width` the label on an edge's midpoint. A
     component of n nodes starts in a box of side about `unit * sqrt(n)`, its boxes are pushed
     apart, and the components are placed left to right by their true extent (plus `gap` of a
-    unit between them), wrapping at `max_row` (by default so that the whole drawing has about the
-    width / height ratio `aspect` of the canvas it will be fitted to, and at most `row_cap`).
+    unit between them, or `margin` canvas units), wrapping at `max_row` (by default so that the
+    whole drawing has about the width / height ratio `aspect` of the canvas it will be fitted to,
+    and at most `row_cap`). A tree's hub with more than `max_fan` leaves puts them in staggered rows.
     """
     import networkx as nx
 
@@ -287,7 +290,7 @@ def component_layout(node_ids: list[str], pairs: list[tuple[str, str]], *, unit:
     raw: list[tuple[float, float]] = []
     for ci, comp in enumerate(comps):
         side = unit * max(1.0, math.sqrt(len(comp)) * 1.4)
-        p = _raw_positions(g, comp, side, nb, eb)
+        p = _raw_positions(g, comp, side, nb, eb, max_fan)
         for nid in comp:
             ids.append(nid)
             comp_idx.append(ci)
@@ -312,7 +315,7 @@ def component_layout(node_ids: list[str], pairs: list[tuple[str, str]], *, unit:
         x, y = (pos[a] + pos[b]) / 2
         e = ext[comp_idx[a]]
         ext[comp_idx[a]] = [min(e[0], x - w / 2), min(e[1], y - h / 2), max(e[2], x + w / 2), max(e[3], y + h / 2)]
-    margin = max(unit * gap, 1.5 * label_height)
+    margin = max(unit * gap, 1.5 * label_height) if margin is None else margin
     cells = [(e[2] - e[0] + margin, e[3] - e[1] + margin) for e in ext]
     widest = max((w for w, _ in cells), default=unit)
     if max_row:

@@ -177,9 +177,29 @@ def kg2rag_trace_graph() -> tuple[list[GNode], list[GEdge]]:
     return nodes, edges
 
 
+SAMPLE_NAMES = ["Alû", "Arthur? Arthur!", "Blue Demon's", "Demon Dice", "Fridays",
+                "legendary tribe or state of ancient China", "Lester Smith", "Leyenda de Azul", "Lilu", "Maha Sona",
+                "masculine Akkadian word for a spirit", 'mentioned in many other ancient texts including "Zhuangzi',
+                "most feared god or demon in Sri Lanka",
+                "name of a malevolent spirit in Chinese mythology and folklore",
+                "Professor Li Yujie of Henan University", "ranked the fourth among the thirteen", "Samuel Gallu",
+                "Tim Brown", "vengeful spirit of the Utukku", "Wangliang"]
+
+
+def sample_compare_graph() -> tuple[list[GNode], list[GEdge]]:
+    """The KG2RAG weighted graph the Compare page draws for the hotpotqa-sample demo question (the
+    browser test's): 20 entities, 13 edges, 8 trees, the walk numbering its edges."""
+    walk = [(8, 10, "1. is"), (8, 5, "2. was"), (8, 15, "3. was"), (8, 11, "4. is"), (14, 8, "5. believes that"),
+            (0, 18, "1. is"), (7, 2, "1. endorsed by"), (7, 4, "2. held on"), (9, 12, "1. is"), (19, 13, "1. is"),
+            (3, 6, "1. created by"), (3, 17, "2. created by"), (1, 16, "1. directed by")]
+    nodes = [GNode(id=f"n{i}", label=name, size=18) for i, name in enumerate(SAMPLE_NAMES)]
+    return nodes, [GEdge(f"n{u}", f"n{v}", label=label) for u, v, label in walk]
+
+
 def _graphs():
     out = [("two-node trees", two_node_trees), ("15-component forest", forest15)]
     out.append(("KG2RAG trace", kg2rag_trace_graph))
+    out.append(("sample Compare graph", sample_compare_graph))
     return out
 
 
@@ -243,3 +263,50 @@ def test_layout_is_deterministic_and_fast():
         component_layout(*args, **boxes)
         took.append(time.perf_counter() - t)
     assert min(took) < 0.15, took  # ~20 ms here; a page draw makes up to four
+
+
+# --- the narrow layout (a phone, a Compare column: the page's frame has width / height < 1.6) ---
+
+#: Canvas px the fit fills (less its padding): a Compare column at 1440 x 900 (~430 x 480 px) and
+#: a phone at 390 px (~360 x 480 px), for the KG2RAG graph's 480 px drawing.
+COMPARE_FRAME = (380.0, 400.0)
+PHONE_FRAME = (310.0, 400.0)
+
+
+def narrow_view(vnodes: list[dict], vedges: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The drawing as the page shows it in a narrow frame: narrow positions, narrow labels."""
+    return ([{**n, "x": n["narrow"][0], "y": n["narrow"][1], "label": n.get("label_narrow", n["label"])}
+             for n in vnodes], [{**e, "label": e.get("label_narrow", e["label"])} for e in vedges])
+
+
+@pytest.mark.parametrize("frame", [COMPARE_FRAME, PHONE_FRAME], ids=["compare column", "phone"])
+@pytest.mark.parametrize("name,make", _graphs(), ids=[g[0] for g in _graphs()])
+def test_no_label_overlaps_in_the_narrow_layout(name, make, frame):
+    nodes, edges = make()
+    vnodes, vedges = narrow_view(*_network_data(nodes, edges, False, frame[1]))
+    o = overlaps(vis_boxes(vnodes, vedges, fitted_font(vnodes, frame)))
+    assert not o["label_label"] and not o["label_node"] and not o["label_edge"], (name, o)
+
+
+@pytest.mark.parametrize("frame", [COMPARE_FRAME, PHONE_FRAME], ids=["compare column", "phone"])
+@pytest.mark.parametrize("make", [kg2rag_trace_graph, sample_compare_graph], ids=["KG2RAG trace", "sample"])
+def test_narrow_labels_stay_readable_for_a_kg2rag_graph(make, frame):
+    """A KG2RAG weighted graph (~20 entities) fits a narrow frame with labels the page grows to
+    about 12 px on screen; the narrow labels are short, the full text stays in the hover."""
+    nodes, edges = make()
+    vnodes, vedges = _network_data(nodes, edges, False, frame[1])
+    assert all(len(n["label_narrow"]) <= 14 and n["title"] for n in vnodes)
+    assert all(len(e["label_narrow"]) <= 14 for e in vedges)
+    assert _screen_font(narrow_view(vnodes, vedges)[0], frame) >= 11.5, frame
+
+
+def test_the_page_switches_labels_with_the_layout():
+    """In a narrow frame the page shows the narrow labels (an empty one as a zero-width space:
+    vis-network keeps the old label when given ""), and the wide ones back in a wide frame."""
+    from components.graph import _INIT
+
+    nodes, edges = sample_compare_graph()
+    vnodes, vedges = _network_data(nodes, edges, False, 400.0)
+    assert all(n["label"] == n["label_wide"] and "label_narrow" in n for n in vnodes)
+    assert all(e["label"] == e["label_wide"] and "label_narrow" in e for e in vedges)
+    assert 'label: n["label_" + want] || "\\u200b"' in _INIT and 'label: e["label_" + want] || "\\u200b"' in _INIT
