@@ -159,6 +159,7 @@ def main() -> int:
                 break
             _click(b, "Next ▶")
         _shoot(b, out, "03_compare_sync_graph", "Step both methods")
+        _shoot(b, out, "03_compare_kg2rag_graph", "Weighted graph")  # the KG2RAG column's graph in view
         _open_expanders(b, "Timelines")
         _wait_js(b, "document.querySelectorAll('.js-plotly-plot g.trace.bars').length >= 2")
         _shoot(b, out, "09_compare_timelines", scroll_js="[...document.querySelectorAll('details summary')].find(s => "
