@@ -99,6 +99,8 @@ def label_boxes(nodes: list[GNode], edges: list[GEdge], node_font: float, *, cen
 #: page keeps when the fit zooms out, and the most it grows the font for that (both as in _INIT).
 WIDE_FRAME = (1220.0, 340.0)
 FRAME_PADDING = 80
+#: A graph in a page's main column at 1440 x 900 with the sidebar open (~970 px), less the padding.
+PAGE_FRAME_WIDTH = 920.0
 MIN_LABEL_PX = 12.0
 MAX_FONT_GROWTH = 7
 
@@ -110,7 +112,8 @@ def _wide_layout(nodes: list[GNode], kept: list[GEdge], frame: tuple[float, floa
     screen, at most MAX_FONT_GROWTH times the base), so a bigger drawing needs room for bigger
     labels. A few rounds find a font that leaves room for itself, or else the page's biggest (a
     graph too big for the frame then gets smaller labels rather than overlapping ones). The
-    positions, the label boxes at the base font, and the labels' size on screen (px) once fitted."""
+    positions, the label boxes at the base font, the labels' size on screen (px) once fitted, and
+    the font the layout left room for (the page never grows labels past it)."""
     from components.graph_layout import component_layout, drawing_extent
 
     font, cap = float(NODE_FONT), float(NODE_FONT * MAX_FONT_GROWTH)
@@ -126,7 +129,7 @@ def _wide_layout(nodes: list[GNode], kept: list[GEdge], frame: tuple[float, floa
         if need <= font or font >= cap:
             break
         font = min(cap, round(need * 1.25, 1)) if attempt == 0 else cap
-    return pos, label_boxes(nodes, kept, NODE_FONT, centred=True), MIN_LABEL_PX * min(1.0, font / need)
+    return pos, label_boxes(nodes, kept, NODE_FONT, centred=True), MIN_LABEL_PX * min(1.0, font / need), font
 
 
 #: The narrow canvas (a phone at 390 px, or a Compare column at 1440 px, which is ~380 px wide:
@@ -153,41 +156,49 @@ def narrow_edge_label(text: str) -> str:
     return m.group(1) if m else narrow_label(text)
 
 
-def _narrow_layout(nodes: list[GNode], kept: list[GEdge], frame_height: float) -> tuple[dict, list[str]]:
+def _narrow_layout(nodes: list[GNode], kept: list[GEdge], frame_height: float) -> tuple[dict, list[str], float]:
     """The narrow packing: the wide one's method for a narrow frame, with the narrow labels and a
     hub's leaves in rows of NARROW_FAN. When that leaves the labels too small to read, again
     without edge labels (their text is in the hover and the panel), then with one leaf a row: the
-    first whose labels are readable, else the most readable. The positions, and each edge's
-    narrow label (in `kept`'s order)."""
+    first whose labels are readable, else the most readable. The positions, each edge's narrow
+    label (in `kept`'s order), and the font the layout left room for."""
     from dataclasses import replace
 
     short_nodes = [replace(n, label=narrow_label(n.label)) for n in nodes]
     numbers = [narrow_edge_label(e.label) for e in kept]
     tries = [(numbers, NARROW_FAN), ([""] * len(kept), NARROW_FAN), ([""] * len(kept), 1)]
-    best: tuple[float, dict, list[str]] | None = None
+    best: tuple[float, dict, list[str], float] | None = None
     for elabels, fan in tries if any(numbers) else tries[1:]:
         short_edges = [replace(e, label=t) for e, t in zip(kept, elabels)]
-        pos, _, px = _wide_layout(short_nodes, short_edges, (NARROW_WIDTH, frame_height), NARROW_MARGIN, fan)
+        pos, _, px, room = _wide_layout(short_nodes, short_edges, (NARROW_WIDTH, frame_height), NARROW_MARGIN, fan)
         if best is None or px > best[0] + 0.05:
-            best = (px, pos, elabels)
+            best = (px, pos, elabels, room)
         if px >= MIN_LABEL_PX - 0.05:
             break
     assert best is not None
-    return best[1], best[2]
+    return best[1], best[2], best[3]
 
 
 def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
-                  frame_height: float = WIDE_FRAME[1]) -> tuple[list, list]:
+                  frame_height: float = WIDE_FRAME[1], frame_width: float = WIDE_FRAME[0]) -> tuple[list, list]:
+    """vis-network nodes and edges (network_data without the fonts)."""
+    vnodes, vedges, _ = network_data(nodes, edges, directed, frame_height, frame_width)
+    return vnodes, vedges
+
+
+def network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
+                 frame_height: float = WIDE_FRAME[1], frame_width: float = WIDE_FRAME[0]) -> tuple[list, list, dict]:
     """vis-network nodes and edges, with the positions of a wide layout made for a frame
-    `frame_height` high (the drawing's height less FRAME_PADDING) and of a narrow one's (a phone,
-    a Compare column), each with its own labels (`label_wide`, `label_narrow`)."""
+    `frame_width` x `frame_height` (the drawing's size less the fit's padding) and of a narrow one's
+    (a phone, a Compare column), each with its own labels (`label_wide`, `label_narrow`); and the
+    font each layout left room for (`{"wide": f, "narrow": f}`)."""
     from pyvis.network import Network
 
     ids = {n.id for n in nodes}
     kept = [e for e in edges if e.source in ids and e.target in ids]
     # two packings of the components: one for a wide canvas, one for a narrow one (the page picks)
-    pos, _, _ = _wide_layout(nodes, kept, (WIDE_FRAME[0], frame_height))
-    narrow, narrow_edge = _narrow_layout(nodes, kept, frame_height)
+    pos, _, _, room = _wide_layout(nodes, kept, (frame_width, frame_height))
+    narrow, narrow_edge, narrow_room = _narrow_layout(nodes, kept, frame_height)
     net = Network(directed=directed, cdn_resources="in_line")
     for n in nodes:
         # plain text: vis-network 9 draws labels on canvas and sets string titles as text, so an
@@ -205,7 +216,7 @@ def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
                      detail=e.detail or e.title or e.label, label_wide=short_label(e.label),
                      label_narrow=narrow_text)
     data = net.get_network_data()
-    return data[0], data[1]
+    return data[0], data[1], {"wide": room, "narrow": narrow_room}
 
 
 #: The page's one script of its own (its CSP allows it by hash, with vis-network's). The layout
@@ -219,7 +230,7 @@ _INIT = """
   var nodes = new vis.DataSet(d.nodes), edges = new vis.DataSet(d.edges);
   var box = document.getElementById("g"), panel = document.getElementById("detail");
   var net = new vis.Network(box, {nodes: nodes, edges: edges}, d.options);
-  var base = d.font, last = 0, shape = "wide";
+  var base = d.font, room = d.room || {}, last = 0, shape = "wide";
   function font(f) {
     if (Math.abs(f - last) < 0.5) return;
     last = f;
@@ -228,8 +239,9 @@ _INIT = """
   }
   function readable() {
     var s = net.getScale() || 1;
-    // at least 12 px on screen (a phone fits a big drawing at a third of its size), within reason
-    font(Math.min(base.node * 7, Math.max(base.node, 12 / s)));
+    // at least 12 px on screen (a phone fits a big drawing at a third of its size), within reason,
+    // and never past the font the layout left room for (bigger labels would run into each other)
+    font(Math.min(room[shape] || base.node * 7, base.node * 7, Math.max(base.node, 12 / s)));
   }
   function fit() {
     if (!box.clientWidth || !box.clientHeight) return;
@@ -245,15 +257,9 @@ _INIT = """
     font(base.node);  // fit to the drawing at the base size, then grow labels if it zoomed out
     net.fit({animation: false, padding: 40});
     readable();
-    // grown labels reach past the drawing the fit saw: fit again with them (a few rounds, as the
-    // smaller zoom grows them a little more), so no label is cut at the frame's edge
-    for (var i = 0; i < 3 && last > base.node; i++) {
-      var before = last;
-      net.fit({animation: false, padding: 24});
-      readable();
-      if (Math.abs(last - before) < 0.5) break;
-    }
-    net.fit({animation: false, padding: 24});
+    // grown labels reach past the drawing the fit saw: fit again with them, so none is cut at
+    // the frame's edge (the layout left room for them: a frame as planned keeps them >= 12 px)
+    if (last > base.node) net.fit({animation: false, padding: 24});
     document.body.setAttribute("data-fitted", String(Date.now()));
     probe();
   }
@@ -307,11 +313,13 @@ def _legend_html(items: list[LegendItem]) -> str:
 
 
 def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
-               legend: list[LegendItem] | None = None, node_font: int = NODE_FONT) -> str:
+               legend: list[LegendItem] | None = None, node_font: int = NODE_FONT,
+               width: float = PAGE_FRAME_WIDTH) -> str:
     """A self-contained HTML page drawing the graph (no network requests): a legend row, the
-    canvas (fixed layout, fitted), and a panel showing what was clicked."""
+    canvas (fixed layout for a frame about `width` px wide, fitted), and a panel showing what was
+    clicked."""
     js, css = _vis_assets()
-    vnodes, vedges = _network_data(nodes, edges, directed, max(200.0, float(height - FRAME_PADDING)))
+    vnodes, vedges, room = network_data(nodes, edges, directed, max(200.0, float(height - FRAME_PADDING)), width)
     e_font = edge_font(node_font)
     options = {
         "physics": {"enabled": False},
@@ -325,7 +333,7 @@ def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, dir
     }
     hint = "Click a node or an edge to see its triplet and source chunk here."
     payload = json_for_script({"nodes": vnodes, "edges": vedges, "options": options, "hint": hint,
-                               "font": {"node": node_font, "edge": e_font}})
+                               "font": {"node": node_font, "edge": e_font}, "room": room})
     return f"""<!doctype html><html><head><meta charset="utf-8">{csp_meta((js, _INIT))}
 <style>{css}{_LEGEND_CSS}
 html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-sizing:border-box;width:100%;height:{int(height)}px;border:1px solid #ddd}}</style>
@@ -337,12 +345,13 @@ html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-s
 
 
 def show_graph(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
-               caption: str = "", legend: list[LegendItem] | None = None) -> None:
+               width: float = PAGE_FRAME_WIDTH, caption: str = "", legend: list[LegendItem] | None = None) -> None:
+    """The graph in a sandboxed frame `height` px high, laid out for a frame about `width` wide."""
     if not nodes:
         st.info("Nothing to draw.")
         return
     js, _ = _vis_assets()
-    page = graph_html(nodes, edges, height=height, directed=directed, legend=legend)
+    page = graph_html(nodes, edges, height=height, directed=directed, legend=legend, width=width)
     total = height + CHROME_HEIGHT
     st.iframe(sandboxed(page, (js, _INIT), total + 4), height=total + 12)
     if caption:

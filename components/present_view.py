@@ -10,7 +10,7 @@ from components import compare_view as cv
 from components.answer_box import verdict
 from components.chunk_names import chunk_names
 from components.compare_sync import show_answers_row
-from components.graph import show_graph
+from components.graph import WIDE_FRAME, show_graph
 from components.graph_static import from_payload
 from components.safe import esc, html_block
 from components.state import content_key, sticky_expander
@@ -32,7 +32,8 @@ def present_steps(run, corpus=None) -> list[tuple[str, object]]:
 
 
 #: The step's graph is what the audience looks at: tall enough that a KG2RAG forest's labels stay
-#: readable (median 10.8 px on screen over the sample corpora's forests, 9.5 at 420 px) and still in one screen at 1440 x 900
+#: readable (median 10.8 px on screen over the sample corpora's forests, 9.5 at 420 px) and still in
+#: one screen at 1440 x 900
 PRESENT_GRAPH_HEIGHT = 500
 _STATE = re.compile(r"^\[(resolved|searchable|fuzzy)\] ")
 
@@ -73,7 +74,8 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
     st.header(f"{label} {v.mark}" if s.title == "Answer" else label)
     if s.graph:  # the picture first: it is what the audience looks at
         nodes, edges, legend = from_payload(s.graph)
-        show_graph(nodes, edges, height=PRESENT_GRAPH_HEIGHT, directed=s.graph.get("directed", False), legend=legend)
+        show_graph(nodes, edges, height=PRESENT_GRAPH_HEIGHT, width=WIDE_FRAME[0],  # no sidebar here
+                   directed=s.graph.get("directed", False), legend=legend)
     for sec in s.sections:
         st.markdown(f"**{sec.heading}**")
         if any(_STATE.match(line) for line in sec.lines):
