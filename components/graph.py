@@ -17,6 +17,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from components.graph_layout import MAX_FAN
 from components.safe import csp_meta, esc, json_for_script, sandboxed
 
 #: Most nodes a corpus-level graph shows; beyond that vis-network becomes unreadable and slow.
@@ -64,7 +65,7 @@ def _vis_assets() -> tuple[str, str]:
 
 
 #: Longest label drawn in full; longer ones end in "…" (the whole text is in the hover and the panel).
-LABEL_CHARS = 32
+LABEL_CHARS = 24  # 32 left dense forests at ~10 px on screen; 24 gains about a pixel
 
 
 def short_label(text: str) -> str:
@@ -132,9 +133,29 @@ def _wide_layout(nodes: list[GNode], kept: list[GEdge], frame: tuple[float, floa
     return pos, label_boxes(nodes, kept, NODE_FONT, centred=True), MIN_LABEL_PX * min(1.0, font / need), font
 
 
-#: The narrow canvas (a phone at 390 px, or a Compare column at 1440 px, which is ~380 px wide:
-#: the page switches to it when the frame's width / height < 1.6); its height is the wide one's.
-NARROW_WIDTH = 310.0
+#: Most leaves of a hub side by side that the wide layout tries, widest first (a star of long
+#: labels across the whole frame leaves them tiny; in rows they can be read).
+WIDE_FANS = (MAX_FAN, 3, 2)
+
+
+def _best_wide_layout(nodes: list[GNode], kept: list[GEdge], frame: tuple[float, float]) -> tuple[dict, float]:
+    """The wide packing with a hub's leaves side by side, else in rows of 3, then 2: the first
+    whose labels are readable in `frame`, else the most readable. Positions and the room font."""
+    best: tuple[float, dict, float] | None = None
+    for fan in WIDE_FANS:
+        pos, _, px, room = _wide_layout(nodes, kept, frame, None, fan)
+        if best is None or px > best[0] + 0.05:
+            best = (px, pos, room)
+        if px >= MIN_LABEL_PX - 0.05:
+            break
+    assert best is not None
+    return best[1], best[2]
+
+
+#: The narrow canvas (a phone at 390 px, whose graph frame is ~326 px wide, less the fit's padding;
+#: a Compare column at 1440 px is ~380 px wide: the page switches to it when the frame's width /
+#: height < 1.6); its height is the wide one's.
+NARROW_WIDTH = 270.0
 #: Longest node label drawn in the narrow layout (the whole text is in the hover and the panel).
 NARROW_LABEL_CHARS = 14
 #: Room between two components in the narrow layout, in label heights (the wide one keeps 1.5).
@@ -197,7 +218,7 @@ def network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
     ids = {n.id for n in nodes}
     kept = [e for e in edges if e.source in ids and e.target in ids]
     # two packings of the components: one for a wide canvas, one for a narrow one (the page picks)
-    pos, _, _, room = _wide_layout(nodes, kept, (frame_width, frame_height))
+    pos, room = _best_wide_layout(nodes, kept, (frame_width, frame_height))
     narrow, narrow_edge, narrow_room = _narrow_layout(nodes, kept, frame_height)
     net = Network(directed=directed, cdn_resources="in_line")
     for n in nodes:
@@ -258,8 +279,14 @@ _INIT = """
     net.fit({animation: false, padding: 40});
     readable();
     // grown labels reach past the drawing the fit saw: fit again with them, so none is cut at
-    // the frame's edge (the layout left room for them: a frame as planned keeps them >= 12 px)
-    if (last > base.node) net.fit({animation: false, padding: 24});
+    // the frame's edge, and keep them readable at the new zoom (a few rounds: the growth stops at
+    // the font the layout left room for, so this settles)
+    for (var i = 0; i < 3 && last > base.node; i++) {
+      var before = last;
+      net.fit({animation: false, padding: 24});
+      readable();
+      if (Math.abs(last - before) < 0.5) break;
+    }
     document.body.setAttribute("data-fitted", String(Date.now()));
     probe();
   }

@@ -134,7 +134,7 @@ def _graph(tr, names: dict[str, str], corpus) -> None:
                 "edges numbered in walk order (thicker = heavier); dashed: pruned. Pale trees were not selected. "
                 "Click a node or an edge for its triplet and source chunk.")
     nodes, edges, legend = weighted_graph(tr, corpus)
-    show_graph(nodes, edges, height=480, legend=legend)
+    show_graph(nodes, edges, height=600, legend=legend)  # the step's picture: room for a forest's labels
     tnames = tree_names(tr)
     for t in tr.trees:  # rank order
         with sticky_expander(f"{tnames[t.tree_id]}{' (selected)' if t.selected else ''}: "

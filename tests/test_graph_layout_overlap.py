@@ -234,7 +234,8 @@ def test_presentation_graph_height_is_the_frame_the_layout_is_made_for(name, mak
     o = overlaps(vis_boxes(vnodes, vedges, font))
     assert not o["label_label"] and not o["label_node"] and not o["label_edge"], (name, o)
     small = _network_data(nodes, edges, False)[0]
-    assert _screen_font(vnodes, frame) >= _screen_font(small, (1220.0, 340.0)) - 0.01, name
+    # (a heuristic packing: a taller frame may come out a few per cent worse, never much)
+    assert _screen_font(vnodes, frame) >= 0.95 * _screen_font(small, (1220.0, 340.0)), name
 
 
 @pytest.mark.parametrize("name,make", _graphs(), ids=[g[0] for g in _graphs()])
@@ -270,7 +271,7 @@ def test_layout_is_deterministic_and_fast():
 #: Canvas px the fit fills (less its padding): a Compare column at 1440 x 900 (~430 x 480 px) and
 #: a phone at 390 px (~360 x 480 px), for the KG2RAG graph's 480 px drawing.
 COMPARE_FRAME = (380.0, 400.0)
-PHONE_FRAME = (310.0, 400.0)
+PHONE_FRAME = (270.0, 400.0)
 
 
 def narrow_view(vnodes: list[dict], vedges: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -310,3 +311,20 @@ def test_the_page_switches_labels_with_the_layout():
     assert all(n["label"] == n["label_wide"] and "label_narrow" in n for n in vnodes)
     assert all(e["label"] == e["label_wide"] and "label_narrow" in e for e in vedges)
     assert 'label: n["label_" + want] || "\\u200b"' in _INIT and 'label: e["label_" + want] || "\\u200b"' in _INIT
+
+
+@pytest.mark.parametrize("make", [kg2rag_trace_graph, sample_compare_graph], ids=["KG2RAG trace", "sample"])
+def test_wide_labels_stay_readable_for_a_kg2rag_graph_on_its_page(make):
+    """The KG2RAG page's graph (600 px high in the main column at 1440 x 900): the layout leaves
+    room for labels of about 12 px on screen (a hub's leaves go in rows when side by side they
+    would not), and the page grows them no further than that room (no overlaps)."""
+    from components.graph import FRAME_PADDING, PAGE_FRAME_WIDTH, network_data
+
+    nodes, edges = make()
+    frame = (PAGE_FRAME_WIDTH, 600.0 - FRAME_PADDING)
+    vnodes, vedges, room = network_data(nodes, edges, False, frame[1], frame[0])
+    font = min(room["wide"], fitted_font(vnodes, frame))
+    assert not any(overlaps(vis_boxes(vnodes, vedges, font))[k] for k in ("label_label", "label_node", "label_edge"))
+    # about 12 px (the layout reckons text a little wider than this check does); 32-character
+    # labels in one row of leaves gave 8.3 px for the sample's graph on this page
+    assert font * _fit_scale(vnodes, frame) >= 11.0
