@@ -371,6 +371,14 @@ html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-s
 <script>{_INIT}</script></body></html>"""
 
 
+@lru_cache(maxsize=16)
+def _cached_page(nodes: tuple[GNode, ...], edges: tuple[GEdge, ...], height: int, directed: bool,
+                 legend: tuple[LegendItem, ...], width: float) -> str:
+    """graph_html, kept for the graphs drawn last: the layout is a pure function of its input and
+    takes ~0.1 s for a KG2RAG forest, which every rerun of a step showing the graph would pay."""
+    return graph_html(list(nodes), list(edges), height=height, directed=directed, legend=list(legend), width=width)
+
+
 def show_graph(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
                width: float = PAGE_FRAME_WIDTH, caption: str = "", legend: list[LegendItem] | None = None) -> None:
     """The graph in a sandboxed frame `height` px high, laid out for a frame about `width` wide."""
@@ -378,7 +386,7 @@ def show_graph(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, dir
         st.info("Nothing to draw.")
         return
     js, _ = _vis_assets()
-    page = graph_html(nodes, edges, height=height, directed=directed, legend=legend, width=width)
+    page = _cached_page(tuple(nodes), tuple(edges), height, directed, tuple(legend or ()), width)
     total = height + CHROME_HEIGHT
     st.iframe(sandboxed(page, (js, _INIT), total + 4), height=total + 12)
     if caption:
