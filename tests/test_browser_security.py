@@ -16,9 +16,14 @@ CANARY = "sk-canary-BROWSER-0123456789"
 
 
 def _type(b: Browser, label: str, text: str) -> None:
-    focused = b.eval("(() => { const i = document.querySelector('input[aria-label=" + json.dumps(json.dumps(label))[1:-1]
-                     + "]'); if (!i) return false; i.focus(); i.select(); return true; })()")
-    assert focused, f"no input labelled {label!r}"
+    probe = ("(() => { const i = document.querySelector('input[aria-label=" + json.dumps(json.dumps(label))[1:-1]
+             + "]'); if (!i) return false; i.focus(); i.select(); return true; })()")
+    for _ in range(100):  # a label's text can be on screen a moment before its input is
+        if b.eval(probe):
+            break
+        b.pump(0.2)
+    else:
+        raise AssertionError(f"no input labelled {label!r}")
     b.send("Input.insertText", {"text": text}, session=True)
     b.pump(0.3)
 
