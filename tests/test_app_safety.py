@@ -49,7 +49,7 @@ def test_json_for_script_cannot_close_the_script_element():
 
 
 def test_graph_page_keeps_labels_as_data_and_runs_sandboxed():
-    from components.graph import _INIT, GEdge, GNode, _vis_assets, graph_html
+    from components.graph import _INIT, GEdge, GNode, _vis_assets, graph_html, short_label
     from components.safe import sandboxed, script_hash
 
     html = graph_html([GNode("a", XSS, title=BREAKOUT), GNode("b", "Lisbon")],
@@ -60,8 +60,6 @@ def test_graph_page_keeps_labels_as_data_and_runs_sandboxed():
     data = json.loads(re.search(r'id="graph-data">(.*?)</script>', html, re.S).group(1))
     # plain text for vis-network's canvas (an HTML escape would be drawn as "&lt;")
     # (a long label is cut short for the drawing; the hover title is kept whole, as data too)
-    from components.graph import short_label
-
     assert {n["label"] for n in data["nodes"]} == {short_label(XSS), "Lisbon"}
     assert {n["title"] for n in data["nodes"]} == {BREAKOUT, "Lisbon"}
     js, _ = _vis_assets()
