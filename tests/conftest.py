@@ -23,6 +23,9 @@ _SHARED = str(REPO.parent / "shared") + os.sep
 #: the system's temporary folder: a clone may itself live there (a CI checkout in /tmp), and then
 #: the folders tests make with tmp_path sit beside it
 _TMP = os.path.realpath(tempfile.gettempdir()) + os.sep
+#: the interpreter's own installation (a virtual environment may be a link to one beside the clone,
+#: as in a git worktree; a package that resolves its own path then reads through the real folder)
+_INSTALLED = tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
 
 
 class OutsideRepoRead(RuntimeError):
@@ -44,6 +47,8 @@ def _refuse_reads_beside_the_repo(event: str, args: tuple) -> None:
         return
     p = path + os.sep
     in_temp = p.startswith(_TMP)  # tempfile opens the temp folder itself too
+    if p.startswith(_INSTALLED):
+        return
     if p.startswith(_SHARED) or (p.startswith(_BESIDE) and not p.startswith(_REPO_STR) and not in_temp):
         raise OutsideRepoRead(f"tests must not read outside the repository: {path}")
 
