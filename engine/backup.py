@@ -4,6 +4,17 @@ A snapshot is a folder holding a copy of the corpus's files and `manifest.json` 
 why, when, counts, and the SHA-256 of every file). Snapshots made by the workspace itself live
 in `<workspace>/.snapshots/<corpus>/<time>-<reason>/`; `corpus backup --to DIR` writes one anywhere.
 
+Crash safety: every operation is a sequence of renames whose every intermediate state is either the
+old one or findable. `drop` writes the manifest into the corpus folder *before* moving it (a kill
+leaves the corpus where it was, or in the snapshots with its manifest); undo-drop renames the
+snapshot straight into place; restore and backup build aside under names that say what they are
+(`.NAME.restore-partial-PID`, `.NAME.replaced-PID`, `.DEST.partial-PID`). Whatever a kill leaves is
+finished or rolled back by `engine.integrity.interrupted.sweep` when a workspace opens. Named fault
+points (engine/faults.py) sit between the steps; tests/test_backup_kills.py kills at each.
+
+Snapshots are untrusted input (engine.integrity.untrusted): manifest names must be plain file names,
+files are read without following symlinks and must be regular files.
+
 Consistency: the database is copied with SQLite's online backup API in one read transaction, so
 readers and writers in other processes carry on and the copy is one committed state. Index files
 and their deltas are copied as they are: each carries the stamp of the database state it was built
@@ -25,7 +36,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.serde import atomic_write_text
+from engine.faults import fault_point
+from engine.integrity.untrusted import check_folder_contents, check_manifest_name, copy_checked, digest_of
 from engine.store.errors import CorpusError, validate_name
 
 if TYPE_CHECKING:  # the store calls into this module (snapshots before drop and delete): types only here
@@ -100,14 +112,25 @@ def _new_snapshot_dir(ws: Workspace, name: str, reason: str) -> Path:
 
 
 def _write_manifest(folder: Path, corpus: str, reason: str) -> SnapshotInfo:
+    """Hash every file of `folder` and write its manifest (a temporary file renamed into place);
+    the manifest carries the writer's pid so a sweep can tell a live operation from a dead one."""
     files = {
         p.name: sha256_file(p)
         for p in sorted(folder.iterdir())
-        if p.is_file() and p.name != MANIFEST and p.name != "write.lock"
+        if p.is_file()
+        and not p.is_symlink()
+        and p.name not in (MANIFEST, "write.lock", "extract.lock")
+        and not p.name.startswith(".")
     }
     info = SnapshotInfo(folder, corpus, reason, time.time(), files, _counts(folder / "corpus.sqlite"))
-    data = {k: v for k, v in asdict(info).items() if k != "path"}
-    atomic_write_text(folder / MANIFEST, json.dumps(data, indent=1))
+    data = {k: v for k, v in asdict(info).items() if k != "path"} | {"pid": os.getpid()}
+    tmp = folder / f".{MANIFEST}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=1))
+        fh.flush()
+        os.fsync(fh.fileno())
+    fault_point("manifest.before_rename")
+    os.replace(tmp, folder / MANIFEST)
     return info
 
 
@@ -120,25 +143,29 @@ def read_snapshot(folder: Path | str) -> SnapshotInfo:
             str(data["corpus"]),
             str(data["reason"]),
             float(data["created_at"]),
-            {str(k): str(v) for k, v in data["files"].items()},
+            {check_manifest_name(folder, str(k)): str(v) for k, v in data["files"].items()},
             {str(k): int(v) for k, v in data.get("counts", {}).items()},
         )
     except FileNotFoundError:
         raise CorpusError(f"{folder} is not a snapshot (no {MANIFEST})") from None
+    except CorpusError:
+        raise
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CorpusError(f"snapshot manifest {folder / MANIFEST} is unreadable: {exc}") from None
 
 
 def verify(info: SnapshotInfo) -> None:
-    """Raise CorpusError naming the first file whose bytes no longer match the manifest."""
+    """Raise CorpusError naming the first file whose bytes no longer match the manifest, or whose
+    name or kind makes it unsafe (a path, a symlink, a device)."""
     if "corpus.sqlite" not in info.files:
         raise CorpusError(f"snapshot {info.path} holds no database")
     for name, digest in info.files.items():
-        path = info.path / name
-        if not path.is_file():
-            raise CorpusError(f"snapshot {info.path} lost its file {name}")
-        if sha256_file(path) != digest:
+        if digest_of(info.path, name) != digest:
             raise CorpusError(f"snapshot {info.path}: {name} does not match its checksum (damaged since it was taken)")
+
+
+def _dead(pid: str) -> bool:
+    return not (pid.isdigit() and (int(pid) == os.getpid() or Path(f"/proc/{pid}").exists()))
 
 
 def backup(corpus: Corpus, dest: Path | str, reason: str = "manual") -> SnapshotInfo:
@@ -147,6 +174,9 @@ def backup(corpus: Corpus, dest: Path | str, reason: str = "manual") -> Snapshot
     if dest.exists():
         raise CorpusError(f"backup target {dest} already exists")
     dest.parent.mkdir(parents=True, exist_ok=True)
+    for stale in dest.parent.glob(f".{dest.name}.partial-*"):  # left by a killed backup
+        if _dead(stale.name.rsplit("-", 1)[-1]):
+            shutil.rmtree(stale, ignore_errors=True)
     tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
@@ -158,10 +188,12 @@ def backup(corpus: Corpus, dest: Path | str, reason: str = "manual") -> Snapshot
         finally:
             dst.close()
             src.close()
+        fault_point("backup.after_database")
         for name in INDEX_FILES:
             if (corpus.path / name).is_file():
                 shutil.copyfile(corpus.path / name, tmp / name)
         _write_manifest(tmp, corpus.name, reason)
+        fault_point("backup.before_rename")
         os.replace(tmp, dest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -176,7 +208,7 @@ def list_snapshots(ws: Workspace, name: str | None = None) -> list[SnapshotInfo]
     out = []
     for base in folders:
         for snap in base.glob("*") if base.is_dir() else ():
-            if snap.is_dir() and not snap.name.startswith("."):
+            if snap.is_dir() and not snap.is_symlink() and not snap.name.startswith("."):
                 try:
                     out.append(read_snapshot(snap))
                 except CorpusError:
@@ -215,8 +247,10 @@ def snapshot_before(ws: Workspace, corpus: Corpus, reason: str) -> SnapshotInfo:
 
 
 def keep_dropped(ws: Workspace, name: str) -> SnapshotInfo:
-    """`drop` with a way back: fold the WAL into the database, then move the corpus folder whole
-    into the snapshots (a rename: instant whatever the corpus's size)."""
+    """`drop` with a way back: fold the WAL into the database, write the manifest into the corpus
+    folder (the intent record: a kill now leaves the corpus in place, the sweep removes the
+    manifest), then move the folder whole into the snapshots (one rename, instant whatever the
+    corpus's size), where it arrives with its manifest: `snapshots` and `undo-drop` see it at once."""
     path = ws.path_of(name)
     try:
         con = sqlite3.connect(path / "corpus.sqlite", timeout=5.0)
@@ -227,10 +261,16 @@ def keep_dropped(ws: Workspace, name: str) -> SnapshotInfo:
     except sqlite3.DatabaseError:
         pass  # a damaged or busy database moves as it is, WAL included
     dest = _new_snapshot_dir(ws, name, "drop")
-    os.replace(path, dest)
-    info = _write_manifest(dest, name, "drop")
+    _write_manifest(path, name, "drop")
+    fault_point("drop.after_manifest")
+    try:
+        os.replace(path, dest)
+    except BaseException:
+        (path / MANIFEST).unlink(missing_ok=True)
+        raise
+    fault_point("drop.after_move")
     prune(ws, name)
-    return info
+    return read_snapshot(dest)
 
 
 def restore(
@@ -238,8 +278,14 @@ def restore(
 ) -> Corpus:
     """Bring a snapshot back as corpus `as_name` (default: the corpus it was taken from). An
     existing corpus of that name is replaced only with `force`, and is snapshotted first. `move`
-    consumes the snapshot (undo-drop) instead of copying it."""
-    verify(info)
+    consumes the snapshot (undo-drop: one rename into place) instead of copying it; a copy is
+    built aside (`.NAME.restore-partial-PID`), checked against the manifest while it is read."""
+    if move:
+        verify(info)
+        check_folder_contents(info.path)
+        _claim(info)
+    elif "corpus.sqlite" not in info.files:
+        raise CorpusError(f"snapshot {info.path} holds no database")
     name = validate_name(as_name or info.corpus)
     target = ws.path_of(name)
     if ws.exists(name):
@@ -249,31 +295,55 @@ def restore(
                 "(--force; the current one is snapshotted first)"
             )
         snapshot_before(ws, ws.open(name), "before-restore")
-    tmp = ws.root / f".{name}.restoring-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        if move:
-            os.replace(info.path, tmp)
-            (tmp / MANIFEST).unlink(missing_ok=True)
-        else:
-            tmp.mkdir()
-            for fname in info.files:
-                shutil.copyfile(info.path / fname, tmp / fname)
-        if target.exists():
-            aside = ws.root / f".{name}.replaced-{os.getpid()}"
-            os.replace(target, aside)
-            os.replace(tmp, target)
-            shutil.rmtree(aside, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        if move and tmp.exists() and not info.path.exists():
-            os.replace(tmp, info.path)  # give the snapshot back
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    built = info.path if move else _copy_aside(ws, name, info)
+    _put_in_place(ws, name, built, target, move)
+    (target / MANIFEST).unlink(missing_ok=True)  # a moved snapshot's manifest; the sweep does it after a kill
     corpus = ws.open(name)
     corpus.refresh_indexes()  # index copies that do not match the restored database are rebuilt here
     return corpus
+
+
+def _claim(info: SnapshotInfo) -> None:
+    """Put this process's pid into a snapshot's manifest before moving it into place: were the
+    process killed after the move, the sweep knows the manifest left in the corpus folder is dead."""
+    path = info.path / MANIFEST
+    data = json.loads(path.read_text(encoding="utf-8")) | {"pid": os.getpid()}
+    tmp = info.path / f".{MANIFEST}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _copy_aside(ws: Workspace, name: str, info: SnapshotInfo) -> Path:
+    built = ws.root / f".{name}.restore-partial-{os.getpid()}"
+    shutil.rmtree(built, ignore_errors=True)
+    built.mkdir()
+    try:
+        for fname, digest in info.files.items():
+            copy_checked(info.path, fname, built, digest)
+            fault_point("restore.mid_copy")
+    except BaseException:
+        shutil.rmtree(built, ignore_errors=True)
+        raise
+    return built
+
+
+def _put_in_place(ws: Workspace, name: str, built: Path, target: Path, move: bool) -> None:
+    """Rename `built` to `target`; an existing target goes aside first (`.NAME.replaced-PID`) and is
+    deleted once the new one is in place. On an error the old one comes back."""
+    aside = ws.root / f".{name}.replaced-{os.getpid()}"
+    try:
+        if target.exists():
+            os.replace(target, aside)
+            fault_point("restore.after_aside")
+        os.replace(built, target)
+        fault_point("restore.after_move")
+    except BaseException:
+        if aside.exists() and not target.exists():
+            os.replace(aside, target)
+        if not move:
+            shutil.rmtree(built, ignore_errors=True)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def undo_drop(ws: Workspace, name: str, as_name: str | None = None) -> Corpus:

@@ -146,6 +146,8 @@ def cmd_check(args) -> int:
     from engine.store import CorpusError
 
     ws = _workspace()
+    for done in ws.recovered:  # interrupted drops, restores, backups finished or rolled back on opening
+        print(f"recovered: {done}")
     path = ws.path_of(args.name)
     if not path.is_dir():
         raise CorpusError(f"no corpus named {args.name!r} in {ws.root}")

@@ -9,6 +9,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from engine.faults import fault_point
 from engine.integrity.checks import inspect
 from engine.integrity.damaged import COLUMNS, read_rows, readable_copy, scan_pages
 from engine.integrity.findings import INDEXES, TABLES, Finding, RepairReport
@@ -31,6 +32,7 @@ def repair(ws: Workspace, name: str, into: str | None = None) -> RepairReport:
             report.actions.append(f"moved the directory standing at {f.part} to {aside.name}")
         elif file.exists():
             file.unlink()
+            fault_point("repair.after_unlink")
         report.actions.append(f"rebuilt {f.part} from the database ({f.message})")
     if findings:
         corpus = ws.open(name)
@@ -70,6 +72,7 @@ def _salvage(ws: Workspace, name: str, into: str, findings: list[Finding], repor
         dst.close()
         for scratch in tmp.glob("damaged*"):
             scratch.unlink()
+        fault_point("repair.before_rename")
         os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

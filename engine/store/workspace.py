@@ -35,6 +35,15 @@ class Workspace:
             raise CorpusError(f"workspace {self.root} does not exist (it is opened read-only)")
         self._embedder = embedder
         self.keep_snapshots = keep_snapshots
+        self.recovered: list[str] = []
+        """what the sweep of interrupted operations did when this workspace opened (`corpus check` says it)"""
+        if not read_only:
+            from engine.integrity.interrupted import sweep
+
+            try:
+                self.recovered = sweep(self.root)
+            except OSError as exc:  # e.g. storage that turned read-only: the corpora still serve
+                self.recovered = [f"the sweep of interrupted operations stopped: {exc}"]
 
     def path_of(self, name: str) -> Path:
         path = (self.root / validate_name(name)).resolve()
