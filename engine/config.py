@@ -36,6 +36,8 @@ SNAPSHOTS_ENV = "TRIPLET_LENS_SNAPSHOTS"
 QUESTION_DEADLINE_ENV = "TRIPLET_LENS_QUESTION_DEADLINE"
 #: Seconds one extraction call may take, retries included; 0 = no limit.
 CALL_DEADLINE_ENV = "TRIPLET_LENS_CALL_DEADLINE"
+#: Megabytes one LLM reply may hold; a longer one is refused (it never reaches a trace).
+MAX_REPLY_MB_ENV = "TRIPLET_LENS_MAX_REPLY_MB"
 _CAP_UNITS = ("questions", "tokens", "dollars")
 
 
@@ -99,6 +101,9 @@ class AppSettings:
     call_deadline: float = 180.0
     """Seconds one extraction call may take, retries included; 0 = no limit."""
 
+    max_reply_mb: float = 4.0
+    """Megabytes one LLM reply may hold; a longer one ends its call with an error naming this cap."""
+
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> AppSettings:
         env = dict(os.environ if env is None else env)
@@ -129,6 +134,14 @@ class AppSettings:
                 s = replace(s, keep_snapshots=int(env[SNAPSHOTS_ENV]))
             except ValueError:
                 raise ValueError(f"{SNAPSHOTS_ENV} must be a whole number, got {env[SNAPSHOTS_ENV]!r}") from None
+        if env.get(MAX_REPLY_MB_ENV):
+            try:
+                s = replace(s, max_reply_mb=float(env[MAX_REPLY_MB_ENV]))
+            except ValueError:
+                got = env[MAX_REPLY_MB_ENV]
+                raise ValueError(f"{MAX_REPLY_MB_ENV} must be a number of megabytes, got {got!r}") from None
+            if s.max_reply_mb <= 0:
+                raise ValueError(f"{MAX_REPLY_MB_ENV} must be more than 0, got {env[MAX_REPLY_MB_ENV]!r}")
         if env.get(MAX_FILE_MB_ENV):
             try:
                 s = replace(s, max_file_mb=float(env[MAX_FILE_MB_ENV]))
@@ -153,3 +166,7 @@ class AppSettings:
     @property
     def max_file_bytes(self) -> int:
         return int(self.max_file_mb * 1024 * 1024)
+
+    @property
+    def max_reply_bytes(self) -> int:
+        return int(self.max_reply_mb * 1024 * 1024)

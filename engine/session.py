@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.budget import Budget
 from engine.config import AppSettings
+from engine.llm.litellm_call import set_reply_cap
 
 
 class ConfigLocked(PermissionError):
@@ -43,9 +45,12 @@ class SessionConfig:
     question_deadline: float = 120.0
     session_id: str = field(default_factory=lambda: secrets.token_hex(8))
     _api_key: str = field(default="", repr=False)
+    _reserved: dict[int, Any] = field(default_factory=dict, repr=False, compare=False)
+    """budget bookings by thread, from `begin` until `record` settles them"""
 
     @classmethod
     def from_app(cls, app: AppSettings) -> SessionConfig:
+        set_reply_cap(app.max_reply_bytes)  # the process's LLM reply size cap (engine.llm.litellm_call)
         budget = None
         if app.cap_session or app.cap_day:
             budget = Budget(Path(app.workspace) / "budget.sqlite", dict(app.cap_session), dict(app.cap_day))
@@ -63,6 +68,7 @@ class SessionConfig:
         """The command line's session: the operator's own, so never in demo mode; `model` and
         `api_base` (flags) override the environment's. Keys come from the environment (the CLI runs
         under the local-user endpoint policy, see engine.llm.litellm_call)."""
+        set_reply_cap(app.max_reply_bytes)
         return cls(
             workspace=Path(app.workspace),
             model=app.model if model is None else model,
@@ -164,17 +170,24 @@ class SessionConfig:
         return reasoner.llm.probe()
 
     def begin(self, questions: int = 1) -> None:
-        """Before running `questions` questions: refuse when a budget cap would be passed."""
+        """Before running `questions` questions: refuse when a budget cap would be passed, else book
+        them (with an estimated token and dollar share) at once, so questions asked concurrently from
+        other sessions, threads or processes see them; `record` settles the booking."""
         if self.budget is not None:
-            self.budget.check(self.session_id, questions)
+            self._reserved[threading.get_ident()] = self.budget.reserve(self.session_id, questions)
 
     def record(self, results, questions: int = 1) -> None:
-        """After a question: count it with the tokens and dollars its results billed."""
+        """After a question: settle its booking with the tokens and dollars its results billed (or
+        count it, when `begin` booked nothing in this thread)."""
         if self.budget is None:
             return
         tokens = sum(r.usage.billed_prompt_tokens + r.usage.billed_completion_tokens for r in results)
         dollars = sum((r.usage.cost or 0.0) for r in results)
-        self.budget.record(self.session_id, questions=questions, tokens=tokens, dollars=dollars)
+        held = self._reserved.pop(threading.get_ident(), None)
+        if held is not None:
+            self.budget.settle(held, tokens=tokens, dollars=dollars)
+        else:
+            self.budget.record(self.session_id, questions=questions, tokens=tokens, dollars=dollars)
 
     def answer(self, method: str, question: str, corpus, on_step=None, reasoner=None):
         """One question through one method, inside the session's budget."""
@@ -184,12 +197,17 @@ class SessionConfig:
 
         question = check_question(question)
         self.begin()
-        with within(self.question_deadline, "question"):
-            result = build_method(method, reasoner or self.reasoner(corpus)).answer(
-                question, corpus, self.settings_for(method), on_step=on_step
-            )
-        self.record([result])
-        return result
+        results = []
+        try:
+            with within(self.question_deadline, "question"):
+                results.append(
+                    build_method(method, reasoner or self.reasoner(corpus)).answer(
+                        question, corpus, self.settings_for(method), on_step=on_step
+                    )
+                )
+        finally:
+            self.record(results)
+        return results[0]
 
     def rerun(self, result, corpus, changes: dict[str, Any], on_step=None, reasoner=None):
         """A what-if (engine.whatif): `result` again with `changes` to its settings; recorded replies

@@ -20,6 +20,13 @@ make every request after the first N fail the same way):
     "echo_key"    a 400 whose error message repeats the request's Authorization header (a
                   provider echoing the key back; the client must scrub it)
 
+Chat-only modes (`chat_mode`, every chat completion; embeddings are served normally):
+
+    "drip"        a 200 whose body comes `drip_bytes_per_s` bytes a second (default 1), each byte
+                  resetting the client's read timeout; ends when the server stops
+    "huge"        a 200 whose completion text is `huge_bytes` long (default 50 MB)
+    "reset"       half the body, then the connection is closed (a reset mid-body)
+
 `requests` holds every body received; `answered` only the chat bodies answered with a 200
 completion (what a provider would bill). `GET /api/tags` answers like Ollama with `ollama_models`.
 
@@ -69,6 +76,11 @@ class LoopbackServer:
         self.answered: list[dict[str, Any]] = []  # chat bodies answered with a complete 200 reply
         self.ollama_models: list[str] = ["llama3:latest", "qwen2.5:7b"]
         self.headers: list[dict[str, str]] = []
+        self.chat_mode: str | None = None
+        self.drip_bytes_per_s = 1.0
+        self.huge_bytes = 50 * 1024 * 1024
+        self.chat_started: list[float] = []  # time.monotonic() of each chat request's arrival
+        self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -84,6 +96,7 @@ class LoopbackServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()  # ends any drip in progress
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -209,9 +222,30 @@ def _make_handler(srv: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                        "usage": {"prompt_tokens": n, "total_tokens": n}}
             self._send(200, json.dumps(payload).encode())
 
+        def _drip(self, data: bytes) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data) + 100_000))  # never complete
+            self.end_headers()
+            try:
+                self.wfile.flush()
+                for i in range(len(data) + 100_000):
+                    if srv._stopping.wait(1.0 / srv.drip_bytes_per_s):
+                        break
+                    self.wfile.write(data[i:i + 1] or b" ")
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+
         def _chat(self, body: dict[str, Any], fault: str | None) -> None:
             messages = body.get("messages", [])
-            text = "" if fault == "empty" else srv._scripted_text(messages, body)
+            with srv._lock:
+                srv.chat_started.append(time.monotonic())
+            if srv.chat_mode == "huge":
+                fault, text = None, "x" * srv.huge_bytes
+            else:
+                text = "" if fault == "empty" else srv._scripted_text(messages, body)
             prompt_tokens = sum(count_tokens(str(m.get("content", ""))) for m in messages)
             completion_tokens = count_tokens(text)
             payload = {
@@ -225,6 +259,19 @@ def _make_handler(srv: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                           "total_tokens": prompt_tokens + completion_tokens},
             }
             data = json.dumps(payload).encode()
+            if srv.chat_mode == "drip":
+                self._drip(data)
+                return
+            if srv.chat_mode == "reset":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data[: len(data) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
             if fault == "truncated":
                 self._send(200, data[: len(data) // 2])
                 return

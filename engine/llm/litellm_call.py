@@ -8,12 +8,20 @@ API base must bring its own key (typed into the session); with none it is refuse
 anything leaves the machine. The app runs under the strict policy; the CLI, where the user owns the
 environment and names their own endpoint, runs under `local_user_policy()`.
 
+It bounds each request in wall-clock time and size: the call runs in a worker thread the caller
+waits for at most the request's timeout (already cut to the question's deadline), so a provider
+that drips its reply a byte at a time (each byte resetting the HTTP read timeout) or resets the
+connection mid-body cannot hold a question past its deadline; the worker is abandoned and its result
+dropped. A reply longer than the reply cap (`TRIPLET_LENS_MAX_REPLY_MB`, default 4 MB) is refused
+with an error naming the cap, so it never reaches a trace.
+
 It also scrubs: the session's key and every key-shaped value of the environment are removed from
 replies (a hostile or buggy endpoint may echo the request's Authorization header) and from errors.
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
 import re
 import threading
@@ -21,7 +29,23 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from engine.llm import deadline
 from engine.llm.base import LLMError
+
+#: the longest reply accepted, in bytes (UTF-8 text of the completion); `set_reply_cap` changes it
+DEFAULT_REPLY_CAP = 4 * 1024 * 1024
+_reply_cap = DEFAULT_REPLY_CAP
+#: how long past a request's timeout the worker is waited for (the HTTP client's own timeout,
+#: which classifies a plain hang more precisely, usually fires first)
+GRACE = 0.5
+
+
+def set_reply_cap(limit_bytes: int) -> int:
+    """Set the process's reply size cap (the session does, from AppSettings); returns the old one."""
+    global _reply_cap
+    previous, _reply_cap = _reply_cap, max(1, int(limit_bytes))
+    return previous
+
 
 _import_lock = threading.Lock()
 
@@ -174,10 +198,58 @@ def call_litellm(
         kw["api_base"] = api_base
     if api_key:
         kw["api_key"] = api_key
-    resp = getattr(litellm, fn)(model=model, **kw)
+    resp = _bounded(lambda: getattr(litellm, fn)(model=model, **kw), kw.get("timeout"))
     secrets = ((api_key or ""),) + env_secrets()
-    for choice in getattr(resp, "choices", None) or ():
-        msg = getattr(choice, "message", None)
+    contents = [getattr(c, "message", None) for c in getattr(resp, "choices", None) or ()]
+    size = sum(len(m.content.encode("utf-8")) for m in contents if m is not None and isinstance(m.content, str))
+    if size > _reply_cap:
+        del resp
+        raise LLMError(
+            f"{model}: the reply is {size / 1048576:.1f} MB, over the {_reply_cap / 1048576:g} MB limit of one "
+            "reply (TRIPLET_LENS_MAX_REPLY_MB); it was not used",
+            kind="too_large",
+        )
+    for msg in contents:
         if msg is not None and isinstance(getattr(msg, "content", None), str):
             msg.content = scrub(msg.content, secrets)
     return resp
+
+
+def _bounded(call, timeout: Any):
+    """`call()` in a worker thread, waited for at most `timeout` (cut to the current deadline) plus
+    `GRACE`; past that the worker is abandoned (a daemon: its late reply is dropped) and an
+    LLMError says why: the deadline's, or a retryable "timeout" when only the request's time ran out."""
+    limit = float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else None
+    d = deadline.current()
+    if d is not None:
+        limit = d.remaining() if limit is None else min(limit, d.remaining())
+    if limit is None:
+        return call()
+    box: dict[str, Any] = {}
+    done = threading.Event()
+    ctx = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            box["value"] = ctx.run(call)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="llm-request", daemon=True).start()
+    if not done.wait(max(limit, 0.0) + GRACE):
+        if d is not None and d.remaining() <= GRACE:
+            raise d.error()
+        raise LLMError(
+            f"no complete reply within {limit:g} s (the reply kept arriving too slowly); the request was abandoned",
+            kind="timeout",
+            retryable=True,
+        )
+    if "error" in box:
+        err = box.pop("error")
+        try:
+            raise err
+        finally:
+            del err
+    return box["value"]
