@@ -121,6 +121,7 @@ def _write_manifest(folder: Path, corpus: str, reason: str) -> SnapshotInfo:
         and not p.is_symlink()
         and p.name not in (MANIFEST, "write.lock", "extract.lock")
         and not p.name.startswith(".")
+        and not p.name.endswith("-shm")  # SQLite's shared memory: rebuilt on open, changed by any reader
     }
     info = SnapshotInfo(folder, corpus, reason, time.time(), files, _counts(folder / "corpus.sqlite"))
     data = {k: v for k, v in asdict(info).items() if k != "path"} | {"pid": os.getpid()}
@@ -280,12 +281,10 @@ def restore(
     existing corpus of that name is replaced only with `force`, and is snapshotted first. `move`
     consumes the snapshot (undo-drop: one rename into place) instead of copying it; a copy is
     built aside (`.NAME.restore-partial-PID`), checked against the manifest while it is read."""
+    verify(info)  # refused before anything changes (a copy is checked again while it is read)
     if move:
-        verify(info)
         check_folder_contents(info.path)
         _claim(info)
-    elif "corpus.sqlite" not in info.files:
-        raise CorpusError(f"snapshot {info.path} holds no database")
     name = validate_name(as_name or info.corpus)
     target = ws.path_of(name)
     if ws.exists(name):

@@ -160,3 +160,32 @@ def test_an_undo_drop_orphaned_by_an_older_build_is_brought_back(tmp_path):
     again = Workspace(root, embedder=HashEmbedder())
     assert any("finished an interrupted undo-drop" in a for a in again.recovered), again.recovered
     assert content(again.open("demo")) == before
+
+
+def test_a_salvage_killed_before_its_rename_leaves_the_damaged_original_and_no_half_corpus(tmp_path, monkeypatch):
+    import sqlite3
+
+    root = tmp_path / "ws"
+    ws = Workspace(root, embedder=HashEmbedder())
+    before = _fill(ws)
+    db = root / "demo" / "corpus.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = con.execute("SELECT rootpage FROM sqlite_master WHERE name='chunks'").fetchone()[0] - 1
+    con.close()
+    data = bytearray(db.read_bytes())
+    data[page * 4096:(page + 1) * 4096] = os.urandom(4096)  # the chunks b-tree's root: a salvage case
+    db.write_bytes(bytes(data))
+    damaged = hashlib.sha256(db.read_bytes()).hexdigest()
+    proc = _run(root, "repair", "repair.before_rename@1")
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-2000:])
+    again = Workspace(root, embedder=HashEmbedder())
+    assert any("interrupted salvage" in a for a in again.recovered), again.recovered
+    assert again.list() == ["demo"]  # no half-recovered corpus
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == damaged  # the original as it was
+    assert [p.name for p in root.iterdir() if p.name.startswith(".") and p.name != ".snapshots"] == []
+    from engine.integrity import repair
+
+    report = repair(again, "demo")  # the salvage runs again to the end
+    assert report.recovered_into == "demo-recovered" and report.remaining == []
+    assert content(again.open("demo-recovered"))["chunks"] == before["chunks"]
