@@ -309,6 +309,7 @@ def _claim(info: SnapshotInfo) -> None:
     data = json.loads(path.read_text(encoding="utf-8")) | {"pid": os.getpid()}
     tmp = info.path / f".{MANIFEST}.{os.getpid()}.tmp"
     tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    fault_point("manifest.before_rename")
     os.replace(tmp, path)
 
 

@@ -1,4 +1,4 @@
-"""SIGKILL drop, undo-drop, restore, backup and repair at each named fault point (engine/faults.py);
+"""SIGKILL drop, undo-drop, restore, backup and repair at each named fault point (17 kills, plus a salvage) (engine/faults.py);
 after every kill the workspace's sweep (engine/integrity/interrupted.py) finishes or rolls back what
 was interrupted, and `corpus list` (or `snapshots`/`undo-drop`) finds the corpus with the very
 content it had. Before the manifest came first, a drop killed after its move left the corpus in
@@ -77,7 +77,7 @@ def _run(root, op: str, fault: str) -> subprocess.CompletedProcess:
 
 # (operation, fault point@n). Each is reached: the worker must die by SIGKILL there.
 KILLS = [("drop", "manifest.before_rename@1"), ("drop", "drop.after_manifest@1"), ("drop", "drop.after_move@1"),
-         ("undo-drop", "restore.after_move@1"),
+         ("undo-drop", "manifest.before_rename@1"), ("undo-drop", "restore.after_move@1"),
          ("restore", "backup.after_database@1"), ("restore", "backup.before_rename@1"),
          ("restore", "restore.mid_copy@1"), ("restore", "restore.mid_copy@3"), ("restore", "restore.after_aside@1"),
          ("restore", "restore.after_move@1"), ("restore-as", "restore.mid_copy@2"),
