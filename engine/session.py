@@ -227,10 +227,12 @@ class SessionConfig:
             check_question(result.question)
         self.begin()
         out = []
-        with within(self.question_deadline, "question"):
-            for result, changes in items:
-                out.append(
-                    rerun(result, corpus, changes, reasoner or self.reasoner(corpus), on_step, knobs_only=self.demo)
-                )
-        self.record([new for new, _ in out])
+        try:
+            with within(self.question_deadline, "question"):
+                for result, changes in items:
+                    out.append(
+                        rerun(result, corpus, changes, reasoner or self.reasoner(corpus), on_step, knobs_only=self.demo)
+                    )
+        finally:
+            self.record([new for new, _ in out])
         return out

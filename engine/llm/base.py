@@ -23,7 +23,8 @@ class LLMError(RuntimeError):
 
     def __init__(self, message: str, *, kind: str = "error", retryable: bool = False):
         super().__init__(message)
-        self.kind = kind  # auth | not_found | unreachable | rate_limit | server | timeout | bad_request | error
+        # auth | not_found | unreachable | rate_limit | server | timeout | deadline | too_large | bad_request | error
+        self.kind = kind
         self.retryable = retryable
 
     @property
