@@ -20,9 +20,9 @@ def snap(tmp_path):
     ws = Workspace(tmp_path / "inside" / "ws", embedder=HashEmbedder())
     c = ws.create("demo")
     c.add_documents([Document("d1", "Place", "Place is a town where a person was born.", "p.txt")])
-    backup(c, tmp_path / "given-backup")
+    backup(c, tmp_path / "a" / "b" / "given-backup")
     c.close()
-    return ws, tmp_path / "given-backup"
+    return ws, tmp_path / "a" / "b" / "given-backup"
 
 
 def _add_entry(folder, name: str, data: bytes) -> None:
@@ -40,14 +40,17 @@ def _files_outside(tmp_path, ws) -> set[str]:
 def test_a_manifest_naming_a_path_is_refused_with_the_name(snap, tmp_path, entry):
     ws, folder = snap
     payload = b"owned"
-    (tmp_path / "PWNED").unlink(missing_ok=True)
+    source = (folder / entry).resolve()
+    if tmp_path in source.parents and not source.exists():  # the file the entry names exists, with the digest the manifest gives
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_bytes(payload)
     _add_entry(folder, entry, payload)
     before = _files_outside(tmp_path, ws)
     with pytest.raises(CorpusError, match="not a plain file name") as err:
         restore(ws, read_snapshot(folder), "restored")
     assert repr(entry) in str(err.value)
     assert _files_outside(tmp_path, ws) == before
-    assert not (tmp_path / "PWNED").exists() and not os.path.exists("/tmp/PWNED-tl-abs")
+    assert not (tmp_path / "inside" / "PWNED").exists() and not os.path.exists("/tmp/PWNED-tl-abs")
     assert "restored" not in ws.list()
 
 
