@@ -1,8 +1,9 @@
-"""SIGKILL drop, undo-drop, restore, backup and repair at each named fault point (17 kills, plus a salvage) (engine/faults.py);
-after every kill the workspace's sweep (engine/integrity/interrupted.py) finishes or rolls back what
-was interrupted, and `corpus list` (or `snapshots`/`undo-drop`) finds the corpus with the very
-content it had. Before the manifest came first, a drop killed after its move left the corpus in
-`.snapshots/NAME/<stamp>-drop/` where neither `snapshots` nor `undo-drop` saw it (issue 26)."""
+"""SIGKILL drop, undo-drop, restore, backup and repair at each named fault point (engine/faults.py;
+17 kills, plus a salvage); after every kill the workspace's sweep (engine/integrity/interrupted.py)
+finishes or rolls back what was interrupted, and `corpus list` (or `snapshots`/`undo-drop`) finds
+the corpus with the very content it had. Before the manifest came first, a drop killed after its
+move left the corpus in `.snapshots/NAME/<stamp>-drop/` where neither `snapshots` nor `undo-drop`
+saw it (issue 26)."""
 from __future__ import annotations
 
 import hashlib

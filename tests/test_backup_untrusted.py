@@ -41,7 +41,8 @@ def test_a_manifest_naming_a_path_is_refused_with_the_name(snap, tmp_path, entry
     ws, folder = snap
     payload = b"owned"
     source = (folder / entry).resolve()
-    if tmp_path in source.parents and not source.exists():  # the file the entry names exists, with the digest the manifest gives
+    # the file the entry names exists, with the digest the manifest gives (as in the attack)
+    if tmp_path in source.parents and not source.exists():
         source.parent.mkdir(parents=True, exist_ok=True)
         source.write_bytes(payload)
     _add_entry(folder, entry, payload)
