@@ -147,6 +147,7 @@ def test_a_drop_killed_after_its_move_by_an_older_build_is_found_by_the_sweep(tm
     assert "recovered: corpus 'demo': an interrupted drop is now a snapshot" in out
     again = Workspace(root, embedder=HashEmbedder())
     assert [s.reason for s in list_snapshots(again, "demo")] == ["drop"]
+    assert not list(stray.glob(".manifest.json.*.tmp"))  # the older build's stray temp file is gone
     assert content(undo_drop(again, "demo")) == before
 
 

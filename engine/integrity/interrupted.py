@@ -67,10 +67,12 @@ def sweep(root: Path) -> list[str]:
     return actions
 
 
-def _stray_tmp(folder: Path, actions: list[str]) -> None:
+def _stray_tmp(folder: Path, actions: list[str], unnamed_too: bool = False) -> None:
+    """Remove temporary manifests of dead writers; `unnamed_too`: also those an older build named
+    at random (no pid), when the folder is known to be nobody's (a drop that lost its process)."""
     for tmp in folder.glob(f".{MANIFEST}.*.tmp"):
         m = _TMP.match(tmp.name)
-        if m and _dead(m["pid"]):
+        if (m and _dead(m["pid"])) or (not m and unnamed_too):
             tmp.unlink(missing_ok=True)
             actions.append(f"removed {folder.name}/{tmp.name}, a manifest a killed process did not finish")
 
@@ -127,8 +129,9 @@ def _snapshot_folder(base: Path, snap: Path, actions: list[str]) -> None:
     if snap.name.startswith("."):
         _hidden(base, snap, actions)
         return
-    _stray_tmp(snap, actions)
-    if (snap / MANIFEST).is_file() or not (snap / "corpus.sqlite").is_file():
+    orphan = not (snap / MANIFEST).is_file() and (snap / "corpus.sqlite").is_file()
+    _stray_tmp(snap, actions, unnamed_too=orphan)
+    if not orphan:
         return
     # a folder only a drop creates without a manifest (builds before the manifest came first)
     reason = "drop" if snap.name.endswith("-drop") else "recovered"
