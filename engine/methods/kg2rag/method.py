@@ -38,7 +38,9 @@ def _neighbourhood(corpus: CorpusView, seed_trips, hops: int, per_entity: int = 
     entities = sorted({normalize_entity(x) for t in seed_trips for x in (t.subject, t.object)} - {""})
     # at least one hop: the seeds' own triplets are edges incident to the seed entities, and the
     # trees organize them even when the walk takes no hop (hops=0 read an empty graph before)
-    return corpus.entity_neighbourhood(entities, max(hops, 1), per_entity)
+    # the seeds' own triplets are read whatever the cap (storage order must not cut them)
+    keep = [int(t.triplet_id) for t in seed_trips if t.triplet_id is not None]
+    return corpus.entity_neighbourhood(entities, max(hops, 1), per_entity, keep)
 
 
 register_trace("kg2rag", KG2RAGTrace)
