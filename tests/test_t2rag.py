@@ -129,7 +129,7 @@ def test_round_cap_is_recorded():
     reasoner = ScriptedReasoner(decomposition=[Q("?film", "directed by", "?director")],
                                 solves=[SolveResult(), SolveResult()])
     result = T2RAG(reasoner).answer("Which film was directed by whom?", bobby_mcgee_corpus(),
-                                    T2RAGSettings(rounds=2))
+                                    T2RAGSettings(rounds=2, k=1))  # k=1: round 2 has an unseen chunk left
     assert result.stop_reason == "round_cap" and len(result.trace.rounds) == 2
     # no searchable triplet: every round asks with the question itself
     assert all(r.queries[0].kind == "question" for r in result.trace.rounds)

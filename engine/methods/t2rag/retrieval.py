@@ -110,12 +110,14 @@ def retrieve(
 
 
 def _pool(hits: list[list[tuple[int, float]]]) -> dict[int, tuple[float, int]]:
-    """The global pool: triplet id -> (best score over the queries, the query that gave it)."""
+    """The global pool: triplet id -> (best score over the queries, the query that gave it); a
+    proposition with no positive similarity to any query is left out."""
     best: dict[int, tuple[float, int]] = {}
     for qi, row in enumerate(hits):
         for tid, score in row:
             tid, score = int(tid), float(score)
-            if tid < 0:
+            # no similarity to any query is no evidence (the reference walk skips it too)
+            if tid < 0 or score <= 0.0:
                 continue
             if tid not in best or score > best[tid][0]:
                 best[tid] = (score, qi)
