@@ -20,7 +20,7 @@ from engine.methods.baselines import bm25_index, rrf
 from engine.methods.common import cached_reranker, format_context
 from engine.methods.kg2rag.graph import Tree, expand, spanning_trees, weighted_edges
 from engine.methods.kg2rag.rank import cosine_rank
-from engine.methods.kg2rag.select import fill_from_seeds, select_trees
+from engine.methods.kg2rag.select import fill_from_seeds, guard_seeds, select_trees
 from engine.methods.kg2rag.trace import KG2RAGSettings, KG2RAGTrace, SeedChunk
 from engine.reasoners.base import Reasoner
 from engine.rerank import Reranker, is_cosine
@@ -202,6 +202,15 @@ class KG2RAG:
                 f"the selected trees gave {len(tr.tree_chunk_ids)} chunks, {why}: "
                 f"added the {len(tr.fill_chunk_ids)} best remaining seed chunks"
             )
+        if s.seed_guard:
+            tr.tree_chunk_ids, tr.fill_chunk_ids, kept = guard_seeds(
+                tr.trees, tr.tree_chunk_ids, tr.fill_chunk_ids, [cid for cid, _ in hits], s.k, chunk_scores
+            )
+            if kept:
+                tr.note = (tr.note + "; " if tr.note else "") + (
+                    f"seed guard: {len(kept)} seed chunk(s) more similar to the question than every expanded "
+                    "chunk kept their place (after the trees)"
+                )
         return tr.tree_chunk_ids + tr.fill_chunk_ids
 
     # 8. generate
