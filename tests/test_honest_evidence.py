@@ -170,3 +170,16 @@ def test_kg2rag_under_a_read_cap_organizes_the_seed_fact_and_notes_the_true_degr
     # 4 edges read by the cap and the seed's own fact: 8 never read
     assert caps["paris"].degree == 13 and caps["paris"].unread == 13 - 4 - 1
     assert res.evidence_chunk_ids[0] == by_doc["seed"]
+
+
+def test_the_dependency_graph_shows_the_value_the_state_took_not_an_ignored_one():
+    from components.t2rag_view import dependency_graph
+
+    result = _run([SolveResult(bindings={"?performer": "Kris Kristofferson"}),
+                   SolveResult(bindings={"?performer": "Roger Miller", "?child": "Tracy Kristofferson"})])
+    nodes, _ = dependency_graph(result.trace, 2)
+    labels = {n.label for n in nodes}
+    assert "?performer = Kris Kristofferson" in labels and not any("Roger Miller" in x for x in labels)
+    # round 2 filled ?child; ?performer was filled in round 1, not "this round"
+    fresh = {n.label for n in nodes if n.color == "#f4a261"}
+    assert fresh == {"?child = Tracy Kristofferson"}
