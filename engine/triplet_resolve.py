@@ -108,7 +108,8 @@ def _mentioning(idx: _Index, cands: list[Chunk], s: str, o: str, p: str = "") ->
     predicate, object), then the first in reading order. One window per triplet and passage:
     linking it to every window naming one of its entities let one proposition fill all of T2RAG's
     chunk slots (11,808 links for 4,966 triplets on a long-document set), and to every window
-    naming both still gave 1.26 windows per proposition there (docs/benchmarks.md)."""
+    naming both still gave 1.26 windows per proposition there (1.04 on bench/long_documents.py's
+    set, where this rule gives 1.00: docs/benchmarks.md)."""
     if len(cands) <= 1:
         return cands
     s, o = s.casefold(), o.casefold()

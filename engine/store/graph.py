@@ -69,7 +69,8 @@ def neighbourhood_of(graph, entities: Iterable[str], hops: int, per_entity: int 
     it whatever the cap, and the true degree of each entity the cap cut is in `graph.graph[DEGREES]`."""
     keep = {int(k) for k in keep}
     seen = {e for e in entities if e in graph}
-    frontier, kept = set(seen), {(u, v, k) for u, v, k in graph.edges(keys=True) if k in keep}
+    frontier = set(seen)
+    kept = {(u, v, k) for u, v, k in graph.edges(keys=True) if k in keep} if hops > 0 else set()
     keys, degrees = {k for *_, k in kept}, {}
     for _ in range(max(hops, 0)):
         nxt = set()
