@@ -99,6 +99,9 @@ def test_window_recall_is_reported_beside_document_recall():
     m = score_question("Jane Doe", q, [windows[0], windows[1]], k=1, evidence=gold)
     # any window of the document makes document recall 1; only one of the two gold windows is in
     assert m.paragraph.recall == 1.0 and m.window.recall == 0.5 and m.window.recall_at_k == 0.5
+    from engine import serde
+
+    assert serde.from_dict(type(m), serde.to_dict(m)) == m  # the eval records keep it (jsonl round trip)
     avg = average_metrics([m])
     assert avg.retrieval_recall == 1.0 and avg.window_recall == 0.5
     method = MethodSummary(method="semantic", n_questions=1, n_done=1, n_errors=0, answer=avg,
