@@ -276,7 +276,11 @@ def per_question_lines(per_q: list[dict], method: str) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--questions", type=int, default=100)
-    ap.add_argument("--datasets", nargs="+", default=["musique", "hotpotqa"], choices=list(DATASETS))
+    ap.add_argument("--datasets", nargs="*", default=["musique", "hotpotqa"], choices=list(DATASETS),
+                    help="pooled sets to run (none: only --long-docs)")
+    ap.add_argument("--long-docs", type=int, default=0, metavar="N",
+                    help="also the long-document MuSiQue set of the first N questions (bench/long_documents.py): "
+                         "recall at document and at window level")
     ap.add_argument("--methods", nargs="+", default=["semantic", "hybrid", "t2rag", "kg2rag"],
                     choices=["semantic", "hybrid", "t2rag", "kg2rag"])
     ap.add_argument("--kg2rag", nargs="+", default=["default", "paper"], metavar="VARIANT",
@@ -317,6 +321,30 @@ def main() -> None:
             print("\n" + "\n".join(per_question_lines(per_q, args.per_question)))
         out = ROOT / "bench" / "out" / f"retrieval_quality_{ds}.json"
         out.write_text(json.dumps(per_q, indent=1), encoding="utf-8")
+    if args.long_docs:
+        run_long_documents(args, ws)
+
+
+def run_long_documents(args, ws) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import long_documents as ld
+
+    path, openie = DATASETS["musique"]
+    name = f"musique-long-{args.long_docs}"
+    corpus, counts = ld.build(ws, name, path, openie, args.long_docs)
+    c = corpus.counts()
+    print(f"\n### musique, long documents: {args.long_docs} questions, each question's paragraphs joined into one "
+          f"document: {c.documents} documents, {c.chunks} windows, {c.triplets} GPT-3.5 OpenIE triplets\n")
+    if counts:
+        print(f"OpenIE triplets linked to windows: {counts['triplets']} triplets, {counts['best window']:.2f} windows "
+              f"per triplet (best window), {counts['every window naming both']:.2f} with every window naming both "
+              "entities (the rule replaced)\n")
+    cache_question_vectors(corpus)
+    questions = corpus.questions()[: args.long_docs]
+    t0 = time.perf_counter()
+    lines = ld.evaluate(corpus, questions, method_runners(args, corpus))
+    print(f"\n({time.perf_counter() - t0:.0f}s)\n")
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """The evidence chain of an answer, read from the trace (never recomputed in the page).
 
 T2RAG: answer ← each placeholder binding (value) ← the proposition it was read from ← the chunk
-that states it, with the sentence holding the value marked. KG2RAG: answer ← the selected trees
-(their triplets in walk order) ← their chunks. Each citation opens its chunk in place (a
+that states it, with the sentence holding the value marked, and a badge saying how the link was made
+(cited: the solver named that evidence and it states the value; guessed: the solver named none and
+the engine found the value in a walked proposition; unverified: the named evidence does not state
+it). Bindings the state ignored (already bound, in no open triplet) are not in the chain.
+KG2RAG: answer ← the selected trees (their triplets in walk order) ← their chunks. Each citation opens its chunk in place (a
 <details> element), so it works the same in every view without scrolling the page.
 """
 from __future__ import annotations
@@ -19,19 +22,41 @@ class Citation:
     support: str = ""  # the proposition / the triplets, as text
     chunk_ids: list[str] = field(default_factory=list)
     needles: list[str] = field(default_factory=list)  # what to mark in the chunk
+    kind: str = ""  # a T2RAG binding's source kind (BindingRecord.source_kind): the badge drawn
+
+
+#: BindingRecord.source_kind -> (badge label, colour, what it means): one table for every view
+SOURCE_KINDS: dict[str, tuple[str, str, str]] = {
+    "proposition": ("cited", "#2a9d8f", "the solver named this proposition, and it states the value"),
+    "chunk": ("cited", "#2a9d8f", "the solver named this chunk, and it states the value"),
+    "guessed": ("guessed", "#b7791f", "the solver named no source: the engine found the value in a walked "
+                "proposition"),
+    "unverified": ("unverified", "#c0392b", "the source the solver named does not state the value, or names "
+                   "nothing it was shown"),
+    "": ("no source", "#777", "the solver named no source and no walked proposition states the value"),
+}
+
+
+def source_badge(kind: str) -> str:
+    """A small coloured label for a binding's source kind, its meaning in the hover title."""
+    label, color, why = SOURCE_KINDS.get(kind or "", SOURCE_KINDS[""])
+    return (f'<span class="tl-source tl-source-{esc(label.replace(" ", "-"))}" title="{esc(why)}" '
+            f'style="border:1px solid {color};color:{color};border-radius:8px;padding:0 .45em;'
+            f'font-size:.78em;white-space:nowrap">{esc(label)}</span>')
 
 
 def t2rag_chain(trace) -> list[Citation]:
+    """One citation per placeholder the state took, in the order bound. A binding the state ignored
+    (its placeholder already bound, or in no open triplet) filled nothing, so it is not evidence."""
     out: list[Citation] = []
     seen: set[str] = set()
     for r in trace.rounds:
         for b in r.bindings:
-            if b.placeholder in seen or not b.value:
+            if b.placeholder in seen or not b.value or not b.applied_to:
                 continue
             seen.add(b.placeholder)
-            source = getattr(b, "source", None)  # engine/methods may record the exact source
-            chunk_ids = list(b.chunk_ids) or ([source.chunk_id] if getattr(source, "chunk_id", "") else [])
-            out.append(Citation(f"{b.placeholder} = {b.value}", b.proposition, chunk_ids, [b.value]))
+            out.append(Citation(f"{b.placeholder} = {b.value}", b.proposition, list(b.chunk_ids), [b.value],
+                                b.source_kind or ""))
     return out
 
 
@@ -101,6 +126,7 @@ def chain_html(result, corpus=None) -> str:
     if not cits:
         return ""
     texts = _chunk_texts(result, corpus)
+    is_t2rag = result.method == "t2rag" and bool(t2rag_chain(result.trace))
     items = []
     for i, c in enumerate(cits, 1):
         refs = []
@@ -112,7 +138,8 @@ def chain_html(result, corpus=None) -> str:
                         f'<div style="font-size:.9em;margin:.2em 0 .4em 1em">{body or "<i>(text not in the trace)</i>"}'
                         "</div></details>")
         support = f" ← <i>“{esc(c.support)}”</i>" if c.support else ""
-        items.append(f'<li class="tl-cite"><b>[{i}]</b> {esc(c.claim)}{support} ← {"".join(refs) or "<i>no chunk</i>"}</li>')
+        badge = f" {source_badge(c.kind)}" if is_t2rag else ""
+        items.append(f'<li class="tl-cite"><b>[{i}]</b> {esc(c.claim)}{badge}{support} ← {"".join(refs) or "<i>no chunk</i>"}</li>')
     # a long chain (KG2RAG with many trees) starts folded so the answers stay side by side
     return (f'<details class="tl-chain" style="margin-top:.4em"{" open" if len(cits) <= 3 else ""}><summary><small>'
             f"<b>Evidence chain</b>: {len(cits)} citation{'s' if len(cits) != 1 else ''} from the trace (answer ← "

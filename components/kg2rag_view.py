@@ -122,7 +122,8 @@ def _hop(h, names: dict[str, str]) -> None:
         st.markdown("**Cut by the caps**")
         for c in h.entity_caps:
             st.caption(f"hub entity {c.entity}: kept {c.kept} of {plural(c.degree, 'edge')} "
-                       f"({plural(len(c.cut_triplet_ids), 'triplet')} not followed)")
+                       f"({plural(len(c.cut_triplet_ids) + c.unread, 'triplet')} not followed"
+                       + (f", {c.unread} of them never read: the read cap" if c.unread else "") + ")")
         if h.cut_by_total_cap:
             st.caption("over the expansion cap: " + ", ".join(names.get(c.chunk_id, c.chunk_id)
                                                               for c in h.cut_by_total_cap))

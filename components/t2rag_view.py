@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from components.chunk_names import chunk_names
+from components.evidence_chain import source_badge
 from components.graph import GEdge, GNode, LegendItem, show_graph
 from components.llm_calls import show_call
 from components.safe import esc, highlight, html_block
@@ -56,10 +57,12 @@ def _state_html(snapshot, fresh: set[str], title: str) -> str:
 
 
 def _bindings_until(trace, upto: int) -> dict[str, str]:
+    """Placeholder -> value the state took (a binding it ignored filled nothing)."""
     vals: dict[str, str] = {}
     for r in trace.rounds[:upto]:
         for b in r.bindings:
-            vals.setdefault(b.placeholder, b.value)
+            if b.applied_to:
+                vals.setdefault(b.placeholder, b.value)
     return vals
 
 
@@ -72,7 +75,7 @@ def dependency_graph(trace, round_pos: int) -> tuple[list[GNode], list[GEdge]]:
     snap = d.state if round_pos == 0 else trace.rounds[round_pos - 1].state_after
     queue = _queue_of(snap)
     bound = _bindings_until(trace, round_pos)
-    fresh = {b.placeholder for b in trace.rounds[round_pos - 1].bindings} if round_pos else set()
+    fresh = {b.placeholder for b in trace.rounds[round_pos - 1].bindings if b.applied_to} if round_pos else set()
     current = {t.id: t for q in QUEUES for t in getattr(snap, q)}
     nodes: dict[str, GNode] = {}
     edges: list[GEdge] = []
@@ -161,7 +164,8 @@ def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -
         links = ", ".join(f'<a href="#{_anchor(c)}">{esc(names.get(c, c))}</a>' for c in b.chunk_ids)
         src = f" ← <i>{esc(b.proposition)}</i>" if b.proposition else ""
         note = f" <small>({esc(b.note)})</small>" if b.note else ""
-        rows.append(f"<li><code>{esc(b.placeholder)}</code> = <mark>{esc(b.value)}</mark>{src}"
+        badge = f" {source_badge(b.source_kind)}" if b.applied_to else ""
+        rows.append(f"<li><code>{esc(b.placeholder)}</code> = <mark>{esc(b.value)}</mark>{badge}{src}"
                     f"{' · from ' + links if links else ''}{note}</li>")
     if rows:
         html_block("<ul>" + "".join(rows) + "</ul>")

@@ -11,6 +11,10 @@ from engine.triplet_io import TripletRow
 from engine.types import Chunk
 
 _WS = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+#: words in a row a window must share with a passage to count as part of it (a title or a
+#: common phrase is shorter; a window boundary inside the passage still leaves longer runs)
+_SHINGLE = 8
 
 
 def _norm(s: str) -> str:
@@ -37,7 +41,9 @@ class _Index:
             if alt not in self.by_title:
                 self.by_title[alt] = self.by_title[t]
         self._passages: dict[str, list[Chunk]] = {}
+        self._shingles: dict[tuple[str, ...], list[Chunk]] | None = None
         self._folded: dict[str, str] = {}
+        self._words: dict[str, set[str]] = {}
 
     def folded(self, c: Chunk) -> str:
         """Case-folded chunk text without the sentence-mode title prefix (which would make every
@@ -46,6 +52,13 @@ class _Index:
         if f is None:
             f = self._folded[c.chunk_id] = _body(c).casefold()
         return f
+
+    def words(self, c: Chunk) -> set[str]:
+        """The chunk's case-folded words (title prefix left out), computed once per chunk."""
+        w = self._words.get(c.chunk_id)
+        if w is None:
+            w = self._words[c.chunk_id] = _words(self.folded(c))
+        return w
 
     def titled(self, title: str) -> list[Chunk]:
         return self.by_title.get(title) or self.by_title.get(title.strip()) or []
@@ -58,39 +71,66 @@ class _Index:
         found = [c for c in self.titled(title.strip()) if _overlaps(_norm(_body(c)), nbody)] if title else []
         if not found:
             found = self.by_body.get(nbody, []) or self.by_body.get(_norm(passage), [])
+        if not found:  # a passage inside a longer document: the windows that share a run of its words
+            found = self.windows_of(body or passage)
         self._passages[passage] = found
         return found
+
+    def windows_of(self, text: str) -> list[Chunk]:
+        """The windows sharing a run of `_SHINGLE` consecutive words with `text`, in reading order:
+        the windows a passage was split into when its document joined several passages."""
+        if self._shingles is None:
+            self._shingles = defaultdict(list)
+            for c in self.by_id.values():
+                words = _WORD.findall(self.folded(c))
+                for sh in {tuple(words[i : i + _SHINGLE]) for i in range(max(0, len(words) - _SHINGLE + 1))}:
+                    self._shingles[sh].append(c)
+        words = _WORD.findall(text.casefold())
+        hit: dict[str, Chunk] = {}
+        for i in range(max(0, len(words) - _SHINGLE + 1)):
+            for c in self._shingles.get(tuple(words[i : i + _SHINGLE]), ()):
+                hit.setdefault(c.chunk_id, c)
+        return sorted(hit.values(), key=lambda c: (c.doc_id, c.position))
 
 
 def _overlaps(chunk_body: str, passage_body: str) -> bool:
     return bool(chunk_body) and (chunk_body in passage_body or passage_body in chunk_body)
 
 
-def _mentioning(idx: _Index, cands: list[Chunk], s: str, o: str) -> list[Chunk]:
-    """Among a document's windows, the one(s) that state the triplet: those naming both subject
-    and object; else the first naming the object (the new fact; the subject is often a pronoun
-    there), else the first naming the subject, else the first window. Linking a triplet to every
-    window that names one of its entities let one proposition fill all of T2RAG's chunk slots
-    (11,808 links for 4,966 triplets on a long-document set)."""
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.casefold()))
+
+
+def _mentioning(idx: _Index, cands: list[Chunk], s: str, o: str, p: str = "") -> list[Chunk]:
+    """Among a document's windows, the one that states the triplet best: one naming both subject
+    and object, else one naming the object (the new fact; the subject is often a pronoun there),
+    else the subject; among those, the one holding most of the triplet's words (subject,
+    predicate, object), then the first in reading order. One window per triplet and passage:
+    linking it to every window naming one of its entities let one proposition fill all of T2RAG's
+    chunk slots (11,808 links for 4,966 triplets on a long-document set), and to every window
+    naming both still gave 1.26 windows per proposition there (1.04 on bench/long_documents.py's
+    set, where this rule gives 1.00: docs/benchmarks.md)."""
     if len(cands) <= 1:
         return cands
     s, o = s.casefold(), o.casefold()
-    both = [c for c in cands if s in idx.folded(c) and o in idx.folded(c)]
-    if both:
-        return both
-    for part in (o, s):
-        hit = next((c for c in cands if part in idx.folded(c)), None)
-        if hit is not None:
-            return [hit]
-    return cands[:1]
+    want = _words(f"{s} {p} {o}")
+
+    def key(pos_c: tuple[int, Chunk]) -> tuple[bool, bool, bool, float, int]:
+        pos, c = pos_c
+        text = idx.folded(c)
+        has_s, has_o = s in text, o in text
+        overlap = len(want & idx.words(c)) / len(want) if want else 0.0
+        return (has_s and has_o, has_o, has_s, overlap, -pos)
+
+    return [max(enumerate(cands), key=key)[1]]
 
 
 def resolve_rows(rows: Iterable[TripletRow], chunks: Iterable[Chunk]) -> tuple[list[tuple[str, str, str, str]], int]:
     """Map rows onto chunk ids -> (`(chunk_id, s, p, o)` list without duplicates, unresolved count).
 
-    chunk_id: that chunk if it exists. title: the window(s) of the document(s) with that title that
-    state the triplet (`_mentioning`). title_sentence: the chunks whose sentence range covers the
-    index. passage: the window(s) of the matching chunks that state it.
+    chunk_id: that chunk if it exists. title: the window of the document(s) with that title that
+    states the triplet best (`_mentioning`). title_sentence: the chunks whose sentence range covers
+    the index. passage: the window of the matching chunks that states it best.
     """
     idx = _Index(chunks)
     out: list[tuple[str, str, str, str]] = []
@@ -102,9 +142,9 @@ def resolve_rows(rows: Iterable[TripletRow], chunks: Iterable[Chunk]) -> tuple[l
         elif r.ref_kind == "title_sentence" and r.sent_id is not None:
             cands = [c for c in idx.titled(r.chunk_ref) if c.sent_start <= r.sent_id < c.sent_end]
         elif r.ref_kind in ("title", "title_sentence"):
-            cands = _mentioning(idx, idx.titled(r.chunk_ref), r.subject, r.object)
+            cands = _mentioning(idx, idx.titled(r.chunk_ref), r.subject, r.object, r.predicate)
         elif r.ref_kind == "passage":
-            cands = _mentioning(idx, idx.passage(r.chunk_ref), r.subject, r.object)
+            cands = _mentioning(idx, idx.passage(r.chunk_ref), r.subject, r.object, r.predicate)
         else:
             cands = []
         if not cands:

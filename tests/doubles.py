@@ -133,8 +133,8 @@ class MemoryCorpus:
             self._graph = entity_graph_of(self._triplets.values())
         return self._graph
 
-    def entity_neighbourhood(self, entities: Iterable[str], hops: int, per_entity: int = -1):
-        return neighbourhood_of(self.entity_graph(), entities, hops, per_entity)
+    def entity_neighbourhood(self, entities: Iterable[str], hops: int, per_entity: int = -1, keep=()):
+        return neighbourhood_of(self.entity_graph(), entities, hops, per_entity, keep)
 
     def counts(self) -> MemoryCounts:
         return MemoryCounts(documents=len({c.doc_id for c in self._chunks}), chunks=len(self._chunks),

@@ -13,7 +13,7 @@ import networkx as nx
 import pytest
 
 from engine.store import Workspace
-from engine.store.graph import _CAPPED_EDGES, neighbourhood_of
+from engine.store.graph import _CAPPED_EDGES, _DEGREE, neighbourhood_of
 from engine.store.writes import ORPHAN_EDGES, ORPHAN_TRIPLETS
 from engine.textnorm import normalize_entity
 from engine.types import Document
@@ -88,6 +88,8 @@ def test_hot_queries_use_indexes(corpus):
         "triplet by parts": ("SELECT tid FROM triplets WHERE subject=? AND predicate=? AND object=?", ("a", "b", "c")),
         # a hub's first edges: merged from both indexes in tid order, no sort of all its edges
         "capped edges of an entity": (_CAPPED_EDGES, ("a", "a", 5)),
+        # the true degree of an entity the cap cut: counted on the index pages, no row read
+        "degree of an entity": (_DEGREE, ("a", "a", "a")),
         # a replaced extraction drops only the triplets it orphaned: lookups, not a pass over all
         "orphaned triplets": (ORPHAN_TRIPLETS.format("?"), (1,)),
         "orphaned edges": (ORPHAN_EDGES.format("?"), (1,)),
@@ -103,7 +105,7 @@ def test_hot_queries_use_indexes(corpus):
 
 
 #: queries read from covering indexes only, and how many index searches each makes
-COVERED = {"neighbourhood": 2, "capped edges of an entity": 2, "rids of chunks": 1}
+COVERED = {"neighbourhood": 2, "capped edges of an entity": 2, "degree of an entity": 2, "rids of chunks": 1}
 
 
 def _old_edge_indexes(path) -> None:

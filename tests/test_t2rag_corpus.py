@@ -103,6 +103,8 @@ def test_bridge_run_on_real_corpus_reaches_the_gold_paragraphs(corpus):
 
 def test_offline_reasoner_end_to_end_never_crashes(corpus):
     result = T2RAG(OfflineReasoner()).answer(LELAND_Q, corpus)
-    assert result.trace.stop_reason in ("complete", "early_stop", "round_cap", "no_open_triplets")
+    # no_new_evidence: a fallback round shows only chunks no round showed, and this 13-chunk corpus
+    # runs out of them by round 3 (issue 25)
+    assert result.trace.stop_reason in ("complete", "early_stop", "round_cap", "no_open_triplets", "no_new_evidence")
     assert result.usage.calls == 0  # rule steps are not LLM calls
     assert result.evidence_chunk_ids and result_from_json(result_to_json(result)) == result

@@ -24,14 +24,21 @@ from typing import Any
 from engine.types import Chunk, Question
 
 _NON_WORD = re.compile(r"[\W_]+")
+#: punctuation inside a word ("Kubrick's", "U.S.", "1,000", "well-known"): dropped, not a space, so
+#: the span matches a copy of the text whose punctuation was stripped ("Kubricks", "US", "1000")
+#: (apostrophes, periods, commas, hyphens; a dash or a bracket still separates words)
+_INNER_PUNCT = re.compile(r"(?<=[^\W_])['\u2019.,-]+(?=[^\W_])")
 #: at most this many places per span: a span found in hundreds of documents says nothing about
 #: where the gold is, and must not make one question's gold the whole corpus
 MAX_OCCURRENCES = 50
 
 
 def normalize_span(text: str) -> str:
-    """Lowercase words separated by single spaces: case, whitespace and punctuation do not count."""
+    """Lowercase words separated by single spaces: case, whitespace and punctuation do not count,
+    whether the text keeps its punctuation or had it stripped (punctuation inside a word joins it:
+    "Kubrick's" and "Kubricks" are one token; punctuation between words separates them)."""
     text = unicodedata.normalize("NFKC", text or "").lower()
+    text = _INNER_PUNCT.sub("", text)
     return " ".join(_NON_WORD.sub(" ", text).split())
 
 

@@ -244,6 +244,10 @@ class QuestionMetrics:
     #: False for a question the official script does not score (MuSiQue-Full unanswerable ones):
     #: averages leave it out
     scored: bool = True
+    #: window (chunk) level, beside the document level: the question's evidence spans located in
+    #: the windows (engine/eval/evidence.py), when it has both document gold and evidence spans. A
+    #: long document split into many windows is "retrieved" by any one of them at document level
+    window: RetrievalScore | None = None
 
 
 def score_question(
@@ -267,6 +271,9 @@ def score_question(
         sentence=ret(SENTENCE),
         n_evidence_chunks=len(chunks),
         scored=question.answerable,
+        window=evidence_score(evidence, chunks, k)
+        if evidence is not None and gold_units(question, PARAGRAPH)
+        else None,
     )
 
 
@@ -280,7 +287,14 @@ def failed_question_metrics(question: Question, evidence: EvidenceGold | None = 
             return RetrievalScore(n_gold=evidence.n_located)
         return None
 
-    return QuestionMetrics(paragraph=zero(PARAGRAPH), sentence=zero(SENTENCE), scored=question.answerable)
+    window = (
+        RetrievalScore(n_gold=evidence.n_located)
+        if evidence is not None and evidence.n_located and gold_units(question, PARAGRAPH)
+        else None
+    )
+    return QuestionMetrics(
+        paragraph=zero(PARAGRAPH), sentence=zero(SENTENCE), scored=question.answerable, window=window
+    )
 
 
 @dataclass(frozen=True)
@@ -299,6 +313,10 @@ class AverageMetrics:
     avg_evidence_chunks: float = 0.0
     retrieval_em: float | None = None
     unscored: int = 0  # questions the official script does not score (left out of every average)
+    #: recall and recall@k at the window level (QuestionMetrics.window), over the questions that
+    #: have it; None when none has
+    window_recall: float | None = None
+    window_recall_at_k: float | None = None
 
 
 def average_metrics(items: Sequence[QuestionMetrics | None], unit: str = PARAGRAPH) -> AverageMetrics:
@@ -337,4 +355,18 @@ def average_metrics(items: Sequence[QuestionMetrics | None], unit: str = PARAGRA
         avg_evidence_chunks=mean([m.n_evidence_chunks for m in qs]),
         retrieval_em=rmean("em"),
         unscored=unscored,
+        **_window_means([m.window for m in qs], missing),
     )
+
+
+def _window_means(windows: Sequence[RetrievalScore | None], missing: int) -> dict[str, float | None]:
+    """Window-level recall averages: over the questions scored at window level (and the missing
+    ones, as zeros, when any is)."""
+    got = [w for w in windows if w is not None]
+    n = len(got) + missing if got else 0
+    if not n:
+        return {"window_recall": None, "window_recall_at_k": None}
+    return {
+        "window_recall": sum(w.recall for w in got) / n,
+        "window_recall_at_k": sum(w.recall_at_k for w in got) / n,
+    }

@@ -83,6 +83,8 @@ class _Average:
         self.n = self.unscored = self.missing = self.r_n = 0
         self.sums = dict.fromkeys(("em", "f1", "precision", "recall", "n_evidence_chunks"), 0.0)
         self.r_sums = dict.fromkeys(self._R, 0.0)
+        self.w_n = 0
+        self.w_sums = {"recall": 0.0, "recall_at_k": 0.0}
 
     def add(self, m: QuestionMetrics | None) -> None:
         if m is not None and not m.scored:
@@ -99,12 +101,19 @@ class _Average:
             self.r_n += 1
             for key in self._R:
                 self.r_sums[key] += getattr(r, key)
+        w = getattr(m, "window", None)
+        if w is not None:
+            self.w_n += 1
+            for key in self.w_sums:
+                self.w_sums[key] += getattr(w, key)
 
     def result(self) -> AverageMetrics:
         if not self.n:
             return AverageMetrics(retrieval_unit=self.unit, unscored=self.unscored)
         rn = self.r_n + self.missing if self.r_n else 0
         r = {key: (v / rn if rn else None) for key, v in self.r_sums.items()}
+        wn = self.w_n + self.missing if self.w_n else 0
+        w = {key: (v / wn if wn else None) for key, v in self.w_sums.items()}
         return AverageMetrics(
             n=self.n,
             em=self.sums["em"] / self.n,
@@ -120,6 +129,8 @@ class _Average:
             avg_evidence_chunks=self.sums["n_evidence_chunks"] / self.n,
             retrieval_em=r["em"],
             unscored=self.unscored,
+            window_recall=w["recall"],
+            window_recall_at_k=w["recall_at_k"],
         )
 
 
@@ -246,6 +257,11 @@ def _row(m: MethodSummary) -> dict[str, str]:
         "ret R": _fmt(a.retrieval_recall),
         "ret F1": _fmt(a.retrieval_f1),
         f"R@{m.k}": _fmt(a.recall_at_k),
+        **(
+            {"window R": _fmt(a.window_recall), f"window R@{m.k}": _fmt(a.window_recall_at_k)}
+            if a.window_recall is not None
+            else {}
+        ),
         "chunks": _fmt(a.avg_evidence_chunks, 1),
         "calls/q": _fmt(m.calls_per_q, 1),
         "prompt tok/q": _fmt(m.prompt_tokens_per_q, 0),
@@ -265,9 +281,9 @@ def summary_markdown(s: EvalSummary) -> str:
     ]
     rows = [_row(m) for m in s.methods]
     if rows:
-        head = list(rows[0])
+        head = list(dict.fromkeys(h for r in rows for h in r))  # window columns when any method has them
         lines += ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-        lines += ["| " + " | ".join(r[h] for h in head) + " |" for r in rows]
+        lines += ["| " + " | ".join(r.get(h, "n/a") for h in head) + " |" for r in rows]
     types = sorted({t for m in s.methods for t in m.by_qtype})
     if types:
         count = {t: next(m.by_qtype[t].n for m in s.methods if t in m.by_qtype) for t in types}
@@ -314,7 +330,9 @@ def write_summary(s: EvalSummary, out: Path) -> None:
     buf = io.StringIO()
     rows = [_row(m) for m in s.methods]
     if rows:
-        w = csv.DictWriter(buf, fieldnames=list(rows[0]) + ["failures"])
+        w = csv.DictWriter(
+            buf, fieldnames=list(dict.fromkeys(h for r in rows for h in r)) + ["failures"], restval="n/a"
+        )
         w.writeheader()
         for m, r in zip(s.methods, rows):
             w.writerow({**r, "failures": json.dumps(m.failures) if m.failures else ""})

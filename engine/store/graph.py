@@ -51,29 +51,48 @@ _CAPPED_EDGES = (
 )
 
 
-def neighbourhood_of(graph, entities: Iterable[str], hops: int, per_entity: int = -1):
+#: An entity's true degree (edges in either direction, a self-loop once), counted on the indexes.
+_DEGREE = (
+    "SELECT (SELECT COUNT(*) FROM entity_edges WHERE head=?) "
+    "+ (SELECT COUNT(*) FROM entity_edges WHERE tail=? AND head<>?)"
+)
+
+#: Graph attribute of a capped neighbourhood: entity -> its true degree, for every entity the read
+#: cap cut (more edges than `per_entity`), so a trace can say "read 64 of 1,412".
+DEGREES = "entity_degrees"
+
+
+def neighbourhood_of(graph, entities: Iterable[str], hops: int, per_entity: int = -1, keep: Iterable[int] = ()):
     """The part of `graph` a walk of `hops` hops from `entities` can reach: every edge incident to
     an entity at distance < hops (with `per_entity` >= 0: each entity's first `per_entity` edges by
-    key, the triplet id), with the same node and edge attributes."""
+    key, the triplet id), with the same node and edge attributes. The edges keyed by `keep` are in
+    it whatever the cap, and the true degree of each entity the cap cut is in `graph.graph[DEGREES]`."""
+    keep = {int(k) for k in keep}
     seen = {e for e in entities if e in graph}
-    frontier, keep = set(seen), set()
+    frontier = set(seen)
+    kept = {(u, v, k) for u, v, k in graph.edges(keys=True) if k in keep} if hops > 0 else set()
+    keys, degrees = {k for *_, k in kept}, {}
     for _ in range(max(hops, 0)):
         nxt = set()
         for n in sorted(frontier):
             edges = sorted(graph.edges(n, keys=True), key=lambda e: e[2])
+            if 0 <= per_entity < len(edges):
+                degrees[n] = len(edges)
             for _, m, key in edges if per_entity < 0 else edges[:per_entity]:
-                keep.add(key)
+                keys.add(key)
                 if m not in seen:
                     nxt.add(m)
         seen |= nxt
         frontier = nxt
-    return graph.edge_subgraph([(u, v, k) for u, v, k in graph.edges(keys=True) if k in keep]).copy()
+    sub = graph.edge_subgraph([(u, v, k) for u, v, k in graph.edges(keys=True) if k in keys]).copy()
+    sub.graph[DEGREES] = degrees
+    return sub
 
 
 class CorpusGraph(CorpusBase):
     """The entity graph of a corpus (see the module docstring)."""
 
-    def entity_neighbourhood(self, entities: Iterable[str], hops: int, per_entity: int = -1):
+    def entity_neighbourhood(self, entities: Iterable[str], hops: int, per_entity: int = -1, keep: Iterable[int] = ()):
         """The part of `entity_graph()` a walk of `hops` hops from `entities` (normalized names) can
         reach: every edge incident to an entity at distance < hops, read with indexed lookups, so a
         question's cost follows its neighbourhood, not the corpus. Same node and edge attributes.
@@ -81,32 +100,54 @@ class CorpusGraph(CorpusBase):
         `per_entity` >= 0 reads at most that many edges of each entity: its first by triplet id (the
         order the facts were stored, so adding documents never changes which edges of a hub a
         question reads), one indexed merge of the head and tail indexes that stops at the limit, so
-        a hub costs `per_entity` rows however many edges it has."""
+        a hub costs `per_entity` rows however many edges it has. The triplets in `keep` (KG2RAG: the
+        seed chunks' own) are read whatever the cap: storage order must not cut the facts the walk
+        starts from. Each entity the cap cut has its true degree in `graph.graph[DEGREES]` (counted
+        on the index, no row read)."""
         if not self._edges_ready:  # a read-only corpus from before the edge table
-            return neighbourhood_of(self.entity_graph(), entities, hops, per_entity)
+            return neighbourhood_of(self.entity_graph(), entities, hops, per_entity, keep)
         seen = {e for e in entities if e}
         frontier, tids = set(seen), {}
+        degrees: dict[str, int] = {}
         with self._lock:
+            for tid, h, t in self._edges_by_id(sorted({int(k) for k in keep})) if hops > 0 else []:
+                tids[tid] = (h, t)
             for _ in range(max(hops, 0)):
                 if not frontier:
                     break
                 nxt: set[str] = set()
-                for tid, h, t in self._edges_of(sorted(frontier), per_entity):
+                for tid, h, t in self._edges_of(sorted(frontier), per_entity, degrees):
                     if h and t:
                         tids[tid] = (h, t)
                         nxt.update(x for x in (h, t) if x not in seen)
                 seen |= nxt
                 frontier = nxt
         # names normalized when stored: not again per question (a hub has thousands)
-        return entity_graph_of(self.get_triplets(sorted(tids)), tids)
+        g = entity_graph_of(self.get_triplets(sorted(tids)), tids)
+        g.graph[DEGREES] = degrees
+        return g
 
-    def _edges_of(self, entities: list[str], per_entity: int) -> list[tuple[int, str, str]]:
+    def _edges_by_id(self, tids: list[int]) -> list[tuple[int, str, str]]:
+        rows: list[tuple[int, str, str]] = []
+        for part in _chunks(tids, 400):
+            marks = ",".join("?" * len(part))
+            rows += self._db.execute(
+                f"SELECT tid, head, tail FROM entity_edges WHERE tid IN ({marks})", part
+            ).fetchall()
+        return [(t, h, tl) for t, h, tl in rows if h and tl]
+
+    def _edges_of(self, entities: list[str], per_entity: int, degrees: dict[str, int]) -> list[tuple[int, str, str]]:
         """(tid, head, tail) of the edges incident to `entities`: all, or each entity's first
-        `per_entity` by triplet id."""
+        `per_entity` by triplet id (then `degrees` gains the true degree of each entity cut)."""
         rows: list[tuple[int, str, str]] = []
         if per_entity >= 0:
             for ent in entities:
-                rows += self._db.execute(_CAPPED_EDGES, (ent, ent, per_entity)).fetchall()
+                got = self._db.execute(_CAPPED_EDGES, (ent, ent, per_entity)).fetchall()
+                if len(got) == per_entity:  # at the limit: maybe cut, count the rest on the index
+                    degree = int(self._db.execute(_DEGREE, (ent, ent, ent)).fetchone()[0])
+                    if degree > per_entity:
+                        degrees[ent] = degree
+                rows += got
             return rows
         for part in _chunks(entities, 400):
             marks = ",".join("?" * len(part))

@@ -56,10 +56,14 @@ class CorpusView(Protocol):
     def triplets(self, chunk_ids: Sequence[str] | None = None) -> list[Triplet]:
         """Triplets stated by these chunks (all when None)."""
 
-    def entity_neighbourhood(self, entities: Iterable[str], hops: int, per_entity: int = -1) -> nx.MultiGraph:
+    def entity_neighbourhood(
+        self, entities: Iterable[str], hops: int, per_entity: int = -1, keep: Iterable[int] = ()
+    ) -> nx.MultiGraph:
         """The entity graph within `hops` of `entities` (normalized names): nodes are entities, one
         edge per triplet keyed by triplet id with subject, predicate, object and chunk_ids. With
-        `per_entity` >= 0, at most that many edges of each entity are read: its first by triplet id."""
+        `per_entity` >= 0, at most that many edges of each entity are read: its first by triplet id;
+        the triplets in `keep` are read whatever the cap, and `graph.graph["entity_degrees"]` gives
+        the true degree of each entity the cap cut."""
 
     def entity_graph(self) -> nx.MultiGraph:
         """The whole entity graph (small corpora and views only; methods use the neighbourhood)."""

@@ -167,20 +167,27 @@ def _follow_edges(
 
     followed: dict[int, tuple[tuple[str, ...], str]] = {}
     caps: list[EntityCap] = []
+    # the store's read cap: the true degree of each entity it cut (engine/store/graph.py DEGREES)
+    degrees: dict[str, int] = graph.graph.get("entity_degrees") or {}
     for ent in frontier:
         edges = sorted(
             (e for e in per_entity.get(ent, []) if e[0] not in followed), key=lambda e: (-edge_score(e[1]), e[0])
         )
-        if max_entity_edges >= 0 and len(edges) > max_entity_edges:
+        present = sum(1 for _ in graph.edges(ent, keys=True)) if ent in graph else 0
+        unread = max(0, degrees.get(ent, 0) - present)
+        over = max_entity_edges >= 0 and len(edges) > max_entity_edges
+        if over or unread:
+            kept = min(len(edges), max_entity_edges) if max_entity_edges >= 0 else len(edges)
             caps.append(
                 EntityCap(
                     entity=ent,
-                    degree=len(edges),
-                    kept=max_entity_edges,
-                    cut_triplet_ids=[e[0] for e in edges[max_entity_edges:]],
+                    degree=degrees.get(ent) or len(edges),
+                    kept=kept,
+                    cut_triplet_ids=[e[0] for e in edges[kept:]],
+                    unread=unread,
                 )
             )
-            edges = edges[:max_entity_edges]
+            edges = edges[:kept]
         for tid, cids, other in edges:
             followed[tid] = (cids, other)
     return followed, caps

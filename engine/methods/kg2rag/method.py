@@ -20,7 +20,7 @@ from engine.methods.baselines import bm25_index, rrf
 from engine.methods.common import cached_reranker, format_context
 from engine.methods.kg2rag.graph import Tree, expand, spanning_trees, weighted_edges
 from engine.methods.kg2rag.rank import cosine_rank
-from engine.methods.kg2rag.select import fill_from_seeds, select_trees
+from engine.methods.kg2rag.select import fill_from_seeds, guard_seeds, select_trees
 from engine.methods.kg2rag.trace import KG2RAGSettings, KG2RAGTrace, SeedChunk
 from engine.reasoners.base import Reasoner
 from engine.rerank import Reranker, is_cosine
@@ -38,7 +38,9 @@ def _neighbourhood(corpus: CorpusView, seed_trips, hops: int, per_entity: int = 
     entities = sorted({normalize_entity(x) for t in seed_trips for x in (t.subject, t.object)} - {""})
     # at least one hop: the seeds' own triplets are edges incident to the seed entities, and the
     # trees organize them even when the walk takes no hop (hops=0 read an empty graph before)
-    return corpus.entity_neighbourhood(entities, max(hops, 1), per_entity)
+    # the seeds' own triplets are read whatever the cap (storage order must not cut them)
+    keep = [int(t.triplet_id) for t in seed_trips if t.triplet_id is not None]
+    return corpus.entity_neighbourhood(entities, max(hops, 1), per_entity, keep)
 
 
 register_trace("kg2rag", KG2RAGTrace)
@@ -200,6 +202,15 @@ class KG2RAG:
                 f"the selected trees gave {len(tr.tree_chunk_ids)} chunks, {why}: "
                 f"added the {len(tr.fill_chunk_ids)} best remaining seed chunks"
             )
+        if s.seed_guard:
+            tr.tree_chunk_ids, tr.fill_chunk_ids, kept = guard_seeds(
+                tr.trees, tr.tree_chunk_ids, tr.fill_chunk_ids, [cid for cid, _ in hits], s.k, chunk_scores
+            )
+            if kept:
+                tr.note = (tr.note + "; " if tr.note else "") + (
+                    f"seed guard: {len(kept)} seed chunk(s) more similar to the question than every expanded "
+                    "chunk kept their place (after the trees)"
+                )
         return tr.tree_chunk_ids + tr.fill_chunk_ids
 
     # 8. generate

@@ -21,9 +21,13 @@ class EntityCap:
     """A high-degree entity whose expansion was capped: only its best `kept` edges were followed."""
 
     entity: str
-    degree: int  # expansion edges at this entity in this hop
+    #: the entity's edges: its true degree in the corpus when the read cap (`max_entity_reads`) cut
+    #: it, else the unseen edges at this entity in this hop
+    degree: int
     kept: int
-    cut_triplet_ids: list[int] = field(default_factory=list)
+    cut_triplet_ids: list[int] = field(default_factory=list)  # edges read, then cut
+    #: edges never read (the read cap: each entity's first `max_entity_reads` by triplet id)
+    unread: int = 0
 
 
 @dataclass

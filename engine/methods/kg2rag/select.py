@@ -135,3 +135,38 @@ def fill_from_seeds(chosen: list[str], seeds_ranked: list[str], k: int, rule: st
     have = set(chosen)
     room = k - len(chosen)
     return [c for c in seeds_ranked if c not in have][: max(0, room)]
+
+
+def guard_seeds(
+    ranked: list[Tree], chosen: list[str], fill: list[str], seeds_ranked: list[str], k: int, scores: dict[str, float]
+) -> tuple[list[str], list[str], list[str]]:
+    """Selection never drops a seed chunk more similar to the question than every chunk the
+    expansion brought into the context (`seed_guard`): such a seed, the best first-stage one first,
+    takes the place of the least similar expanded chunk (or free room under `k`), until no left-out
+    seed beats every expanded chunk still in. Why: the expansion's chunks earn their place by the
+    graph, but a seed that is closer to the question than all of them is evidence the first stage
+    already had; trading it for a weaker neighbour is what made the graph stage cost recall.
+    Returns (tree chunks, fill chunks with the kept seeds appended, the seeds kept this way) and
+    notes each evicted chunk on its tree."""
+    seed_set = set(seeds_ranked)
+    chosen, fill, kept = list(chosen), list(fill), []
+    low = float("-inf")
+    while True:
+        added = [c for c in chosen if c not in seed_set]
+        if not added:
+            break
+        floor = max(scores.get(c, low) for c in added)
+        have = set(chosen) | set(fill)
+        best = next((s for s in seeds_ranked if s not in have and scores.get(s, low) > floor), None)
+        if best is None:
+            break
+        if len(have) >= k:
+            worst = min(added, key=lambda c: (scores.get(c, low), c))
+            chosen.remove(worst)
+            for t in ranked:
+                if t.selected and worst in t.chunk_ids:
+                    t.cut_chunk_ids.append(worst)
+                    t.note = (t.note + "; " if t.note else "") + f"{worst} gave its place to a more similar seed"
+        fill.append(best)
+        kept.append(best)
+    return chosen, fill, kept

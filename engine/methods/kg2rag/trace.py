@@ -56,6 +56,12 @@ class KG2RAGSettings:
     """A seed chunk with no triplet cannot join any tree; with this on it competes in the ranking
     as a one-chunk tree scored by its own similarity instead of waiting for the fill rule."""
 
+    seed_guard: bool = True
+    """Selection never drops a seed chunk more similar to the question than every chunk the
+    expansion brought into the context: such a seed replaces the least similar expanded chunk (ours:
+    the graph stage then adds recall to its first stage instead of costing it, docs/benchmarks.md;
+    the paper has no such rule)."""
+
     seeds: str = "hybrid"
     """First stage: `dense` (the paper: cosine top-k) or `hybrid` (BM25 and dense fused by
     reciprocal rank, as the hybrid baseline; ours, measured better on both shared sets); edge
@@ -65,7 +71,7 @@ class KG2RAGSettings:
     def paper(cls, **overrides) -> KG2RAGSettings:
         """The paper's pipeline as written (SPEC section 2): dense seeds, trees ranked by their
         best proposition, a misfit tree skipped, no one-chunk trees for seeds without triplets."""
-        base = dict(seeds="dense", tree_score="max", overflow="skip", seed_trees=False, fill="half")
+        base = dict(seeds="dense", tree_score="max", overflow="skip", seed_trees=False, fill="half", seed_guard=False)
         return cls(**{**base, **overrides})
 
     def __post_init__(self):

@@ -29,9 +29,11 @@ def build_queries(
     state: State, question: str, settings: T2RAGSettings, asked: set[str] | None = None
 ) -> list[RetrievalQuery]:
     """The round's queries: the searchable triplets not asked in an earlier round (`asked` holds
-    the lower-cased texts already asked); with none new, the question (the paper's fallback); when
-    the question was asked too, the same queries again (the caller then skips chunks already shown,
-    so the solver never sees the same evidence twice)."""
+    the lower-cased texts already asked), plus the question minus its wh-words (`question_query`).
+    With no new triplet query the round is a fallback round: the question alone, once, in the form
+    the settings choose (wh-words removed with `question_query`, as the reference code asks it;
+    else as typed). When every query was asked before, the same queries again (`retrieve` then skips
+    chunks already shown, so the solver never sees the same evidence twice)."""
     asked = asked or set()
     queries: list[RetrievalQuery] = []
     seen: set[str] = set()
@@ -44,18 +46,25 @@ def build_queries(
 
     for t in state.searchable:
         add(known_parts_query(t), "triplet", t.id)
-    if not queries:
-        # the paper's fallback: with nothing new to search (all fuzzy, no triplet, or every
-        # searchable one asked before) ask the question
-        add(question, "question")
+    if queries:
+        if settings.question_query:
+            add(strip_wh_words(question), "question_stripped", again=True)
+        return queries
+    # the paper's fallback: nothing new to search (all fuzzy, no triplet, or every searchable one
+    # asked before). One query for the question, not the question and its stripped form: the two
+    # find the same propositions, so a later fallback round re-showed the first round's chunks.
+    fallback = (strip_wh_words(question) if settings.question_query else "") or question
+    add(fallback, "question")
     if not queries:  # asked everything before: the same queries, over chunks not shown yet
         for t in state.searchable:
             add(known_parts_query(t), "triplet", t.id, again=True)
-        if not queries:
-            add(question, "question", again=True)
-    if settings.question_query:
-        add(strip_wh_words(question), "question_stripped", again=True)
+        add(fallback, "question", again=True)
     return queries
+
+
+def is_fallback(queries: list[RetrievalQuery]) -> bool:
+    """A round that asks the question instead of a triplet: it shows only chunks not shown before."""
+    return any(q.kind == "question" for q in queries)
 
 
 @dataclass
@@ -77,7 +86,8 @@ def retrieve(
 
     A proposition stated by several chunks covers all of them. The round shows exactly `k` chunks at
     most: when the last proposition would overflow the budget, only its first chunks are taken.
-    With `skip_seen_chunks`, chunks in `seen_chunks` do not count and are not shown, and a
+    With `skip_seen_chunks`, and always in a fallback round (the question asked again finds what
+    an earlier round showed), chunks in `seen_chunks` do not count and are not shown, and a
     proposition whose chunks were all shown before is skipped.
     """
     out = RetrievalOutcome(queries=queries)
@@ -91,7 +101,8 @@ def retrieve(
     timing.embed, timing.search = t1 - t0, t2 - t1
     best = _pool(hits)
     out.pool_size = len(best)
-    out.walked, covered = _walk(corpus, best, settings, seen_chunks)
+    skip = settings.skip_seen_chunks or is_fallback(queries)
+    out.walked, covered = _walk(corpus, best, settings.k, seen_chunks if skip else set())
     for c in corpus.get_chunks(covered):
         out.chunks.append(ShownChunk(chunk_id=c.chunk_id, title=c.title, text=c.text))
     timing.retrieve = time.perf_counter() - t0
@@ -99,12 +110,14 @@ def retrieve(
 
 
 def _pool(hits: list[list[tuple[int, float]]]) -> dict[int, tuple[float, int]]:
-    """The global pool: triplet id -> (best score over the queries, the query that gave it)."""
+    """The global pool: triplet id -> (best score over the queries, the query that gave it); a
+    proposition with no positive similarity to any query is left out."""
     best: dict[int, tuple[float, int]] = {}
     for qi, row in enumerate(hits):
         for tid, score in row:
             tid, score = int(tid), float(score)
-            if tid < 0:
+            # no similarity to any query is no evidence (the reference walk skips it too)
+            if tid < 0 or score <= 0.0:
                 continue
             if tid not in best or score > best[tid][0]:
                 best[tid] = (score, qi)
@@ -112,18 +125,18 @@ def _pool(hits: list[list[tuple[int, float]]]) -> dict[int, tuple[float, int]]:
 
 
 def _walk(
-    corpus: CorpusView, best: dict[int, tuple[float, int]], settings: T2RAGSettings, seen_chunks: set[str]
+    corpus: CorpusView, best: dict[int, tuple[float, int]], k: int, skip: set[str]
 ) -> tuple[list[WalkedProposition], list[str]]:
     """Propositions by descending score (ties by id, so a run is reproducible) until their chunks
-    cover `settings.k` distinct chunks; returns the walked propositions and the covered chunk ids."""
+    cover `k` distinct chunks not in `skip`; returns the walked propositions and the covered chunk ids."""
     order = sorted(best, key=lambda tid: (-best[tid][0], tid))
     walked: list[WalkedProposition] = []
     covered: list[str] = []
     covered_set: set[str] = set()
-    batch = max(4 * settings.k, 16)
+    batch = max(4 * k, 16)
     i = 0
     # triplets are fetched in slices of the walk order: the walk usually ends within the first few
-    while i < len(order) and len(covered) < settings.k:
+    while i < len(order) and len(covered) < k:
         ids = order[i : i + batch]
         i += batch
         by_id = {t.triplet_id: t for t in corpus.get_triplets(ids)}
@@ -132,12 +145,12 @@ def _walk(
             if trip is None:
                 continue
             chunk_ids = list(dict.fromkeys(trip.chunk_ids))
-            eligible = [c for c in chunk_ids if not (settings.skip_seen_chunks and c in seen_chunks)]
+            eligible = [c for c in chunk_ids if c not in skip]
             if not eligible:
                 continue
             new = []
             for c in eligible:
-                if c not in covered_set and len(covered) < settings.k:
+                if c not in covered_set and len(covered) < k:
                     covered.append(c)
                     covered_set.add(c)
                     new.append(c)
@@ -152,7 +165,7 @@ def _walk(
                     new_chunk_ids=new,
                 )
             )
-            if len(covered) >= settings.k:
+            if len(covered) >= k:
                 break
     return walked, covered
 
