@@ -11,9 +11,10 @@ import time
 
 import pytest
 
-from tests._app_helpers import XSS, Browser, StreamlitServer, build_small_corpus, build_xss_corpus, find_chromium
+from tests._app_helpers import (XSS, Browser, StreamlitServer, build_small_corpus, build_xss_corpus, needs_chromium,
+                                require_chromium)
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), needs_chromium()]
 
 # Probes for the payload as a live element, in the page and in every iframe we can enter.
 _FIND_PAYLOAD = """(() => {
@@ -48,11 +49,7 @@ def _assert_graphs_sandboxed(b) -> None:
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    path = find_chromium()
-    if path is None:
-        pytest.fail("Chromium is not installed: the browser test needs it "
-                    "(Debian: apt-get install -y chromium chromium-driver; CI installs it)")
-    return path
+    return require_chromium()
 
 
 @pytest.fixture(scope="module")
