@@ -235,6 +235,37 @@ def drop_corpus(corpus) -> None:
             st.rerun()
 
 
+def sample_build_progress() -> bool:
+    """While the sample corpora build in the background (`make run` starts that and the app at
+    once): a progress bar that follows the build; the page reloads when a corpus lands or the
+    build ends. False when no build is running (a failed one is reported)."""
+    from engine.samples import LOG_FILE, build_status
+
+    root = state.settings().workspace
+    status = build_status(root)
+    if not status.running:
+        if status.error and state.SAMPLE_CORPUS not in state.corpus_names():
+            st.warning(f"Building the sample corpora failed: {status.error} (log: {root / LOG_FILE}). "
+                       "Build them again below.")
+        return False
+    _follow_sample_build(tuple(state.corpus_names()))
+    return True
+
+
+@st.fragment(run_every=1.0)
+def _follow_sample_build(known: tuple[str, ...]) -> None:
+    from engine.samples import build_status
+
+    status = build_status(state.settings().workspace)
+    if not status.running or tuple(state.corpus_names()) != known:
+        st.rerun(scope="app")  # the sidebar and this page pick the new corpus up
+    of = f" ({status.position} of {status.count})" if status.count > 1 else ""
+    step = f": {status.label}" + (f" {status.done}/{status.total}" if status.total else "") if status.label else ""
+    st.progress(status.fraction, text=f"Building the sample corpus **{status.name}**{of} in the background{step}")
+    st.caption("Offline, no key needed; about a minute. This page opens it when it is ready; you can create "
+               "your own corpus above meanwhile.")
+
+
 def build_samples() -> None:
     """Build the bundled sample corpora (offline, no key) when they are missing."""
     if st.button("Build the sample corpora (offline, about a minute)", disabled=state.is_demo(), key="samples_go"):
