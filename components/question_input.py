@@ -22,7 +22,6 @@ class Asked:
     """What the question box holds: the question, the corpus Question when one was picked, and
     whether this run is the click (or Enter) that asks it, already checked against the limits."""
 
-
     question: str
     q: object | None
     submitted: bool
