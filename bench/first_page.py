@@ -10,6 +10,7 @@ before streamlit starts (`--old` measures it too; it takes minutes on a busy mac
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +22,18 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tests._app_helpers import Browser, StreamlitServer, find_chromium  # noqa: E402
+
+
+def _stop_builder(root: Path) -> None:
+    """The background build this run started (its own session) still builds the second sample:
+    stop it before its workspace is deleted."""
+    import signal
+
+    from engine.samples import STATUS_FILE, build_status
+
+    if build_status(root).running:
+        pid = json.loads((root / STATUS_FILE).read_text())["pid"]
+        os.killpg(pid, signal.SIGTERM)
 
 
 def _first_page(root: Path, background: bool, chromium: str, tmp: Path) -> dict[str, float]:
@@ -47,6 +60,7 @@ def _first_page(root: Path, background: bool, chromium: str, tmp: Path) -> dict[
     finally:
         b.close()
         srv.stop()
+        _stop_builder(root)
     return {"ensure returns": t_ensure, "server healthy": t_health, "first page": t_page,
             "sample corpus shown": t_sample, "progress on first page": float("Building the sample" in shown)}
 
