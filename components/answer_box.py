@@ -44,15 +44,75 @@ def verdict(result, gold: list[str] | None) -> Verdict:
     return Verdict(kind, s.em, s.f1)
 
 
+def _open_placeholders(trace) -> list[str]:
+    """The placeholders still open when T2RAG stopped (its last state), e.g. ['?answer']."""
+    snap = trace.rounds[-1].state_after if trace.rounds else getattr(trace.decomposition, "state", None)
+    seen: dict[str, None] = {}
+    for t in (snap.searchable + snap.fuzzy) if snap is not None else []:
+        for p in t.placeholders:
+            seen.setdefault(p, None)
+    return list(seen)
+
+
+def _t2rag_why(trace) -> str:
+    from engine.methods.t2rag.trace import STOP_REASONS
+
+    stop = STOP_REASONS.get(trace.stop_reason, trace.stop_reason or "")
+    open_ = _open_placeholders(trace)
+    if open_:
+        filled = "was" if len(open_) == 1 else "were"
+        return f"{', '.join(open_)} {filled} never filled" + (f" ({stop})" if stop else "")
+    return f"the synthesis was forced ({stop})" if stop else "the synthesis was forced"
+
+
+def _kg2rag_why(trace) -> str:
+    if trace.note:
+        return trace.note
+    if not trace.seeds:
+        return "no chunk matched the question, so there was nothing to expand from"
+    n = len(trace.tree_chunk_ids) + len(trace.fill_chunk_ids)
+    return f"the answer step found no answer in the {n} chunks it was given"
+
+
+def caveat(result) -> tuple[str, str]:
+    """(kind, words) qualifying an answer, from its trace: ('guess', ...) for an answer T2RAG
+    synthesized with placeholders still open, ('empty', ...) for no answer, else ('', '')."""
+    trace = getattr(result, "trace", None)
+    method = getattr(result, "method", "")
+    empty = not (result.answer or "").strip()
+    if result.error:
+        return "", ""
+    if method == "t2rag" and trace is not None and getattr(trace, "synthesis", None) is not None:
+        forced = trace.synthesis.mode == "forced"
+        if empty:
+            return "empty", _t2rag_why(trace) if forced else "the answer step returned nothing"
+        return ("guess", _t2rag_why(trace)) if forced else ("", "")
+    if empty:
+        if method == "kg2rag" and trace is not None and hasattr(trace, "seeds"):
+            return "empty", _kg2rag_why(trace)
+        return "empty", getattr(result, "stop_reason", "") or f"{method or 'the method'} returned no answer"
+    return "", ""
+
+
+def _body(result, v: Verdict) -> str:
+    if v.kind == "error":
+        return f"<i>{esc(result.method)} could not finish:</i> {esc(result.error)}"
+    kind, why = caveat(result)
+    if kind == "empty":
+        return (f'<i class="tl-answer-none">The corpus did not answer this.</i>'
+                f'<br><small>Why: {esc(why)}</small>')
+    body = esc(result.answer)
+    if kind == "guess":
+        body += f'<br><small class="tl-answer-guess">⚠️ best guess: {esc(why)}</small>'
+    return body
+
+
 def answer_box_html(result, gold: list[str] | None, label: str = "Answer", chain: str = "") -> str:
     """The box; `chain` is the evidence chain's markup (components.evidence_chain), built from
     escaped pieces, shown inside the box under the answer."""
     v = verdict(result, gold)
     bg, edge, tag = STYLES[v.kind]
-    if v.kind == "error":
-        body = f"<i>{esc(result.method)} could not finish:</i> {esc(result.error)}"
-    else:
-        body = esc(result.answer) if (result.answer or "").strip() else "<i>(no answer)</i>"
+    body = _body(result, v)
     score = "" if v.em is None else f" · EM {v.em:.0f} · F1 {v.f1:.2f}"
     gold_line = f"<br><small>Gold: {esc(' / '.join(gold))}{score}</small>" if gold else ""
     return (f'<div class="tl-answer tl-answer-{v.kind}" style="background:{bg};border-left:5px solid {edge};'

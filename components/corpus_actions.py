@@ -84,8 +84,31 @@ def create_corpus() -> None:
         state.forget_corpus()
         state.select_corpus(name.strip())
         state.flash("success", f"Created {name.strip()}: {report.documents_added} documents, {report.chunks_added} "
-                               f"chunks, {nq} questions. Run the triplet extraction next.")
+                               f"chunks, {nq} questions.")
+        st.session_state["just_created"] = name.strip()  # extract_after_create offers the next step
         st.rerun()
+
+
+def extract_after_create() -> None:
+    """Right where creation ends: the next step as a button (the Extraction tab is the 6th tab)."""
+    ss = st.session_state
+    name = ss.get("just_created")
+    if not name or name != ss.get("corpus") or state.is_demo():
+        return
+    from engine.pending import count_pending
+
+    corpus = state.current_corpus()
+    pending = count_pending(corpus) if corpus is not None else 0
+    if not pending:
+        ss["just_created"] = None
+        return
+    with st.container(border=True):
+        st.markdown(f"**Next: extract the triplets of {name}.** The methods retrieve over triplets, so its "
+                    f"{pending} chunks cannot be used until then (reasoner **{state.model_label()}**; the "
+                    "Extraction tab shows the cost estimate first).")
+        if st.button("⚡ Extract triplets now", type="primary", key="create_extract"):
+            ss["just_created"] = None
+            _run_extraction(corpus)
 
 
 def add_documents(corpus) -> None:
@@ -123,7 +146,7 @@ def delete_documents(corpus, docs: list) -> None:
 
 def extraction(corpus) -> None:
     """The cost estimate first, then the run with a live progress bar."""
-    from engine.extraction import estimate_extraction, run_extraction
+    from engine.extraction import estimate_extraction
     from engine.pending import count_pending, iter_pending
 
     demo = state.is_demo()
@@ -145,23 +168,30 @@ def extraction(corpus) -> None:
         st.caption(f"Estimate for {est.model} ({est.style}, tokens by {est.token_counter})"
                    + (f" · {est.note}" if est.note else ""))
     if st.button(f"Run extraction on {pending} chunks", type="primary", key="extract_go", disabled=demo):
-        with engine_errors("Extraction"):
-            reasoner = state.make_reasoner(corpus)
-            bar = ProgressBar("Extracting triplets")
-            summary = run_extraction(corpus, reasoner, on_progress=bar, call_deadline=state.settings().call_deadline)
-            bar.done("Indexing propositions")
-            corpus.refresh_indexes()
-            bar.done("Done")
-            cost = "unknown" if summary.cost is None else f"${summary.cost:.4f}"
-            msg = (f"{summary.chunks_done} chunks extracted, {summary.chunks_failed} failed, {summary.triplets} "
-                   f"triplets, {summary.calls} LLM calls ({summary.cache_hits} cached), {cost}, "
-                   f"{summary.seconds:.1f}s")
-            if summary.stopped:
-                st.error(f"Extraction stopped: {summary.stopped}")
-            for cid, err in summary.failures[:5]:
-                st.warning(f"{cid}: {err}")
-            state.flash("success" if summary.ok else "warning", msg)
-            st.rerun()
+        _run_extraction(corpus)
+
+
+def _run_extraction(corpus) -> None:
+    """Extract every pending chunk with a live progress bar, then report in plain words."""
+    from engine.extraction import run_extraction
+
+    with engine_errors("Extraction"):
+        reasoner = state.make_reasoner(corpus)
+        bar = ProgressBar("Extracting triplets")
+        summary = run_extraction(corpus, reasoner, on_progress=bar, call_deadline=state.settings().call_deadline)
+        bar.done("Indexing propositions")
+        corpus.refresh_indexes()
+        bar.done("Done")
+        cost = "unknown" if summary.cost is None else f"${summary.cost:.4f}"
+        msg = (f"{summary.chunks_done} chunks extracted, {summary.chunks_failed} failed, {summary.triplets} "
+               f"triplets, {summary.calls} LLM calls ({summary.cache_hits} cached), {cost}, "
+               f"{summary.seconds:.1f}s")
+        if summary.stopped:
+            st.error(f"Extraction stopped: {summary.stopped}")
+        for cid, err in summary.failures[:5]:
+            st.warning(f"{cid}: {err}")
+        state.flash("success" if summary.ok else "warning", msg)
+        st.rerun()
 
 
 def import_triplets(corpus) -> None:
@@ -203,6 +233,37 @@ def drop_corpus(corpus) -> None:
             state.clear_results()
             state.flash("success", f"Deleted corpus {name}. Bring it back from 'Recently deleted corpora'.")
             st.rerun()
+
+
+def sample_build_progress() -> bool:
+    """While the sample corpora build in the background (`make run` starts that and the app at
+    once): a progress bar that follows the build; the page reloads when a corpus lands or the
+    build ends. False when no build is running (a failed one is reported)."""
+    from engine.samples import LOG_FILE, build_status
+
+    root = state.settings().workspace
+    status = build_status(root)
+    if not status.running:
+        if status.error and state.SAMPLE_CORPUS not in state.corpus_names():
+            st.warning(f"Building the sample corpora failed: {status.error} (log: {root / LOG_FILE}). "
+                       "Build them again below.")
+        return False
+    _follow_sample_build(tuple(state.corpus_names()))
+    return True
+
+
+@st.fragment(run_every=1.0)
+def _follow_sample_build(known: tuple[str, ...]) -> None:
+    from engine.samples import build_status
+
+    status = build_status(state.settings().workspace)
+    if not status.running or tuple(state.corpus_names()) != known:
+        st.rerun(scope="app")  # the sidebar and this page pick the new corpus up
+    of = f" ({status.position} of {status.count})" if status.count > 1 else ""
+    step = f": {status.label}" + (f" {status.done}/{status.total}" if status.total else "") if status.label else ""
+    st.progress(status.fraction, text=f"Building the sample corpus **{status.name}**{of} in the background{step}")
+    st.caption("Offline, no key needed; about a minute. This page opens it when it is ready; you can create "
+               "your own corpus above meanwhile.")
 
 
 def build_samples() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components import state
-from components.question_input import pick_question
+from components.question_input import ask_question, result_area
 from components.result_view import show_result
 from components.run_controls import open_saved, save_and_export
 from components.runner import run_methods
@@ -33,22 +33,28 @@ def single_method_page(method: str, label: str, prefix: str, step_key: str) -> N
     if opened is not None:
         ss[result_key], ss[step_key] = opened, 0
 
-    question, q = pick_question(corpus, f"{prefix}_q")
-    if st.button("Ask", type="primary", disabled=not question, key=f"{prefix}_go"):
-        with engine_errors(label):
-            ss[result_key] = run_methods([method], corpus, question, q)
-            ss[step_key] = 0
+    asked = ask_question(corpus, f"{prefix}_q", "Ask", f"{prefix}_go")
+    if asked.pressed:
+        ss[result_key] = None  # a failed run must not leave the last question's result under this one
+    with result_area(asked.pressed):
+        if asked.submitted:
+            with engine_errors(label):
+                ss[result_key] = run_methods([method], corpus, asked.question, asked.q)
+                ss[step_key] = 0
+        _show(ss.get(result_key), method, corpus, prefix, step_key)
 
-    run = ss.get(result_key)
+
+def _show(run, method: str, corpus, prefix: str, step_key: str) -> None:
     result = run.by_method(method) if run is not None else None
-    if result is not None:
-        st.divider()
-        html_block(f"<b>Question:</b> {esc(run.question)}")
-        show_answer(result, run.gold, corpus=corpus, with_chain=True)
-        show_result(result, corpus, step_key, run.gold)
-        show_timeline(result, key=prefix)
-        note = replayed_note(result)
-        if note:
-            st.caption("🔁 A what-if re-run. " + note)
-        show_whatif(run, result, corpus, prefix, on_adopt=_adopter(result_key, step_key))
-        save_and_export(run, corpus, prefix)
+    if result is None:
+        return
+    st.divider()
+    html_block(f"<b>Question:</b> {esc(run.question)}")
+    show_answer(result, run.gold, corpus=corpus, with_chain=True)
+    show_result(result, corpus, step_key, run.gold)
+    show_timeline(result, key=prefix)
+    note = replayed_note(result)
+    if note:
+        st.caption("🔁 A what-if re-run. " + note)
+    show_whatif(run, result, corpus, prefix, on_adopt=_adopter(f"{prefix}_result", step_key))
+    save_and_export(run, corpus, prefix)

@@ -6,7 +6,7 @@ from components import compare_view as cv
 from components.compare_whatif import show_compare_whatif
 from components.whatif_view import replayed_note
 from components import state
-from components.question_input import pick_question
+from components.question_input import ask_question, result_area
 from components.result_view import show_result
 from components.run_controls import open_saved, save_and_export
 from components.runner import run_methods
@@ -26,16 +26,15 @@ if opened is not None:
     state.reset_steppers("cmp_step_")
     state.reset_steppers("cmp_sync")
 
-question, q = pick_question(corpus, "cmp_q")
 baseline = st.selectbox("Baseline (optional)", [""] + app_methods(baselines=True), key="cmp_baseline",
                         format_func=lambda m: METHOD_TITLES.get(m, m) if m else "(no baseline)")
-autorun = bool(ss.get("cmp_autorun")) and bool(question)  # the landing card's one click
+asked = ask_question(corpus, "cmp_q", "Compare", "cmp_go")
+autorun = bool(ss.get("cmp_autorun")) and bool(asked.question)  # the landing card's one click
 ss["cmp_autorun"] = False
-if st.button("Compare", type="primary", disabled=not question, key="cmp_go") or autorun:
-    with engine_errors("The comparison"):
-        ss["compare"] = run_methods(list(COMPARED) + ([baseline] if baseline else []), corpus, question, q)
-        state.reset_steppers("cmp_step_")
-    state.reset_steppers("cmp_sync")
+fresh = asked.submitted or autorun
+if fresh or asked.pressed:
+    ss["compare"] = None  # a failed run must not leave the last question's result under this one
+
 
 def _adopt(new_run) -> None:
     """The what-if's re-runs become the comparison (a button callback: before the page redraws),
@@ -45,22 +44,29 @@ def _adopt(new_run) -> None:
     state.reset_steppers("cmp_sync")
 
 
-run = ss.get("compare")
-if run is not None:
-    st.divider()
-    html_block(f"<b>Question:</b> {esc(run.question)}")
-    sync.show_answers_row(run, corpus)
-    st.markdown("**Step both methods together**")
-    sync.show_side_by_side(run, corpus, "cmp_sync")
-    notes = [f"{METHOD_TITLES.get(r.method, r.method)}: {n}" for r in run.results if (n := replayed_note(r))]
-    if notes:
-        st.caption("🔁 What-if re-runs in this comparison. " + " ".join(notes))
-    show_compare_whatif(run, corpus, "cmp", on_adopt=_adopt)
-    with state.sticky_expander("Evidence overlap and costs", "cmp_overlap_open", expanded=True):
-        cv.overlap(run, corpus)
-        cv.cost_charts(run)
-    for r in run.results:
-        if r.method not in COMPARED:
-            with state.sticky_expander(f"Baseline: {METHOD_TITLES.get(r.method, r.method)}", f"cmp_{r.method}_open"):
-                show_result(r, corpus, f"cmp_step_{r.method}", run.gold)
-    save_and_export(run, corpus, "cmp")
+with result_area(fresh or asked.pressed):
+    if fresh:
+        with engine_errors("The comparison"):
+            ss["compare"] = run_methods(list(COMPARED) + ([baseline] if baseline else []), corpus, asked.question,
+                                        asked.q)
+            state.reset_steppers("cmp_step_")
+        state.reset_steppers("cmp_sync")
+    run = ss.get("compare")
+    if run is not None:
+        st.divider()
+        html_block(f"<b>Question:</b> {esc(run.question)}")
+        sync.show_answers_row(run, corpus)
+        st.markdown("**Step both methods together**")
+        sync.show_side_by_side(run, corpus, "cmp_sync")
+        notes = [f"{METHOD_TITLES.get(r.method, r.method)}: {n}" for r in run.results if (n := replayed_note(r))]
+        if notes:
+            st.caption("🔁 What-if re-runs in this comparison. " + " ".join(notes))
+        show_compare_whatif(run, corpus, "cmp", on_adopt=_adopt)
+        with state.sticky_expander("Evidence overlap and costs", "cmp_overlap_open", expanded=True):
+            cv.overlap(run, corpus)
+            cv.cost_charts(run)
+        for r in run.results:
+            if r.method not in COMPARED:
+                with state.sticky_expander(f"Baseline: {METHOD_TITLES.get(r.method, r.method)}", f"cmp_{r.method}_open"):
+                    show_result(r, corpus, f"cmp_step_{r.method}", run.gold)
+        save_and_export(run, corpus, "cmp")

@@ -20,7 +20,9 @@ names = state.corpus_names()
 
 with st.expander("➕ Create a corpus from files", expanded=not names):
     actions.create_corpus()
-if state.SAMPLE_CORPUS not in names:
+actions.extract_after_create()
+building = actions.sample_build_progress()
+if state.SAMPLE_CORPUS not in names and not building:
     with st.expander("Sample corpora", expanded=not names):
         st.caption("HotpotQA and MuSiQue samples bundled with the app (CC BY-SA 4.0 / CC BY 4.0).")
         actions.build_samples()

@@ -33,17 +33,18 @@ st.caption(f"Reasoner: {state.model_label()} · method settings from the Setting
            f"written under runs/ of the corpus")
 if st.button("Run evaluation", type="primary", disabled=not methods or state.is_demo(), key="eval_go"):
     with engine_errors("The evaluation"):
-        from engine.eval.harness import run_eval
+        from engine.eval.harness import run_eval, select_questions
 
         if state.is_demo():
             from engine.session import ConfigLocked
 
             raise ConfigLocked("evaluations are off in the read-only demo")
-        state.session().begin(len(ev.pick_questions(corpus, scope, int(n))) * len(methods))
+        picked = ev.pick_questions(corpus, scope, int(n))  # None (all), the first n, or ids
+        state.session().begin(len(select_questions(corpus, picked)) * len(methods))
         out = runs_dir(corpus) / time.strftime("eval-%Y%m%d-%H%M%S")
         bar = ProgressBar("Evaluating")
         ss["eval_report"] = run_eval(corpus, list(methods), state.make_reasoner(corpus),
-                                     questions=ev.pick_questions(corpus, scope, int(n)), out_dir=out,
+                                     questions=picked, out_dir=out,
                                      settings_by_method={m: state.method_settings(m) for m in methods},
                                      on_progress=bar, concurrency=int(workers))
         bar.done()

@@ -352,8 +352,8 @@ def test_a_provider_refusing_the_key_is_a_readable_error(app, loopback_llm):
 def test_a_typed_question_runs_without_a_gold_answer(app):
     at = _goto(app, "ask")
     at.radio(key="ask_q_mode").set_value("Type a question").run()
-    assert at.button(key="ask_go").disabled  # nothing to ask yet
-    at.text_input(key="ask_q_text").input("What kind of demon is Lilu?").run()
+    assert not at.button(key="ask_go").disabled  # never disabled: the question is checked on the press
+    at.text_input(key="ask_q_text").input("What kind of demon is Lilu?")  # typed, then one press (a form)
     at.button(key="ask_go").click().run()
     _ok(at)
     run = at.session_state["ask_result"]

@@ -11,9 +11,10 @@ import time
 
 import pytest
 
-from tests._app_helpers import XSS, Browser, StreamlitServer, build_small_corpus, build_xss_corpus, find_chromium
+from tests._app_helpers import (XSS, Browser, StreamlitServer, build_small_corpus, build_xss_corpus, needs_chromium,
+                                require_chromium)
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), needs_chromium()]
 
 # Probes for the payload as a live element, in the page and in every iframe we can enter.
 _FIND_PAYLOAD = """(() => {
@@ -48,11 +49,7 @@ def _assert_graphs_sandboxed(b) -> None:
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    path = find_chromium()
-    if path is None:
-        pytest.fail("Chromium is not installed: the browser test needs it "
-                    "(Debian: apt-get install -y chromium chromium-driver; CI installs it)")
-    return path
+    return require_chromium()
 
 
 @pytest.fixture(scope="module")
@@ -423,6 +420,16 @@ def _click_at(b: Browser, x: float, y: float) -> None:
         b.pump(0.1)
 
 
+def _next_step(b: Browser, timeout: float = 60) -> None:
+    """Press "Next ▶" once and wait for the step caption to change (a fixed pause pressed again
+    while a slow rerun was still drawing, and a step could be skipped on a busy machine)."""
+    now = "(document.body.innerText.match(/Step \\d+ of \\d+/) || [''])[0]"
+    before = b.eval(now)
+    _click(b, "Next ▶")
+    _wait_js(b, now + " !== " + json.dumps(before), timeout=timeout, what="the next step")
+    b.pump(0.5)
+
+
 def _wait_js(b: Browser, expression: str, timeout: float = 90, what: str = ""):
     """The value of `expression` once it is truthy (a rerun lands late on a busy machine)."""
     end = time.monotonic() + timeout
@@ -586,8 +593,7 @@ def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, pr
     for _ in range(8):
         if "Weighted graph" in b.text():
             break
-        _click(b, "Next ▶")
-        b.pump(2)
+        _next_step(b)
     text = b.text()
     assert "Weighted graph" in text and "T2RAG" in text and "KG2RAG" in text
     assert "⇄" in text  # chunks used by both methods are marked

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from tests._app_helpers import Browser, StreamlitServer, build_small_corpus, find_chromium
+from tests._app_helpers import Browser, StreamlitServer, build_small_corpus, needs_chromium, require_chromium
 from tests.loopback import LoopbackServer
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), needs_chromium()]
 CANARY = "sk-canary-BROWSER-0123456789"
 
 
@@ -29,9 +29,7 @@ def _type(b: Browser, label: str, text: str) -> None:
 
 
 def test_a_visitor_endpoint_typed_in_the_browser_never_gets_the_operator_key(tmp_path, embedder):
-    chromium = find_chromium()
-    if chromium is None:
-        pytest.fail("Chromium is not installed (Debian: apt-get install -y chromium; CI installs it)")
+    chromium = require_chromium()
     build_small_corpus(tmp_path / "ws", "hotpotqa-sample", questions=1, embedder=embedder)
     listener = LoopbackServer().start()
     srv = StreamlitServer(tmp_path / "ws", tmp_path / "streamlit.log", extra_env={"OPENAI_API_KEY": CANARY})

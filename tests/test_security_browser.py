@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests._app_helpers import Browser, StreamlitServer, build_small_corpus, find_chromium
+from tests._app_helpers import Browser, StreamlitServer, build_small_corpus, needs_chromium, require_chromium
 from tests.loopback import LoopbackServer
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), needs_chromium()]
 CANARY = f"sk-canary-{uuid.uuid4().hex}"
 MODEL = "openai/gpt-4o-mini"
 _SLIP = '<img src=x onerror="window.slipped_img=1"><script>window.slipped_script=1</script>'
@@ -29,10 +29,7 @@ _PROBE = "[window.origin, document.querySelectorAll('canvas').length, typeof vis
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    path = find_chromium()
-    if path is None:
-        pytest.fail("Chromium is not installed: the browser test needs it (apt-get install -y chromium)")
-    return path
+    return require_chromium()
 
 
 def open_browser(chromium: str, profile: Path) -> Browser:

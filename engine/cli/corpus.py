@@ -254,8 +254,11 @@ def cmd_triplets_export(args) -> int:
 
 
 def cmd_sample_ensure(args) -> int:
-    from engine.samples import ensure_sample_corpora
+    from engine.samples import ensure_sample_corpora, start_background_build
 
+    if args.background:
+        print(start_background_build(_workspace()))
+        return 0
     for line in ensure_sample_corpora(_workspace(), on_progress=TerminalProgress()):
         print(line)
     return 0
@@ -378,6 +381,10 @@ def _register_triplets_and_samples(sub) -> None:
 
     sample = sub.add_parser("sample", help="bundled sample corpora").add_subparsers(dest="sample_cmd", metavar="ACTION")
     sample.required = True
-    sample.add_parser("ensure", help="build the bundled sample corpora if missing (offline, no key)").set_defaults(
-        func=cmd_sample_ensure
+    ensure = sample.add_parser("ensure", help="build the bundled sample corpora if missing (offline, no key)")
+    ensure.add_argument(
+        "--background",
+        action="store_true",
+        help="start the build in its own process and return at once (the app shows its progress)",
     )
+    ensure.set_defaults(func=cmd_sample_ensure)
