@@ -28,7 +28,13 @@ from engine.reasoners.offline.answering import compare, fit_to_wh, from_context,
 from engine.reasoners.offline.match import Fact, RelationScorer
 from engine.reasoners.offline.questions import parse_question
 from engine.reasoners.offline.rules import extract_triplets
-from engine.reasoners.offline.values import BIND_THRESHOLD, best_value, context_triplets, evidence_facts
+from engine.reasoners.offline.values import (
+    BIND_THRESHOLD,
+    best_value,
+    context_triplets,
+    evidence_facts,
+    placeholder_type,
+)
 from engine.textnorm import normalize_entity
 from engine.triplet_rules import filter_triplets
 
@@ -92,6 +98,7 @@ class OfflineReasoner:
         sources: dict[str, str] = {}
         filled: list[QueryTriplet] = []
         notes: list[dict] = []
+        wh = parse_question(question).wh
         for t in open_triplets:
             if len(t.placeholders) != 1 or is_placeholder(t.predicate):
                 continue
@@ -99,13 +106,14 @@ class OfflineReasoner:
             entity, ph = (t.subject, t.object) if forward else (t.object, t.subject)
             if ph in bindings or not entity:
                 continue
-            value, source, score = best_value(self.scorer, entity, t.predicate, facts, forward, ph)
+            kind = placeholder_type(ph, wh)  # ?town takes a place, ?founder a person, "when"'s ?answer a date
+            value, source, score = best_value(self.scorer, entity, t.predicate, facts, forward, ph, kind)
             # the reverse reading: (Bobby McGee, performer, ?) stated as (?, performed, Bobby McGee)
             if score < BIND_THRESHOLD:
-                v2, s2, sc2 = best_value(self.scorer, entity, t.predicate, facts, not forward, ph)
+                v2, s2, sc2 = best_value(self.scorer, entity, t.predicate, facts, not forward, ph, kind)
                 if sc2 * 0.9 > score:
                     value, source, score = v2, s2, sc2 * 0.9
-            notes.append({"triplet": t.text(), "value": value, "score": round(score, 3)})
+            notes.append({"triplet": t.text(), "type": kind, "value": value, "score": round(score, 3)})
             if score >= BIND_THRESHOLD and value and normalize_entity(value) != normalize_entity(entity):
                 bindings[ph] = value
                 sources[ph] = source

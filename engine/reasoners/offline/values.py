@@ -36,6 +36,30 @@ PLACE_WORDS = {
     "region",
     "province",
 }
+#: Placeholder nouns that name a person: `?founder` takes a person, never the date it was founded.
+PERSON_WORDS = set(
+    """person people director founder author writer mayor spouse wife husband father mother son daughter
+child parent brother sister performer singer composer producer creator actor actress player coach
+president leader member artist designer architect manager captain owner chairman ceo king queen
+painter poet novelist musician inventor governor senator minister editor publisher""".split()
+)
+DATE_WORDS = {"year", "date", "decade", "day", "birthday"}
+NUMBER_WORDS = {"population", "number", "count", "amount", "age", "height", "length", "size", "capacity"}
+#: The type a question's wh-phrase asks of its final placeholder (`?answer`).
+WH_TYPES = {
+    "who": "person",
+    "whom": "person",
+    "where": "place",
+    "what city": "place",
+    "what state": "place",
+    "what country": "place",
+    "when": "date",
+    "what year": "date",
+    "which year": "date",
+    "in what year": "date",
+    "how many": "number",
+    "how much": "number",
+}
 #: A binding needs entity match x relation similarity at least this high (see tests for examples).
 BIND_THRESHOLD = 0.45
 
@@ -57,11 +81,49 @@ def evidence_facts(evidence: Evidence, entities: list[str]) -> list[Fact]:
     return facts
 
 
+def placeholder_type(placeholder: str, wh: str = "") -> str:
+    """What a placeholder takes, from its name: `?town` a place, `?founder` a person, `?year` a date;
+    the question's own `?answer` takes what its wh-phrase asks ("where" a place, "who" a person).
+    "" when the name says nothing (`?x`, `?film`): the relation alone decides then."""
+    noun = re.sub(r"_[ab]$", "", placeholder.lstrip("?").lower())
+    if noun == "answer":
+        return WH_TYPES.get(wh, "")
+    if noun in PLACE_WORDS:
+        return "place"
+    if noun in DATE_WORDS:
+        return "date"
+    if noun in PERSON_WORDS:
+        return "person"
+    if noun in NUMBER_WORDS:
+        return "number"
+    return ""
+
+
+def fits_type(value: str, kind: str) -> bool:
+    """Can `value` fill a placeholder of type `kind`? A date is a date; a place or a person is a name
+    (a capitalised span, not a date or a bare number); a number holds digits."""
+    if kind == "date":
+        return parse_date(value) is not None
+    if kind == "number":
+        return bool(re.search(r"\d", value))
+    if kind in ("place", "person"):
+        spans = find_spans(value, ("quote", "date", "name", "number"))
+        return bool(spans) and spans[0].kind in ("name", "quote") and not re.fullmatch(r"[\d\s,.]+", value)
+    return True
+
+
 def best_value(
-    scorer: RelationScorer, entity: str, relation: str, facts: list[Fact], forward: bool, placeholder: str = ""
+    scorer: RelationScorer,
+    entity: str,
+    relation: str,
+    facts: list[Fact],
+    forward: bool,
+    placeholder: str = "",
+    kind: str = "",
 ) -> tuple[str, str, float]:
-    """The value of `relation` for `entity` (forward: entity is the subject) with its source. A named
-    placeholder types the value: `?city` wants a place, `?year` a date ("born in" alone is either)."""
+    """The value of `relation` for `entity` (forward: entity is the subject) with its source. The
+    value must fit `kind` (see `placeholder_type`); with no kind, a named placeholder and the relation
+    type it: `?city` wants a place, "born" a date ("born in" alone is either)."""
     rel_key = relation_key(relation)
     cands = [(f, entity_score(entity, f.subject if forward else f.object)) for f in facts]
     cands = [(f, e) for f, e in cands if e > 0]
@@ -89,9 +151,13 @@ def best_value(
     noun = placeholder.lstrip("?").lower()
     wants_place = bool(PLACE_WORDS & (set(relation.lower().split()) | {noun}))
     wants_date = (rel_key in DATE_RELATIONS or noun in ("year", "date")) and not wants_place
+    if kind:
+        wants_place, wants_date = kind == "place", kind == "date"
     best = ("", "", 0.0)
     for (f, e), sim in zip(cands, sims):
         value = f.object if forward else f.subject
+        if kind and not fits_type(value, kind):
+            continue
         if forward and ((wants_date and not parse_date(value)) or (wants_place and find_spans(value, ("date",)))):
             continue
         score = e * sim

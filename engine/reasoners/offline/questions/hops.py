@@ -8,6 +8,7 @@ import re
 from engine.reasoners.offline.questions.shape import (
     AUX,
     COMPOUND_RELATIONS,
+    EVENT_VERBS,
     WH,
     QuestionShape,
     looks_like_name,
@@ -60,6 +61,8 @@ def parse_possessive(q: str) -> QuestionShape | None:
     m = re.match(rf"(?:{WH})\s+(?:is|was|are|were)\s+(?:the\s+)?(.+?)'s? ([a-z][a-z ]{{1,40}})$", q, re.I)
     if not m or not looks_like_name(m.group(1).strip('"')):
         return None
+    if set(m.group(2).split()) & (set(EVENT_VERBS) | {"born", "die"}):
+        return None  # "When was X's birthplace founded": the birthplace is a hop (questions/nested.py)
     entity = m.group(1).strip('"')
     return QuestionShape("chain", [(entity, m.group(2).strip(), "?answer")], entities=[entity], wh=wh_word(q))
 
