@@ -30,8 +30,6 @@ yes/no), `hops.py` the multi-hop shapes (chain, possessive, relative, bridge).
 
 from __future__ import annotations
 
-import re
-
 from engine.reasoners.offline.questions.compare import parse_comparison, parse_yesno
 from engine.reasoners.offline.questions.fallback import parse_fallback
 from engine.reasoners.offline.questions.hops import parse_bridge, parse_chain, parse_possessive, parse_relative

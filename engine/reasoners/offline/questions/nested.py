@@ -70,9 +70,13 @@ def _contact(q: str) -> tuple[int, int, str, tuple[str, str, str]] | None:
     return None
 
 
+#: "the (body of) water where", "the film that": up to three words before the noun, none an article
+_RELATIVE = re.compile(rf"\bthe (?:(?!the\b|an?\b)[a-z][a-z\-]* ){{0,3}}?({_NOUN}) (that|which|who|where|in which) ")
+
+
 def _relative(q: str) -> tuple[int, int, str, tuple[str, str, str]] | None:
     """ "the film that was shot in Elsmere", "the film that Piet Morrow directed", "the city where X is based"."""
-    for m in re.finditer(rf"\bthe (?:(?!the\b|an?\b)[a-z][a-z\-]* ){{0,3}}?({_NOUN}) (that|which|who|where|in which) ", q):
+    for m in _RELATIVE.finditer(q):
         noun, rel_word, rest_at = m.group(1).lower(), m.group(2).lower(), m.end()
         ph = "?" + noun
         named = _name_at(q, rest_at)
