@@ -13,6 +13,7 @@ import re
 from engine.reasoners.offline.questions.shape import AUX, WH, QuestionShape, named_spans, wh_word
 from engine.reasoners.offline.spans import COMMON_VERBS, STOPWORDS, find_spans
 
+
 def _content(text: str) -> list[str]:
     return [
         w
