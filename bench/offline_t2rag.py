@@ -13,7 +13,8 @@ Data sets:
 
 `--baseline ROOT` runs the same bench in a subprocess over another checkout's `engine/` (e.g. main,
 exported with `git archive main | tar -x -C /tmp/offline_main`), in the same run, and prints both.
-Each checkout builds its own corpora (its own extractor), cached under `--workspace/<tag>`.
+Corpora are cached under `--workspace/corpora`, named by a hash of the checkout's extractor
+(rules.py, spans.py): a checkout whose extractor differs builds its own, with its own triplets.
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ def main() -> None:
         tmp = args.workspace / "baseline.json"
         args.workspace.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, str(args.baseline / "bench" / "offline_t2rag.py"), "--datasets", *args.datasets,
-               "--workspace", str(args.workspace / "baseline"), "--json-out", str(tmp)]
+               "--workspace", str(args.workspace / "corpora"), "--json-out", str(tmp)]
         if not (args.baseline / "bench" / "offline_t2rag.py").exists():  # main has no such script yet
             cmd[1] = str(Path(__file__).resolve())
             cmd += ["--root", str(args.baseline)]
@@ -166,7 +167,8 @@ def main() -> None:
         subprocess.run(cmd, check=True, env={**os.environ, "PYTHONPATH": str(args.baseline)})
         results["baseline"] = json.loads(tmp.read_text(encoding="utf-8"))
     t0 = time.perf_counter()
-    results["this checkout"] = run(args.datasets, args.workspace / "branch", print)
+    # one folder: corpora are keyed by the extractor's source, so an unchanged extractor shares them
+    results["this checkout"] = run(args.datasets, args.workspace / "corpora", print)
     print(f"\nT2RAG, offline reasoner, default settings (k=5, 3 rounds); {time.perf_counter() - t0:.0f} s")
     print("\n".join(_table(results)))
     for ds, r in results["this checkout"].items():

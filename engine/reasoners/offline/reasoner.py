@@ -28,6 +28,7 @@ from engine.reasoners.offline.answering import compare, fit_to_wh, from_context,
 from engine.reasoners.offline.match import Fact, RelationScorer
 from engine.reasoners.offline.questions import parse_question
 from engine.reasoners.offline.rules import extract_triplets
+from engine.reasoners.offline.synthesis import chained_answer, is_chained
 from engine.reasoners.offline.values import (
     BIND_THRESHOLD,
     best_value,
@@ -146,9 +147,13 @@ class OfflineReasoner:
             )
         # the context also feeds comparisons and yes/no checks, as facts about the named entities
         ctx_facts = [Fact(s, p, o, f"{s} {p} {o}") for s, p, o in context_triplets(context)]
-        how = ""
+        how = reason = ""
         if shape.qtype in ("comparison", "yesno"):
             answer, how = compare(self.scorer, shape, fact_list + ctx_facts)
+        elif is_chained(shape):
+            # only the final placeholder answers: never the town when the question asks for its mayor
+            answer, how, reason = chained_answer(self.scorer, shape, question, fact_list, ctx_facts, context)
+            answer = fit_to_wh(answer, shape.wh)
         else:
             answer, how = from_facts(self.scorer, shape, question, fact_list)
             if not answer:
@@ -157,7 +162,7 @@ class OfflineReasoner:
                 answer, how = from_context(self.scorer, shape, question, context)
             answer = fit_to_wh(answer, shape.wh)
         return answer, self._call(
-            "answer", prompt, {"answer": answer}, {"answer": answer, "type": shape.qtype, "how": how}, t0
+            "answer", prompt, {"answer": answer}, {"answer": answer, "type": shape.qtype, "how": how}, t0, reason
         )
 
     def chat(self, job: str, messages: list[dict[str, str]]) -> tuple[str, LLMCall]:

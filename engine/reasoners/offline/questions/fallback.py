@@ -24,9 +24,12 @@ def _content(text: str) -> list[str]:
 
 def parse_definitional(q: str) -> QuestionShape | None:
     """A question with no named entity: its head noun phrase is the subject, its verb the relation."""
-    body = re.sub(rf"^(?:{WH}|in what|of what)(?:\s+of\s+the)?\s+(?:[a-z]+\s+)?", "", q.strip(), flags=re.I)
-    of = re.match(r"(?:is|are|was|were)\s+(?:the|an?)\s+([a-z][\w\- ]*?)\s+of\s+(?:the\s+|an?\s+)?([\w\- ]+)$", q, re.I)
-    if re.match(rf"{WH}\s", q, re.I) and of:  # "what is the most common type of skin cancer"
+    aux = r"(?:is|are|was|were|do|does|did|has|have|had)"
+    body = re.sub(rf"^(?:{WH}|in what|of what)(?:\s+of\s+the)?\s+(?:{aux}\s+)?", "", q.strip(), flags=re.I)
+    of = re.match(
+        rf"{WH}\s+(?:is|are|was|were)\s+(?:the|an?)\s+([a-z][\w\- ]*?)\s+of\s+(?:the\s+|an?\s+)?([\w\- ]+)$", q, re.I
+    )
+    if of:  # "what is the most common type of skin cancer"
         return QuestionShape("definitional", [(of.group(2), of.group(1), "?answer")], entities=[of.group(2)])
     words = [w for w in re.findall(r"[A-Za-z0-9][\w'\-]*", body) if w.lower() not in AUX]
     verb_at = next(

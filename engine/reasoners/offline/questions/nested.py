@@ -30,10 +30,19 @@ from engine.reasoners.offline.spans import find_spans
 #: The stand-in the outer question is parsed with: one capitalised token, so the span rules read it
 #: as a name, and no word a question would contain.
 SENTINEL = "Qxzvplaceholder"
-_PREP = r"(?:in|at|from|for|by|with|to|on|of|into|under|for)"
+_PREP = r"(?:in|at|from|for|by|with|to|on|of|into|under|as)"
 _AUXW = r"(?:was|were|is|are|has been|had been|have been|had|has|have|did|does|do)"
-_VERB = r"[a-z]+(?:ed|en|wn|ng|lt|pt|ft|ght|ote|ade|ang|ung|ew|ore|orn|on|un|ook|ot|ks|ys|ns|rs|ts|ds|es)"
-_NOUN = r"(?!(?:first|same|other|most|only)\b)[a-z][a-z\-]+"
+#: a finite verb (past forms and third person): a clause's verb, never an "-ing" form
+_VERB = r"[a-z]+(?:ed|en|wn|lt|pt|ft|ght|ote|ade|ang|ung|ew|ore|orn|on|un|ook|ot|ks|ys|ns|rs|ts|ds|es)"
+_NOUN = r"(?!(?:first|same|other|most|only|for|in|of|to|on|at|by|with|from|and|or|as)\b)[a-z][a-z\-]+"
+_STOP = r"(?:that|which|who|where|when|and|or|but|in|on|at|to|for|of|by|with|from|into|as|is|was|are|were)\b"
+#: "the city of Paris", "the island of Oahu": the noun and the name are one place, not a hop
+_APPOSITIVE_NOUNS = set(
+    """city town state island county province village district region borough kingdom republic isle
+municipality commune parish lake river mount port""".split()
+)
+#: words that keep a possessed noun phrase going: "Joseph Strickland's religious denomination"
+_MODIFIER = re.compile(r"[a-z]+(?:al|ous|ic|ive|ful|ary|ian|est|ing)$")
 
 
 def _name_at(text: str, pos: int) -> tuple[str, int] | None:
@@ -79,10 +88,11 @@ def _relative(q: str) -> tuple[int, int, str, tuple[str, str, str]] | None:
     for m in _RELATIVE.finditer(q):
         noun, rel_word, rest_at = m.group(1).lower(), m.group(2).lower(), m.end()
         ph = "?" + noun
-        named = _name_at(q, rest_at)
+        lead = re.match(r"the ", q[rest_at:])
+        named = _name_at(q, rest_at + (lead.end() if lead else 0))
         if named:  # object relative / where: the clause's subject is named
             name, end = named
-            v = re.match(rf"\s+((?:{_AUXW}\s+)?{_VERB})(?:\s+({_PREP}))?(?=\s|$)", q[end:])
+            v = re.match(rf"\s+((?:{_AUXW}\s+)?{_VERB}|{_AUXW}\s+[a-z]+)(?:\s+({_PREP}))?(?=\s|$|,)", q[end:])
             if v:
                 rel = _relation(v.group(1), v.group(2) or "", where=rel_word in ("where", "in which"))
                 return m.start(), end + v.end(), noun, (name, rel, ph)
@@ -90,14 +100,20 @@ def _relative(q: str) -> tuple[int, int, str, tuple[str, str, str]] | None:
         if rel_word in ("where", "in which"):
             continue
         # subject relative: "that (was) shot in Elsmere", "that produced The Glass Orchard"
-        v = re.match(rf"((?:{_AUXW}\s+)?{_VERB})(?:\s+({_PREP}))?\s+(?:the\s+)?", q[rest_at:])
+        v = re.match(
+            rf"((?:{_AUXW}\s+)?(?:first\s+|[a-z]+ly\s+)?{_VERB})(?:\s+({_PREP}))?\s+(?:the\s+|an?\s+)?", q[rest_at:]
+        )
         if not v:
             continue
+        rel = _relation(re.sub(r"\b(?:first|[a-z]+ly)\s+", "", v.group(1)), v.group(2) or "")
         named = _name_at(q, rest_at + v.end())
-        if not named:
-            continue
-        rel = _relation(v.group(1), v.group(2) or "")
-        return m.start(), named[1], noun, (ph, rel, named[0])
+        if named:
+            return m.start(), named[1], noun, (ph, rel, named[0])
+        # an unnamed object: "the organization that creates census county division"
+        obj = re.match(rf"((?:(?!{_STOP})[a-z][a-z\-]* ?){{1,4}})", q[rest_at + v.end() :])
+        if obj and obj.group(1).strip():
+            text = obj.group(1).strip()
+            return m.start(), rest_at + v.end() + len(text), noun, (ph, rel, text)
     return None
 
 
@@ -112,6 +128,8 @@ def _role(q: str) -> tuple[int, int, str, tuple[str, str, str]] | None:
         if not named or re.search(r"\b(?:first|same|most|one|two)\b", m.group(1)):
             continue
         noun = m.group(1).split()[-1].lower()
+        if noun in _APPOSITIVE_NOUNS:
+            continue
         return m.start(), named[1], noun, (named[0], m.group(1).lower(), "?" + noun)
     return None
 
@@ -142,10 +160,17 @@ def _possessive(q: str) -> tuple[int, int, str, tuple[str, str, str]] | None:
     for s in find_spans(q, ("quote", "name")):
         name = re.sub(r"'s?$", "", s.text)  # the name rule keeps "Halm's" as one token
         after = s.start + len(name)
-        m = re.match(rf"'s? ({_NOUN})(?=\s|$)", q[after:])
-        if m and SENTINEL not in name:
-            noun = m.group(1).lower()
-            return s.start, after + len(m.group(0).rstrip()), noun, (name, noun, "?" + noun)
+        m = re.match(rf"'s? ((?:{_NOUN} ?){{1,4}})", q[after:])
+        if not m or SENTINEL in name:
+            continue
+        words = m.group(1).split()
+        # modifiers, then the noun that closes the phrase: "religious denomination", "sibling"
+        n = next((i for i, w in enumerate(words) if not _MODIFIER.match(w) or i == len(words) - 1), 0)
+        words = words[: n + 1]
+        if len(words) > 1 and _MODIFIER.match(words[-1]):
+            continue  # "Germany's best selling": no noun closes the phrase
+        end = after + q[after:].index(words[-1]) + len(words[-1])
+        return s.start, end, words[-1], (name, " ".join(words), "?" + words[-1])
     return None
 
 
