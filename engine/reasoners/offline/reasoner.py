@@ -28,13 +28,14 @@ from engine.reasoners.offline.answering import compare, fit_to_wh, from_context,
 from engine.reasoners.offline.match import Fact, RelationScorer
 from engine.reasoners.offline.questions import parse_question
 from engine.reasoners.offline.rules import extract_triplets
-from engine.reasoners.offline.synthesis import chained_answer, is_chained
+from engine.reasoners.offline.synthesis import chained_answer, common_name, is_chained
 from engine.reasoners.offline.values import (
     BIND_THRESHOLD,
     best_value,
     context_triplets,
     evidence_facts,
     placeholder_type,
+    sentence_value,
 )
 from engine.textnorm import normalize_entity
 from engine.triplet_rules import filter_triplets
@@ -114,6 +115,11 @@ class OfflineReasoner:
                 v2, s2, sc2 = best_value(self.scorer, entity, t.predicate, facts, not forward, ph, kind)
                 if sc2 * 0.9 > score:
                     value, source, score = v2, s2, sc2 * 0.9
+            if score < BIND_THRESHOLD and evidence.chunks and ph != "?answer":
+                # a hop no triplet states: read the sentences (the answer itself is the answer step's)
+                v3, s3, sc3 = sentence_value(self.scorer, entity, t.predicate, evidence.chunks, forward, kind)
+                if v3 and normalize_entity(v3) not in normalize_entity(question):
+                    value, source, score = v3, s3, sc3
             notes.append({"triplet": t.text(), "type": kind, "value": value, "score": round(score, 3)})
             if score >= BIND_THRESHOLD and value and normalize_entity(value) != normalize_entity(entity):
                 bindings[ph] = value
@@ -161,6 +167,7 @@ class OfflineReasoner:
             if not answer:
                 answer, how = from_context(self.scorer, shape, question, context)
             answer = fit_to_wh(answer, shape.wh)
+        answer = common_name(answer, context)
         return answer, self._call(
             "answer", prompt, {"answer": answer}, {"answer": answer, "type": shape.qtype, "how": how}, t0, reason
         )

@@ -10,11 +10,14 @@ town) is never presented as the answer (the mayor).
 
 from __future__ import annotations
 
+import re
+
 from engine.reasoners.base import is_placeholder
 from engine.reasoners.offline.match import Fact, RelationScorer, entity_score
 from engine.reasoners.offline.questions import QuestionShape
-from engine.reasoners.offline.spans import find_spans, split_sentences
-from engine.reasoners.offline.values import BIND_THRESHOLD, best_value, fits_type, placeholder_type
+from engine.reasoners.offline.rules import _same_person as same_person  # the extractor's own name rule
+from engine.reasoners.offline.spans import clean_title, find_spans, split_sentences
+from engine.reasoners.offline.values import BIND_THRESHOLD, best_value, chunk_title, fits_type, placeholder_type
 
 FINAL = "?answer"
 
@@ -125,3 +128,15 @@ def chained_answer(
     if bound:
         reason += " (filled: " + ", ".join(f"{k} = {v}" for k, v in bound.items()) + ")"
     return "", reason, reason
+
+
+def common_name(answer: str, context: str) -> str:
+    """A person's full name ("Barnaby Thomas Gerard Joyce") as the paragraph about them is titled
+    ("Barnaby Joyce"): the name the documents use for them, and the one a reader would give."""
+    if not answer or not context:
+        return answer
+    for para in re.split(r"\n\s*\n", context):
+        title = clean_title(chunk_title(para.strip()))
+        if title and title != answer and len(title.split()) < len(answer.split()) and same_person(answer, title):
+            return title
+    return answer

@@ -18,7 +18,8 @@ from engine.reasoners.offline.match import (
     split_proposition,
 )
 from engine.reasoners.offline.rules import extract_triplets
-from engine.reasoners.offline.spans import find_spans
+from engine.reasoners.offline.spans import clean_title, find_spans, split_sentences
+from engine.textnorm import normalize_entity
 
 #: Relation words asking for a place rather than a date ("place of death", "birthplace").
 PLACE_WORDS = {
@@ -206,3 +207,45 @@ def chunk_title(text: str) -> str:
 def strip_title_prefix(text: str) -> str:
     m = _title_prefix(text)
     return text[m.end() :] if m else text
+
+
+def _relation_stems(scorer: RelationScorer, relation: str) -> set[str]:
+    """First five letters of the relation's content words and of its usual surface forms."""
+    words = re.findall(r"[a-z]+", " ".join(scorer.forms(relation)).lower())
+    return {w[:5] for w in words if len(w) > 2 and w not in ("the", "and", "was", "for", "from", "with")}
+
+
+def sentence_value(
+    scorer: RelationScorer,
+    entity: str,
+    relation: str,
+    chunks: tuple[tuple[str, str], ...],
+    forward: bool,
+    kind: str = "",
+) -> tuple[str, str, float]:
+    """A hop no rule triplet states, read off a sentence that names `entity` and a word of `relation`:
+    forward, the first typed span after the relation word ("Morrow was born in *Elsmere*"); backward,
+    the chunk's own topic ("The film was shot in Leland" in the paragraph about the film). Scored at
+    the binding threshold: a reading, never preferred over a stated triplet."""
+    stems = _relation_stems(scorer, relation)
+    ent = normalize_entity(entity.split(",")[0])  # "Leland, North Carolina" is "Leland" in its sentences
+    if not stems or not ent:
+        return "", "", 0.0
+    for i, (_cid, text) in enumerate(chunks):
+        title = clean_title(chunk_title(text))
+        for sent in split_sentences(strip_title_prefix(text)):
+            low = sent.lower()
+            hits = [m for m in re.finditer(r"[a-z]+", low) if m.group(0)[:5] in stems]
+            if not hits or ent not in normalize_entity(sent):
+                continue
+            if not forward:
+                value = title if title and entity_score(entity, title) < 0.6 else ""
+                if not value:  # the paragraph is about the entity: the sentence names the other side first
+                    before = [s for s in find_spans(sent, ("quote", "name")) if s.end <= hits[0].start()]
+                    value = next((s.text for s in before if entity_score(entity, s.text) < 0.6), "")
+            else:
+                after = [s for s in find_spans(sent) if s.start >= hits[0].end() and entity_score(entity, s.text) < 0.6]
+                value = next((s.text for s in after if not kind or fits_type(s.text, kind)), "")
+            if value and (not kind or fits_type(value, kind)):
+                return value, source_label("C", i), BIND_THRESHOLD
+    return "", "", 0.0
