@@ -45,10 +45,9 @@ def real_questions(shared_data) -> set[str]:
     # where-clause under a longer noun phrase: "the body of water where X is located" (MuSiQue)
     ("where", "What is the source of the body of water where Augrabies Falls is located?",
      ("Augrabies Falls", "located in", "?water"), ("?water", "source", "?answer")),
-    # subject relative with an unnamed object (MuSiQue)
-    ("subject relative",
-     "According to the organization that creates census county division, what is the total area in square miles?",
-     ("?organization", "creates", "census county division"), None),
+    # subject relative with a named object (HotpotQA)
+    ("subject relative", 'What is the abbreviation to the magazine that called Qvwm  "an unusually impressive imposter"?',
+     ("?magazine", "called", "Qvwm"), None),
     # possessive noun phrase followed by more question (MuSiQue)
     ("possessive", "What film features Anil Devgan's sibling?",
      ("Anil Devgan", "sibling", "?sibling"), ("?sibling", "film features", "?answer")),

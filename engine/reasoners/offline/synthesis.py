@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from engine.reasoners.base import is_placeholder
+from engine.reasoners.offline.answering import from_context
 from engine.reasoners.offline.match import Fact, RelationScorer, entity_score
 from engine.reasoners.offline.questions import QuestionShape
 from engine.reasoners.offline.rules import _same_person as same_person  # the extractor's own name rule
@@ -124,6 +125,15 @@ def chained_answer(
         text = _from_sentences(scorer, shape, question, context, anchor, exclude)
         if text:
             return text, f"span of a context sentence about {anchor!r}", ""
+    final_kind = placeholder_type(FINAL, shape.wh)
+    hops = {p for t in shape.triplets for p in (t[0], t[2]) if is_placeholder(p) and p != FINAL}
+    hop_kinds = {placeholder_type(p, shape.wh) for p in hops}
+    if not anchor and final_kind and hop_kinds and not hop_kinds & {"", final_kind}:
+        # no hop filled, but every hop's type differs from the answer's (a place asked of a person):
+        # a typed span of the sentence most like the question cannot be a hop's value
+        text, how = from_context(scorer, shape, question, context)
+        if text and fits_type(text, final_kind) and not any(entity_score(x, text) >= 0.6 for x in shape.entities):
+            return text, f"{how}; typed {final_kind}, unlike every hop ({', '.join(sorted(hop_kinds))})", ""
     reason = f"final placeholder {FINAL} unfilled: no evidence states {hop_text}"
     if bound:
         reason += " (filled: " + ", ".join(f"{k} = {v}" for k, v in bound.items()) + ")"

@@ -35,7 +35,6 @@ _AUXW = r"(?:was|were|is|are|has been|had been|have been|had|has|have|did|does|d
 #: a finite verb (past forms and third person): a clause's verb, never an "-ing" form
 _VERB = r"[a-z]+(?:ed|en|wn|lt|pt|ft|ght|ote|ade|ang|ung|ew|ore|orn|on|un|ook|ot|ks|ys|ns|rs|ts|ds|es)"
 _NOUN = r"(?!(?:first|same|other|most|only|for|in|of|to|on|at|by|with|from|and|or|as)\b)[a-z][a-z\-]+"
-_STOP = r"(?:that|which|who|where|when|and|or|but|in|on|at|to|for|of|by|with|from|into|as|is|was|are|were)\b"
 #: "the city of Paris", "the island of Oahu": the noun and the name are one place, not a hop
 _APPOSITIVE_NOUNS = set(
     """city town state island county province village district region borough kingdom republic isle
@@ -109,11 +108,6 @@ def _relative(q: str) -> tuple[int, int, str, tuple[str, str, str]] | None:
         named = _name_at(q, rest_at + v.end())
         if named:
             return m.start(), named[1], noun, (ph, rel, named[0])
-        # an unnamed object: "the organization that creates census county division"
-        obj = re.match(rf"((?:(?!{_STOP})[a-z][a-z\-]* ?){{1,4}})", q[rest_at + v.end() :])
-        if obj and obj.group(1).strip():
-            text = obj.group(1).strip()
-            return m.start(), rest_at + v.end() + len(text), noun, (ph, rel, text)
     return None
 
 
