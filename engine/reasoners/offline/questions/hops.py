@@ -94,7 +94,7 @@ _NP_FOLLOWER = (
 _BRIDGE_NP = re.compile(
     r"\b(?:an?|the)\s+((?:(?!(?:an?|the)\b)[\w\-']+\s+){0,4}?([a-z][\w\-]*))\s+(?=%s\b)" % _NP_FOLLOWER
 )
-_TRAILING_WH = re.compile(r"\b(what|which|who|whom|where|when|how many|how much)\b(?:\s+[a-z]+)?\s*$", re.I)
+_TRAILING_WH = re.compile(r"\b(what|which|who|whom|where|when|how many|how much)\b(?:\s+[a-z]+){0,2}\s*$", re.I)
 _LEADING_OF = re.compile(
     r"(?:^|,\s*)(?:what|which)\s+(?:is|was|were|are)\s+(?:the|he)\s+([a-z][a-z ]{0,30}?)\s+of\s+"
     r"the\s+([a-z]+)\s+(where|in which|that|which|who)\s+(.+)$",
