@@ -5,7 +5,9 @@ record (tokens 0, cost 0). Where a rule is unsure it leaves things open rather t
 precision over recall. This module holds the jobs; the rules live beside it: `spans.py` and
 `rules.py` (sentences -> triplets), `questions/` (question -> shape and query triplets),
 `match.py` (fuzzy entities, relation similarity, dates), `values.py` (the best value of a
-relation among the evidence's facts) and `answering.py` (the answer step's readings).
+relation among the evidence's facts, typed by its placeholder), `answering.py` (the answer step's
+readings) and `synthesis.py` (a chained question's answer is its final placeholder's value, or
+empty with the unfilled hop as the reason).
 
 Formats agreed with the methods:
 
