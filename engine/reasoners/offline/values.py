@@ -236,7 +236,7 @@ def sentence_value(
         for sent in split_sentences(strip_title_prefix(text)):
             low = sent.lower()
             hits = [m for m in re.finditer(r"[a-z]+", low) if m.group(0)[:5] in stems]
-            if not hits or ent not in normalize_entity(sent):
+            if not hits or f" {ent} " not in f" {normalize_entity(sent)} ":
                 continue
             if not forward:
                 value = title if title and entity_score(entity, title) < 0.6 else ""
