@@ -46,7 +46,8 @@ def real_questions(shared_data) -> set[str]:
     ("where", "What is the source of the body of water where Augrabies Falls is located?",
      ("Augrabies Falls", "located in", "?water"), ("?water", "source", "?answer")),
     # subject relative with a named object (HotpotQA)
-    ("subject relative", 'What is the abbreviation to the magazine that called Qvwm  "an unusually impressive imposter"?',
+    ("subject relative",
+     'What is the abbreviation to the magazine that called Qvwm  "an unusually impressive imposter"?',
      ("?magazine", "called", "Qvwm"), None),
     # possessive noun phrase followed by more question (MuSiQue)
     ("possessive", "What film features Anil Devgan's sibling?",
