@@ -190,3 +190,15 @@ def test_t2rag_offline_walks_two_hops_on_invented_documents(reasoner, workspace)
     assert len(raw["questions"]) == 20
     assert len(correct) >= 15, f"{len(correct)}/20 correct"
     assert not short, f"one round only: {short}"
+
+
+def test_a_hop_no_triplet_states_is_read_off_its_sentence(reasoner):
+    """ "Her first novel ... was published by X": no rule triplet, the pronoun names the paragraph's subject."""
+    chunks = (("c1", "Mira Ostend\nMira Ostend is a writer. Her first novel, \"Salt Lamps\", was published by "
+                     "Harrow Lane Press in 2011."),)
+    ev = Evidence(propositions=(), chunks=chunks)
+    res, call = reasoner.solve("q", [], [QueryTriplet("Mira Ostend", "first novel published by", "?house")], ev)
+    assert res.bindings == {"?house": "Harrow Lane Press"} and res.sources == {"?house": "C1"}
+    # the question's own answer is left to the answer step: no sentence reading for ?answer
+    res, _ = reasoner.solve("q", [], [QueryTriplet("Mira Ostend", "first novel published by", "?answer")], ev)
+    assert res.bindings == {}

@@ -224,7 +224,8 @@ def sentence_value(
     kind: str = "",
 ) -> tuple[str, str, float]:
     """A hop no rule triplet states, read off a sentence that names `entity` and a word of `relation`:
-    forward, the first typed span after the relation word ("Morrow was born in *Elsmere*"); backward,
+    forward, the first typed span after the relation's last word ("Morrow was born in *Elsmere*"), in a
+    sentence of the entity's own paragraph even when a pronoun names it; backward,
     the chunk's own topic ("The film was shot in Leland" in the paragraph about the film). Scored at
     the binding threshold: a reading, never preferred over a stated triplet."""
     stems = _relation_stems(scorer, relation)
@@ -233,10 +234,11 @@ def sentence_value(
         return "", "", 0.0
     for i, (_cid, text) in enumerate(chunks):
         title = clean_title(chunk_title(text))
+        about = bool(title) and entity_score(entity, title) >= 0.9  # "Her first novel ..." in X's paragraph
         for sent in split_sentences(strip_title_prefix(text)):
             low = sent.lower()
             hits = [m for m in re.finditer(r"[a-z]+", low) if m.group(0)[:5] in stems]
-            if not hits or f" {ent} " not in f" {normalize_entity(sent)} ":
+            if not hits or not (about or f" {ent} " in f" {normalize_entity(sent)} "):
                 continue
             if not forward:
                 value = title if title and entity_score(entity, title) < 0.6 else ""
@@ -244,7 +246,9 @@ def sentence_value(
                     before = [s for s in find_spans(sent, ("quote", "name")) if s.end <= hits[0].start()]
                     value = next((s.text for s in before if entity_score(entity, s.text) < 0.6), "")
             else:
-                after = [s for s in find_spans(sent) if s.start >= hits[0].end() and entity_score(entity, s.text) < 0.6]
+                # the value follows the relation's last word: "first novel ... was published by *X*"
+                after = [s for s in find_spans(sent) if s.start >= hits[-1].end()]
+                after = [s for s in after if entity_score(entity, s.text) < 0.6]
                 value = next((s.text for s in after if not kind or fits_type(s.text, kind)), "")
             if value and (not kind or fits_type(value, kind)):
                 return value, source_label("C", i), BIND_THRESHOLD
