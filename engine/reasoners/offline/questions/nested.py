@@ -15,7 +15,12 @@ Clause forms (each a noun phrase; none names an entity, every word list is gramm
 * subject relative "the film that was shot in X", "the studio that produced X" -> (?film, shot in, X)
 * object relative  "the film that X directed"                              -> (X, directed, ?film)
 * where / in which "the city where X is based"                             -> (X, based in, ?city)
-* possessive noun  "X's birthplace" followed by more question              -> (X, birthplace, ?birthplace)
+* possessive noun  "X's birthplace", "X's religious denomination"         -> (X, birthplace, ?birthplace)
+* role noun        "the creator of X", "the actress in X"                  -> (X, creator, ?creator)
+* name + role      "the X performer"                                       -> (X, performer, ?performer)
+
+The outer question is parsed by the usual shapes; when only the fallback reads it, the placeholder
+is its subject ("Who did ?creator follow" -> (?creator, follow, ?answer)).
 """
 
 from __future__ import annotations
