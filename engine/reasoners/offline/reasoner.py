@@ -5,7 +5,9 @@ record (tokens 0, cost 0). Where a rule is unsure it leaves things open rather t
 precision over recall. This module holds the jobs; the rules live beside it: `spans.py` and
 `rules.py` (sentences -> triplets), `questions/` (question -> shape and query triplets),
 `match.py` (fuzzy entities, relation similarity, dates), `values.py` (the best value of a
-relation among the evidence's facts) and `answering.py` (the answer step's readings).
+relation among the evidence's facts, typed by its placeholder), `answering.py` (the answer step's
+readings) and `synthesis.py` (a chained question's answer is its final placeholder's value, or
+empty with the unfilled hop as the reason).
 
 Formats agreed with the methods:
 
@@ -28,7 +30,15 @@ from engine.reasoners.offline.answering import compare, fit_to_wh, from_context,
 from engine.reasoners.offline.match import Fact, RelationScorer
 from engine.reasoners.offline.questions import parse_question
 from engine.reasoners.offline.rules import extract_triplets
-from engine.reasoners.offline.values import BIND_THRESHOLD, best_value, context_triplets, evidence_facts
+from engine.reasoners.offline.synthesis import chained_answer, common_name, is_chained
+from engine.reasoners.offline.values import (
+    BIND_THRESHOLD,
+    best_value,
+    context_triplets,
+    evidence_facts,
+    placeholder_type,
+    sentence_value,
+)
 from engine.textnorm import normalize_entity
 from engine.triplet_rules import filter_triplets
 
@@ -92,6 +102,7 @@ class OfflineReasoner:
         sources: dict[str, str] = {}
         filled: list[QueryTriplet] = []
         notes: list[dict] = []
+        wh = parse_question(question).wh
         for t in open_triplets:
             if len(t.placeholders) != 1 or is_placeholder(t.predicate):
                 continue
@@ -99,13 +110,19 @@ class OfflineReasoner:
             entity, ph = (t.subject, t.object) if forward else (t.object, t.subject)
             if ph in bindings or not entity:
                 continue
-            value, source, score = best_value(self.scorer, entity, t.predicate, facts, forward, ph)
+            kind = placeholder_type(ph, wh)  # ?town takes a place, ?founder a person, "when"'s ?answer a date
+            value, source, score = best_value(self.scorer, entity, t.predicate, facts, forward, ph, kind)
             # the reverse reading: (Bobby McGee, performer, ?) stated as (?, performed, Bobby McGee)
             if score < BIND_THRESHOLD:
-                v2, s2, sc2 = best_value(self.scorer, entity, t.predicate, facts, not forward, ph)
+                v2, s2, sc2 = best_value(self.scorer, entity, t.predicate, facts, not forward, ph, kind)
                 if sc2 * 0.9 > score:
                     value, source, score = v2, s2, sc2 * 0.9
-            notes.append({"triplet": t.text(), "value": value, "score": round(score, 3)})
+            if score < BIND_THRESHOLD and evidence.chunks and ph != "?answer":
+                # a hop no triplet states: read the sentences (the answer itself is the answer step's)
+                v3, s3, sc3 = sentence_value(self.scorer, entity, t.predicate, evidence.chunks, forward, kind)
+                if v3 and normalize_entity(v3) not in normalize_entity(question):
+                    value, source, score = v3, s3, sc3
+            notes.append({"triplet": t.text(), "type": kind, "value": value, "score": round(score, 3)})
             if score >= BIND_THRESHOLD and value and normalize_entity(value) != normalize_entity(entity):
                 bindings[ph] = value
                 sources[ph] = source
@@ -138,9 +155,13 @@ class OfflineReasoner:
             )
         # the context also feeds comparisons and yes/no checks, as facts about the named entities
         ctx_facts = [Fact(s, p, o, f"{s} {p} {o}") for s, p, o in context_triplets(context)]
-        how = ""
+        how = reason = ""
         if shape.qtype in ("comparison", "yesno"):
             answer, how = compare(self.scorer, shape, fact_list + ctx_facts)
+        elif is_chained(shape):
+            # only the final placeholder answers: never the town when the question asks for its mayor
+            answer, how, reason = chained_answer(self.scorer, shape, question, fact_list, ctx_facts, context)
+            answer = fit_to_wh(answer, shape.wh)
         else:
             answer, how = from_facts(self.scorer, shape, question, fact_list)
             if not answer:
@@ -148,8 +169,9 @@ class OfflineReasoner:
             if not answer:
                 answer, how = from_context(self.scorer, shape, question, context)
             answer = fit_to_wh(answer, shape.wh)
+        answer = common_name(answer, context)
         return answer, self._call(
-            "answer", prompt, {"answer": answer}, {"answer": answer, "type": shape.qtype, "how": how}, t0
+            "answer", prompt, {"answer": answer}, {"answer": answer, "type": shape.qtype, "how": how}, t0, reason
         )
 
     def chat(self, job: str, messages: list[dict[str, str]]) -> tuple[str, LLMCall]:

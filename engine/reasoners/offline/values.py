@@ -18,7 +18,8 @@ from engine.reasoners.offline.match import (
     split_proposition,
 )
 from engine.reasoners.offline.rules import extract_triplets
-from engine.reasoners.offline.spans import find_spans
+from engine.reasoners.offline.spans import clean_title, find_spans, split_sentences
+from engine.textnorm import normalize_entity
 
 #: Relation words asking for a place rather than a date ("place of death", "birthplace").
 PLACE_WORDS = {
@@ -35,6 +36,30 @@ PLACE_WORDS = {
     "county",
     "region",
     "province",
+}
+#: Placeholder nouns that name a person: `?founder` takes a person, never the date it was founded.
+PERSON_WORDS = set(
+    """person people director founder author writer mayor spouse wife husband father mother son daughter
+child parent brother sister performer singer composer producer creator actor actress player coach
+president leader member artist designer architect manager captain owner chairman ceo king queen
+painter poet novelist musician inventor governor senator minister editor publisher""".split()
+)
+DATE_WORDS = {"year", "date", "decade", "day", "birthday"}
+NUMBER_WORDS = {"population", "number", "count", "amount", "age", "height", "length", "size", "capacity"}
+#: The type a question's wh-phrase asks of its final placeholder (`?answer`).
+WH_TYPES = {
+    "who": "person",
+    "whom": "person",
+    "where": "place",
+    "what city": "place",
+    "what state": "place",
+    "what country": "place",
+    "when": "date",
+    "what year": "date",
+    "which year": "date",
+    "in what year": "date",
+    "how many": "number",
+    "how much": "number",
 }
 #: A binding needs entity match x relation similarity at least this high (see tests for examples).
 BIND_THRESHOLD = 0.45
@@ -57,11 +82,49 @@ def evidence_facts(evidence: Evidence, entities: list[str]) -> list[Fact]:
     return facts
 
 
+def placeholder_type(placeholder: str, wh: str = "") -> str:
+    """What a placeholder takes, from its name: `?town` a place, `?founder` a person, `?year` a date;
+    the question's own `?answer` takes what its wh-phrase asks ("where" a place, "who" a person).
+    "" when the name says nothing (`?x`, `?film`): the relation alone decides then."""
+    noun = re.sub(r"_[ab]$", "", placeholder.lstrip("?").lower())
+    if noun == "answer":
+        return WH_TYPES.get(wh, "")
+    if noun in PLACE_WORDS:
+        return "place"
+    if noun in DATE_WORDS:
+        return "date"
+    if noun in PERSON_WORDS:
+        return "person"
+    if noun in NUMBER_WORDS:
+        return "number"
+    return ""
+
+
+def fits_type(value: str, kind: str) -> bool:
+    """Can `value` fill a placeholder of type `kind`? A date is a date; a place or a person is a name
+    (a capitalised span, not a date or a bare number); a number holds digits."""
+    if kind == "date":
+        return parse_date(value) is not None
+    if kind == "number":
+        return bool(re.search(r"\d", value))
+    if kind in ("place", "person"):
+        spans = find_spans(value, ("quote", "date", "name", "number"))
+        return bool(spans) and spans[0].kind in ("name", "quote") and not re.fullmatch(r"[\d\s,.]+", value)
+    return True
+
+
 def best_value(
-    scorer: RelationScorer, entity: str, relation: str, facts: list[Fact], forward: bool, placeholder: str = ""
+    scorer: RelationScorer,
+    entity: str,
+    relation: str,
+    facts: list[Fact],
+    forward: bool,
+    placeholder: str = "",
+    kind: str = "",
 ) -> tuple[str, str, float]:
-    """The value of `relation` for `entity` (forward: entity is the subject) with its source. A named
-    placeholder types the value: `?city` wants a place, `?year` a date ("born in" alone is either)."""
+    """The value of `relation` for `entity` (forward: entity is the subject) with its source. The
+    value must fit `kind` (see `placeholder_type`); with no kind, a named placeholder and the relation
+    type it: `?city` wants a place, "born" a date ("born in" alone is either)."""
     rel_key = relation_key(relation)
     cands = [(f, entity_score(entity, f.subject if forward else f.object)) for f in facts]
     cands = [(f, e) for f, e in cands if e > 0]
@@ -89,9 +152,13 @@ def best_value(
     noun = placeholder.lstrip("?").lower()
     wants_place = bool(PLACE_WORDS & (set(relation.lower().split()) | {noun}))
     wants_date = (rel_key in DATE_RELATIONS or noun in ("year", "date")) and not wants_place
+    if kind:
+        wants_place, wants_date = kind == "place", kind == "date"
     best = ("", "", 0.0)
     for (f, e), sim in zip(cands, sims):
         value = f.object if forward else f.subject
+        if kind and not fits_type(value, kind):
+            continue
         if forward and ((wants_date and not parse_date(value)) or (wants_place and find_spans(value, ("date",)))):
             continue
         score = e * sim
@@ -140,3 +207,49 @@ def chunk_title(text: str) -> str:
 def strip_title_prefix(text: str) -> str:
     m = _title_prefix(text)
     return text[m.end() :] if m else text
+
+
+def _relation_stems(scorer: RelationScorer, relation: str) -> set[str]:
+    """First five letters of the relation's content words and of its usual surface forms."""
+    words = re.findall(r"[a-z]+", " ".join(scorer.forms(relation)).lower())
+    return {w[:5] for w in words if len(w) > 2 and w not in ("the", "and", "was", "for", "from", "with")}
+
+
+def sentence_value(
+    scorer: RelationScorer,
+    entity: str,
+    relation: str,
+    chunks: tuple[tuple[str, str], ...],
+    forward: bool,
+    kind: str = "",
+) -> tuple[str, str, float]:
+    """A hop no rule triplet states, read off a sentence that names `entity` and a word of `relation`:
+    forward, the first typed span after the relation's last word ("Morrow was born in *Elsmere*"), in a
+    sentence of the entity's own paragraph even when a pronoun names it; backward,
+    the chunk's own topic ("The film was shot in Leland" in the paragraph about the film). Scored at
+    the binding threshold: a reading, never preferred over a stated triplet."""
+    stems = _relation_stems(scorer, relation)
+    ent = normalize_entity(entity.split(",")[0])  # "Leland, North Carolina" is "Leland" in its sentences
+    if not stems or not ent:
+        return "", "", 0.0
+    for i, (_cid, text) in enumerate(chunks):
+        title = clean_title(chunk_title(text))
+        about = bool(title) and entity_score(entity, title) >= 0.9  # "Her first novel ..." in X's paragraph
+        for sent in split_sentences(strip_title_prefix(text)):
+            low = sent.lower()
+            hits = [m for m in re.finditer(r"[a-z]+", low) if m.group(0)[:5] in stems]
+            if not hits or not (about or f" {ent} " in f" {normalize_entity(sent)} "):
+                continue
+            if not forward:
+                value = title if title and entity_score(entity, title) < 0.6 else ""
+                if not value:  # the paragraph is about the entity: the sentence names the other side first
+                    before = [s for s in find_spans(sent, ("quote", "name")) if s.end <= hits[0].start()]
+                    value = next((s.text for s in before if entity_score(entity, s.text) < 0.6), "")
+            else:
+                # the value follows the relation's last word: "first novel ... was published by *X*"
+                after = [s for s in find_spans(sent) if s.start >= hits[-1].end()]
+                after = [s for s in after if entity_score(entity, s.text) < 0.6]
+                value = next((s.text for s in after if not kind or fits_type(s.text, kind)), "")
+            if value and (not kind or fits_type(value, kind)):
+                return value, source_label("C", i), BIND_THRESHOLD
+    return "", "", 0.0

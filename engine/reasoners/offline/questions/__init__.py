@@ -16,7 +16,10 @@ Shapes, tried in this order (the first that matches wins):
               -> (Dick Humbert, played for, ?team), (?team, based in, ?answer)
               "What was the population of the city where Kerry Saxby-Junna was born?"
               -> (Kerry Saxby-Junna, born in, ?city), (?city, population, ?answer)
-* fallback    (main entity, remaining content words, ?answer)
+* nested      "Who is the mayor of the town Orla Vennick was born in?" (questions/nested.py)
+              -> (Orla Vennick, born in, ?town), (?town, mayor, ?answer)
+* fallback    (main entity, remaining content words, ?answer); with no entity, the head noun and
+              verb of a definitional question (questions/fallback.py)
 
 `QuestionShape` keeps what `answer` needs later (the operation and the two compared entities), so the
 answer step re-parses the question rather than depending on state kept between calls.
@@ -27,43 +30,26 @@ yes/no), `hops.py` the multi-hop shapes (chain, possessive, relative, bridge).
 
 from __future__ import annotations
 
-import re
-
 from engine.reasoners.offline.questions.compare import parse_comparison, parse_yesno
+from engine.reasoners.offline.questions.fallback import parse_fallback
 from engine.reasoners.offline.questions.hops import parse_bridge, parse_chain, parse_possessive, parse_relative
-from engine.reasoners.offline.questions.shape import QuestionShape, clean_question, named_spans, wh_word
-from engine.reasoners.offline.spans import STOPWORDS, find_spans
+from engine.reasoners.offline.questions.nested import parse_nested
+from engine.reasoners.offline.questions.shape import QuestionShape, clean_question, wh_word
 
-__all__ = ["QuestionShape", "parse_question"]
-
-
-def parse_fallback(q: str) -> QuestionShape:
-    spans = named_spans(q)
-    quoted = [s.text for s in find_spans(q, ("quote",))]
-    # a demonym ("American", "Israeli") is rarely what the question is about
-    spans = [
-        s.removesuffix("'s").removesuffix("'")
-        for s in spans
-        if len(s.split()) > 1 or not re.search(r"(?:an|ese|ish|i)$", s)
-    ] or spans
-    entity = quoted[0] if quoted else (max(spans, key=lambda s: len(s.split())) if spans else "")
-    rest = q.replace(entity, " ") if entity else q
-    words = [
-        w
-        for w in re.findall(r"[A-Za-z0-9][\w'\-]*", rest)
-        if w.lower() not in STOPWORDS and w.lower() not in ("many", "much", "year", "name")
-    ]
-    relation = " ".join(words[:6]) or "related to"
-    if not entity:
-        return QuestionShape("fallback", [], wh=wh_word(q))
-    return QuestionShape("fallback", [(entity, relation, "?answer")], entities=[entity], wh=wh_word(q))
+__all__ = ["QuestionShape", "parse_fallback", "parse_question"]
 
 
-def parse_question(question: str) -> QuestionShape:
-    q = clean_question(question)
-    for parser in (parse_comparison, parse_yesno, parse_possessive, parse_chain, parse_relative, parse_bridge):
+def _parse(q: str, nested: bool) -> QuestionShape:
+    parsers: list = [parse_comparison, parse_yesno, parse_possessive, parse_chain, parse_relative, parse_bridge]
+    if nested:  # one level: the outer question of a reduced clause is parsed without it
+        parsers.append(lambda text: parse_nested(text, lambda rest: _parse(rest, nested=False)))
+    for parser in parsers:
         shape = parser(q)
         if shape and shape.triplets:
             shape.wh = shape.wh or wh_word(q)
             return shape
     return parse_fallback(q)
+
+
+def parse_question(question: str) -> QuestionShape:
+    return _parse(clean_question(question), nested=True)

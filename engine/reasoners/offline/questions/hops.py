@@ -8,6 +8,7 @@ import re
 from engine.reasoners.offline.questions.shape import (
     AUX,
     COMPOUND_RELATIONS,
+    EVENT_VERBS,
     WH,
     QuestionShape,
     looks_like_name,
@@ -60,6 +61,8 @@ def parse_possessive(q: str) -> QuestionShape | None:
     m = re.match(rf"(?:{WH})\s+(?:is|was|are|were)\s+(?:the\s+)?(.+?)'s? ([a-z][a-z ]{{1,40}})$", q, re.I)
     if not m or not looks_like_name(m.group(1).strip('"')):
         return None
+    if set(m.group(2).split()) & (set(EVENT_VERBS) | {"born", "die"}):
+        return None  # "When was X's birthplace founded": the birthplace is a hop (questions/nested.py)
     entity = m.group(1).strip('"')
     return QuestionShape("chain", [(entity, m.group(2).strip(), "?answer")], entities=[entity], wh=wh_word(q))
 
@@ -91,7 +94,7 @@ _NP_FOLLOWER = (
 _BRIDGE_NP = re.compile(
     r"\b(?:an?|the)\s+((?:(?!(?:an?|the)\b)[\w\-']+\s+){0,4}?([a-z][\w\-]*))\s+(?=%s\b)" % _NP_FOLLOWER
 )
-_TRAILING_WH = re.compile(r"\b(what|which|who|whom|where|when|how many|how much)\b(?:\s+[a-z]+)?\s*$", re.I)
+_TRAILING_WH = re.compile(r"\b(what|which|who|whom|where|when|how many|how much)\b(?:\s+[a-z]+){0,2}\s*$", re.I)
 _LEADING_OF = re.compile(
     r"(?:^|,\s*)(?:what|which)\s+(?:is|was|were|are)\s+(?:the|he)\s+([a-z][a-z ]{0,30}?)\s+of\s+"
     r"the\s+([a-z]+)\s+(where|in which|that|which|who)\s+(.+)$",
