@@ -58,6 +58,9 @@ def _t2rag_why(trace) -> str:
     from engine.methods.t2rag.trace import STOP_REASONS
 
     stop = STOP_REASONS.get(trace.stop_reason, trace.stop_reason or "")
+    parsed = trace.synthesis.call.parsed if trace.synthesis and trace.synthesis.call else None
+    if isinstance(parsed, dict) and parsed.get("why"):
+        return str(parsed["why"]) + (f" ({stop})" if stop else "")
     open_ = _open_placeholders(trace)
     if open_:
         filled = "was" if len(open_) == 1 else "were"

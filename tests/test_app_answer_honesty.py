@@ -62,3 +62,19 @@ def test_the_reason_is_text_not_markup():
     result.trace.stop_reason = "<img src=x onerror=alert(1)>"
     html = answer_box_html(result, None)
     assert "<img" not in html and "&lt;img" in html
+
+
+def test_an_offline_chain_with_its_last_hop_unfilled_is_no_answer_with_the_hop_not_a_failure():
+    # the offline reasoner leaves the final placeholder empty rather than give the founder as
+    # where the founder was born: the box says so, with the hop nobody stated, and no error
+    from engine.reasoners.offline import OfflineReasoner
+
+    question = "Where was the founder of Saltlight Studio born?"
+    answer, call = OfflineReasoner().answer(question, "Saltlight Studio\nIt was founded by Orla Vennick.",
+                                            facts=["Saltlight Studio | founder | Orla Vennick"])
+    assert answer == "" and not call.error
+    result = _half_way("")
+    result.trace.synthesis.call = call
+    html = answer_box_html(result, None)
+    assert "The corpus did not answer this." in html and "could not finish" not in html
+    assert "?answer unfilled" in html and "Orla Vennick" in html

@@ -170,9 +170,9 @@ class OfflineReasoner:
                 answer, how = from_context(self.scorer, shape, question, context)
             answer = fit_to_wh(answer, shape.wh)
         answer = common_name(answer, context)
-        return answer, self._call(
-            "answer", prompt, {"answer": answer}, {"answer": answer, "type": shape.qtype, "how": how}, t0, reason
-        )
+        # an unfilled final hop is an answer of "not found" with its reason, not a failed call
+        parsed = {"answer": answer, "type": shape.qtype, "how": how, "why": reason}
+        return answer, self._call("answer", prompt, {"answer": answer}, parsed, t0)
 
     def chat(self, job: str, messages: list[dict[str, str]]) -> tuple[str, LLMCall]:
         raise NotImplementedError(
