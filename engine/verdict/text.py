@@ -88,15 +88,13 @@ def _kg2rag_gold(finds: list[GoldFind], stage: str) -> str:
     hops = [f for f in finds if f.found_at.startswith("hop")]
     missed = [f.label for f in finds if not f.found_at]
     expanded = stage != "its seeds"
-    parts = []
-    if seeds:
-        parts.append(f"its seeds held {_names(seeds)}")
-    for f in hops:
-        parts.append(f"its expansion reached {_q(f.label, 40)} in {f.found_at}")
-    if missed:
-        what = "the gold paragraph" if len(missed) == 1 and len(finds) == 1 else _names(missed)
-        reach = " and its expansion did not reach " + ("it" if len(missed) == 1 else "them")
-        parts.append(f"its seeds missed {what}" + (reach if expanded else ""))
+    what = "the gold paragraph" if len(missed) == 1 and len(finds) == 1 else _names(missed)
+    reach = (" and its expansion did not reach " + ("it" if len(missed) == 1 else "them")) if expanded else ""
+    held = f"its seeds held {_names(seeds)}" if seeds else ""
+    missing = (f" but missed {what}{reach}" if held else f"its seeds missed {what}{reach}") if missed else ""
+    parts = [held + missing] if held else []
+    parts += [f"its expansion reached {_q(f.label, 40)} in {f.found_at}" for f in hops]
+    parts += [missing] if missing and not held else []
     return "; ".join(parts)
 
 
