@@ -23,7 +23,9 @@ def _q(text: str, n: int = 60) -> str:
 
 def _names(labels: list[str]) -> str:
     quoted = [_q(x, 40) for x in labels]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    if len(quoted) <= 1:
+        return "".join(quoted)
+    return ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
 def _both(n: int) -> str:
@@ -88,7 +90,7 @@ def _kg2rag_gold(finds: list[GoldFind], stage: str) -> str:
     hops = [f for f in finds if f.found_at.startswith("hop")]
     missed = [f.label for f in finds if not f.found_at]
     expanded = stage != "its seeds"
-    what = "the gold paragraph" if len(missed) == 1 and len(finds) == 1 else _names(missed)
+    what = "the gold paragraph" if len(missed) == 1 and len(finds) == 1 else _names(missed) if missed else ""
     reach = (" and its expansion did not reach " + ("it" if len(missed) == 1 else "them")) if expanded else ""
     held = f"its seeds held {_names(seeds)}" if seeds else ""
     missing = (f" but missed {what}{reach}" if held else f"its seeds missed {what}{reach}") if missed else ""
