@@ -75,6 +75,12 @@ def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
     steps = joint_steps(t2.trace, kg.trace)
     pos = stepper(state_key, [s.label for s in steps])
     step = steps[pos]
+    from dataclasses import replace
+
+    from components.compare_verdict import show_verdict
+
+    show_verdict(replace(run, results=[t2, kg]), corpus, at={"t2rag": step.t2rag, "kg2rag": step.kg2rag},
+                 title="At this step" if pos < len(steps) - 1 else "Verdict")
     shared = shared_chunks(run)
     names = chunk_names(corpus, [c for r in (t2, kg) for c in r.evidence_chunk_ids])
     left, right = st.columns(2, gap="medium")

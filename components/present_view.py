@@ -10,6 +10,7 @@ from components import compare_view as cv
 from components.answer_box import verdict
 from components.chunk_names import chunk_names
 from components.compare_sync import show_answers_row
+from components.compare_verdict import show_method_line, show_verdict
 from components.graph import WIDE_FRAME, show_graph
 from components.graph_static import from_payload
 from components.safe import esc, html_block
@@ -19,14 +20,14 @@ from components.timeline_view import run_seconds, show_timeline
 
 
 def present_steps(run, corpus=None) -> list[tuple[str, object]]:
-    """(label, payload): payload is "question", "verdict" or (result, Step)."""
+    """(label, payload): payload is "question", "verdict" or (result, Step, its index in the result's steps)."""
     from components.export import _trace_chunk_ids
 
     names = chunk_names(corpus, [c for r in run.results for c in _trace_chunk_ids(r)]) if corpus else None
     out: list[tuple[str, object]] = [("The question", "question")]
     for r in run.results:
-        for s in result_steps(r, names):
-            out.append((f"{METHOD_TITLES.get(r.method, r.method)}: {s.title}", (r, s)))
+        for i, s in enumerate(result_steps(r, names)):
+            out.append((f"{METHOD_TITLES.get(r.method, r.method)}: {s.title}", (r, s, i)))
     out.append(("Side by side", "verdict"))
     return out
 
@@ -50,6 +51,16 @@ def _state_lines_html(lines: list[str]) -> str:
     return "".join(out)
 
 
+def _verdict_step(result, title: str, index: int) -> int | None:
+    """The step of the method's own view (engine.verdict numbers them so) that this presentation
+    step shows: presentation mode draws KG2RAG's weighted graph and tree ranking as one step."""
+    if title == "Answer":
+        return None
+    if result.method == "kg2rag" and title in ("Spanning trees and ranking", "Selected context"):
+        return index + 1
+    return index
+
+
 def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
     label, payload = step
     if payload == "question":
@@ -59,6 +70,7 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
         return
     if payload == "verdict":
         st.header("Side by side")
+        show_verdict(run, corpus)
         show_answers_row(run, corpus)
         cv.overlap(run, corpus)
         cv.cost_charts(run)
@@ -69,9 +81,10 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
                 st.caption(METHOD_TITLES.get(r.method, r.method))
                 show_timeline(r, key=f"present_{r.method}", in_expander=False, x_max=scale)
         return
-    result, s = payload
+    result, s, index = payload
     v = verdict(result, run.gold)
     st.header(f"{label} {v.mark}" if s.title == "Answer" else label)
+    show_method_line(run, result, _verdict_step(result, s.title, index), corpus)
     if s.graph:  # the picture first: it is what the audience looks at
         nodes, edges, legend = from_payload(s.graph)
         show_graph(nodes, edges, height=PRESENT_GRAPH_HEIGHT, width=WIDE_FRAME[0],  # no sidebar here

@@ -3,6 +3,7 @@ import streamlit as st
 
 from components import compare_sync as sync
 from components import compare_view as cv
+from components.compare_verdict import show_verdict
 from components.compare_whatif import show_compare_whatif
 from components.whatif_view import replayed_note
 from components import state
@@ -49,6 +50,7 @@ run = ss.get("compare")
 if run is not None:
     st.divider()
     html_block(f"<b>Question:</b> {esc(run.question)}")
+    show_verdict(run, corpus)
     sync.show_answers_row(run, corpus)
     st.markdown("**Step both methods together**")
     sync.show_side_by_side(run, corpus, "cmp_sync")
