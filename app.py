@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.state import init_state, show_flash
+from components.state import init_state, picker_follows_result, restore_from_url, show_flash, write_url
 from components.sidebar import sidebar
 from components.theme import apply_theme
 
@@ -30,6 +30,11 @@ else:
     if back and back != nav.url_path:  # leaving presentation mode: back where the user was
         st.switch_page(next((p for p in PAGES if p.url_path == back), PAGES[0]))
     st.session_state["present_from"] = nav.url_path
+    restore_from_url(nav.url_path)  # once per session: a link's question, methods, step
+    picker_follows_result(nav.url_path)
     sidebar()
     show_flash()
-    nav.run()
+    try:
+        nav.run()
+    finally:  # also after st.stop(): the address bar names what is on screen (reload keeps it)
+        write_url(nav.url_path)

@@ -58,3 +58,66 @@ def test_presentation_and_export_carry_the_same_verdict(app):
     page = export_html(run, corpus=None)
     assert 'class="verdict"' in page and "T2RAG: " in page and "KG2RAG: " in page
     at.button(key="present_exit").click().run()
+
+
+def _open_link(app_workspace, monkeypatch, page: str, params: dict[str, str]):
+    """A fresh session opening `/<page>?<params>`: AppTest needs one run before it can switch pages,
+    so the session is marked unread and the link's parameters are set again for the page's run."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.test_app_pages import APP
+
+    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(app_workspace))
+    monkeypatch.delenv("TRIPLET_LENS_DEMO", raising=False)
+    monkeypatch.delenv("TRIPLET_LENS_MODEL", raising=False)
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.session_state["url_restored"] = False
+    at.query_params = dict(params)
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    _ok(at)
+    return at
+
+
+def test_a_copied_compare_link_opens_the_same_question_methods_and_step(app, app_workspace, monkeypatch):
+    at = _goto(app, "compare")
+    qids = at.selectbox(key="cmp_q_qid").options
+    at.selectbox(key="cmp_q_qid").select_index(1).run()
+    at.selectbox(key="cmp_baseline").select("semantic").run()
+    at.button(key="cmp_go").click().run()
+    _next(at, "cmp_sync")
+    _next(at, "cmp_sync")
+    link = dict(at.query_params)
+    run = at.session_state["compare"]
+    assert link["corpus"] == "hotpotqa-sample" and link["q"] == run.qid and link["step"] == "2"
+    assert link["methods"] == "t2rag,kg2rag,semantic"
+    assert qids[1].endswith(f"[{run.qid}]")
+
+    other = _open_link(app_workspace, monkeypatch, "compare", link)  # reload / the link in a new tab
+    again = other.session_state["compare"]
+    assert again is not None and again.qid == run.qid and [r.method for r in again.results] == [
+        "t2rag", "kg2rag", "semantic"]
+    assert other.session_state["cmp_sync"] == 2
+    assert other.selectbox(key="cmp_q_qid").value == run.qid  # the picker names the result's question
+    assert dict(other.query_params) == link  # and the address bar still names the same view
+
+
+def test_a_typed_question_in_a_link_is_asked_on_arrival(app_workspace, monkeypatch):
+    at = _open_link(app_workspace, monkeypatch, "ask", {"question": "Who is Lilu?", "preset": "fast-demo"})
+    run = at.session_state["ask_result"]
+    assert run is not None and run.question == "Who is Lilu?"
+    assert at.text_input(key="ask_q_text").value == "Who is Lilu?"
+    assert at.query_params["preset"] == "fast-demo"  # kept for the presets page to read
+
+
+def test_after_leaving_compare_the_picker_shows_the_question_of_the_result(app):
+    at = _goto(app, "compare")
+    at.selectbox(key="cmp_q_qid").select_index(1).run()
+    at.button(key="cmp_go").click().run()
+    qid = at.session_state["compare"].qid
+    at = _goto(at, "ask")
+    at = _goto(at, "compare")
+    assert at.session_state["compare"].qid == qid
+    assert at.selectbox(key="cmp_q_qid").value == qid
+    assert at.query_params["q"] == qid
