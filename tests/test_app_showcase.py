@@ -121,3 +121,11 @@ def test_after_leaving_compare_the_picker_shows_the_question_of_the_result(app):
     assert at.session_state["compare"].qid == qid
     assert at.selectbox(key="cmp_q_qid").value == qid
     assert at.query_params["q"] == qid
+
+
+def test_the_landing_card_says_what_the_product_is_and_offers_a_question(app):
+    at = _goto(app, "corpora")
+    card = " ".join(h.proto.body for h in at.get("html") if "tl-landing" in h.proto.body)
+    assert "Triplet Lens" in card and "<b>T2RAG</b>" in card and "<b>KG2RAG</b>" in card
+    # this small corpus holds none of the showcase questions: one suggested question instead
+    assert at.button(key="landing_go").label == "Compare the two methods on this question"
