@@ -292,6 +292,8 @@ _INIT = """
   }
   // For the browser tests (read from outside through the DOM): how many nodes (their dots) lie
   // outside the canvas after the fit, the labels' on-screen size, and where the first node is.
+  // Also, on screen: how much of the frame the drawing fills (its labels included) and how many
+  // label boxes overlap (node labels with each other, edge labels with node labels and each other).
   function probe() {
     var r = box.getBoundingClientRect(), out = 0, first = null, s = net.getScale();
     nodes.get().forEach(function(n) {
@@ -299,8 +301,36 @@ _INIT = """
       if (p.x - k < -1 || p.y - k < -1 || p.x + k > r.width + 1 || p.y + k > r.height + 1) out++;
       if (first === null) first = [p.x + r.left, p.y + r.top];
     });
+    var boxes = labelBoxes(s), all = boxes.nodes.concat(boxes.edges), overlaps = [];
+    for (var i = 0; i < all.length; i++) for (var j = i + 1; j < all.length; j++) {
+      var a = all[i], b = all[j];
+      if (a.kind === "edge" && b.kind === "node" && (a.from === b.id || a.to === b.id)) continue;
+      if (b.kind === "edge" && a.kind === "node" && (b.from === a.id || b.to === a.id)) continue;
+      if (a.x0 < b.x1 - 1 && b.x0 < a.x1 - 1 && a.y0 < b.y1 - 1 && b.y0 < a.y1 - 1) overlaps.push([a.label, b.label]);
+    }
+    var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    all.forEach(function(b) { x0 = Math.min(x0, b.x0); y0 = Math.min(y0, b.y0); x1 = Math.max(x1, b.x1); y1 = Math.max(y1, b.y1); });
+    var fill = all.length ? Math.max((x1 - x0) / r.width, (y1 - y0) / r.height) : 0;
     document.body.setAttribute("data-probe", JSON.stringify({outside: out, total: nodes.length, first: first,
-                                                              screenFont: last * s}));
+      screenFont: last * s, fill: fill, overlaps: overlaps.length, overlapping: overlaps.slice(0, 5)}));
+  }
+  // Screen boxes of the labels: a node's (vis-network's own box: its dot and its label) and each
+  // edge label's (measured text, drawn centred on the edge's middle).
+  function labelBoxes(s) {
+    var ctx = document.createElement("canvas").getContext("2d"), ef = last * base.edge / base.node;
+    ctx.font = ef + "px arial";
+    var ns = nodes.get().map(function(n) {
+      var b = net.getBoundingBox(n.id), p = net.canvasToDOM({x: b.left, y: b.top}),
+          q = net.canvasToDOM({x: b.right, y: b.bottom});
+      return {kind: "node", id: n.id, label: n.label, x0: p.x, y0: p.y, x1: q.x, y1: q.y};
+    });
+    var es = edges.get().filter(function(e) { return e.label && e.label !== "\u200b"; }).map(function(e) {
+      var a = net.getPosition(e.from), b = net.getPosition(e.to), w = ctx.measureText(e.label).width / 2,
+          m = net.canvasToDOM({x: (a.x + b.x) / 2, y: (a.y + b.y) / 2});
+      return {kind: "edge", from: e.from, to: e.to, label: e.label, x0: m.x - w * s, x1: m.x + w * s,
+              y0: m.y - ef * s / 2, y1: m.y + ef * s / 2};
+    });
+    return {nodes: ns, edges: es};
   }
   net.once("afterDrawing", fit);
   window.addEventListener("resize", fit);
