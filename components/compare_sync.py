@@ -111,7 +111,11 @@ def show_timelines_row(run, state_key: str = "cmp_sync") -> None:
 
 
 def show_answers_row(run, corpus=None) -> None:
-    """Every method's answer box in one row, coloured by its verdict against gold."""
+    """The verdict strip (who did better, and why), then every method's answer box in one row,
+    coloured by its verdict against gold."""
+    from components.compare_verdict import show_verdict
+
+    show_verdict(run, corpus)
     cols = st.columns(len(run.results))
     for col, r in zip(cols, run.results):
         with col:

@@ -34,13 +34,10 @@ def single_method_page(method: str, label: str, prefix: str, step_key: str) -> N
         ss[result_key], ss[step_key] = opened, 0
 
     question, q = pick_question(corpus, f"{prefix}_q")
-    linked = state.take_url_autorun("ask" if method == "t2rag" else method) and bool(question)
-    if st.button("Ask", type="primary", disabled=not question, key=f"{prefix}_go") or linked:
+    if st.button("Ask", type="primary", disabled=not question, key=f"{prefix}_go"):
         with engine_errors(label):
             ss[result_key] = run_methods([method], corpus, question, q)
             ss[step_key] = 0
-        if linked:  # a link named this question: its result and step, as the link was copied
-            state.open_url_step(step_key)
 
     run = ss.get(result_key)
     result = run.by_method(method) if run is not None else None

@@ -10,7 +10,7 @@ from components import compare_view as cv
 from components.answer_box import verdict
 from components.chunk_names import chunk_names
 from components.compare_sync import show_answers_row
-from components.compare_verdict import show_method_line, show_verdict
+from components.compare_verdict import show_method_line
 from components.graph import WIDE_FRAME, show_graph
 from components.graph_static import from_payload
 from components.safe import esc, html_block
@@ -70,8 +70,7 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
         return
     if payload == "verdict":
         st.header("Side by side")
-        show_verdict(run, corpus)
-        show_answers_row(run, corpus)
+        show_answers_row(run, corpus)  # the verdict strip, then the answers
         cv.overlap(run, corpus)
         cv.cost_charts(run)
         st.markdown("**Where time and money went** (one time scale for all methods)")

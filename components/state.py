@@ -183,10 +183,13 @@ def clear_results() -> None:
 
 
 def reset_steppers(prefix: str) -> None:
-    """Put every stepper whose state key starts with `prefix` back on its first step."""
+    """Put every stepper whose state key starts with `prefix` back on its first step (or, right
+    after a link's question ran, on the step the link names)."""
     ss = st.session_state
     for key in [k for k in ss.keys() if isinstance(k, str) and k.startswith(prefix) and not k.endswith(("_prev", "_next", "_slider"))]:
         ss[key] = 0
+        if ss.get("url_step") and key in {spec[2] for spec in URL_PAGES.values()}:
+            open_url_step(key)
 
 
 # --- reasoner and method settings ---------------------------------------------------------------
@@ -308,7 +311,8 @@ def restore_from_url(page: str) -> None:
         baselines = _baselines()
         if extra and extra[0] in baselines:
             ss["cmp_baseline"] = extra[0]
-    ss["url_autorun"] = page
+    # Compare runs it through the landing card's flag; Ask and KG2RAG through take_url_autorun
+    ss["cmp_autorun" if page == "compare" else "url_autorun"] = True if page == "compare" else page
     ss["url_step"] = _int(qp.get("step", "0"))
 
 

@@ -3,7 +3,6 @@ import streamlit as st
 
 from components import compare_sync as sync
 from components import compare_view as cv
-from components.compare_verdict import show_verdict
 from components.compare_whatif import show_compare_whatif
 from components.whatif_view import replayed_note
 from components import state
@@ -30,16 +29,13 @@ if opened is not None:
 question, q = pick_question(corpus, "cmp_q")
 baseline = st.selectbox("Baseline (optional)", [""] + app_methods(baselines=True), key="cmp_baseline",
                         format_func=lambda m: METHOD_TITLES.get(m, m) if m else "(no baseline)")
-linked = state.take_url_autorun("compare")  # a link naming a question opens with its result
-autorun = (bool(ss.get("cmp_autorun")) or linked) and bool(question)  # or the landing card's one click
+autorun = bool(ss.get("cmp_autorun")) and bool(question)  # the landing card's one click
 ss["cmp_autorun"] = False
 if st.button("Compare", type="primary", disabled=not question, key="cmp_go") or autorun:
     with engine_errors("The comparison"):
         ss["compare"] = run_methods(list(COMPARED) + ([baseline] if baseline else []), corpus, question, q)
         state.reset_steppers("cmp_step_")
     state.reset_steppers("cmp_sync")
-    if linked:
-        state.open_url_step("cmp_sync")
 
 def _adopt(new_run) -> None:
     """The what-if's re-runs become the comparison (a button callback: before the page redraws),
@@ -53,7 +49,6 @@ run = ss.get("compare")
 if run is not None:
     st.divider()
     html_block(f"<b>Question:</b> {esc(run.question)}")
-    show_verdict(run, corpus)
     sync.show_answers_row(run, corpus)
     st.markdown("**Step both methods together**")
     sync.show_side_by_side(run, corpus, "cmp_sync")

@@ -104,11 +104,15 @@ def test_a_copied_compare_link_opens_the_same_question_methods_and_step(app, app
 
 
 def test_a_typed_question_in_a_link_is_asked_on_arrival(app_workspace, monkeypatch):
-    at = _open_link(app_workspace, monkeypatch, "ask", {"question": "Who is Lilu?", "preset": "fast-demo"})
-    run = at.session_state["ask_result"]
-    assert run is not None and run.question == "Who is Lilu?"
-    assert at.text_input(key="ask_q_text").value == "Who is Lilu?"
+    at = _open_link(app_workspace, monkeypatch, "compare", {"question": "Who is Lilu?", "preset": "fast-demo"})
+    run = at.session_state["compare"]
+    assert run is not None and run.question == "Who is Lilu?" and not run.qid
+    assert at.text_input(key="cmp_q_text").value == "Who is Lilu?"
+    assert at.query_params["question"] == "Who is Lilu?"
     assert at.query_params["preset"] == "fast-demo"  # kept for the presets page to read
+    # on Ask the link's question is in the box, ready to ask
+    ask = _open_link(app_workspace, monkeypatch, "ask", {"question": "Who is Lilu?"})
+    assert ask.text_input(key="ask_q_text").value == "Who is Lilu?"
 
 
 def test_after_leaving_compare_the_picker_shows_the_question_of_the_result(app):
