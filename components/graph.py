@@ -287,6 +287,9 @@ _INIT = """
       readable();
       if (Math.abs(last - before) < 0.5) break;
     }
+    // a drawing of two or three nodes is not blown up to fill a big frame: past this zoom its dots
+    // and labels only get bigger without showing more (the fit stays centred)
+    if (net.getScale() > 1.5) { net.moveTo({scale: 1.5}); readable(); }
     document.body.setAttribute("data-fitted", String(Date.now()));
     probe();
   }
@@ -312,7 +315,8 @@ _INIT = """
     all.forEach(function(b) { x0 = Math.min(x0, b.x0); y0 = Math.min(y0, b.y0); x1 = Math.max(x1, b.x1); y1 = Math.max(y1, b.y1); });
     var fill = all.length ? Math.max((x1 - x0) / r.width, (y1 - y0) / r.height) : 0;
     document.body.setAttribute("data-probe", JSON.stringify({outside: out, total: nodes.length, first: first,
-      screenFont: last * s, fill: fill, overlaps: overlaps.length, overlapping: overlaps.slice(0, 5)}));
+      screenFont: last * s, fill: fill, capped: s >= 1.49, overlaps: overlaps.length,
+      overlapping: overlaps.slice(0, 5)}));
   }
   // Screen boxes of the labels: a node's (vis-network's own box: its dot and its label) and each
   // edge label's (measured text, drawn centred on the edge's middle).

@@ -32,6 +32,26 @@ def present_steps(run, corpus=None) -> list[tuple[str, object]]:
     return out
 
 
+#: Presentation mode keeps one layout from the first step to the last: no sidebar (not even the
+#: control to open one: Streamlit dropped the previous page's sidebar only at a later step, and the
+#: page shifted left then), and the scroll bar's room always kept, so a long step does not narrow
+#: the page by a scroll bar's width.
+PRESENT_CSS = """<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"] {
+  display: none !important; }
+[data-testid="stMain"], [data-testid="stAppViewContainer"], html { scrollbar-gutter: stable; }
+</style>"""
+
+
+def steady_layout() -> None:
+    st.html(PRESENT_CSS)
+
+
+#: A graph with only a few nodes (a T2RAG decomposition: two to four) gets a smaller frame: at the
+#: full height its fit blew two dots up to fill the screen.
+SMALL_GRAPH_NODES, SMALL_GRAPH_HEIGHT = 6, 320
+
+
 #: The step's graph is what the audience looks at: tall enough that a KG2RAG forest's labels stay
 #: readable (median 10.8 px on screen over the sample corpora's forests, 9.5 at 420 px) and still in
 #: one screen at 1440 x 900
@@ -86,7 +106,8 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
     show_method_line(run, result, _verdict_step(result, s.title, index), corpus)
     if s.graph:  # the picture first: it is what the audience looks at
         nodes, edges, legend = from_payload(s.graph)
-        show_graph(nodes, edges, height=PRESENT_GRAPH_HEIGHT, width=WIDE_FRAME[0],  # no sidebar here
+        small = len(nodes) <= SMALL_GRAPH_NODES
+        show_graph(nodes, edges, height=SMALL_GRAPH_HEIGHT if small else PRESENT_GRAPH_HEIGHT, width=WIDE_FRAME[0],
                    directed=s.graph.get("directed", False), legend=legend)
     for sec in s.sections:
         st.markdown(f"**{sec.heading}**")

@@ -142,3 +142,20 @@ def test_an_offline_run_says_no_llm_calls_and_compares_seconds():
 def test_the_verdict_is_plain_json():
     data = json.loads(json.dumps(verdict_to_dict(judged())))
     assert data["methods"][0]["method"] == "t2rag" and data["methods"][0]["gold"][0]["found_at"]
+
+
+def test_the_cli_prints_the_verdict_of_a_saved_comparison(tmp_path, capsys):
+    from engine.cli import main
+    from engine.runs import Run, run_to_json
+
+    path = tmp_path / "run.json"
+    path.write_text(run_to_json(Run(QUESTION, [t2rag(), kg2rag()], gold=["Tracy Kristofferson"], qid="q1")))
+    assert main(["trace", "verdict", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("T2RAG answered correctly, KG2RAG did not")
+    assert out[1].startswith("  T2RAG: filled ?performer") and out[2].startswith("  KG2RAG: ")
+    assert main(["trace", "verdict", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["final"] is True
+    single = tmp_path / "one.json"
+    single.write_text(run_to_json(Run(QUESTION, [t2rag()], gold=["x"], qid="q1")))
+    assert main(["trace", "verdict", str(single)]) == 2  # a readable refusal, not a traceback
