@@ -113,4 +113,6 @@ def landing_card() -> None:
             if c2.button(label, type="primary" if i == 0 else "secondary",
                          key="landing_go" if i == 0 else f"landing_go_{i}", on_click=_go, args=(q.qid,),
                          width="stretch"):
-                st.switch_page("pages/compare.py")
+                # the link names the view at once (a page switch starts from these parameters)
+                st.switch_page("pages/compare.py", query_params={"corpus": corpus.name, "q": q.qid,
+                                                                  "methods": "t2rag,kg2rag"})

@@ -61,6 +61,7 @@ _DEFAULTS: dict[str, Any] = {
     "url_restored": False,   # the link's question, methods and step were read into this session
     "url_autorun": "",       # the page (url path) that runs the linked question once on arrival
     "url_step": 0,           # the step the linked view opens on, once its result is there
+    "cmp_verdict_slot": None,  # this run's place for Compare's verdict at the top (reset every run)
 }
 
 #: Pages whose view the URL names beyond the corpus: url path -> (question widget prefix, result
