@@ -253,7 +253,9 @@ _INIT = """
   var net = new vis.Network(box, {nodes: nodes, edges: edges}, d.options);
   var base = d.font, room = d.room || {}, last = 0, shape = "wide";
   function font(f) {
-    if (Math.abs(f - last) < 0.5) return;
+    // small changes are skipped (each one redraws), but never a growth: that would leave labels
+    // a fraction of a pixel under the 12 px they are grown to
+    if (Math.abs(f - last) < 0.5 && f <= last) return;
     last = f;
     net.setOptions({nodes: {font: {size: f}}, edges: {font: {size: f * base.edge / base.node}}});
     document.body.setAttribute("data-font", String(Math.round(f)));

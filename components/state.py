@@ -312,8 +312,10 @@ def restore_from_url(page: str) -> None:
         baselines = _baselines()
         if extra and extra[0] in baselines:
             ss["cmp_baseline"] = extra[0]
-    # Compare runs it through the landing card's flag; Ask and KG2RAG through take_url_autorun
-    ss["cmp_autorun" if page == "compare" else "url_autorun"] = True if page == "compare" else page
+    if page == "compare":  # Compare runs it as it runs the landing card's question
+        ss["cmp_autorun"] = True
+    else:  # Ask and KG2RAG: a page that calls take_url_autorun runs it
+        ss["url_autorun"] = page
     ss["url_step"] = _int(qp.get("step", "0"))
 
 

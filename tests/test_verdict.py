@@ -88,6 +88,7 @@ def test_spend_and_shared_evidence_are_counted():
     v = judged()
     t2, kg = v.by_method("t2rag"), v.by_method("kg2rag")
     assert "3 LLM calls, 1,000 tokens, $0.0020, 1.5 s" in t2.sentence
+    assert "1 LLM call, 710 tokens, $0.0010, 0.4 s" in kg.sentence
     assert "KG2RAG used fewer LLM calls (1 vs 3)" in v.headline
     assert v.shared == ("song#0",)
     assert v.unique == {"t2rag": ("kris#0",), "kg2rag": ("roger#0", "janis#0")}
