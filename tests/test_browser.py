@@ -789,7 +789,9 @@ def test_the_demo_path_evaluate_and_settings_with_their_defaults(server, browser
     b = browser
     b.send("Emulation.setDeviceMetricsOverride",
            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}, session=True)
-    b.navigate(server.url + "/evaluate?corpus=hotpotqa-sample")
+    b.navigate(server.url + "/?corpus=hotpotqa-sample")
+    b.wait_text("Start here", timeout=120)
+    _nav(b, "Evaluate")
     b.wait_text("Run evaluation", timeout=120)
     _click(b, "Run evaluation")  # with every default as the page opens
     _wait_js(b, "document.querySelector('[data-testid=\"stDataFrame\"], [data-testid=\"stAlertContentError\"], "
