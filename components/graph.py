@@ -252,12 +252,17 @@ _INIT = """
   var box = document.getElementById("g"), panel = document.getElementById("detail");
   var net = new vis.Network(box, {nodes: nodes, edges: edges}, d.options);
   var base = d.font, room = d.room || {}, last = 0, shape = "wide";
+  var widths = edges.get().map(function(e) { return [e.id, e.width || 1]; });
   function font(f) {
     // small changes are skipped (each one redraws), but never a growth: that would leave labels
     // a fraction of a pixel under the 12 px they are grown to
     if (Math.abs(f - last) < 0.5 && f <= last) return;
     last = f;
     net.setOptions({nodes: {font: {size: f}}, edges: {font: {size: f * base.edge / base.node}}});
+    // edges grow with the labels: a fitted forest is drawn at a third of its size, where a weight's
+    // 8 px line became a pale hairline; lines take no room the layout must leave, labels do
+    var grow = f / base.node;
+    edges.update(widths.map(function(w) { return {id: w[0], width: w[1] * grow}; }));
     document.body.setAttribute("data-font", String(Math.round(f)));
   }
   function readable() {

@@ -8,8 +8,10 @@ import colorsys
 #: each at least 3:1 against white so a tree's edges read as lines (the paler members, orange,
 #: sky blue, teal and olive, darkened at the same hue); no yellow (it vanishes on white), no grey
 #: (pruned edges are grey), no black (the seed ring is black). tests/test_graph_readability.py.
-_BASE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#AD6800", "#2B8CC4",
-         "#332288", "#117733", "#882255", "#3A8F82", "#868630", "#AA4499"]
+#: Ordered so that trees next to each other in rank (drawn near each other) get the most different
+#: hues: a blue, a green or an orange comes back only four or more places later, darker or lighter.
+_BASE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#332288", "#AD6800",
+         "#117733", "#882255", "#2B8CC4", "#868630", "#AA4499", "#3A8F82"]
 
 
 def distinct_colors(n: int) -> list[str]:
