@@ -104,6 +104,8 @@ def test_per_step_the_verdict_knows_only_what_was_seen_by_then():
     assert "round 2" not in t2.sentence and "answered" not in t2.sentence
     assert "expansion" not in kg.sentence  # the hops have not run at the seeds step
     assert v.headline.startswith("So far, gold paragraphs seen (of 2): T2RAG 1, KG2RAG 1")
+    at_start = judged(at={"t2rag": 0, "kg2rag": 0}).by_method("t2rag")
+    assert at_start.sentence == "T2RAG: has retrieved nothing yet (the decomposition)."
     # past the end is the end
     assert judged(at={"t2rag": 99, "kg2rag": 99}).final
 

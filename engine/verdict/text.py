@@ -112,6 +112,8 @@ def gold_clause(v: MethodVerdict) -> str:
     finds = list(v.gold)
     if not finds:
         return ""
+    if v.outcome == "pending" and not v.seen:  # e.g. T2RAG's decomposition: nothing to judge yet
+        return f"has retrieved nothing yet ({v.stage})"
     if v.method == "t2rag":
         text = _t2rag_gold(finds, v.stage)
     elif v.method == "kg2rag":
