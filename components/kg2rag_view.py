@@ -90,7 +90,7 @@ def weighted_graph(trace, corpus=None) -> tuple[list[GNode], list[GEdge], list[L
     legend += [LegendItem(f"{names[t.tree_id]}{' ✓ selected' if t.selected else ''}",
                           colors[t.tree_id] if t.selected else tint(colors[t.tree_id], UNSELECTED_TINT), "line")
                for t in trace.trees if t.kept_edges]
-    legend += [LegendItem(f"pruned: {r}", PRUNED_COLORS.get(r, "#8a8a8a"), "dashed") for r in sorted(reasons)]
+    legend += [LegendItem(f"pruned: {r}", PRUNED_COLORS.get(r, "#6e6e6e"), "dashed") for r in sorted(reasons)]
     return nodes, edges, legend
 
 
