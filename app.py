@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.state import init_state, show_flash
+from components.state import init_state, picker_follows_result, restore_from_url, show_flash, write_url
 from components.sidebar import sidebar
 from components.theme import apply_theme
 
@@ -30,6 +30,15 @@ else:
     if back and back != nav.url_path:  # leaving presentation mode: back where the user was
         st.switch_page(next((p for p in PAGES if p.url_path == back), PAGES[0]))
     st.session_state["present_from"] = nav.url_path
+    st.session_state["cmp_verdict_slot"] = None  # a place on the page lives for one run only
+    restore_from_url(nav.url_path)  # once per session: a link's question, methods, step
+    picker_follows_result(nav.url_path)
     sidebar()
     show_flash()
-    nav.run()
+    try:
+        nav.run()
+    except BaseException as exc:  # also after st.stop(); not on a rerun or a page switch: the next
+        if type(exc).__name__ != "RerunException":  # run names its own view (a switch's parameters stay)
+            write_url(nav.url_path)
+        raise
+    write_url(nav.url_path)  # the address bar names what is on screen: reload and links keep it

@@ -75,6 +75,12 @@ def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
     steps = joint_steps(t2.trace, kg.trace)
     pos = stepper(state_key, [s.label for s in steps])
     step = steps[pos]
+    from dataclasses import replace
+
+    from components.compare_verdict import show_verdict
+
+    show_verdict(replace(run, results=[t2, kg]), corpus, at={"t2rag": step.t2rag, "kg2rag": step.kg2rag},
+                 title="At this step" if pos < len(steps) - 1 else "Verdict")
     shared = shared_chunks(run)
     names = chunk_names(corpus, [c for r in (t2, kg) for c in r.evidence_chunk_ids])
     left, right = st.columns(2, gap="medium")
@@ -104,8 +110,24 @@ def show_timelines_row(run, state_key: str = "cmp_sync") -> None:
                               title=f"**⏱ {METHOD_TITLES.get(result.method, result.method)}**")
 
 
+def reserve_verdict_slot() -> None:
+    """Keep a place at the top of the page for the verdict: the result's first screen (1440 x 900)
+    then says who did better, above the question box, however tall that box is."""
+    st.session_state["cmp_verdict_slot"] = st.container()
+
+
 def show_answers_row(run, corpus=None) -> None:
-    """Every method's answer box in one row, coloured by its verdict against gold."""
+    """The verdict strip (who did better, and why; in the place kept at the top of the page when
+    there is one), then every method's answer box in one row, coloured by its verdict against gold."""
+    from components.compare_verdict import show_verdict
+
+    slot = st.session_state.get("cmp_verdict_slot")
+    st.session_state["cmp_verdict_slot"] = None
+    if slot is not None:
+        with slot:
+            show_verdict(run, corpus, title=f"Verdict on “{run.question[:80]}”")
+    else:
+        show_verdict(run, corpus)
     cols = st.columns(len(run.results))
     for col, r in zip(cols, run.results):
         with col:

@@ -5,9 +5,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from components.compare_verdict import METHOD_COLORS, method_color
 from components.steps import METHOD_TITLES
 
-COLORS = {"t2rag": "#3b6ea8", "kg2rag": "#2a9d8f"}
+COLORS = METHOD_COLORS  # the Evaluate page's charts read it here
 #: Charts without the plotly toolbar (it covers the titles of small charts).
 _PLOTLY = {"displayModeBar": False}
 
@@ -85,7 +86,7 @@ def overlap(run, corpus=None) -> None:
 def _bar(title: str, run, values: list[float | None], fmt: str = "") -> go.Figure:
     names = [_title(r.method) for r in run.results]
     fig = go.Figure(go.Bar(x=names, y=[v if v is not None else 0 for v in values],
-                           marker_color=[COLORS.get(r.method, "#999") for r in run.results],
+                           marker_color=[method_color(r.method, i) for i, r in enumerate(run.results)],
                            text=["unknown" if v is None else format(v, fmt) for v in values], textposition="auto"))
     fig.update_layout(title=title, height=260, margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
                       yaxis_rangemode="tozero")
@@ -113,12 +114,26 @@ def cost_charts(run) -> None:
     if drawn:
         for col, (title, key, values, fmt) in zip(st.columns(len(drawn)), drawn):
             col.plotly_chart(_bar(title, run, values, fmt), key=key, config=_PLOTLY)
-    names = [_title(r.method) for r in run.results]
     if _nonzero([u.engine_time + u.llm_time for u in us]):
-        bars = [go.Bar(name="engine time", x=names, y=[u.engine_time for u in us], marker_color="#8fb3d9")]
-        if _nonzero([u.llm_time for u in us]):
-            bars.append(go.Bar(name="LLM time", x=names, y=[u.llm_time for u in us], marker_color="#e9a23b"))
-        fig = go.Figure(bars)
-        fig.update_layout(barmode="stack", title="Seconds: engine vs LLM", height=280,
-                          margin=dict(l=10, r=10, t=40, b=10), yaxis_rangemode="tozero")
-        st.plotly_chart(fig, key="cmp_time", config=_PLOTLY)
+        st.plotly_chart(seconds_figure(run), key="cmp_time", config=_PLOTLY)
+
+
+def seconds_figure(run) -> go.Figure:
+    """Seconds per method, one colour per method (as on every other chart and the verdict strip),
+    LLM time stacked on engine time in the same colour, hatched; the legend names both."""
+    llm = _nonzero([r.usage.llm_time for r in run.results])
+    bars = []
+    for i, r in enumerate(run.results):
+        color, name = method_color(r.method, i), _title(r.method)
+        bars.append(go.Bar(name=f"{name}: engine" if llm else name, x=[name], y=[r.usage.engine_time],
+                           marker_color=color, legendgroup=r.method,
+                           text=[f"{r.usage.engine_time:.2f} s"], textposition="inside"))
+        if llm:
+            bars.append(go.Bar(name=f"{name}: LLM", x=[name], y=[r.usage.llm_time], legendgroup=r.method,
+                               marker=dict(color=color, opacity=0.55, pattern=dict(shape="/", fgcolor="#fff")),
+                               text=[f"{r.usage.llm_time:.2f} s"], textposition="inside"))
+    fig = go.Figure(bars)
+    fig.update_layout(barmode="stack", title="Seconds" + (": engine, then LLM (hatched)" if llm else " (engine)"),
+                      height=280, margin=dict(l=10, r=10, t=40, b=10), yaxis_rangemode="tozero", showlegend=True,
+                      legend=dict(orientation="h", yanchor="top", y=-0.15, x=0))
+    return fig

@@ -265,18 +265,28 @@ def timelines_html(run: Run) -> str:
             "all methods: equal lengths are equal times.</p>" + "".join(figures) + "</section>")
 
 
+def verdict_block(run: Run, corpus=None) -> str:
+    """The Compare verdict strip as static markup (escaped text, inline styles, no script), so the
+    file says who did better and why even with scripts off."""
+    from components.compare_verdict import run_verdict, verdict_html
+
+    v = run_verdict(run, corpus)
+    return f'<section class="verdict">{verdict_html(v)}</section>' if v is not None else ""
+
+
 def export_html(run: Run, title: str = "Triplet Lens run", corpus=None) -> str:
     """The whole page as a string. The question and gold answer are also written into the static
     markup (escaped), so the file says what it is even with scripts disabled."""
     payload = json_for_script(run_payload(run, corpus))
     gold = f"<p>Gold answer: <b>{esc(' / '.join(run.gold))}</b></p>" if run.gold else ""
     methods = ", ".join(METHOD_TITLES.get(r.method, r.method) for r in run.results)
+    strip = verdict_block(run, corpus)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 {csp_meta((_JS,))}
 <title>{esc(title)}</title><style>{_CSS}</style></head>
 <body><h1>{esc(title)}: {esc(methods)}</h1>
-<p class="q">{esc(run.question)}</p>{gold}
+<p class="q">{esc(run.question)}</p>{gold}{strip}
 <div id="app"><noscript>Enable JavaScript to step through the run.</noscript></div>
 <script type="application/json" id="run-data">{payload}</script>
 <script>{_JS}</script>

@@ -252,10 +252,17 @@ _INIT = """
   var box = document.getElementById("g"), panel = document.getElementById("detail");
   var net = new vis.Network(box, {nodes: nodes, edges: edges}, d.options);
   var base = d.font, room = d.room || {}, last = 0, shape = "wide";
+  var widths = edges.get().map(function(e) { return [e.id, e.width || 1]; });
   function font(f) {
-    if (Math.abs(f - last) < 0.5) return;
+    // small changes are skipped (each one redraws), but never a growth: that would leave labels
+    // a fraction of a pixel under the 12 px they are grown to
+    if (Math.abs(f - last) < 0.5 && f <= last) return;
     last = f;
     net.setOptions({nodes: {font: {size: f}}, edges: {font: {size: f * base.edge / base.node}}});
+    // edges grow with the labels: a fitted forest is drawn at a third of its size, where a weight's
+    // 8 px line became a pale hairline; lines take no room the layout must leave, labels do
+    var grow = f / base.node;
+    edges.update(widths.map(function(w) { return {id: w[0], width: w[1] * grow}; }));
     document.body.setAttribute("data-font", String(Math.round(f)));
   }
   function readable() {
@@ -287,11 +294,16 @@ _INIT = """
       readable();
       if (Math.abs(last - before) < 0.5) break;
     }
+    // a drawing of two or three nodes is not blown up to fill a big frame: past this zoom its dots
+    // and labels only get bigger without showing more (the fit stays centred)
+    if (net.getScale() > 1.5) { net.moveTo({scale: 1.5}); readable(); }
     document.body.setAttribute("data-fitted", String(Date.now()));
     probe();
   }
   // For the browser tests (read from outside through the DOM): how many nodes (their dots) lie
   // outside the canvas after the fit, the labels' on-screen size, and where the first node is.
+  // Also, on screen: how much of the frame the drawing fills (its labels included) and how many
+  // label boxes overlap (node labels with each other, edge labels with node labels and each other).
   function probe() {
     var r = box.getBoundingClientRect(), out = 0, first = null, s = net.getScale();
     nodes.get().forEach(function(n) {
@@ -299,8 +311,37 @@ _INIT = """
       if (p.x - k < -1 || p.y - k < -1 || p.x + k > r.width + 1 || p.y + k > r.height + 1) out++;
       if (first === null) first = [p.x + r.left, p.y + r.top];
     });
+    var boxes = labelBoxes(s), all = boxes.nodes.concat(boxes.edges), overlaps = [];
+    for (var i = 0; i < all.length; i++) for (var j = i + 1; j < all.length; j++) {
+      var a = all[i], b = all[j];
+      if (a.kind === "edge" && b.kind === "node" && (a.from === b.id || a.to === b.id)) continue;
+      if (b.kind === "edge" && a.kind === "node" && (b.from === a.id || b.to === a.id)) continue;
+      if (a.x0 < b.x1 - 1 && b.x0 < a.x1 - 1 && a.y0 < b.y1 - 1 && b.y0 < a.y1 - 1) overlaps.push([a.label, b.label]);
+    }
+    var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    all.forEach(function(b) { x0 = Math.min(x0, b.x0); y0 = Math.min(y0, b.y0); x1 = Math.max(x1, b.x1); y1 = Math.max(y1, b.y1); });
+    var fill = all.length ? Math.max((x1 - x0) / r.width, (y1 - y0) / r.height) : 0;
     document.body.setAttribute("data-probe", JSON.stringify({outside: out, total: nodes.length, first: first,
-                                                              screenFont: last * s}));
+      screenFont: last * s, fill: fill, capped: s >= 1.49, overlaps: overlaps.length,
+      overlapping: overlaps.slice(0, 5)}));
+  }
+  // Screen boxes of the labels: a node's (vis-network's own box: its dot and its label) and each
+  // edge label's (measured text, drawn centred on the edge's middle).
+  function labelBoxes(s) {
+    var ctx = document.createElement("canvas").getContext("2d"), ef = last * base.edge / base.node;
+    ctx.font = ef + "px arial";
+    var ns = nodes.get().map(function(n) {
+      var b = net.getBoundingBox(n.id), p = net.canvasToDOM({x: b.left, y: b.top}),
+          q = net.canvasToDOM({x: b.right, y: b.bottom});
+      return {kind: "node", id: n.id, label: n.label, x0: p.x, y0: p.y, x1: q.x, y1: q.y};
+    });
+    var es = edges.get().filter(function(e) { return e.label && e.label !== "\u200b"; }).map(function(e) {
+      var a = net.getPosition(e.from), b = net.getPosition(e.to), w = ctx.measureText(e.label).width / 2,
+          m = net.canvasToDOM({x: (a.x + b.x) / 2, y: (a.y + b.y) / 2});
+      return {kind: "edge", from: e.from, to: e.to, label: e.label, x0: m.x - w * s, x1: m.x + w * s,
+              y0: m.y - ef * s / 2, y1: m.y + ef * s / 2};
+    });
+    return {nodes: ns, edges: es};
   }
   net.once("afterDrawing", fit);
   window.addEventListener("resize", fit);

@@ -10,6 +10,7 @@ from components import compare_view as cv
 from components.answer_box import verdict
 from components.chunk_names import chunk_names
 from components.compare_sync import show_answers_row
+from components.compare_verdict import show_method_line
 from components.graph import WIDE_FRAME, show_graph
 from components.graph_static import from_payload
 from components.safe import esc, html_block
@@ -19,16 +20,36 @@ from components.timeline_view import run_seconds, show_timeline
 
 
 def present_steps(run, corpus=None) -> list[tuple[str, object]]:
-    """(label, payload): payload is "question", "verdict" or (result, Step)."""
+    """(label, payload): payload is "question", "verdict" or (result, Step, its index in the result's steps)."""
     from components.export import _trace_chunk_ids
 
     names = chunk_names(corpus, [c for r in run.results for c in _trace_chunk_ids(r)]) if corpus else None
     out: list[tuple[str, object]] = [("The question", "question")]
     for r in run.results:
-        for s in result_steps(r, names):
-            out.append((f"{METHOD_TITLES.get(r.method, r.method)}: {s.title}", (r, s)))
+        for i, s in enumerate(result_steps(r, names)):
+            out.append((f"{METHOD_TITLES.get(r.method, r.method)}: {s.title}", (r, s, i)))
     out.append(("Side by side", "verdict"))
     return out
+
+
+#: Presentation mode keeps one layout from the first step to the last: no sidebar (not even the
+#: control to open one: Streamlit dropped the previous page's sidebar only at a later step, and the
+#: page shifted left then), and the scroll bar's room always kept, so a long step does not narrow
+#: the page by a scroll bar's width.
+PRESENT_CSS = """<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"] {
+  display: none !important; }
+[data-testid="stMain"], [data-testid="stAppViewContainer"], html { scrollbar-gutter: stable; }
+</style>"""
+
+
+def steady_layout() -> None:
+    st.html(PRESENT_CSS)
+
+
+#: A graph with only a few nodes (a T2RAG decomposition: two to four) gets a smaller frame: at the
+#: full height its fit blew two dots up to fill the screen.
+SMALL_GRAPH_NODES, SMALL_GRAPH_HEIGHT = 6, 320
 
 
 #: The step's graph is what the audience looks at: tall enough that a KG2RAG forest's labels stay
@@ -50,6 +71,16 @@ def _state_lines_html(lines: list[str]) -> str:
     return "".join(out)
 
 
+def _verdict_step(result, title: str, index: int) -> int | None:
+    """The step of the method's own view (engine.verdict numbers them so) that this presentation
+    step shows: presentation mode draws KG2RAG's weighted graph and tree ranking as one step."""
+    if title == "Answer":
+        return None
+    if result.method == "kg2rag" and title in ("Spanning trees and ranking", "Selected context"):
+        return index + 1
+    return index
+
+
 def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
     label, payload = step
     if payload == "question":
@@ -59,7 +90,7 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
         return
     if payload == "verdict":
         st.header("Side by side")
-        show_answers_row(run, corpus)
+        show_answers_row(run, corpus)  # the verdict strip, then the answers
         cv.overlap(run, corpus)
         cv.cost_charts(run)
         st.markdown("**Where time and money went** (one time scale for all methods)")
@@ -69,12 +100,14 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
                 st.caption(METHOD_TITLES.get(r.method, r.method))
                 show_timeline(r, key=f"present_{r.method}", in_expander=False, x_max=scale)
         return
-    result, s = payload
+    result, s, index = payload
     v = verdict(result, run.gold)
     st.header(f"{label} {v.mark}" if s.title == "Answer" else label)
+    show_method_line(run, result, _verdict_step(result, s.title, index), corpus)
     if s.graph:  # the picture first: it is what the audience looks at
         nodes, edges, legend = from_payload(s.graph)
-        show_graph(nodes, edges, height=PRESENT_GRAPH_HEIGHT, width=WIDE_FRAME[0],  # no sidebar here
+        small = len(nodes) <= SMALL_GRAPH_NODES
+        show_graph(nodes, edges, height=SMALL_GRAPH_HEIGHT if small else PRESENT_GRAPH_HEIGHT, width=WIDE_FRAME[0],
                    directed=s.graph.get("directed", False), legend=legend)
     for sec in s.sections:
         st.markdown(f"**{sec.heading}**")

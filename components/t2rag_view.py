@@ -10,7 +10,7 @@ import re
 import pandas as pd
 import streamlit as st
 
-from components.chunk_names import chunk_names
+from components.chunk_names import chunk_names, chunk_texts
 from components.evidence_chain import source_badge
 from components.graph import GEdge, GNode, LegendItem, show_graph
 from components.llm_calls import show_call
@@ -66,9 +66,34 @@ def _bindings_until(trace, upto: int) -> dict[str, str]:
     return vals
 
 
-def dependency_graph(trace, round_pos: int) -> tuple[list[GNode], list[GEdge]]:
+def _sources_until(trace, upto: int) -> dict[str, tuple[int, object]]:
+    """placeholder -> (round, its first BindingRecord) over the first `upto` rounds."""
+    out: dict[str, tuple[int, object]] = {}
+    for r in trace.rounds[:upto]:
+        for b in r.bindings:
+            out.setdefault(b.placeholder, (r.index, b))
+    return out
+
+
+def _source_text(rnd: int, b, chunks: dict[str, tuple[str, str]]) -> str:
+    """Where a value came from, as the click panel shows it: the round, the solver's named source,
+    the sentence stating it and the chunk (its name and text)."""
+    lines = [f"{b.placeholder} = {b.value}: filled in round {rnd}" + (f" from {b.source}" if b.source else "")]
+    if b.quote:
+        lines.append(f"“{b.quote}”")
+    for cid in b.chunk_ids[:2]:
+        name, text = chunks.get(cid, (cid, ""))
+        lines.append(f"Source chunk: {name}" + (f"\n{text}" if text else ""))
+    return "\n".join(lines)
+
+
+def dependency_graph(trace, round_pos: int, chunks: dict[str, tuple[str, str]] | None = None
+                     ) -> tuple[list[GNode], list[GEdge]]:
     """Placeholders and entities of the decomposition, edges coloured by each triplet's queue after
-    round `round_pos` (0 = right after decomposing); placeholders filled in that round stand out."""
+    round `round_pos` (0 = right after decomposing); placeholders filled in that round stand out.
+    A click on a filled placeholder, or on a triplet that holds one, shows the value's source
+    chunk (`chunks`: chunk id -> (name, text), components.chunk_names.chunk_texts)."""
+    chunks = chunks or {}
     d = trace.decomposition
     if d is None:
         return [], []
@@ -77,6 +102,7 @@ def dependency_graph(trace, round_pos: int) -> tuple[list[GNode], list[GEdge]]:
     bound = _bindings_until(trace, round_pos)
     fresh = {b.placeholder for b in trace.rounds[round_pos - 1].bindings if b.applied_to} if round_pos else set()
     current = {t.id: t for q in QUEUES for t in getattr(snap, q)}
+    sources = _sources_until(trace, round_pos)
     nodes: dict[str, GNode] = {}
     edges: list[GEdge] = []
 
@@ -89,7 +115,8 @@ def dependency_graph(trace, round_pos: int) -> tuple[list[GNode], list[GEdge]]:
                 label, size = f"{p} = {bound[p]}", 20 if p in fresh else 16
             else:
                 color, label, size = "#e76f51", p, 16
-            nodes.setdefault(nid, GNode(nid, label, title=label, color=color, size=size))
+            detail = _source_text(*sources[p], chunks) if p in sources else ""
+            nodes.setdefault(nid, GNode(nid, label, title=label, color=color, size=size, detail=detail))
             return nid
         nid = "e:" + p.lower()
         nodes.setdefault(nid, GNode(nid, p, color="#a8c5e6", size=12))
@@ -100,8 +127,10 @@ def dependency_graph(trace, round_pos: int) -> tuple[list[GNode], list[GEdge]]:
         b = node_for(t.id, 2, t.object)
         q = queue.get(t.id, "resolved")
         now = current.get(t.id)
-        edges.append(GEdge(a, b, label=t.predicate, title=f"{t.id} [{q}] {now.text() if now else t.text()}",
-                           color=QUEUE_COLORS[q], width=3 if q == "resolved" else 2))
+        title = f"{t.id} [{q}] {now.text() if now else t.text()}"
+        filled = [_source_text(*sources[p], chunks) for p in t.placeholders if p in sources]
+        edges.append(GEdge(a, b, label=t.predicate, title=title, color=QUEUE_COLORS[q],
+                           width=3 if q == "resolved" else 2, detail="\n\n".join([title, *filled])))
     return list(nodes.values()), edges
 
 
@@ -197,7 +226,8 @@ def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -
 
     st.markdown("**Placeholder dependency graph** (edges: green resolved, amber searchable, red fuzzy; "
                 "orange node = filled this round)")
-    nodes, edges = dependency_graph(trace, pos)
+    src = chunk_texts(corpus, [c for r in trace.rounds[:pos] for b in r.bindings for c in b.chunk_ids[:2]])
+    nodes, edges = dependency_graph(trace, pos, src)
     show_graph(nodes, edges, height=320, directed=True, legend=DEP_LEGEND)
     t = rnd.timing
     st.caption(f"engine {t.engine:.3f}s (retrieve {t.retrieve:.3f}s, update {t.update:.3f}s) · solve {t.solve:.3f}s")

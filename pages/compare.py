@@ -19,6 +19,7 @@ state.ensure_app()
 st.title("⚖️ Compare")
 ss = st.session_state
 corpus = state.require_corpus()
+sync.reserve_verdict_slot()  # the verdict goes first: the result's first screen says who did better
 
 opened = open_saved(corpus, "cmp_open")
 if opened is not None:

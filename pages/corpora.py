@@ -5,7 +5,7 @@ import streamlit as st
 from components import backup_actions as backups
 from components import corpus_actions as actions
 from components import state
-from components.landing import start_here
+from components.landing import landing_card
 from components.chunk_names import chunk_name
 from components.graph import DEFAULT_NODE_CAP, ENTITY_LEGEND, entity_subgraph, name_edge_sources, show_graph
 from components.safe import engine_errors
@@ -15,7 +15,8 @@ from components.tables import (chunks_frame, documents_frame, questions_frame, s
 
 state.ensure_app()
 
-st.title("📚 Corpora")
+landing_card()  # the product, the methods, and a showcase that runs in one click
+st.header("📚 Corpora")
 names = state.corpus_names()
 
 with st.expander("➕ Create a corpus from files", expanded=not names):
@@ -40,7 +41,6 @@ with st.container(key="counts"):  # keyed: components.theme keeps this row compa
                                           ("Pending", c.pending)]):
         col.metric(label, value)
 st.caption(f"Chunking: {corpus.settings.chunking.mode} · embedder: {corpus.settings.embedder}")
-start_here(corpus)
 
 # a keyed tab set keeps the open tab across reruns (e.g. after an action reports success)
 tabs = st.tabs(["Documents", "Chunks", "Triplets", "Questions", "Graph", "Extraction", "Manage"], key="corpus_tab",

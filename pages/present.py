@@ -2,12 +2,13 @@
 import streamlit as st
 
 from components import state
-from components.present_view import present_steps, show_present_step
+from components.present_view import present_steps, show_present_step, steady_layout
 from engine.runs import describe_run, list_runs, load_run
 from components.safe import engine_errors
 from components.stepper import stepper
 
 state.ensure_app()
+steady_layout()
 
 ss = st.session_state
 

@@ -1,7 +1,7 @@
 """`make screenshots`: every page of the app at 1440x900 and 390x844, written to screenshots/
 (git-ignored). Starts `streamlit run app.py` on a free loopback port over the workspace (the
 bundled sample corpora: `python -m engine sample ensure`), drives headless Chromium over the
-DevTools protocol, and walks a demo: landing, Compare stepped in sync to the tree graph and its
+DevTools protocol, and walks a demo: landing, Compare's verdict, Compare stepped in sync to the tree graph and its
 timelines, Ask, KG2RAG at its weighted graph, Evaluate, Settings, presentation mode; all with the
 offline reasoner. Last, a what-if on Ask with replies to replay: Settings point the session at a
 loopback OpenAI-compatible provider (tests/loopback.py, canned replies standing in for a model).
@@ -153,6 +153,8 @@ def main() -> int:
         _shoot(b, out, "01_landing")
         _click(b, "Compare the two methods on this question")
         b.wait_text("Step both methods together", timeout=300)
+        _wait_js(b, "document.querySelector('.tl-verdict-final') !== null")
+        _shoot(b, out, "02_compare_verdict", scroll_js="document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
         _shoot(b, out, "02_compare_answers", "Question:")
         for _ in range(8):
             if "Weighted graph" in b.text():
@@ -188,6 +190,9 @@ def main() -> int:
         while "Spanning trees" not in b.text() and b.click_button("Next ▶"):
             b.pump(1)
         _shoot(b, out, "08_presentation_trees")
+        while b.click_button("Next ▶"):
+            b.pump(1.5)
+        _shoot(b, out, "11_presentation_verdict")
         _click(b, "✖ Exit presentation")
         b.wait_text("Step both methods together", timeout=120)  # back where presentation mode was entered
         _whatif(b, out)

@@ -673,3 +673,140 @@ def test_an_opened_settings_expander_stays_open_when_a_message_appears_above_it(
     shown = b.eval(_OPEN_DETAILS)
     assert any(x.startswith("Semantic RAG") for x in shown), shown
     assert any(x.startswith("T2RAG") for x in shown) and any(x.startswith("KG2RAG") for x in shown), shown
+
+
+# --- the stakeholder demo path: landing -> Start here -> Compare stepped -> presentation -> export
+# -> Evaluate with its defaults -> Settings, at a laptop's and a phone's size ---
+
+_ERROR_BOXES = """(() => [...document.querySelectorAll('[data-testid="stException"], [data-testid="stAlertContentError"]')]
+  .map(e => e.innerText.slice(0, 300)))()"""
+_TOP_OF = """(sel => { const e = document.querySelector(sel); return e ? e.getBoundingClientRect().top : null; })"""
+_MAIN_BOX = """(() => { const m = document.querySelector('[data-testid="stMainBlockContainer"]');
+  const r = m.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.width)]; })()"""
+
+
+def _clean(b: Browser, where: str) -> None:
+    """No error box, no traceback on the page: what a live audience would see."""
+    boxes = b.eval(_ERROR_BOXES)
+    assert not boxes, f"{where}: {boxes}"
+    assert "Traceback" not in b.text(), where
+
+
+def _step_to_the_end(b: Browser, where: str, limit: int = 12, on_step=None) -> int:
+    """Press Next ▶ until it is disabled, checking the page after each step (and handing it to
+    `on_step`); the steps taken."""
+    n = 0
+    for n in range(1, limit + 1):
+        if on_step is not None:
+            on_step(b)
+        before = b.eval("document.body.innerText.match(/Step (\\d+) of (\\d+)/)?.[0] || ''")
+        if not b.click_button("Next ▶"):
+            return n - 1
+        _wait_js(b, "(document.body.innerText.match(/Step (\\d+) of (\\d+)/)?.[0] || '') !== "
+                 + json.dumps(before), timeout=60, what=f"{where}: the step after {before!r}")
+        b.pump(1)
+        _clean(b, f"{where}, step {n + 1}")
+    return n
+
+
+def _graph_probes(b: Browser) -> list[dict]:
+    _show_each_graph(b)
+    end = time.monotonic() + 60
+    probes = [p for p in _in_graph_frames(b, _PROBE) if p]
+    while time.monotonic() < end and not (probes and all(p["probe"] for p in probes)):
+        b.pump(1)
+        probes = [p for p in _in_graph_frames(b, _PROBE) if p]
+    return probes
+
+
+@pytest.mark.parametrize("width,height", [(1440, 900), (390, 844)], ids=["laptop", "phone"])
+def test_the_demo_path_works_the_first_time(server, browser, tmp_path, width, height):
+    b = browser
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}, session=True)
+    b.navigate(server.url + "/?corpus=hotpotqa-sample")
+    b.wait_text("Start here", timeout=120)
+    b.wait_text("Triplet Lens", timeout=30)
+    assert "T2RAG" in b.text() and "KG2RAG" in b.text()
+    assert b.eval(_TOP_OF + "('.tl-landing')") < height  # the product says what it is on the first screen
+    _clean(b, "landing")
+    b.screenshot(tmp_path / f"landing_{width}.png")
+
+    _click(b, "Compare the two methods on this question")
+    _wait_js(b, "document.querySelector('.tl-verdict-final') !== null", timeout=240, what="the verdict")
+    b.pump(2)
+    _clean(b, "Compare")
+    if width >= 1000:  # the result on the first screen: the verdict strip starts above the fold
+        b.eval("window.scrollTo(0, 0); document.querySelector('[data-testid=\"stMain\"]').scrollTo(0, 0)")
+        b.pump(0.5)
+        assert b.eval(_TOP_OF + "('.tl-verdict-final')") < height - 80
+    url = b.eval("location.href")
+    assert "q=" in url and "methods=t2rag%2Ckg2rag" in url.replace(",", "%2C"), url
+    kg: list[dict] = []
+
+    def probe_the_weighted_graph(b: Browser) -> None:
+        if not kg and "Weighted graph" in b.text():
+            kg.extend(p for p in _graph_probes(b) if any("seed entity" in x for x in p["legend"]))
+            b.screenshot(tmp_path / f"compare_graph_{width}.png")
+
+    steps = _step_to_the_end(b, "Compare", on_step=probe_the_weighted_graph)
+    assert steps >= 3
+    assert "step=" in b.eval("location.href")  # the step is in the link too
+    assert kg, "the KG2RAG weighted graph on one of Compare's steps"
+    for p in kg:  # readable: labels >= 12 px on screen, none on top of another, the frame filled
+        probe = p["probe"]
+        print(f"\n{width}px KG2RAG graph probe: {probe}")
+        assert round(probe["screenFont"], 1) >= 12 and probe["overlaps"] == 0, probe
+        assert probe["capped"] or probe["fill"] >= 0.75, probe
+
+    b.eval("window.scrollTo(0, 0)")
+    _click(b, "🎬 Presentation mode")
+    b.wait_text("Exit presentation", timeout=60)
+    b.pump(2)
+    first = b.eval(_MAIN_BOX)
+    boxes = [first]
+    n = 0
+    while n < 30 and b.click_button("Next ▶"):
+        n += 1
+        b.pump(2.5)
+        _clean(b, f"presentation step {n + 1}")
+        boxes.append(b.eval(_MAIN_BOX))
+    assert n >= 4 and "Side by side" in b.text()
+    assert len(set(map(tuple, boxes))) == 1, boxes  # the page never shifts between steps
+    assert b.eval("document.querySelector('.tl-verdict-final') !== null")
+    _click(b, "✖ Exit presentation")
+    b.wait_text("Step both methods together", timeout=60)
+
+    # the export: the offline HTML file downloads and carries the verdict
+    b.send("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)}, session=True)
+    _click(b, "⬇ Offline HTML")
+    end = time.monotonic() + 60
+    while time.monotonic() < end and not list(tmp_path.glob("*.html")):
+        b.pump(0.5)
+    page = next(tmp_path.glob("*.html")).read_text(encoding="utf-8")
+    assert 'class="tl-verdict tl-verdict-final"' in page and "<script>alert" not in page
+    assert not _real_errors(b), _real_errors(b)
+    assert not b.dialogs()
+
+
+@pytest.mark.parametrize("width,height", [(1440, 900), (390, 844)], ids=["laptop", "phone"])
+def test_the_demo_path_evaluate_and_settings_with_their_defaults(server, browser, width, height):
+    """The walk's last pages, as they open: Evaluate's main button with every default, then Settings."""
+    b = browser
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}, session=True)
+    b.navigate(server.url + "/?corpus=hotpotqa-sample")
+    b.wait_text("Start here", timeout=120)
+    _nav(b, "Evaluate")
+    b.wait_text("Run evaluation", timeout=120)
+    _click(b, "Run evaluation")  # with every default as the page opens
+    _wait_js(b, "document.querySelector('[data-testid=\"stDataFrame\"], [data-testid=\"stAlertContentError\"], "
+             "[data-testid=\"stException\"]') !== null", timeout=300, what="the evaluation's table or an error")
+    b.pump(2)
+    _clean(b, "Evaluate with its defaults")
+
+    _nav(b, "Settings")
+    b.wait_text("Method settings", timeout=60)
+    _clean(b, "Settings")
+    assert not _real_errors(b), _real_errors(b)
+    assert not b.dialogs()

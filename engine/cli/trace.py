@@ -1,6 +1,7 @@
 """Commands over a saved trace (a `--trace-out` file or a run the app saved):
 
 trace timeline TRACE.json              the run's steps and LLM calls on a time axis, as text
+trace verdict RUN.json [--corpus NAME] [--json]   who did better on a saved comparison, and why
 rerun TRACE.json --corpus NAME --set k=8 [--set rounds=2]   a what-if on the recorded replies
 """
 
@@ -35,6 +36,35 @@ def cmd_timeline(args) -> int:
         print(f"{result.method}: {result.question}")
         for line in timeline_table(spans):
             print(f"  {line}")
+    return 0
+
+
+def cmd_verdict(args) -> int:
+    import json
+
+    from engine.cli import UserError
+    from engine.runs import load_run
+    from engine.verdict import GoldSpec, chunk_ids_of, compare_verdict, gold_spec, verdict_to_dict
+
+    p = Path(args.trace)
+    if not p.is_file():
+        raise UserError(f"no trace file at {args.trace}")
+    run = load_run(p)
+    if len(run.results) < 2:
+        raise UserError(f"{args.trace} holds one result ({run.results[0].method}); a verdict compares two or more")
+    gold = GoldSpec(tuple(run.gold))
+    if args.corpus:  # the corpus question's gold paragraphs, when the run names one
+        corpus = AppSettings.from_env().workspace_obj().open(args.corpus)
+        question = next((q for q in corpus.questions() if q.qid == run.qid), None)
+        if question is not None:
+            gold = gold_spec(corpus, question, chunk_ids_of(run.results))
+    v = compare_verdict(run.results, gold)
+    if args.json:
+        print(json.dumps(verdict_to_dict(v), ensure_ascii=False, indent=1))
+        return 0
+    print(v.headline)
+    for m in v.methods:
+        print(f"  {m.sentence}")
     return 0
 
 
@@ -85,6 +115,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("trace", help="a trace JSON (ask --trace-out, or a run the app saved)")
     t.add_argument("--method", default=None, help="only this method of a comparison")
     t.set_defaults(func=cmd_timeline)
+
+    v = tsub.add_parser("verdict", help="who did better on a saved comparison, and why (the Compare page's strip)")
+    v.add_argument("trace", help="a comparison the app saved (or exported as JSON)")
+    v.add_argument("--corpus", default=None, help="the corpus of the run: also checks its gold paragraphs")
+    v.add_argument("--json", action="store_true", help="the verdict as JSON")
+    v.set_defaults(func=cmd_verdict)
 
     r = sub.add_parser(
         "rerun",
