@@ -36,11 +36,14 @@ def single_method_page(method: str, label: str, prefix: str, step_key: str) -> N
     asked = ask_question(corpus, f"{prefix}_q", "Ask", f"{prefix}_go")
     if asked.pressed:
         ss[result_key] = None  # a failed run must not leave the last question's result under this one
+    linked = state.take_url_autorun("ask" if method == "t2rag" else method) and bool(asked.question)
     with result_area(asked.pressed):
-        if asked.submitted:
+        if asked.submitted or linked:  # a copied link names a question: run it, open its step
             with engine_errors(label):
                 ss[result_key] = run_methods([method], corpus, asked.question, asked.q)
                 ss[step_key] = 0
+                if linked:
+                    state.open_url_step(step_key)
         _show(ss.get(result_key), method, corpus, prefix, step_key)
 
 

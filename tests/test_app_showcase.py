@@ -110,9 +110,11 @@ def test_a_typed_question_in_a_link_is_asked_on_arrival(app_workspace, monkeypat
     assert at.text_input(key="cmp_q_text").value == "Who is Lilu?"
     assert at.query_params["question"] == "Who is Lilu?"
     assert at.query_params["preset"] == "fast-demo"  # kept for the presets page to read
-    # on Ask the link's question is in the box, ready to ask
+    # on Ask the link's question is in the box and asked, its result below it
     ask = _open_link(app_workspace, monkeypatch, "ask", {"question": "Who is Lilu?"})
     assert ask.text_input(key="ask_q_text").value == "Who is Lilu?"
+    linked = ask.session_state["ask_result"]
+    assert linked is not None and linked.question == "Who is Lilu?"
 
 
 def test_after_leaving_compare_the_picker_shows_the_question_of_the_result(app):
