@@ -232,6 +232,8 @@ class ExtractionEstimate:
     cost: float | None  # dollars; None when the model has no price in litellm's table
     token_counter: str  # "litellm" or "chars/4"
     note: str = ""
+    batch_cost: float | None = None  # the same tokens at the provider's batch-API price
+    batch_price_source: str = ""  # where the batch price comes from (litellm's table, or half the normal price)
 
 
 def _counter(model: str):
@@ -298,6 +300,7 @@ def estimate_extraction(corpus_chunks: Iterable[Chunk], model: str, style: str =
     calls = n * (2 if style == "json+ner" else 1)
     cost = _price(model, prompt, completion)
     note = "" if cost is not None else f"no price for {model!r} in litellm's table"
+    batch_cost, batch_source = batch_price(model, prompt, completion)
     return ExtractionEstimate(
         model=model,
         style=style,
@@ -308,6 +311,8 @@ def estimate_extraction(corpus_chunks: Iterable[Chunk], model: str, style: str =
         cost=cost,
         token_counter=how,
         note=note,
+        batch_cost=batch_cost,
+        batch_price_source=batch_source,
     )
 
 
@@ -321,3 +326,21 @@ def _price(model: str, prompt_tokens: int, completion_tokens: int) -> float | No
         return float(p) + float(c)
     except Exception:  # noqa: BLE001 - "model isn't mapped yet": unknown, never a guess
         return None
+
+
+def batch_price(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float | None, str]:
+    """(dollars, source) for the tokens sent through the provider's batch API: litellm's batch
+    prices where its table has them (`input_cost_per_token_batches`), else half the normal price
+    (what OpenAI, Anthropic, Groq and others charge for batches); None when the model has no price."""
+    try:
+        from engine.llm.litellm_client import import_litellm
+
+        table = import_litellm().model_cost
+        entry = table.get(model) or table.get(model.split("/", 1)[-1]) or {}
+        pin, pout = entry.get("input_cost_per_token_batches"), entry.get("output_cost_per_token_batches")
+        if isinstance(pin, (int, float)) and isinstance(pout, (int, float)):
+            return float(pin) * prompt_tokens + float(pout) * completion_tokens, "litellm's batch price"
+    except Exception:  # noqa: BLE001 - no litellm: the half-price rule below
+        pass
+    normal = _price(model, prompt_tokens, completion_tokens)
+    return (None, "no price") if normal is None else (normal / 2, "half the normal price")
