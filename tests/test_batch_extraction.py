@@ -155,6 +155,10 @@ def test_a_rerun_while_batches_run_polls_them_and_never_resubmits(pristine, tmp_
         srv.polls_before_done = 3
         one = run(corpus, srv, batch_size=10, wait=False)
         assert one.batches_open == one.batches_submitted == len(srv.batches) > 1 and one.chunks_done == 0
+        with BatchLoopbackServer() as other:  # open batches live at one endpoint: another one is refused
+            with pytest.raises(ValueError, match="rerun with --api-base"):
+                run(corpus, other, batch_size=10)
+            assert other.files == {} and other.batches == []
         two = run(corpus, srv, batch_size=10, wait=False)
         assert two.batches_submitted == 0 and two.chunks_held == len(chunks) and two.batches_resumed == len(srv.batches)
         three = run(corpus, srv, batch_size=10)

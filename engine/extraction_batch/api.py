@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.llm.base import LLMError
@@ -130,7 +130,8 @@ class BatchAPI:
         return BatchInfo.of(self._request("POST", "/batches", json=body).json())
 
     def retrieve(self, batch_id: str) -> BatchInfo:
-        return BatchInfo.of(self._request("GET", f"/batches/{batch_id}").json())
+        info = BatchInfo.of(self._request("GET", f"/batches/{batch_id}").json())
+        return replace(info, errors=self._scrub(info.errors))
 
     def find_by_input(self, input_file_id: str) -> BatchInfo | None:
         """The batch created from `input_file_id`, if any (how a run killed between creating a
@@ -146,6 +147,7 @@ class BatchAPI:
             after = str(page["data"][-1].get("id") or "")
 
     def content(self, file_id: str) -> list[dict[str, Any]]:
-        """The JSON lines of an output or error file."""
-        text = self._request("GET", f"/files/{file_id}/content").text
+        """The JSON lines of an output or error file, with key-shaped text scrubbed out (an endpoint
+        may echo a request's Authorization header, as chat replies are scrubbed for)."""
+        text = scrub(self._request("GET", f"/files/{file_id}/content").text, (self._key,) + env_secrets())
         return [json.loads(line) for line in text.splitlines() if line.strip()]

@@ -26,7 +26,7 @@ from engine.extraction import ExtractionSummary, _record, batch_price
 from engine.extraction_batch.api import TERMINAL, BatchAPI, BatchInfo, wire_model
 from engine.extraction_batch.state import STATE_FILE, BatchRecord, BatchState
 from engine.faults import fault_point
-from engine.llm.base import LLMCall
+from engine.llm.base import LLMCall, LLMError
 from engine.pending import PAGE, iter_pending
 from engine.progress import ProgressCallback, no_progress
 from engine.types import Chunk
@@ -117,6 +117,12 @@ def run_batch_extraction(
 
 def _adopt(state: BatchState, api: BatchAPI, summary: BatchSummary) -> None:
     """Records a killed run left at "submitting": find the batch made from their file, or make it."""
+    for rec in state.records("submitting", "open"):
+        if rec.endpoint != api.base:
+            raise ValueError(
+                f"batch {rec.batch_id or rec.input_file_id} of this corpus was submitted to {rec.endpoint}, not "
+                f"{api.base}; rerun with --api-base {rec.endpoint} so it is collected (and not paid for twice)"
+            )
     for rec in state.records("submitting"):
         info = api.find_by_input(rec.input_file_id) or api.create(rec.input_file_id, {"corpus_batch": "resumed"})
         state.set_batch(rec.input_file_id, info.id)
@@ -140,7 +146,7 @@ def _submit(corpus, state: BatchState, api: BatchAPI, model: str, style: str, si
 def _submit_one(state: BatchState, api: BatchAPI, group: list[Chunk], model: str, style: str, summary) -> None:
     data = "".join(json.dumps(request_line(c, model, style)) + "\n" for c in group).encode("utf-8")
     file_id = api.upload(data)
-    state.record_upload(file_id, [c.chunk_id for c in group], model, style)
+    state.record_upload(file_id, [c.chunk_id for c in group], api.base, model, style)
     fault_point("batch.after_upload")  # a kill here: the file is recorded, no batch yet (resume makes it)
     info = api.create(file_id, {"chunks": str(len(group))})
     fault_point("batch.after_create")  # a kill here: the batch exists, its id unstored (resume finds it)
@@ -155,7 +161,7 @@ def _poll(corpus, state, api, summary, wait, poll_seconds, max_wait, progress, s
     total = sum(r.requests for r in state.records("open"))
     while True:
         for rec in state.records("open"):
-            info = api.retrieve(rec.batch_id)
+            info = _retrieve(api, rec)
             if info.status in TERMINAL:
                 _import(corpus, state, api, rec, info, summary)
         left = state.records("open")
@@ -164,6 +170,17 @@ def _poll(corpus, state, api, summary, wait, poll_seconds, max_wait, progress, s
             summary.batches_open = len(left)
             return
         sleep(poll_seconds)
+
+
+def _retrieve(api: BatchAPI, rec: BatchRecord) -> BatchInfo:
+    """The batch's state; one the endpoint no longer knows (deleted, or past its retention) is
+    treated as finished with no replies, so its chunks are pending again."""
+    try:
+        return api.retrieve(rec.batch_id)
+    except LLMError as err:
+        if err.kind != "not_found":
+            raise
+        return BatchInfo(rec.batch_id, "missing", rec.input_file_id, errors=f"the endpoint has no batch {rec.batch_id}")
 
 
 def _import(corpus, state: BatchState, api: BatchAPI, rec: BatchRecord, info: BatchInfo, summary) -> None:
@@ -216,11 +233,16 @@ def _done_among(corpus, chunk_ids: list[str]) -> set[str]:
 def _store(corpus, chunk: Chunk, body: dict[str, Any], rec: BatchRecord, summary: BatchSummary) -> None:
     """One answered request, parsed and filtered exactly as LLMReasoner.extract does, stored by
     the normal runner's `_record` (the batch price as its cost)."""
+    from engine.llm import litellm_call
     from engine.reasoners.parsing import parse_kg2rag, parse_triples
     from engine.triplet_rules import filter_triplets
 
     choices = body.get("choices") or [{}]
     text = str(((choices[0] or {}).get("message") or {}).get("content") or "")
+    if len(text.encode("utf-8")) > litellm_call._reply_cap:  # the cap every chat reply has
+        text, too_large = "", f"the reply is over the {litellm_call._reply_cap / 1048576:g} MB limit of one reply"
+    else:
+        too_large = ""
     usage = body.get("usage") or {}
     p, c = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
     raw, err = (parse_kg2rag(text) if rec.style == "kg2rag" else parse_triples(text)) if text.strip() else ([], "")
@@ -233,6 +255,6 @@ def _store(corpus, chunk: Chunk, body: dict[str, Any], rec: BatchRecord, summary
         prompt_tokens=p,
         completion_tokens=c,
         cost=batch_price(rec.model, p, c)[0],
-        error="empty reply" if not text.strip() else (f"parse: {err}" if err else ""),
+        error=too_large or ("empty reply" if not text.strip() else (f"parse: {err}" if err else "")),
     )
     _record(corpus, chunk, (triplets, call), 1, summary)

@@ -22,6 +22,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS batches (
     input_file_id TEXT PRIMARY KEY,
     batch_id TEXT NOT NULL DEFAULT '',
+    endpoint TEXT NOT NULL,           -- the API base the batch was created at
     model TEXT NOT NULL,
     style TEXT NOT NULL,
     state TEXT NOT NULL,              -- submitting | open | closed
@@ -41,6 +42,7 @@ CREATE TABLE IF NOT EXISTS batch_chunks (
 class BatchRecord:
     input_file_id: str
     batch_id: str
+    endpoint: str
     model: str
     style: str
     state: str
@@ -58,12 +60,12 @@ class BatchState:
     def close(self) -> None:
         self._db.close()
 
-    def record_upload(self, input_file_id: str, chunk_ids: list[str], model: str, style: str) -> None:
+    def record_upload(self, input_file_id: str, chunk_ids: list[str], endpoint: str, model: str, style: str) -> None:
         with self._db:
             self._db.execute(
-                "INSERT INTO batches (input_file_id, model, style, state, requests, created) "
-                "VALUES (?, ?, ?, 'submitting', ?, ?)",
-                (input_file_id, model, style, len(chunk_ids), time.time()),
+                "INSERT INTO batches (input_file_id, endpoint, model, style, state, requests, created) "
+                "VALUES (?, ?, ?, ?, 'submitting', ?, ?)",
+                (input_file_id, endpoint, model, style, len(chunk_ids), time.time()),
             )
             self._db.executemany("INSERT INTO batch_chunks VALUES (?, ?)", [(input_file_id, cid) for cid in chunk_ids])
 
@@ -83,7 +85,7 @@ class BatchState:
     def records(self, *states: str) -> list[BatchRecord]:
         marks = ", ".join("?" for _ in states)
         rows = self._db.execute(
-            "SELECT input_file_id, batch_id, model, style, state, requests FROM batches "
+            "SELECT input_file_id, batch_id, endpoint, model, style, state, requests FROM batches "
             f"WHERE state IN ({marks}) ORDER BY created, input_file_id",
             states,
         ).fetchall()
