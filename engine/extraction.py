@@ -92,9 +92,13 @@ def _run(
     progress = on_progress or no_progress
     t0 = time.perf_counter()
     summary = ExtractionSummary(model=getattr(reasoner, "name", ""))
-    total = count_pending(corpus, skip_failed=not retry_failed)
+    from engine.extraction_batch.state import held_by_batches
+
+    held = held_by_batches(corpus)  # in a provider batch (extract --batch): collected by that, not sent here
+    total = max(0, count_pending(corpus, skip_failed=not retry_failed) - len(held))
+    summary.chunks_skipped = len(held)
     if not retry_failed:
-        summary.chunks_skipped = count_failed(corpus)
+        summary.chunks_skipped += count_failed(corpus)
     summary.chunks_total = total
     progress(0, total, "extracting")
     if not total:
@@ -113,7 +117,7 @@ def _run(
         with within(call_deadline, "extraction call"):  # retries included; a hung provider fails the chunk
             return reasoner.extract(chunk.title, chunk.text)
 
-    todo = iter_pending(corpus, page, skip_failed=not retry_failed)  # a page read at a time
+    todo = (c for c in iter_pending(corpus, page, skip_failed=not retry_failed) if c.chunk_id not in held)
     inflight: dict[Future, Chunk] = {}
     with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="extract") as pool:
 

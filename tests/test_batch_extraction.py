@@ -155,6 +155,18 @@ def test_a_rerun_while_batches_run_polls_them_and_never_resubmits(pristine, tmp_
         srv.polls_before_done = 3
         one = run(corpus, srv, batch_size=10, wait=False)
         assert one.batches_open == one.batches_submitted == len(srv.batches) > 1 and one.chunks_done == 0
+        # the normal extraction (CLI without --batch, the app) leaves chunks in an open batch alone
+        from engine.reasoners.offline import OfflineReasoner
+
+        asked: list[str] = []
+
+        class Counting(OfflineReasoner):
+            def extract(self, title, text):
+                asked.append(title)
+                return super().extract(title, text)
+
+        normal = run_extraction(corpus, Counting(), concurrency=2)
+        assert asked == [] and normal.chunks_done == 0 and normal.chunks_skipped == len(chunks)
         with BatchLoopbackServer() as other:  # open batches live at one endpoint: another one is refused
             with pytest.raises(ValueError, match="rerun with --api-base"):
                 run(corpus, other, batch_size=10)

@@ -100,3 +100,16 @@ class BatchState:
             "SELECT chunk_id FROM batch_chunks WHERE input_file_id = ? ORDER BY rowid", (input_file_id,)
         )
         return [r[0] for r in rows]
+
+
+def held_by_batches(corpus) -> set[str]:
+    """Chunks of `corpus` in a batch not imported yet ({} when it never used the batch API): the
+    normal extraction leaves them alone, so a chunk is never paid for twice."""
+    path = Path(getattr(corpus, "path", "") or ".") / STATE_FILE
+    if not getattr(corpus, "path", None) or not path.is_file():
+        return set()
+    state = BatchState(path)
+    try:
+        return state.held_chunk_ids()
+    finally:
+        state.close()
