@@ -284,3 +284,21 @@ def test_cli_estimate_shows_both_prices_and_extract_batch_runs_end_to_end(pristi
     corpus = Workspace(tmp_path, embedder=embedder).open("cli")
     assert pending(corpus) == set() and set(srv.billed.values()) == {1} and len(srv.billed) == len(chunks)
     assert corpus.check() == []
+
+
+def test_a_batch_the_endpoint_no_longer_knows_puts_its_chunks_back_to_pending(pristine, tmp_path, embedder):
+    corpus = clone(pristine, tmp_path, "missing", embedder)
+    chunks = corpus.chunks()
+    with BatchLoopbackServer() as srv:
+        srv.reply, _ = scripted(chunks)
+        srv.polls_before_done = 1
+        first = run(corpus, srv, batch_size=len(chunks), wait=False)
+        assert first.batches_open == 1 and pending(corpus) == {c.chunk_id for c in chunks}
+        srv.batch_objects.clear()  # deleted at the provider (or past its retention) before it ran
+        second = run(corpus, srv, batch_size=len(chunks), wait=False)
+        assert second.batches_submitted == 0 and second.closed == [(srv.batch_order[0], "missing")]
+        assert second.chunks_requeued == len(chunks) and not second.ok
+        assert any("no batch" in e for _, e in second.failures)
+        third = run(corpus, srv, batch_size=len(chunks))  # sent again, once, and collected
+    assert third.ok and third.batches_submitted == 1 and pending(corpus) == set()
+    assert srv.billed == Counter({f"{c.chunk_id}#extract": 1 for c in chunks})

@@ -37,6 +37,8 @@ BATCH_STYLES = ("json", "kg2rag")
 TEMPERATURE = 0.0
 MAX_TOKENS = 2048
 STEP = "extract"
+#: a batch in one of these states is imported and closed ("missing": the endpoint no longer knows it)
+FINISHED = TERMINAL | {"missing"}
 
 
 @dataclass
@@ -162,7 +164,7 @@ def _poll(corpus, state, api, summary, wait, poll_seconds, max_wait, progress, s
     while True:
         for rec in state.records("open"):
             info = _retrieve(api, rec)
-            if info.status in TERMINAL:
+            if info.status in FINISHED:
                 _import(corpus, state, api, rec, info, summary)
         left = state.records("open")
         progress(total - sum(r.requests for r in left), total, f"{len(left)} batch(es) running")
