@@ -63,11 +63,12 @@ class BatchLoopbackServer(LoopbackServer):
     def _new_id(self, prefix: str) -> str:
         return f"{prefix}-{next(self._ids):04d}"
 
-    def upload(self, data: bytes) -> dict[str, Any]:
+    def upload(self, data: bytes, filename: str = "input.jsonl") -> dict[str, Any]:
         with self._lock:
             fid = self._new_id("file")
             self.files[fid] = data
-        return {"id": fid, "object": "file", "bytes": len(data), "purpose": "batch"}
+        return {"id": fid, "object": "file", "bytes": len(data), "purpose": "batch", "filename": filename,
+                "created_at": int(time.time()), "status": "processed"}
 
     def create_batch(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         fid = str(body.get("input_file_id", ""))
@@ -182,11 +183,13 @@ def _make_batch_handler(srv: BatchLoopbackServer):
                 msg = BytesParser().parsebytes(head + raw)
                 parts = {p.get_param("name", header="content-disposition"): p.get_payload(decode=True)
                          for p in msg.get_payload()}
+                names = {p.get_param("name", header="content-disposition"): p.get_filename()
+                         for p in msg.get_payload()}
                 with srv._lock:
                     srv.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if parts.get("purpose") != b"batch" or not parts.get("file"):
                     return self._json(400, {"error": {"message": "purpose must be batch, with a file"}})
-                return self._json(200, srv.upload(parts["file"]))
+                return self._json(200, srv.upload(parts["file"], str(names.get("file") or "input.jsonl")))
             if path.endswith("/batches"):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 with srv._lock:

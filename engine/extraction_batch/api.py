@@ -1,14 +1,12 @@
-"""The OpenAI-compatible batch endpoints (files + batches) over httpx, behind the same trust
-boundary as every other provider request (engine.llm.litellm_call):
+"""The OpenAI-compatible batch endpoints (files + batches) through litellm's wrappers
+(`create_file`, `create_batch`, `retrieve_batch`, `list_batches`, `file_content`), each request
+through the one door every provider request passes (engine.llm.litellm_call.call_litellm):
 
 * the endpoint policy is checked before every request: a key from the server's environment goes
   only to the provider's default endpoint or an API base the operator configured; any other base
   needs a key passed in (`api_key`), else the request is refused before anything is sent;
-* the key travels only in the Authorization header, is held in memory, and is scrubbed (with every
-  key-shaped value of the environment) from every error message.
-
-Plain httpx instead of `litellm.create_file`/`create_batch`: the four calls are simple REST, and
-this way the API base, the key and the policy are exactly the ones the chat requests use.
+* each request is bounded in time; the key is held in memory only and is scrubbed (with every
+  key-shaped value of the environment) from error messages and from downloaded output files.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.llm.base import LLMError
-from engine.llm.litellm_call import EndpointPolicy, current_policy, env_secrets, normalize_base, scrub
+from engine.llm.litellm_call import EndpointPolicy, call_litellm, env_secrets, normalize_base, scrub
 
 #: providers whose default endpoint serves the batch API (others need an explicit API base)
 DEFAULT_BASES = {"openai": "https://api.openai.com/v1"}
@@ -88,49 +86,57 @@ class BatchAPI:
     def _scrub(self, text: str) -> str:
         return scrub(" ".join(text.split()), (self._key,) + env_secrets())
 
-    def _request(self, method: str, path: str, **kw: Any):
-        import httpx
-
-        (self.policy or current_policy()).check(self.model, self.api_base, self._session_key)
-        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+    def _call(self, fn: str, **kw: Any) -> Any:
+        """`litellm.<fn>` through the one door (engine.llm.litellm_call.call_litellm: the endpoint
+        policy, the time bound), retried on rate limits and server errors, errors classified and scrubbed."""
         for attempt in range(1, self.attempts + 1):
             try:
-                r = httpx.request(method, self.base + path, headers=headers, timeout=self.timeout, **kw)
-            except httpx.HTTPError as exc:
-                err = LLMError(
-                    self._scrub(f"{self.base}{path}: unreachable ({type(exc).__name__}: {exc})"),
-                    kind="unreachable",
+                return call_litellm(
+                    fn,
+                    model=self.model,
+                    api_base=self.api_base,
+                    api_key=self._session_key,
+                    policy=self.policy,
+                    custom_llm_provider="openai",  # the OpenAI-compatible files + batches endpoints
+                    timeout=self.timeout,
+                    **kw,
                 )
-            else:
-                if r.status_code < 400:
-                    return r
-                kind = _KINDS.get(r.status_code, "server" if r.status_code >= 500 else "bad_request")
-                err = LLMError(
-                    self._scrub(f"{method} {self.base}{path}: HTTP {r.status_code}: {r.text[:300]}"),
-                    kind=kind,
-                    retryable=kind in ("rate_limit", "server"),
-                )
+            except LLMError:
+                raise  # refused at the trust boundary: nothing was sent
+            except Exception as exc:  # noqa: BLE001 - every provider error is classified
+                err = self._classify(fn, exc)
+                del exc  # the provider's exception holds the request, key header included
             if not err.retryable or attempt == self.attempts:
                 raise err
             time.sleep(min(10.0, 0.5 * 2**attempt))
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _classify(self, fn: str, exc: Exception) -> LLMError:
+        status = getattr(exc, "status_code", None)
+        text = f"{fn} at {self.base}: {type(exc).__name__}: {str(exc)[:300]}"
+        if not isinstance(status, int):
+            low = text.lower()
+            kind = "unreachable" if "connect" in low else ("timeout" if "timeout" in low else "error")
+            return LLMError(self._scrub(text), kind=kind, retryable=kind == "timeout")
+        kind = _KINDS.get(status, "server" if status >= 500 else "bad_request")
+        return LLMError(self._scrub(text), kind=kind, retryable=kind in ("rate_limit", "server"))
+
     def upload(self, jsonl: bytes, name: str = "extraction.jsonl") -> str:
         """Upload a batch input file (purpose "batch"); returns its file id."""
-        r = self._request("POST", "/files", data={"purpose": "batch"}, files={"file": (name, jsonl)})
-        return str(r.json()["id"])
+        return str(self._call("create_file", file=(name, jsonl), purpose="batch").id)
 
     def create(self, input_file_id: str, metadata: dict[str, str] | None = None) -> BatchInfo:
-        body = {
-            "input_file_id": input_file_id,
-            "endpoint": "/v1/chat/completions",
-            "completion_window": "24h",
-            "metadata": metadata or {},
-        }
-        return BatchInfo.of(self._request("POST", "/batches", json=body).json())
+        made = self._call(
+            "create_batch",
+            input_file_id=input_file_id,
+            endpoint="/v1/chat/completions",
+            completion_window="24h",
+            metadata=metadata or {},
+        )
+        return BatchInfo.of(_as_dict(made))
 
     def retrieve(self, batch_id: str) -> BatchInfo:
-        info = BatchInfo.of(self._request("GET", f"/batches/{batch_id}").json())
+        info = BatchInfo.of(_as_dict(self._call("retrieve_batch", batch_id=batch_id)))
         return replace(info, errors=self._scrub(info.errors))
 
     def find_by_input(self, input_file_id: str) -> BatchInfo | None:
@@ -138,16 +144,28 @@ class BatchAPI:
         batch and storing its id finds it again instead of creating a second one)."""
         after = ""
         while True:
-            page = self._request("GET", "/batches", params={"limit": 100, **({"after": after} if after else {})}).json()
-            for item in page.get("data") or []:
+            page = _as_dict(self._call("list_batches", limit=100, **({"after": after} if after else {})))
+            items = [_as_dict(b) for b in page.get("data") or []]
+            for item in items:
                 if item.get("input_file_id") == input_file_id:
                     return BatchInfo.of(item)
-            if not page.get("has_more") or not page.get("data"):
+            if not page.get("has_more") or not items:
                 return None
-            after = str(page["data"][-1].get("id") or "")
+            after = str(items[-1].get("id") or "")
 
     def content(self, file_id: str) -> list[dict[str, Any]]:
         """The JSON lines of an output or error file, with key-shaped text scrubbed out (an endpoint
         may echo a request's Authorization header, as chat replies are scrubbed for)."""
-        text = scrub(self._request("GET", f"/files/{file_id}/content").text, (self._key,) + env_secrets())
+        raw = self._call("file_content", file_id=file_id).content
+        text = scrub(raw.decode("utf-8") if isinstance(raw, bytes) else str(raw), (self._key,) + env_secrets())
         return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    """litellm's reply objects (openai SDK types) as plain dicts."""
+    if isinstance(obj, dict):
+        return obj
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        return dict(dump())
+    return {k: getattr(obj, k) for k in ("id", "status", "data", "has_more") if hasattr(obj, k)}
