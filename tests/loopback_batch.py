@@ -17,7 +17,8 @@ per batch, in creation order) and then `batch_mode`:
     "failed"     the batch fails validation: no request runs, no output file
     "expired"    the 24 h window ran out: the first half answered, the rest in the error file
                  (code batch_expired)
-    "partial"    completed, but every third request (index 1, 4, 7, ...) got a 500 (error file)
+    "partial"    completed, but every third request (index 1, 4, 7, ...) got a 500 (error file) whose
+                 message is `error_text` (a test can make it echo a key, as a buggy provider might)
 
 `billed` counts, per custom_id, the requests answered with a 200 (what a provider bills);
 `batches` keeps each batch's request custom_ids in creation order.
@@ -47,6 +48,7 @@ class BatchLoopbackServer(LoopbackServer):
         self.batch_modes: deque[str] = deque()
         self.batch_mode = "completed"
         self.polls_before_done = 0
+        self.error_text = "The server had an error."  # the message of a "partial" batch's failed requests
         self.billed: Counter[str] = Counter()
         self._ids = itertools.count(1)
         self._polls: Counter[str] = Counter()
@@ -121,7 +123,7 @@ class BatchLoopbackServer(LoopbackServer):
                                       "before the completion window expired."}})
             elif mode == "partial" and i % 3 == 1:
                 err.append({"id": f"req-{i}", "custom_id": cid, "error": None, "response": {
-                    "status_code": 500, "body": {"error": {"message": "The server had an error.",
+                    "status_code": 500, "body": {"error": {"message": self.error_text,
                                                            "type": "server_error"}}}})
             else:
                 out.append({"id": f"req-{i}", "custom_id": cid, "error": None,

@@ -130,7 +130,9 @@ def test_failed_expired_and_partial_batches_leave_exactly_their_unanswered_chunk
     with BatchLoopbackServer() as srv:
         srv.reply, _ = scripted(chunks)
         srv.batch_modes.extend(["completed", "failed", "expired", "partial"])
+        srv.error_text = f"upstream rejected the request with header Authorization: Bearer {KEY}"
         first = run(corpus, srv, batch_size=size)
+        assert KEY not in repr(first.failures) and any("Bearer ***" in e for _, e in first.failures)
         groups = [[cid.rpartition("#")[0] for cid in b] for b in srv.batches]
         assert len(groups) == 4
         expected = set(groups[1]) | set(groups[2][len(groups[2]) // 2:]) | {c for i, c in enumerate(groups[3])
