@@ -98,7 +98,10 @@ def run_batch_extraction(
     `batch_size`, then poll every open batch (this run's and earlier runs') and import each as it
     finishes; with `wait=False` poll once and return (a later run picks the rest up)."""
     if style not in BATCH_STYLES:
-        raise ValueError(f"batch extraction supports the styles {', '.join(BATCH_STYLES)}, not {style!r}")
+        raise ValueError(
+            f"--batch supports the styles {', '.join(BATCH_STYLES)}, not {style!r} (its second prompt needs the "
+            "first one's reply); use --style json or kg2rag with --batch"
+        )
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
     extracting = getattr(corpus, "extracting", None)
