@@ -20,6 +20,10 @@ per batch, in creation order) and then `batch_mode`:
     "partial"    completed, but every third request (index 1, 4, 7, ...) got a 500 (error file) whose
                  message is `error_text` (a test can make it echo a key, as a buggy provider might)
 
+`faults` (shared with the chat endpoint) apply to batch creation too: "500", "429"... answer that
+status without creating the batch; "created_500" creates it and still answers 500 (a reply lost
+after the work was done: a client that simply retries makes a second batch and pays twice).
+
 `billed` counts, per custom_id, the requests answered with a 200 (what a provider bills);
 `batches` keeps each batch's request custom_ids in creation order.
 """
@@ -35,7 +39,7 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 import threading
 
-from tests.loopback import LoopbackServer, _make_handler, count_tokens
+from tests.loopback import LoopbackServer, _error_body, _make_handler, count_tokens
 
 
 class BatchLoopbackServer(LoopbackServer):
@@ -196,7 +200,13 @@ def _make_batch_handler(srv: BatchLoopbackServer):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 with srv._lock:
                     srv.headers.append({k.lower(): v for k, v in self.headers.items()})
-                return self._json(*srv.create_batch(body))
+                fault = srv.faults.popleft() if srv.faults else None
+                if fault and fault.isdigit():
+                    return self._send(int(fault), _error_body(int(fault)))
+                status, made = srv.create_batch(body)
+                if fault == "created_500":  # the batch exists, the reply says it failed
+                    return self._send(500, _error_body(500))
+                return self._json(status, made)
             return super().do_POST()
 
     return Handler

@@ -304,3 +304,15 @@ def test_a_batch_the_endpoint_no_longer_knows_puts_its_chunks_back_to_pending(pr
         third = run(corpus, srv, batch_size=len(chunks))  # sent again, once, and collected
     assert third.ok and third.batches_submitted == 1 and pending(corpus) == set()
     assert srv.billed == Counter({f"{c.chunk_id}#extract": 1 for c in chunks})
+
+
+def test_a_batch_created_but_answered_with_an_error_is_found_again_not_made_twice(pristine, tmp_path, embedder):
+    corpus = clone(pristine, tmp_path, "lostreply", embedder)
+    chunks = corpus.chunks()
+    with BatchLoopbackServer() as srv:
+        srv.reply, _ = scripted(chunks)
+        srv.faults.extend(["created_500", "503"])  # 1st batch made but its reply lost; 2nd refused once
+        summary = run(corpus, srv, batch_size=-(-len(chunks) // 2))
+    assert summary.ok and summary.batches_submitted == 2 and len(srv.batches) == 2
+    assert pending(corpus) == set()
+    assert srv.billed == Counter({f"{c.chunk_id}#extract": 1 for c in chunks})

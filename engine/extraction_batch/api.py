@@ -86,10 +86,12 @@ class BatchAPI:
     def _scrub(self, text: str) -> str:
         return scrub(" ".join(text.split()), (self._key,) + env_secrets())
 
-    def _call(self, fn: str, **kw: Any) -> Any:
+    def _call(self, fn: str, *, attempts: int | None = None, **kw: Any) -> Any:
         """`litellm.<fn>` through the one door (engine.llm.litellm_call.call_litellm: the endpoint
-        policy, the time bound), retried on rate limits and server errors, errors classified and scrubbed."""
-        for attempt in range(1, self.attempts + 1):
+        policy, the time bound), retried here (never inside the SDK, see `create`) on rate limits and
+        server errors, errors classified and scrubbed."""
+        tries = attempts or self.attempts
+        for attempt in range(1, tries + 1):
             try:
                 return call_litellm(
                     fn,
@@ -99,6 +101,7 @@ class BatchAPI:
                     policy=self.policy,
                     custom_llm_provider="openai",  # the OpenAI-compatible files + batches endpoints
                     timeout=self.timeout,
+                    max_retries=0,  # the SDK would repeat a create whose reply was lost: a second batch
                     **kw,
                 )
             except LLMError:
@@ -106,7 +109,7 @@ class BatchAPI:
             except Exception as exc:  # noqa: BLE001 - every provider error is classified
                 err = self._classify(fn, exc)
                 del exc  # the provider's exception holds the request, key header included
-            if not err.retryable or attempt == self.attempts:
+            if not err.retryable or attempt == tries:
                 raise err
             time.sleep(min(10.0, 0.5 * 2**attempt))
         raise AssertionError("unreachable")  # pragma: no cover
@@ -126,14 +129,30 @@ class BatchAPI:
         return str(self._call("create_file", file=(name, jsonl), purpose="batch").id)
 
     def create(self, input_file_id: str, metadata: dict[str, str] | None = None) -> BatchInfo:
-        made = self._call(
-            "create_batch",
-            input_file_id=input_file_id,
-            endpoint="/v1/chat/completions",
-            completion_window="24h",
-            metadata=metadata or {},
-        )
-        return BatchInfo.of(_as_dict(made))
+        """Create the batch of `input_file_id`. A failed create may have made the batch all the same
+        (the reply lost, a timeout): before trying again, the batch list is asked for one made
+        from this file, so a retry never makes a second batch (a second bill)."""
+        for attempt in range(1, self.attempts + 1):
+            try:
+                made = self._call(
+                    "create_batch",
+                    attempts=1,
+                    input_file_id=input_file_id,
+                    endpoint="/v1/chat/completions",
+                    completion_window="24h",
+                    metadata=metadata or {},
+                )
+                return BatchInfo.of(_as_dict(made))
+            except LLMError as err:
+                if err.kind == "auth":  # refused, here or by the provider: nothing was made
+                    raise
+                found = self.find_by_input(input_file_id)
+                if found is not None:
+                    return found
+                if not err.retryable or attempt == self.attempts:
+                    raise
+            time.sleep(min(10.0, 0.5 * 2**attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def retrieve(self, batch_id: str) -> BatchInfo:
         info = BatchInfo.of(_as_dict(self._call("retrieve_batch", batch_id=batch_id)))
@@ -144,7 +163,8 @@ class BatchAPI:
         batch and storing its id finds it again instead of creating a second one)."""
         after = ""
         while True:
-            page = _as_dict(self._call("list_batches", limit=100, **({"after": after} if after else {})))
+            kw: dict[str, Any] = {"limit": 100, **({"after": after} if after else {})}
+            page = _as_dict(self._call("list_batches", **kw))
             items = [_as_dict(b) for b in page.get("data") or []]
             for item in items:
                 if item.get("input_file_id") == input_file_id:
