@@ -92,9 +92,13 @@ def _run(
     progress = on_progress or no_progress
     t0 = time.perf_counter()
     summary = ExtractionSummary(model=getattr(reasoner, "name", ""))
-    total = count_pending(corpus, skip_failed=not retry_failed)
+    from engine.extraction_batch.state import held_by_batches
+
+    held = held_by_batches(corpus)  # in a provider batch (extract --batch): collected by that, not sent here
+    total = max(0, count_pending(corpus, skip_failed=not retry_failed) - len(held))
+    summary.chunks_skipped = len(held)
     if not retry_failed:
-        summary.chunks_skipped = count_failed(corpus)
+        summary.chunks_skipped += count_failed(corpus)
     summary.chunks_total = total
     progress(0, total, "extracting")
     if not total:
@@ -113,7 +117,7 @@ def _run(
         with within(call_deadline, "extraction call"):  # retries included; a hung provider fails the chunk
             return reasoner.extract(chunk.title, chunk.text)
 
-    todo = iter_pending(corpus, page, skip_failed=not retry_failed)  # a page read at a time
+    todo = (c for c in iter_pending(corpus, page, skip_failed=not retry_failed) if c.chunk_id not in held)
     inflight: dict[Future, Chunk] = {}
     with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="extract") as pool:
 
@@ -232,6 +236,8 @@ class ExtractionEstimate:
     cost: float | None  # dollars; None when the model has no price in litellm's table
     token_counter: str  # "litellm" or "chars/4"
     note: str = ""
+    batch_cost: float | None = None  # the same tokens at the provider's batch-API price
+    batch_price_source: str = ""  # where the batch price comes from (litellm's table, or half the normal price)
 
 
 def _counter(model: str):
@@ -298,6 +304,7 @@ def estimate_extraction(corpus_chunks: Iterable[Chunk], model: str, style: str =
     calls = n * (2 if style == "json+ner" else 1)
     cost = _price(model, prompt, completion)
     note = "" if cost is not None else f"no price for {model!r} in litellm's table"
+    batch_cost, batch_source = batch_price(model, prompt, completion)
     return ExtractionEstimate(
         model=model,
         style=style,
@@ -308,6 +315,8 @@ def estimate_extraction(corpus_chunks: Iterable[Chunk], model: str, style: str =
         cost=cost,
         token_counter=how,
         note=note,
+        batch_cost=batch_cost,
+        batch_price_source=batch_source,
     )
 
 
@@ -321,3 +330,21 @@ def _price(model: str, prompt_tokens: int, completion_tokens: int) -> float | No
         return float(p) + float(c)
     except Exception:  # noqa: BLE001 - "model isn't mapped yet": unknown, never a guess
         return None
+
+
+def batch_price(model: str, prompt_tokens: int, completion_tokens: int) -> tuple[float | None, str]:
+    """(dollars, source) for the tokens sent through the provider's batch API: litellm's batch
+    prices where its table has them (`input_cost_per_token_batches`), else half the normal price
+    (what OpenAI, Anthropic, Groq and others charge for batches); None when the model has no price."""
+    try:
+        from engine.llm.litellm_client import import_litellm
+
+        table = import_litellm().model_cost
+        entry = table.get(model) or table.get(model.split("/", 1)[-1]) or {}
+        pin, pout = entry.get("input_cost_per_token_batches"), entry.get("output_cost_per_token_batches")
+        if isinstance(pin, (int, float)) and isinstance(pout, (int, float)):
+            return float(pin) * prompt_tokens + float(pout) * completion_tokens, "litellm's batch price"
+    except Exception:  # noqa: BLE001 - no litellm: the half-price rule below
+        pass
+    normal = _price(model, prompt_tokens, completion_tokens)
+    return (None, "no price") if normal is None else (normal / 2, "half the normal price")

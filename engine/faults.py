@@ -12,8 +12,12 @@ Points: `write.before_commit`, `write.after_commit` (every write transaction of 
 index file complete, not yet in place); in an extraction run (tests/test_reliability_extraction_kill.py)
 `extract.before_call` (a worker thread about to send a chunk), `extract.after_reply` (a reply arrived,
 not yet stored), `extract.after_store` (a chunk's triplets committed), `pending.next_page` (about to
-read the next page of pending chunks); in backups and recovery (tests/test_backup_kills.py)
-`manifest.before_rename` (a snapshot manifest written to its temporary file), `drop.after_manifest`
+read the next page of pending chunks); in a batch-API extraction (tests/test_batch_extraction.py)
+`batch.after_upload` (a batch's input file uploaded and recorded, no batch created), `batch.after_create`
+(the batch created at the provider, its id not stored yet), `batch.after_submit` (its id stored),
+`batch.after_import` (one chunk of a finished batch stored, the rest of it not yet); in backups and
+recovery (tests/test_backup_kills.py) `manifest.before_rename` (a snapshot manifest written to its
+temporary file), `drop.after_manifest`
 (the manifest in the corpus folder, not yet moved), `drop.after_move`, `backup.after_database`,
 `backup.before_rename`, `restore.mid_copy` (after each file copied), `restore.after_aside` (the
 corpus being replaced moved aside, the new one not in place), `restore.after_move` (in place, its

@@ -1,8 +1,11 @@
-"""`extract NAME [--model M] [--api-base URL] [--estimate] [--concurrency N] [--style S]`.
+"""`extract NAME [--model M] [--api-base URL] [--estimate] [--concurrency N] [--style S] [--batch]`.
 
 Prints the cost estimate first (with `--estimate`, only that), then runs the extraction over the
 corpus's pending chunks with a progress bar, then a summary of calls, tokens, cost, cache hits and
 failures. Interrupting is safe: finished chunks are stored, a rerun continues with the rest.
+With `--batch` the chunks go through the provider's batch API instead (half the price at OpenAI
+and most others, results within 24 h): the batch ids are stored in the corpus before waiting, so an
+interrupted run is resumed by running the same command again.
 The API key comes from the provider's environment variable (litellm reads it); it is never printed.
 """
 
@@ -23,7 +26,9 @@ def format_estimate(est) -> str:
     return (
         f"estimate for {est.chunks} pending chunks with {est.model} ({est.style}): {est.calls} calls, "
         f"~{est.prompt_tokens:,} prompt + ~{est.completion_tokens:,} completion tokens "
-        f"(counted with {est.token_counter}), cost {_dollars(est.cost)}"
+        f"(counted with {est.token_counter}), cost {_dollars(est.cost)}; "
+        f"through the batch API (--batch) {_dollars(est.batch_cost)}"
+        + (f" ({est.batch_price_source})" if est.batch_cost is not None else "")
     )
 
 
@@ -62,6 +67,8 @@ def cmd_extract(args) -> int:
         print(f"{n_pending} pending chunks; no --model given, using the offline rules reasoner (free)")
     if args.estimate:
         return 0
+    if args.batch:
+        return cmd_extract_batch(args, corpus, model, api_base)
 
     reasoner = SessionConfig.for_cli(app, model, api_base).reasoner(corpus, extraction_style=args.style)
     bar = TerminalProgress()
@@ -79,6 +86,47 @@ def cmd_extract(args) -> int:
         return 1
     if summary.chunks_failed:
         print(f"error: {summary.chunks_failed} chunk(s) failed; rerun the same command to retry them", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_extract_batch(args, corpus, model: str, api_base: str) -> int:
+    """`extract NAME --batch`: submit the pending chunks to the provider's batch API, wait for the
+    batches (this run's and any an earlier run left open), import each as it finishes."""
+    from engine.extraction_batch import BatchAPI, run_batch_extraction
+
+    if not model:
+        raise ValueError("--batch needs a model (--model or TRIPLET_LENS_MODEL): the offline rules have no batch API")
+    api = BatchAPI(model, api_base or "")
+    bar = TerminalProgress()
+    try:
+        s = run_batch_extraction(
+            corpus,
+            api,
+            model=model,
+            style=args.style,
+            batch_size=args.batch_size,
+            wait=not args.no_wait,
+            poll_seconds=args.poll_seconds,
+            on_progress=bar,
+        )
+        if s.chunks_done:
+            corpus.refresh_indexes(bar)
+    finally:
+        bar.close()
+    print(
+        f"batches: {s.batches_submitted} submitted ({s.chunks_submitted} chunks), {s.batches_resumed} resumed "
+        f"from an earlier run, {len(s.closed)} finished, {s.batches_open} still running"
+    )
+    print(format_summary(s))
+    if s.chunks_requeued:
+        print(f"{s.chunks_requeued} request(s) were not answered (failed or expired batch); their chunks are pending")
+    if s.batches_open:
+        print(
+            f"rerun `extract {args.name} --batch` to import the {s.batches_open} running batch(es); it never resubmits"
+        )
+    if s.chunks_failed or s.chunks_requeued:
+        print("error: some chunks are not extracted; rerun the same command to send only those", file=sys.stderr)
         return 1
     return 0
 
@@ -106,4 +154,13 @@ def register(subparsers) -> None:
         default="json",
         help="prompt style: JSON triples, JSON after a named-entity pass (2 calls), or KG2RAG's <h##r##t>$$ format",
     )
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="send the chunks through the provider's batch API (OpenAI-compatible files + batches; about half "
+        "the price, results within 24 h); rerunning resumes the stored batches, never resubmits them",
+    )
+    p.add_argument("--batch-size", type=int, default=5000, help="chunks per batch with --batch (default 5000)")
+    p.add_argument("--poll-seconds", type=float, default=30.0, help="seconds between polls with --batch (default 30)")
+    p.add_argument("--no-wait", action="store_true", help="with --batch: submit, import what is finished, and return")
     p.set_defaults(func=cmd_extract)
