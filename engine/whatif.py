@@ -107,6 +107,16 @@ class ReplayReasoner:
             return self.llm.model
         return self.name
 
+    def with_prompt_set(self, name: str) -> ReplayReasoner:
+        """Build the recorded prompts from the prompt set the method asks for (a `paper` preset's
+        run recorded the authors' prompts), and hand the fallback the same set. Kept in place, so
+        the counters stay this re-run's."""
+        self.recorded = self.recorded.with_prompt_set(name)
+        own = getattr(self.fallback, "with_prompt_set", None)
+        if callable(own):
+            self.fallback = own(name)
+        return self
+
     def _either(self, job: str, *args: Any, **kw: Any) -> Any:
         if self.llm.replies:
             try:

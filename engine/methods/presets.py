@@ -1,0 +1,176 @@
+"""Named presets for every method, in one registry: `paper` and `tuned`.
+
+    settings = preset_settings("kg2rag", "paper")          # the paper and the authors' code
+    preset_name("kg2rag", settings)                          # "paper"
+    departures("kg2rag", tuned)                              # [Departure("seeds", "hybrid", "dense", ...), ...]
+
+* `paper` is the paper and its authors' code, with SPEC's documented bug fixes only (`FIXES`, each
+  named: every preset keeps them, and the trace lists them as departures of kind "fix").
+* `tuned` is our measured default (docs/benchmarks.md): the settings dataclasses' own defaults.
+
+A settings object that is neither (a preset with `--set k=8` on top, a Settings form edit) is
+`custom`; its departures from `paper` are listed all the same. `reranker` is configuration, not a
+choice of the preset (a cross-encoder is used when one is configured, in both), so it is never a
+departure. The trace records the preset and its departures (`trace.preset`, `trace.departures`),
+the screen names the preset on a badge and lists the departures in one click, and
+docs/methods.md's tables are checked against `REASONS` and `FIXES` (tests/test_presets.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from engine.methods.departure import Departure
+
+PRESETS = ("paper", "tuned")
+CUSTOM = "custom"
+#: Fields that configure the run rather than choose a method variant: never a departure.
+NEUTRAL = frozenset({"reranker"})
+
+#: A method with a paper of its own has a settings class with a `paper()` constructor
+#: (`T2RAGSettings.paper`, `KG2RAGSettings.paper`); every other method (the baselines, IRCoT) has one
+#: form, so its `paper` and `tuned` are its settings class's defaults.
+
+#: (method, setting) -> why `tuned` departs from the paper there: one line, shown beside the value.
+REASONS: dict[tuple[str, str], str] = {
+    ("t2rag", "prompts"): "JSON replies parse reliably and name the proposition or passage (P1, C1) each "
+    "value was read from; the reference's free-text clue blocks do neither",
+    ("t2rag", "adopt_proposed"): "a triplet the solver invents matches no question triplet; adopting it let "
+    "an unverified guess steer the next round's retrieval",
+    ("t2rag", "forced_context"): "at a forced stop the unresolved lines and the last round's passages let the "
+    "answer step use evidence the solver saw but could not bind",
+    ("kg2rag", "seeds"): "BM25 + dense fused by reciprocal rank beats dense seeds on both shared sets "
+    "(docs/benchmarks.md, issue 16)",
+    ("kg2rag", "expansion_cap"): "a hub entity ('United States') floods a pooled corpus with chunks; the cap "
+    "keeps the most similar and the trace lists the rest",
+    ("kg2rag", "max_entity_edges"): "follow at most this many triplets of one entity per hop, so a hub cannot "
+    "flood the candidates",
+    ("kg2rag", "max_entity_reads"): "reading every edge of a hub made a question's cost grow with the corpus "
+    "(docs/scaling.md)",
+    ("kg2rag", "tree_score"): "without a cross-encoder, the mean of a tree's best proposition and best chunk "
+    "cosine ranked best on both shared sets",
+    ("kg2rag", "overflow"): "the top tree held a gold paragraph in 92 of 100 MuSiQue questions with a median of "
+    "19 chunks: skipping it lost 61 gold seeds",
+    ("kg2rag", "seed_trees"): "seeds with no triplet were lost unless the k/2 fill triggered (17 of 200 gold "
+    "HotpotQA paragraphs)",
+    ("kg2rag", "fill"): "fill seeds whenever the trees leave room, not only under k/2",
+    ("kg2rag", "answer_prompt"): "a zero-shot short-answer prompt: the few-shot 'think step by step' reply "
+    "has to be parsed for its answer line",
+}
+
+#: SPEC's named bug fixes of the authors' code (marked "(ours)" there): kept by every preset.
+FIXES: dict[str, list[Departure]] = {
+    "t2rag": [
+        Departure(
+            "all source chunks",
+            "a proposition keeps every chunk that states it",
+            "only the last chunk",
+            "the same fact stated twice must lead to both passages",
+            "fix",
+        ),
+        Departure(
+            "wh-words as whole words",
+            "'who', 'what', ... removed as whole words",
+            "substring removal",
+            "the reference turned 'show' into 's'",
+            "fix",
+        ),
+        Departure(
+            "unreturned triplets kept",
+            "a triplet the solver did not return stays in its queue",
+            "silently dropped",
+            "an unanswered hop must not vanish from the state",
+            "fix",
+        ),
+    ],
+    "kg2rag": [
+        Departure(
+            "normalized entity matching",
+            "entities matched as normalized strings (case, punctuation, articles)",
+            "raw strings against document titles only",
+            "most triplet entities are not document titles",
+            "fix",
+        ),
+        Departure(
+            "depth-first walk",
+            "each tree's chunks in walk order from its heaviest edge (the paper)",
+            "ordered by title and sentence index",
+            "the paper's organization step; the code skipped it",
+            "fix",
+        ),
+        Departure(
+            "skip a misfit tree",
+            "a tree that does not fit is skipped and the next is tried",
+            "stops at the first misfit",
+            "with one big tree the reference selected nothing",
+            "fix",
+        ),
+    ],
+}
+
+
+def has_presets(method: str) -> bool:
+    """True for a method whose `paper` and `tuned` differ (T2RAG, KG2RAG)."""
+    return callable(getattr(_settings_cls(method), "paper", None))
+
+
+def _settings_cls(method: str) -> Any:
+    from engine.methods.registry import settings_class
+
+    return settings_class(method)
+
+
+def preset_settings(method: str, preset: str, **overrides: Any) -> Any:
+    """The method's settings under `preset` ("paper" or "tuned"), with `overrides` on top."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    cls = _settings_cls(method)
+    base = cls.paper() if preset == "paper" and has_presets(method) else cls()
+    return dataclasses.replace(base, **overrides) if overrides else base
+
+
+def _compared(settings: Any) -> dict[str, Any]:
+    if settings is None or not dataclasses.is_dataclass(settings):
+        return {}
+    return {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings) if f.name not in NEUTRAL}
+
+
+def preset_name(method: str, settings: Any) -> str:
+    """ "paper", "tuned" or "custom" (neither; e.g. a preset with a changed k)."""
+    mine = _compared(settings)
+    for preset in PRESETS:
+        if mine == _compared(preset_settings(method, preset)):
+            return preset
+    return CUSTOM
+
+
+def departures(method: str, settings: Any, *, fixes: bool = True) -> list[Departure]:
+    """Every setting of `settings` that differs from the paper's (name, value, paper value, reason),
+    after SPEC's named bug fixes (kind "fix") when `fixes`."""
+    mine = _compared(settings)
+    paper = _compared(preset_settings(method, "paper")) if mine else {}
+    out = list(FIXES.get(method, [])) if fixes else []
+    for name, value in mine.items():
+        if name in paper and value != paper[name]:
+            reason = REASONS.get((method, name), "changed in this session's settings")
+            out.append(Departure(name, _show(value), _show(paper[name]), reason))
+    return out
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and value == -1:
+        return "-1 (no limit)"
+    return str(value)
+
+
+def describe(method: str, settings: Any) -> tuple[str, list[Departure]]:
+    """The preset name and the departures list, as a trace records them."""
+    return preset_name(method, settings), departures(method, settings)
+
+
+def prompted(reasoner: Any, prompt_set: str) -> Any:
+    """`reasoner` building its prompts from `prompt_set` ("tuned", "t2rag-paper", "kg2rag-paper");
+    a reasoner without prompts (the offline rules) is returned as it is."""
+    variant = getattr(reasoner, "with_prompt_set", None)
+    return variant(prompt_set) if callable(variant) else reasoner
