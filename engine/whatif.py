@@ -207,6 +207,15 @@ def apply_changes(method: str, settings: Any, changes: dict[str, Any], *, knobs_
     return dataclasses.replace(settings, **typed)
 
 
+def preset_changes(method: str, preset: str) -> dict[str, Any]:
+    """The what-if changes that put a run's settings on `preset` (engine.methods.presets): every
+    field but the configured reranker."""
+    from engine.methods.presets import NEUTRAL, preset_settings
+
+    target = preset_settings(method, preset)
+    return {f.name: getattr(target, f.name) for f in dataclasses.fields(target) if f.name not in NEUTRAL}
+
+
 @dataclass
 class RunDiff:
     """What a what-if changed, as the side-by-side view and the CLI show it."""
