@@ -105,8 +105,8 @@ def cmd_eval(args) -> int:
     ws = app.workspace_obj()
     corpus = _probe_corpus(ws, ws.open(args.corpus), args)
     reasoner = SessionConfig.for_cli(app, args.model, args.api_base).reasoner(corpus)
-    settings_by_method = eval_settings(methods, args)
-    for m, s in settings_by_method.items():
+    settings_by_method: dict | None = eval_settings(methods, args)
+    for m, s in (settings_by_method or {}).items():
         print(f"{m}: {preset_line(m, s)}", file=sys.stderr)
     if args.preset is None and not args.set and all(v is None for v in (args.k, args.rounds, args.hops, args.reranker)):
         # the defaults, recorded as before (a folder made before presets existed still resumes)
