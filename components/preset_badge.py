@@ -46,7 +46,8 @@ def _settings_table(deps: list) -> str:
 
 
 def _fixes_text(deps: list) -> str:
-    return "\n".join(f"- **{d.name}**: {d.value} (reference code: {d.paper})" for d in deps if d.kind == "fix")
+    return "\n".join(f"- **{d.name}**{' (engine behaviour)' if d.kind == 'engine' else ''}: {d.value} "
+                     f"(reference code: {d.paper})" for d in deps if d.kind in ("fix", "engine"))
 
 
 def show_preset_badge(result, key: str) -> None:
@@ -64,7 +65,8 @@ def show_preset_badge(result, key: str) -> None:
             st.markdown("Every setting is the paper's.")
         fixes = _fixes_text(deps)
         if fixes:
-            st.markdown("**SPEC's bug fixes of the authors' code** (every preset keeps them)\n\n" + fixes)
+            st.markdown("**SPEC's bug fixes of the authors' code, and engine behaviour** (every preset keeps them)"
+                        "\n\n" + fixes)
 
 
 def show_settings_badge(method: str, settings, key: str) -> None:
@@ -101,7 +103,8 @@ def preset_lines(result) -> list[str]:
     changed = [d for d in deps if d.kind == "setting"]
     head = f"Preset: {name}" + ("" if changed else " (every setting is the paper's)")
     return ([head] + [f"departs from the paper: {d.name} = {d.value} (paper: {d.paper}): {d.reason}" for d in changed]
-            + [f"bug fix kept: {d.name}: {d.value} (reference code: {d.paper})" for d in deps if d.kind == "fix"])
+            + [f"{'bug fix' if d.kind == 'fix' else 'engine behaviour'} kept: {d.name}: {d.value} "
+               f"(reference code: {d.paper})" for d in deps if d.kind in ("fix", "engine")])
 
 
 def preset_html(result) -> str:

@@ -34,12 +34,13 @@ NEUTRAL = frozenset({"reranker"})
 
 #: (method, setting) -> why `tuned` departs from the paper there: one line, shown beside the value.
 REASONS: dict[tuple[str, str], str] = {
-    ("t2rag", "prompts"): "JSON replies parse reliably and name the proposition or passage (P1, C1) each "
-    "value was read from; the reference's free-text clue blocks do neither",
-    ("t2rag", "adopt_proposed"): "a triplet the solver invents matches no question triplet; adopting it let "
-    "an unverified guess steer the next round's retrieval",
-    ("t2rag", "forced_context"): "at a forced stop the unresolved lines and the last round's passages let the "
-    "answer step use evidence the solver saw but could not bind",
+    ("t2rag", "prompts"): "ours: JSON replies that name the proposition or passage (P1, C1) each value was "
+    "read from, so every binding can be checked; the reference's free-text clues name none (not yet measured "
+    "against the reference prompts with an LLM)",
+    ("t2rag", "adopt_proposed"): "ours: a triplet that rewrites no question triplet is unverified, so it is shown, "
+    "not searched with (not yet measured against the reference's choice)",
+    ("t2rag", "forced_context"): "ours: at a forced stop the answer step also sees the unresolved lines and the "
+    "last round's passages, evidence the solver saw but could not bind (not yet measured)",
     ("kg2rag", "seeds"): "BM25 + dense fused by reciprocal rank beats dense seeds on both shared sets "
     "(docs/benchmarks.md, issue 16)",
     ("kg2rag", "expansion_cap"): "a hub entity ('United States') floods a pooled corpus with chunks; the cap "
@@ -55,8 +56,8 @@ REASONS: dict[tuple[str, str], str] = {
     ("kg2rag", "seed_trees"): "seeds with no triplet were lost unless the k/2 fill triggered (17 of 200 gold "
     "HotpotQA paragraphs)",
     ("kg2rag", "fill"): "fill seeds whenever the trees leave room, not only under k/2",
-    ("kg2rag", "answer_prompt"): "a zero-shot short-answer prompt: the few-shot 'think step by step' reply "
-    "has to be parsed for its answer line",
+    ("kg2rag", "answer_prompt"): "ours: the zero-shot short-answer prompt every other method uses, so answers "
+    "differ by retrieval alone (not yet measured against the authors' prompt with an LLM)",
 }
 
 #: SPEC's named bug fixes of the authors' code (marked "(ours)" there): kept by every preset.
@@ -82,6 +83,28 @@ FIXES: dict[str, list[Departure]] = {
             "silently dropped",
             "an unanswered hop must not vanish from the state",
             "fix",
+        ),
+        # not bug fixes SPEC names, but engine behaviour both presets share: listed so nothing is hidden
+        Departure(
+            "deterministic propagation",
+            "a binding ?x = v is substituted into every triplet holding ?x (SPEC step 5, ours)",
+            "only what the LLM rewrites",
+            "a value found once fills every hop that needs it",
+            "engine",
+        ),
+        Departure(
+            "a query is asked once",
+            "a round asks only queries not asked before; when nothing is new, unseen chunks",
+            "re-asks the same triplet",
+            "the reference sent byte-identical solve prompts (all 3 rounds on the Leland question)",
+            "engine",
+        ),
+        Departure(
+            "no repeated evidence",
+            "a round that would show the solver exactly what it saw before stops (no_new_evidence)",
+            "calls the solver again",
+            "its answer cannot change; it would only cost a call",
+            "engine",
         ),
     ],
     "kg2rag": [
@@ -147,7 +170,8 @@ def preset_name(method: str, settings: Any) -> str:
 
 def departures(method: str, settings: Any, *, fixes: bool = True) -> list[Departure]:
     """Every setting of `settings` that differs from the paper's (name, value, paper value, reason),
-    after SPEC's named bug fixes (kind "fix") when `fixes`."""
+    after SPEC's named bug fixes (kind "fix") and the engine behaviour every preset shares (kind
+    "engine") when `fixes`."""
     mine = _compared(settings)
     paper = _compared(preset_settings(method, "paper")) if mine else {}
     out = list(FIXES.get(method, [])) if fixes else []
@@ -174,3 +198,57 @@ def prompted(reasoner: Any, prompt_set: str) -> Any:
     a reasoner without prompts (the offline rules) is returned as it is."""
     variant = getattr(reasoner, "with_prompt_set", None)
     return variant(prompt_set) if callable(variant) else reasoner
+
+
+# --- docs/methods.md's preset tables are generated here (tests/test_presets.py keeps them in step) ---
+
+DOCS_BEGIN, DOCS_END = (
+    "<!-- presets:{method} (generated: python -m engine.methods.presets --write-docs) -->",
+    ("<!-- /presets:{method} -->"),
+)
+
+
+def docs_table(method: str) -> str:
+    """The method's presets as a markdown table: every setting, its paper and tuned value, and why
+    tuned departs; then SPEC's named bug fixes that both keep."""
+    paper, tuned = preset_settings(method, "paper"), preset_settings(method, "tuned")
+    rows = ["| setting | `paper` | `tuned` | why `tuned` departs |", "|---|---|---|---|"]
+    for f in dataclasses.fields(paper):
+        a, b = getattr(paper, f.name), getattr(tuned, f.name)
+        why = "" if a == b else REASONS.get((method, f.name), "")
+        if f.name in NEUTRAL:
+            why = "configuration, not a preset choice: when set, a cross-encoder ranks in both"
+        rows.append(f"| `{f.name}` | {_show(a)} | {_show(b)} | {why} |")
+    rows += ["", "SPEC's bug fixes of the authors' code (and engine behaviour), kept by both presets:", ""]
+    rows += [
+        f"- **{d.name}**{' (engine)' if d.kind == 'engine' else ''}: {d.value} (reference code: {d.paper}); {d.reason}"
+        for d in FIXES.get(method, [])
+    ]
+    return "\n".join(rows)
+
+
+def docs_block(method: str) -> str:
+    return "\n".join([DOCS_BEGIN.format(method=method), docs_table(method), DOCS_END.format(method=method)])
+
+
+def write_docs(path: str) -> None:
+    """Rewrite each generated block of `path` (docs/methods.md) from the registry."""
+    import re
+    from pathlib import Path
+
+    p = Path(path)
+    text = p.read_text(encoding="utf-8")
+    for method in ("t2rag", "kg2rag"):
+        begin = re.escape(DOCS_BEGIN.format(method=method))
+        end = re.escape(DOCS_END.format(method=method))
+        text = re.sub(f"{begin}.*?{end}", lambda _m, m=method: docs_block(m), text, flags=re.DOTALL)
+    p.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:2] == ["--write-docs"]:
+        write_docs(sys.argv[2] if len(sys.argv) > 2 else "docs/methods.md")
+    else:
+        print("\n\n".join(docs_block(m) for m in ("t2rag", "kg2rag")))
