@@ -241,7 +241,8 @@ def write_docs(path: str) -> None:
     for method in ("t2rag", "kg2rag"):
         begin = re.escape(DOCS_BEGIN.format(method=method))
         end = re.escape(DOCS_END.format(method=method))
-        text = re.sub(f"{begin}.*?{end}", lambda _m, m=method: docs_block(m), text, flags=re.DOTALL)
+        block = docs_block(method)
+        text = re.sub(f"{begin}.*?{end}", lambda _m: block, text, flags=re.DOTALL)  # noqa: B023 - used at once
     p.write_text(text, encoding="utf-8")
 
 
