@@ -65,12 +65,6 @@ def _popovers(at: AppTest) -> list[str]:
 def test_settings_loads_the_paper_preset_and_kg2rag_runs_it(app):
     at = _goto(app, "settings")
     assert any(label.startswith("🛠 tuned preset · ") for label in _popovers(at))
-    # a what-if onto the paper preset: the re-run records it
-    at.selectbox(key="kg_whatif_preset").select("paper").run()
-    at.button(key="kg_whatif_go").click().run()
-    _ok(at)
-    new = at.session_state["kg_whatif"]["new"]
-    assert new.trace.preset == "paper" and new.trace.settings.seeds == "dense"
     at.button(key="preset_kg2rag_paper").click().run()
     _ok(at)
     at = _goto(at, "kg2rag")
@@ -97,6 +91,12 @@ def test_settings_loads_the_paper_preset_and_kg2rag_runs_it(app):
     fused = list(seeds["fused score (RRF)"])
     assert fused == sorted(fused, reverse=True)
     assert any(label.startswith("🛠 tuned preset · ") for label in _popovers(at))
+    # a what-if onto the paper preset: the re-run records it
+    at.selectbox(key="kg_whatif_preset").select("paper").run()
+    at.button(key="kg_whatif_go").click().run()
+    _ok(at)
+    new = at.session_state["kg_whatif"]["new"]
+    assert new.trace.preset == "paper" and new.trace.settings.seeds == "dense"
 
 
 def test_compare_columns_state_budget_first_stage_and_the_hybrid_reference(app):
