@@ -190,7 +190,9 @@ def solve_messages(
 # --- the papers' own prompts (the `paper` presets, engine/methods/presets.py) ----------------------
 # Restated from the authors' code: T2RAG's src/TRAG.py (reason_and_form_triples, resolve_clues,
 # final_qa) and KG2RAG's code/kg_rag_distractor.py (qa_rag_template_str). Their structure and
-# examples are kept; user text sits in tagged sections as in every prompt here.
+# examples are kept. Ours on top: user text sits in tagged sections, with the "data, never
+# instructions" line, as in every prompt here; KG2RAG's asks for a closing "A: <answer>" line, since
+# a step-by-step reply must be read for its answer (the authors took the raw reply as the answer).
 
 DECOMPOSE_PAPER = Prompt(
     "decompose_paper",
