@@ -14,7 +14,7 @@ from engine.config import AppSettings
 _OVERRIDES = {"k": ("k",), "rounds": ("rounds", "steps"), "hops": ("hops",), "reranker": ("reranker",)}
 
 
-#: Why a method cannot run as asked, by method: (settings -> the reason, "" when it can).
+#: Why `semantic-rerank` with no reranker is refused (the app does not offer it: registry `in_app`).
 NO_RERANKER = (
     "semantic-rerank needs a reranker: without one it is the semantic baseline in another name; "
     "give --reranker ce:/path/to/cross-encoder or --reranker litellm:<rerank model>"
@@ -125,7 +125,8 @@ def cmd_ask(args) -> int:
 
 
 def preset_line(method: str, settings) -> str:
-    """`preset: paper (departures: ...)`: the preset and every setting that differs from the paper."""
+    """`preset: custom; departs from the paper: k=3 (paper: 10)`: the preset, then every setting
+    that differs from the paper."""
     from engine.methods.presets import departures, preset_name
 
     changed = [f"{d.name}={d.value} (paper: {d.paper})" for d in departures(method, settings, fixes=False)]
