@@ -8,7 +8,6 @@ made before presets existed gets them computed from its recorded settings."""
 from __future__ import annotations
 
 import dataclasses
-import html
 from typing import Any
 
 import streamlit as st
@@ -24,30 +23,36 @@ HELP = {
 
 
 def preset_of(result) -> tuple[str, list]:
-    """(preset name, departures) of a result: from its trace, else from its recorded settings."""
+    """(preset name, departures) of a result, from the settings its trace recorded (the same as the
+    trace's own `preset` / `departures`, which it also holds; the settings are validated when a
+    trace loads, while the recorded strings of an uploaded file are not), else the recorded ones."""
     tr = getattr(result, "trace", None)
-    if getattr(tr, "preset", ""):
-        return tr.preset, list(tr.departures)
     settings = getattr(tr, "settings", None)
-    if settings is None or not dataclasses.is_dataclass(settings):
-        return "", []
-    return describe(result.method, settings)
+    if settings is not None and dataclasses.is_dataclass(settings):
+        return describe(result.method, settings)
+    if getattr(tr, "preset", ""):
+        return str(tr.preset), list(tr.departures)
+    return "", []
+
+
+_MD = str.maketrans({c: "\\" + c for c in "\\`*_[]()<>#!|"})
 
 
 def _cell(text: str) -> str:
-    return str(text).replace("|", "/").replace("\n", " ")
+    """Plain text inside markdown: its markup characters escaped, on one line."""
+    return " ".join(str(text).split()).translate(_MD)
 
 
 def _settings_table(deps: list) -> str:
     """A markdown table (not a dataframe: pages index their dataframes, a popover's must not count)."""
-    rows = [f"| `{d.name}` | {_cell(d.value)} | {_cell(d.paper)} | {_cell(d.reason)} |" for d in deps
+    rows = [f"| {_cell(d.name)} | {_cell(d.value)} | {_cell(d.paper)} | {_cell(d.reason)} |" for d in deps
             if d.kind == "setting"]
     return "| setting | this run | paper | why |\n|---|---|---|---|\n" + "\n".join(rows)
 
 
 def _fixes_text(deps: list) -> str:
-    return "\n".join(f"- **{d.name}**{' (engine behaviour)' if d.kind == 'engine' else ''}: {d.value} "
-                     f"(reference code: {d.paper})" for d in deps if d.kind in ("fix", "engine"))
+    return "\n".join(f"- **{_cell(d.name)}**{' (engine behaviour)' if d.kind == 'engine' else ''}: {_cell(d.value)} "
+                     f"(reference code: {_cell(d.paper)})" for d in deps if d.kind in ("fix", "engine"))
 
 
 def show_preset_badge(result, key: str) -> None:
@@ -105,15 +110,6 @@ def preset_lines(result) -> list[str]:
     return ([head] + [f"departs from the paper: {d.name} = {d.value} (paper: {d.paper}): {d.reason}" for d in changed]
             + [f"{'bug fix' if d.kind == 'fix' else 'engine behaviour'} kept: {d.name}: {d.value} "
                f"(reference code: {d.paper})" for d in deps if d.kind in ("fix", "engine")])
-
-
-def preset_html(result) -> str:
-    """A static `<details>` block for pages drawn without widgets."""
-    lines = preset_lines(result)
-    if not lines:
-        return ""
-    items = "".join(f"<li>{html.escape(x)}</li>" for x in lines[1:])
-    return f"<details><summary>{html.escape(lines[0])}</summary><ul>{items}</ul></details>"
 
 
 # --- a fair comparison: budget, first stage, tokens ------------------------------------------------
