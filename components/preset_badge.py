@@ -184,7 +184,8 @@ def show_column_facts(result, run, key: str) -> None:
     """A Compare column's badge, budget, first stage and token line; a hybrid first stage names the
     Hybrid baseline as the reference to read it beside."""
     show_preset_badge(result, key)
-    st.caption(f"{chunk_budget(result)} · {first_stage(result)}")
+    one_form = "" if has_presets(result.method) else "one form (its paper and tuned presets are the same) · "
+    st.caption(f"{one_form}{chunk_budget(result)} · {first_stage(result)}")
     if result.method != "hybrid" and "fusion" in first_stage(result):
         beside = " (in this comparison)" if run is not None and run.by_method("hybrid") else " (add it to compare)"
         st.caption("↔ its first stage is hybrid: the **Hybrid RAG** baseline is the fair reference beside it" + beside)
