@@ -11,9 +11,11 @@ Sets (each one pooled corpus of paragraph chunks, built once into bench/out/work
 * `hotpotqa`: HotpotQA train (distractor), 100 questions over their 10 paragraphs each, with
   triplets from the offline extractor (`offline-rules`, no model).
 
-Methods: semantic and hybrid at k=10 (their ranking gives recall@2/5/10), T2RAG with the offline
-reasoner (paper defaults k=5, N=3), KG2RAG (k=10, 1 hop, answer step skipped: a stub reasoner)
-with its defaults and as the paper writes it (`KG2RAGSettings.paper()`), or any other variants.
+Methods, each under both presets (engine/methods/presets.py; the baselines have one form, so
+their `paper` and `tuned` are the same run): semantic and hybrid at k=10 (their ranking gives
+recall@2/5/10), T2RAG with the offline reasoner (k=5, N=3) as `t2rag` (tuned) and `t2rag paper`,
+KG2RAG (k=10, 1 hop, answer step skipped: a stub reasoner) as `kg2rag` (tuned) and `kg2rag paper`
+(`KG2RAGSettings.paper()`: dense seeds, no caps), or any other variants.
 Recall@n counts the gold paragraphs among a method's first n evidence chunks (in the order the
 method gives them to the LLM); P/R/F1 are over all of a method's evidence chunks, averaged over all
 questions (nothing retrieved counts 0). "semantic @ same n" is dense retrieval cut, per question,
@@ -170,8 +172,14 @@ def method_runners(args, corpus):
         from engine.reasoners.offline import OfflineReasoner
         from engine.methods.t2rag import T2RAG
 
+        from engine.methods.presets import preset_settings
+
         t2 = T2RAG(OfflineReasoner(corpus.embedder))
-        runners["t2rag"] = lambda q: t2.answer(q, corpus)
+        # both presets (engine/methods/presets.py): "t2rag" is `tuned`; with the offline reasoner the
+        # prompts do not matter, the solver's adopted triplets (`adopt_proposed`) change retrieval
+        for preset in ("tuned", "paper"):
+            label = "t2rag" if preset == "tuned" else "t2rag paper"
+            runners[label] = (lambda s: lambda q: t2.answer(q, corpus, s))(preset_settings("t2rag", preset))
     if "kg2rag" in args.methods:
         kg = KG2RAG(StubReasoner())
         for variant in args.kg2rag:

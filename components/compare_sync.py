@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from components.preset_badge import show_column_facts
 from components.answer_box import show_answer, verdict
 from components.chunk_names import chunk_names
 from components.safe import esc, html_block
@@ -132,7 +133,4 @@ def show_answers_row(run, corpus=None) -> None:
     for col, r in zip(cols, run.results):
         with col:
             show_answer(r, run.gold, label=METHOD_TITLES.get(r.method, r.method), corpus=corpus, with_chain=True)
-            u = r.usage
-            st.caption(f"{u.calls} LLM calls · {u.prompt_tokens + u.completion_tokens} tokens · "
-                       + ("price unknown" if u.cost is None else f"${u.cost:.5f}")
-                       + f" · engine {u.engine_time:.2f}s · LLM {u.llm_time:.2f}s")
+            show_column_facts(r, run, key=f"cols_{r.method}")

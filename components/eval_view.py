@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from components.preset_badge import show_eval_presets
 from components.compare_view import _PLOTLY, COLORS
 from components.steps import METHOD_TITLES
 
@@ -100,6 +101,7 @@ def show_summary(summary) -> None:
         st.error(f"The evaluation stopped early: {summary.stopped}")
     st.caption(f"Corpus {summary.corpus} · reasoner {summary.reasoner} · {summary.n_questions} questions · "
                "averages over all questions (an error counts 0); $ shows None when a price is unknown")
+    show_eval_presets(summary)
     df = summary_frame(summary)
     st.dataframe(df, hide_index=True, width="stretch", column_config=_fmt(df))
     cf = cost_frame(summary)

@@ -10,6 +10,7 @@ from dataclasses import asdict
 
 from engine.runs import Run
 from components.safe import csp_meta, esc, json_for_script
+from components.preset_badge import preset_lines
 from components.steps import METHOD_TITLES, result_steps, usage_lines
 
 _CSS = """
@@ -184,7 +185,7 @@ def run_payload(run: Run, corpus=None) -> dict:
         v = verdict(r, run.gold)
         methods.append({"method": r.method, "title": METHOD_TITLES.get(r.method, r.method),
                         "answer": r.answer or "(no answer)", "verdict": v.kind, "mark": v.mark,
-                        "usage": usage_lines(r, names), "steps": [asdict(s) for s in result_steps(r, names)],
+                        "usage": preset_lines(r) + usage_lines(r, names), "steps": [asdict(s) for s in result_steps(r, names)],
                         **evidence_payload(r, corpus)})
     return {"question": run.question, "gold": list(run.gold), "corpus": run.corpus, "methods": methods}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from components.preset_badge import seed_stage_label
 from components.chunk_names import chunk_names, chunk_texts
 from components.graph import GEdge, GNode, LegendItem, show_graph
 from components.palette import distinct_colors, tint
@@ -111,11 +112,16 @@ def plural(n: int, word: str, many: str = "") -> str:
 
 
 def _seeds(tr, names: dict[str, str]) -> None:
-    st.markdown(f"**Top {len(tr.seeds)} chunks by similarity to the question** (seed k = {tr.settings.k})")
-    st.dataframe(pd.DataFrame([{"rank": i, "chunk": names.get(s.chunk_id, s.chunk_id), "score": round(s.score, 4),
-                                "triplets": s.n_triplets} for i, s in enumerate(tr.seeds, 1)],
-                              columns=["rank", "chunk", "score", "triplets"]),
-                 hide_index=True, width="stretch")
+    hybrid = any(s.fused_score is not None for s in tr.seeds)
+    st.markdown(f"**{seed_stage_label(tr)}** (seed k = {tr.settings.k})")
+    rows = [{"rank": i, "chunk": names.get(s.chunk_id, s.chunk_id), "score": round(s.score, 4),
+             "triplets": s.n_triplets} for i, s in enumerate(tr.seeds, 1)]
+    columns = ["rank", "chunk", "score", "triplets"]
+    if hybrid:  # the fused score ranked them; the cosine is the edge weight the graph uses
+        for row, s in zip(rows, tr.seeds):
+            row["fused score (RRF)"], row["cosine (edge weight)"] = round(s.fused_score or 0.0, 5), row.pop("score")
+        columns = ["rank", "chunk", "fused score (RRF)", "cosine (edge weight)", "triplets"]
+    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, width="stretch")
     st.markdown("**Seed entities** (the first frontier)")
     st.code(", ".join(tr.seed_entities) or "(none)", language=None, wrap_lines=True)
     if tr.note:

@@ -11,6 +11,7 @@ from components.answer_box import verdict
 from components.chunk_names import chunk_names
 from components.compare_sync import show_answers_row
 from components.compare_verdict import show_method_line
+from components.preset_badge import show_preset_badges
 from components.graph import WIDE_FRAME, show_graph
 from components.graph_static import from_payload
 from components.safe import esc, html_block
@@ -87,6 +88,7 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
         html_block(f'<div style="font-size:1.8em;margin:1em 0">{esc(run.question)}</div>')
         methods = ", ".join(METHOD_TITLES.get(r.method, r.method) for r in run.results)
         st.caption(f"Methods: {methods}" + (" · gold answer hidden until the end" if run.gold else ""))
+        show_preset_badges(run.results, key="present")
         return
     if payload == "verdict":
         st.header("Side by side")

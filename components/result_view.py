@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from components.llm_calls import show_call
+from components.preset_badge import show_preset_badge
 from components.state import content_key, sticky_expander
 from components.t2rag_view import show_answer_box
 
@@ -38,6 +39,7 @@ def show_baseline(result, gold: list[str] | None = None, corpus=None) -> None:
 
 
 def show_result(result, corpus=None, state_key: str = "ask_round", gold: list[str] | None = None) -> None:
+    show_preset_badge(result, key=state_key)
     if result.method == "t2rag":
         from components.t2rag_view import show_t2rag
 

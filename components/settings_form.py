@@ -38,7 +38,9 @@ LABELS = {
     "overflow": "When a tree does not fit", "fill": "Seed chunks added after the trees",
     "seed_trees": "Seeds without triplets compete as one-chunk trees", "seeds": "First-stage retrieval",
     "candidates": "Candidates before reranking", "rrf_k": "Rank-fusion constant (RRF k)",
-    "steps": "Reasoning steps at most",
+    "steps": "Reasoning steps at most", "prompts": "Prompts (paper = the authors' code)",
+    "adopt_proposed": "The solver's new triplets drive the next round",
+    "forced_context": "Answer context after a forced stop", "answer_prompt": "Answer prompt",
 }
 
 
@@ -53,8 +55,12 @@ def choices() -> dict[str, tuple[str, ...]]:
     from engine.methods.kg2rag.rank import TREE_SCORES
     from engine.methods.kg2rag.select import FILL, OVERFLOW
 
+    from engine.methods.kg2rag.trace import ANSWER_PROMPTS
+    from engine.methods.t2rag.trace import PROMPT_SETS
+
     return {"tree_score": tuple(TREE_SCORES), "overflow": tuple(OVERFLOW), "fill": tuple(FILL),
-            "seeds": tuple(SEED_STAGES)}
+            "seeds": tuple(SEED_STAGES), "prompts": tuple(PROMPT_SETS), "forced_context": tuple(PROMPT_SETS),
+            "answer_prompt": tuple(ANSWER_PROMPTS)}
 
 
 def settings_form(name: str, current, *, key: str, disabled: bool = False) -> dict | None:
@@ -65,7 +71,10 @@ def settings_form(name: str, current, *, key: str, disabled: bool = False) -> di
     cls = type(current)
     hints = typing.get_type_hints(cls)
     docs = field_docs(cls)
-    defaults = cls()
+    from engine.methods.presets import has_presets, preset_settings
+
+    paper = has_presets(name)  # a method with presets: each field says where it departs from the paper
+    defaults = preset_settings(name, "paper") if paper else cls()
     fields = [f for f in dataclasses.fields(cls) if f.init]
     if not fields:
         st.caption("This method has no settings.")
@@ -75,7 +84,8 @@ def settings_form(name: str, current, *, key: str, disabled: bool = False) -> di
         for f in fields:
             value, tp = getattr(current, f.name), hints.get(f.name)
             default = getattr(defaults, f.name)
-            label = human_label(f.name) + (f" (default: {default!r})" if value != default else "")
+            label = human_label(f.name) + (f" ({'paper' if paper else 'default'}: {default!r})"
+                                           if value != default else "")
             help_ = f"{docs.get(f.name, '')} (setting `{f.name}`)".strip()
             wkey = f"{key}_{f.name}"
             if tp is bool:

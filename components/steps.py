@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from components.preset_badge import seed_lines, seed_stage_label
 from components.llm_calls import call_summary
 from engine.methods.registry import METHODS
 
@@ -100,9 +101,7 @@ def kg2rag_steps(result, names: dict[str, str] | None = None) -> list[Step]:
     tr = result.trace
     if tr is None:
         return [Step("Answer", [Section("Answer", [result.answer or "(none)"])])]
-    steps = [Step("Seed chunks", [Section(f"Top {len(tr.seeds)} chunks by similarity",
-                                          [f"{s.score:.3f}  {_nm(names, s.chunk_id)}, {s.n_triplets} triplets"
-                                           for s in tr.seeds] or ["(none)"]),
+    steps = [Step("Seed chunks", [Section(seed_stage_label(tr), seed_lines(tr, lambda c: _nm(names, c))),
                                   Section("Seed entities", [", ".join(tr.seed_entities) or "(none)"])])]
     for h in tr.hops:
         steps.append(Step(f"Expansion hop {h.hop}", [

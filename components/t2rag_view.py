@@ -199,7 +199,9 @@ def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -
     if rows:
         html_block("<ul>" + "".join(rows) + "</ul>")
     if rnd.unmatched:
-        st.caption("Solver triplets matching no open triplet: " + "; ".join(rnd.unmatched))
+        fate = (f" · {len(rnd.adopted)} taken into the state as new clues (adopt_proposed, the paper)"
+                if getattr(rnd, "adopted", None) else " · shown only, not searched with")
+        st.caption("Solver triplets matching no open triplet: " + "; ".join(rnd.unmatched) + fate)
 
     st.markdown(f"**Queries** ({len(rnd.queries)}) and **walked propositions** (pool of {rnd.pool_size})")
     st.dataframe(pd.DataFrame([{"#": i, "query": q.text, "kind": q.kind} for i, q in enumerate(rnd.queries)]),

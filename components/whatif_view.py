@@ -11,7 +11,8 @@ from components.safe import engine_errors, esc, html_block
 from components.settings_form import field_docs, human_label
 from components.timeline_view import run_seconds, show_timeline
 from engine.timeline import OFFLINE
-from engine.whatif import WHATIF_KNOBS, recorded_calls, run_settings
+from engine.methods.presets import PRESETS, has_presets
+from engine.whatif import WHATIF_KNOBS, preset_changes, recorded_calls, run_settings
 
 
 def can_rerun(result, corpus) -> bool:
@@ -82,11 +83,17 @@ def show_whatif(run, result, corpus, prefix: str, on_adopt=None) -> None:
     with state.sticky_expander("🔁 What if… re-run with other settings", f"{slot}_open",
                                mine or bool(ss.get(f"{slot}_go"))):
         st.caption("Change a setting and re-run this question. " + WHATIF_CAPTION)
-        cols = st.columns(len(WHATIF_KNOBS[result.method]) + 1, vertical_alignment="bottom")
-        values = knob_inputs(result, slot, cols[:-1])
+        presets = has_presets(result.method) and not state.is_demo()  # a demo changes the knobs only
+        cols = st.columns(len(WHATIF_KNOBS[result.method]) + 1 + presets, vertical_alignment="bottom")
+        values = knob_inputs(result, slot, cols[:len(WHATIF_KNOBS[result.method])])
+        preset = cols[-2].selectbox("Preset", ["as run", *PRESETS], key=f"{slot}_preset",
+                                    help="Re-run under the paper's or our tuned settings (the knobs on top)") \
+            if presets else "as run"
         if cols[-1].button("🔁 Re-run", key=f"{slot}_go", type="primary"):
             with engine_errors("The re-run"):
-                new, diff = state.session().rerun(result, corpus, changes_of(result, values))
+                changes = {**(preset_changes(result.method, preset) if preset != "as run" else {}),
+                           **changes_of(result, values)}
+                new, diff = state.session().rerun(result, corpus, changes)
                 shown = ss[slot] = {"base": result, "new": new, "diff": diff}
                 mine = True
         if mine:

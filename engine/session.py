@@ -86,7 +86,8 @@ class SessionConfig:
         return self.model or "offline-rules"
 
     def settings_for(self, method: str):
-        """The method's settings in this session: the paper's defaults until changed."""
+        """The method's settings in this session: the `tuned` preset (the settings class's defaults)
+        until changed; `use_preset` loads a named one (engine.methods.presets)."""
         from engine.methods import method_class
 
         if method in self.method_overrides:
@@ -120,6 +121,18 @@ class SessionConfig:
         changes: dict[str, Any] = {k: v for k, v in values.items() if k in allowed}
         self.method_overrides[method] = dataclasses.replace(current, **changes)  # type: ignore[type-var]
         return self.method_overrides[method]
+
+    def use_preset(self, method: str, preset: str) -> Any:
+        """Load the method's `paper` or `tuned` preset; the configured reranker stays."""
+        self._unlocked("method settings")
+        from engine.methods.presets import preset_settings
+
+        reranker = getattr(self.settings_for(method), "reranker", None)
+        settings = preset_settings(method, preset)
+        if reranker and hasattr(settings, "reranker"):
+            settings = dataclasses.replace(settings, reranker=reranker)
+        self.method_overrides[method] = settings
+        return settings
 
     def reset_method_settings(self, method: str) -> None:
         self._unlocked("method settings")

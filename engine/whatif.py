@@ -107,6 +107,16 @@ class ReplayReasoner:
             return self.llm.model
         return self.name
 
+    def with_prompt_set(self, name: str) -> ReplayReasoner:
+        """Build the recorded prompts from the prompt set the method asks for (a `paper` preset's
+        run recorded the authors' prompts), and hand the fallback the same set. Kept in place, so
+        the counters stay this re-run's."""
+        self.recorded = self.recorded.with_prompt_set(name)
+        own = getattr(self.fallback, "with_prompt_set", None)
+        if callable(own):
+            self.fallback = own(name)
+        return self
+
     def _either(self, job: str, *args: Any, **kw: Any) -> Any:
         if self.llm.replies:
             try:
@@ -195,6 +205,15 @@ def apply_changes(method: str, settings: Any, changes: dict[str, Any], *, knobs_
             if not lo <= typed[name] <= hi:
                 raise ValueError(f"{name} must be between {lo} and {hi}, got {typed[name]}")
     return dataclasses.replace(settings, **typed)
+
+
+def preset_changes(method: str, preset: str) -> dict[str, Any]:
+    """The what-if changes that put a run's settings on `preset` (engine.methods.presets): every
+    field but the configured reranker."""
+    from engine.methods.presets import NEUTRAL, preset_settings
+
+    target = preset_settings(method, preset)
+    return {f.name: getattr(target, f.name) for f in dataclasses.fields(target) if f.name not in NEUTRAL}
 
 
 @dataclass

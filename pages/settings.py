@@ -3,7 +3,9 @@ import streamlit as st
 
 from components import state
 from components.safe import engine_errors
+from components.preset_badge import preset_picker, show_settings_badge
 from components.settings_form import settings_form
+from engine.methods.presets import has_presets
 from engine.methods.registry import COMPARED
 
 state.ensure_app()
@@ -71,14 +73,22 @@ if sess.budget is not None:
                f"day {dict(sess.budget.day_caps) or 'none'})")
 
 st.subheader("Method settings")
-st.caption("The papers' defaults until you change them; they apply to Ask, KG2RAG, Compare and Evaluate.")
+st.caption("Each method runs its `tuned` preset (our measured defaults) until you load another: `paper` is the "
+           "paper and its authors' code, with SPEC's named bug fixes only. They apply to Ask, KG2RAG, Compare "
+           "and Evaluate; every result names its preset and lists how it departs from the paper.")
 for name, label in state.METHOD_LABELS.items():
     with state.sticky_expander(label, f"settings_{name}_open", expanded=name in COMPARED):
         with engine_errors(f"{label} settings"):
+            if has_presets(name):
+                show_settings_badge(name, state.method_settings(name), key=f"settings_badge_{name}")
+                picked = preset_picker(name, disabled=demo)
+                if picked:
+                    sess.use_preset(name, picked)
+                    st.rerun()
             values = settings_form(name, state.method_settings(name), key=f"settings_{name}", disabled=demo)
             if values is not None:
                 state.set_method_settings(name, values)
                 st.success("Applied.")
-            if st.button("Reset to the paper's defaults", key=f"reset_{name}", disabled=demo):
-                state.reset_method_settings(name)
+            if st.button("Reset to the paper's settings", key=f"reset_{name}", disabled=demo):
+                sess.use_preset(name, "paper")
                 st.rerun()

@@ -14,16 +14,65 @@ from engine.config import AppSettings
 _OVERRIDES = {"k": ("k",), "rounds": ("rounds", "steps"), "hops": ("hops",), "reranker": ("reranker",)}
 
 
-def method_settings(name: str, overrides: dict):
-    from engine.methods import method_class
+#: Why `semantic-rerank` with no reranker is refused (the app does not offer it: registry `in_app`).
+NO_RERANKER = (
+    "semantic-rerank needs a reranker: without one it is the semantic baseline in another name; "
+    "give --reranker ce:/path/to/cross-encoder or --reranker litellm:<rerank model>"
+)
 
-    cls = method_class(name)
-    settings = cls.settings_cls()
+
+def refuse_unrunnable(name: str, settings) -> None:
+    """A clear error for a method that would only imitate another: `semantic-rerank` with no reranker."""
+    from engine.cli import UserError
+
+    if name == "semantic-rerank" and not getattr(settings, "reranker", ""):
+        raise UserError(NO_RERANKER)
+
+
+def method_settings(name: str, overrides: dict, preset: str | None = None, sets: list[str] | None = None):
+    """The method's settings: its `preset` (engine.methods.presets; default `tuned`), then the
+    flags in `overrides` (`k`, `rounds`, ...) that it has, then each `--set NAME=VALUE` on top."""
+    from engine.methods.presets import preset_settings
+    from engine.whatif import apply_changes
+
+    settings = preset_settings(name, preset or "tuned")
     fields = {f.name for f in dataclasses.fields(settings)}
     changes = {
         field: v for k, v in overrides.items() if v is not None for field in _OVERRIDES.get(k, ()) if field in fields
     }
-    return dataclasses.replace(settings, **changes)
+    settings = dataclasses.replace(settings, **changes)
+    return apply_changes(name, settings, parse_sets(sets or [])) if sets else settings
+
+
+def parse_sets(pairs: list[str]) -> dict[str, str]:
+    """`["k=8", "seeds=dense"]` -> {"k": "8", "seeds": "dense"}; a clear error for anything else."""
+    from engine.cli import UserError
+
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UserError(f"--set takes NAME=VALUE (e.g. --set k=8), got {pair!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def add_preset_flags(p: argparse.ArgumentParser) -> None:
+    from engine.methods.presets import PRESETS
+
+    p.add_argument(
+        "--preset",
+        choices=PRESETS,
+        default=None,
+        help="paper = the paper and its authors' code (with SPEC's named bug fixes); tuned = our measured "
+        "defaults (the default)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a setting on top of the preset, e.g. --set k=8 --set seeds=dense (repeatable)",
+    )
 
 
 def cmd_ask(args) -> int:
@@ -38,8 +87,12 @@ def cmd_ask(args) -> int:
     corpus = ws.open(args.corpus)
     reasoner = SessionConfig.for_cli(app, args.model, args.api_base).reasoner(corpus)
     settings = method_settings(
-        args.method, {"k": args.k, "rounds": args.rounds, "hops": args.hops, "reranker": args.reranker}
+        args.method,
+        {"k": args.k, "rounds": args.rounds, "hops": args.hops, "reranker": args.reranker},
+        args.preset,
+        args.set,
     )
+    refuse_unrunnable(args.method, settings)
     method = build_method(args.method, reasoner)
 
     def on_step(label: str, payload) -> None:
@@ -56,6 +109,7 @@ def cmd_ask(args) -> int:
         print(f"{args.method} could not answer: {result.error}", file=sys.stderr)
     print(f"answer: {result.answer}")
     print(f"method: {args.method}   reasoner: {result.reasoner}   stop: {result.stop_reason or '-'}")
+    print(preset_line(args.method, settings))
     for line in method.summarize(result):
         print(f"  {line}")
     u = result.usage
@@ -68,6 +122,16 @@ def cmd_ask(args) -> int:
     if args.trace_out:
         print(f"trace written to {args.trace_out}")
     return 1 if result.error else 0
+
+
+def preset_line(method: str, settings) -> str:
+    """`preset: custom; departs from the paper: k=3 (paper: 10)`: the preset, then every setting
+    that differs from the paper."""
+    from engine.methods.presets import departures, preset_name
+
+    changed = [f"{d.name}={d.value} (paper: {d.paper})" for d in departures(method, settings, fixes=False)]
+    tail = f"; departs from the paper: {', '.join(changed)}" if changed else ""
+    return f"preset: {preset_name(method, settings)}{tail}"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -88,6 +152,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="KG2RAG and rerank baselines: ce:/local/cross-encoder/path or litellm:<rerank model>; "
         "empty = embedding cosine",
     )
+    add_preset_flags(p)
     p.add_argument("--trace-out", default=None, metavar="FILE", help="save the full trace as JSON")
     p.add_argument("--quiet", action="store_true", help="no step-by-step progress on stderr")
     p.set_defaults(func=cmd_ask)

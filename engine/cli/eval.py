@@ -62,8 +62,32 @@ def _probe_corpus(ws, corpus, args):
     return corpus
 
 
+def eval_settings(methods: list[str], args) -> dict:
+    """Each method's settings: the preset, the flags, then each `--set` applied to the methods that
+    have that setting (a name no method has is an error)."""
+    import dataclasses
+
+    from engine.cli import UserError
+    from engine.cli.ask import method_settings, parse_sets, refuse_unrunnable
+
+    overrides = {"k": args.k, "rounds": args.rounds, "hops": args.hops, "reranker": args.reranker}
+    sets = parse_sets(args.set or [])
+    out = {}
+    for m in methods:
+        base = method_settings(m, overrides, args.preset)
+        have = {f.name for f in dataclasses.fields(base)}
+        mine = [f"{k}={v}" for k, v in sets.items() if k in have]
+        out[m] = method_settings(m, overrides, args.preset, mine)
+        refuse_unrunnable(m, out[m])
+    unknown = [k for k in sets if not any(k in {f.name for f in dataclasses.fields(s)} for s in out.values())]
+    if unknown:
+        raise UserError(f"no method of {', '.join(methods)} has the setting(s) {', '.join(unknown)}")
+    return out
+
+
 def cmd_eval(args) -> int:
     from engine.cli import UserError
+    from engine.cli.ask import preset_line
     from engine.eval.harness import run_eval
     from engine.methods import METHODS
     from engine.progress import TerminalProgress
@@ -81,12 +105,12 @@ def cmd_eval(args) -> int:
     ws = app.workspace_obj()
     corpus = _probe_corpus(ws, ws.open(args.corpus), args)
     reasoner = SessionConfig.for_cli(app, args.model, args.api_base).reasoner(corpus)
-    overrides = {"k": args.k, "rounds": args.rounds, "hops": args.hops}
-    settings_by_method = None
-    if any(v is not None for v in overrides.values()):
-        from engine.cli.ask import method_settings
-
-        settings_by_method = {m: method_settings(m, overrides) for m in methods}
+    settings_by_method: dict | None = eval_settings(methods, args)
+    for m, s in (settings_by_method or {}).items():
+        print(f"{m}: {preset_line(m, s)}", file=sys.stderr)
+    if args.preset is None and not args.set and all(v is None for v in (args.k, args.rounds, args.hops, args.reranker)):
+        # the defaults, recorded as before (a folder made before presets existed still resumes)
+        settings_by_method = None
     bar = TerminalProgress()
     try:
         summary = run_eval(
@@ -112,6 +136,8 @@ def cmd_eval(args) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from engine.cli.ask import add_preset_flags
+
     p = sub.add_parser("eval", help="score methods on a corpus's questions (EM/F1, retrieval, cost); resumable")
     p.add_argument("corpus")
     p.add_argument(
@@ -152,6 +178,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--rounds", type=int, default=None, help="T2RAG round cap")
     p.add_argument("--hops", type=int, default=None, help="KG2RAG expansion hops")
+    p.add_argument(
+        "--reranker",
+        default=None,
+        help="KG2RAG trees and the rerank baselines: ce:/local/cross-encoder/path or litellm:<rerank model> "
+        "(semantic-rerank needs one)",
+    )
+    add_preset_flags(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the probes (default 0)")
     p.add_argument(
         "--unit",

@@ -68,16 +68,12 @@ def cmd_verdict(args) -> int:
     return 0
 
 
-def _changes(pairs: list[str]) -> dict[str, str]:
-    from engine.cli import UserError
+def _changes(method: str, preset: str | None, pairs: list[str]) -> dict:
+    """The preset's settings (when one is named) with each `--set` on top, as what-if changes."""
+    from engine.cli.ask import parse_sets
+    from engine.whatif import preset_changes
 
-    out: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise UserError(f"--set takes NAME=VALUE (e.g. --set k=8), got {pair!r}")
-        out[name.strip()] = value.strip()
-    return out
+    return {**(preset_changes(method, preset) if preset else {}), **parse_sets(pairs)}
 
 
 def cmd_rerun(args) -> int:
@@ -96,7 +92,8 @@ def cmd_rerun(args) -> int:
         if not args.quiet:
             print(f"  .. {label}", file=sys.stderr)
 
-    new, diff = session.rerun(results[0], corpus, _changes(args.set or []), on_step=on_step)
+    changes = _changes(results[0].method, args.preset, args.set or [])
+    new, diff = session.rerun(results[0], corpus, changes, on_step=on_step)
     if args.trace_out:
         save_result(new, Path(args.trace_out))
     print(f"answer: {new.answer}")
@@ -108,6 +105,8 @@ def cmd_rerun(args) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from engine.cli.ask import add_preset_flags
+
     p = sub.add_parser("trace", help="look into a saved trace file")
     tsub = p.add_subparsers(dest="trace_command", metavar="ACTION")
     tsub.required = True
@@ -128,7 +127,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("trace", help="a trace JSON (ask --trace-out, or a run the app saved)")
     r.add_argument("--corpus", required=True, help="the corpus the run was made on")
-    r.add_argument("--set", action="append", metavar="NAME=VALUE", help="a setting to change, e.g. k=8 (repeatable)")
+    add_preset_flags(r)
     r.add_argument("--method", default=None, help="the method to re-run when the file is a comparison")
     r.add_argument("--model", default=None, help="model for prompts that changed; unset = environment / offline")
     r.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint for --model")

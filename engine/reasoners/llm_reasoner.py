@@ -10,15 +10,20 @@ with one clear message instead of filling a trace with the same error.
 
 from __future__ import annotations
 
+import copy
+
 from engine.llm.base import LLM, Completion, LLMCall, LLMError
 from engine.reasoners import prompts
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
 from engine.reasoners.parsing import (
     parse_answer,
+    parse_clues,
     parse_entities,
     parse_kg2rag,
+    parse_reasoned_triples,
     parse_solve,
     parse_solve_sources,
+    parse_stepwise_answer,
     parse_triples,
 )
 from engine.triplet_rules import filter_triplets
@@ -42,6 +47,22 @@ class LLMReasoner:
         self.max_tokens = max_tokens
         #: provider calls one `extract` makes; the extraction runner bills per call
         self.calls_per_extract = 2 if extraction_style == "json+ner" else 1
+        #: job -> prompt name (engine.reasoners.prompts.PROMPT_SETS); see `with_prompt_set`
+        self.prompt_set = "tuned"
+
+    def with_prompt_set(self, name: str) -> LLMReasoner:
+        """The same reasoner (model, cache, style) building its decompose, solve and answer prompts
+        from the set `name`: "tuned" (ours), "t2rag-paper" or "kg2rag-paper" (the authors' code)."""
+        if name not in prompts.PROMPT_SETS:
+            raise ValueError(f"unknown prompt set {name!r}; choose from {', '.join(prompts.PROMPT_SETS)}")
+        if name == self.prompt_set:
+            return self
+        variant = copy.copy(self)
+        variant.prompt_set = name
+        return variant
+
+    def _prompt(self, job: str) -> str:
+        return prompts.PROMPT_SETS[self.prompt_set][job]
 
     def __repr__(self) -> str:
         return f"LLMReasoner({self.name!r}, extraction_style={self.extraction_style!r})"
@@ -110,12 +131,13 @@ class LLMReasoner:
         return triplets, call
 
     def decompose(self, question: str) -> tuple[list[QueryTriplet], LLMCall]:
-        messages = prompts.decompose_messages(question)
-        c, call = self._complete("decompose", messages, json_mode=True)
+        paper = self._prompt("decompose") == "decompose_paper"
+        messages = (prompts.decompose_paper_messages if paper else prompts.decompose_messages)(question)
+        c, call = self._complete("decompose", messages, json_mode=not paper)
         if c is None:
             call.parsed = []
             return [], call
-        raw, err = parse_triples(c.text, keys=("triplets", "triples"))
+        raw, err = parse_reasoned_triples(c.text) if paper else parse_triples(c.text, keys=("triplets", "triples"))
         out = [QueryTriplet(*t) for t in raw]
         call.parsed = [list(t.parts) for t in out]
         if err or not out:
@@ -127,13 +149,17 @@ class LLMReasoner:
     ) -> tuple[SolveResult, LLMCall]:
         searchable = [t.parts for t in open_triplets if len(t.placeholders) == 1]
         fuzzy = [t.parts for t in open_triplets if len(t.placeholders) != 1]
-        messages = prompts.solve_messages(
+        paper = self._prompt("solve") == "solve_paper"
+        build = prompts.solve_paper_messages if paper else prompts.solve_messages
+        messages = build(
             question, [t.parts for t in resolved], searchable, fuzzy, list(evidence.propositions), list(evidence.chunks)
         )
-        c, call = self._complete("solve", messages, json_mode=True)
+        c, call = self._complete("solve", messages, json_mode=not paper)
         if c is None:
             call.parsed = {"bindings": {}, "triplets": []}
             return SolveResult(), call
+        if paper:
+            return self._paper_solve(c.text, call)
         bindings, triples, err = parse_solve(c.text)
         sources = parse_solve_sources(c.text, bindings)
         result = SolveResult(bindings=bindings, triplets=tuple(QueryTriplet(*t) for t in triples), sources=sources)
@@ -141,13 +167,30 @@ class LLMReasoner:
         call.error = f"parse: {err}" if err else ""
         return result, call
 
+    @staticmethod
+    def _paper_solve(text: str, call: LLMCall) -> tuple[SolveResult, LLMCall]:
+        """The reference reply's clues, as rewritten triplets: the engine reads the values off them
+        (no binding map, no sources: the reference prompt asks for neither)."""
+        resolved, traceable, err = parse_clues(text)
+        triples = resolved + traceable
+        call.parsed = {"bindings": {}, "triplets": [list(t) for t in triples], "resolved": len(resolved)}
+        call.error = f"parse: {err}" if err else ""
+        return SolveResult(triplets=tuple(QueryTriplet(*t) for t in triples)), call
+
     def answer(self, question: str, context: str, *, facts: list[str] | None = None) -> tuple[str, LLMCall]:
-        messages = prompts.answer_messages(question, context, facts)
+        which = self._prompt("answer")
+        if which == "t2rag_answer_paper":
+            messages = prompts.t2rag_answer_paper_messages(question, facts)
+        elif which == "kg2rag_answer_paper":
+            messages = prompts.kg2rag_answer_paper_messages(question, context)
+        else:
+            messages = prompts.answer_messages(question, context, facts)
         c, call = self._complete("answer", messages, json_mode=False)
         if c is None:
             call.parsed = ""
             return "", call
-        text, err = parse_answer(c.text, question)
+        parse = parse_stepwise_answer if which == "kg2rag_answer_paper" else parse_answer
+        text, err = parse(c.text, question)
         call.parsed = text
         call.error = f"parse: {err}" if err else ""
         return text, call

@@ -10,6 +10,7 @@ step in a `KG2RAGTrace` (`trace.py`).
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -22,6 +23,7 @@ from engine.methods.kg2rag.graph import Tree, expand, spanning_trees, weighted_e
 from engine.methods.kg2rag.rank import cosine_rank
 from engine.methods.kg2rag.select import fill_from_seeds, guard_seeds, select_trees
 from engine.methods.kg2rag.trace import KG2RAGSettings, KG2RAGTrace, SeedChunk
+from engine.methods.presets import describe, prompted
 from engine.reasoners.base import Reasoner
 from engine.rerank import Reranker, is_cosine
 from engine.store.protocol import CorpusView
@@ -44,6 +46,9 @@ def _neighbourhood(corpus: CorpusView, seed_trips, hops: int, per_entity: int = 
 
 
 register_trace("kg2rag", KG2RAGTrace)
+
+#: The ranker note when no cross-encoder is configured: the paper ranks trees with one (SPEC step 6).
+NO_CROSS_ENCODER = "ranked by cosine: no cross-encoder configured"
 
 
 class KG2RAG:
@@ -68,6 +73,7 @@ class KG2RAG:
         step = on_step or (lambda label, payload: None)
         t_start = time.perf_counter()
         tr = KG2RAGTrace(question=question, settings=s)
+        tr.preset, tr.departures = describe(self.name, s)
         clock = _Clock(tr.timings)
         # one question embedding, reused for every similarity below
         qvec = np.asarray(corpus.embed([question]), dtype=np.float32)[0]
@@ -90,7 +96,7 @@ class KG2RAG:
         evidence = self._select(s, tr, hits, chunk_scores)  # 7
         clock.lap("select")
         step(f"select: {len(tr.selected_tree_ids)} trees, {len(evidence)} chunks", tr)
-        error = self._generate(question, corpus, tr)  # 8
+        error = self._generate(question, corpus, tr, s)  # 8
         clock.lap("generate")
         total = time.perf_counter() - t_start
         tr.timings["total"] = total
@@ -133,7 +139,7 @@ class KG2RAG:
     # 1. seed
     def _seed(self, question: str, qvec: np.ndarray, corpus: CorpusView, s: KG2RAGSettings, tr: KG2RAGTrace):
         """The seed chunks (best first, with their similarity) and the triplets they state."""
-        hits = self._seeds(question, qvec, corpus, s)
+        hits, fused = self._seeds(question, qvec, corpus, s)
         seed_ids = [cid for cid, _ in hits]
         seed_chunks = {c.chunk_id: c for c in corpus.get_chunks(seed_ids)}
         seed_trips = corpus.triplets(chunk_ids=seed_ids) if seed_ids else []
@@ -144,7 +150,12 @@ class KG2RAG:
                     per_chunk[cid].append(int(t.triplet_id or 0))  # stored triplets always have an id
         tr.seeds = [
             SeedChunk(
-                cid, getattr(seed_chunks.get(cid), "title", ""), float(sc), len(per_chunk[cid]), sorted(per_chunk[cid])
+                cid,
+                getattr(seed_chunks.get(cid), "title", ""),
+                float(sc),
+                len(per_chunk[cid]),
+                sorted(per_chunk[cid]),
+                fused_score=fused.get(cid),
             )
             for cid, sc in hits
         ]
@@ -175,7 +186,7 @@ class KG2RAG:
             {int(t.triplet_id): tuple(t.chunk_ids) for t in seed_trips},
             s.hops,
             score_chunks,
-            s.expansion_cap,
+            s.expansion_cap if s.expansion_cap >= 0 else sys.maxsize,  # -1: no cap (0 would add nothing)
             s.max_entity_edges,
         )
         tr.seed_entities, tr.hops = exp.seed_entities, exp.hops
@@ -214,12 +225,13 @@ class KG2RAG:
         return tr.tree_chunk_ids + tr.fill_chunk_ids
 
     # 8. generate
-    def _generate(self, question: str, corpus: CorpusView, tr: KG2RAGTrace) -> str:
+    def _generate(self, question: str, corpus: CorpusView, tr: KG2RAGTrace, s: KG2RAGSettings) -> str:
         """Answer from the selected trees' context; the error to report, "" when it answered."""
         tr.context = tree_context([t for t in tr.trees if t.selected], tr.fill_chunk_ids, corpus)
         error = ""
+        reasoner = prompted(self.reasoner, "kg2rag-paper" if s.answer_prompt == "paper" else "tuned")
         try:
-            tr.answer, tr.call = self.reasoner.answer(question, tr.context)
+            tr.answer, tr.call = reasoner.answer(question, tr.context)
         except LLMError as exc:
             error = str(exc)
             tr.call = LLMCall(job="answer", model=getattr(self.reasoner, "name", ""), error=error)
@@ -228,20 +240,24 @@ class KG2RAG:
             error = f"the answer step failed: {tr.call.error}"
         return error
 
-    def _seeds(self, question: str, qvec: np.ndarray, corpus: CorpusView, s: KG2RAGSettings) -> list[tuple[str, float]]:
-        """The top-k seed chunks with their cosine similarity, best first."""
+    def _seeds(
+        self, question: str, qvec: np.ndarray, corpus: CorpusView, s: KG2RAGSettings
+    ) -> tuple[list[tuple[str, float]], dict[str, float]]:
+        """The top-k seed chunks with their cosine similarity, best first, and (hybrid seeds) the
+        fusion score each was ordered by."""
         if s.seeds == "dense":
-            return corpus.search_chunks(qvec[None, :], s.k)[0]
+            return corpus.search_chunks(qvec[None, :], s.k)[0], {}
         n = 2 * s.k  # per list before fusion: deeper lists cost time and did not find more gold
         dense = corpus.search_chunks(qvec[None, :], n)[0]
         sparse = bm25_index(corpus).search(question, n)
-        ids = [cid for cid, _ in rrf([[c for c, _ in dense], [c for c, _ in sparse]])[: s.k]]
+        fused = rrf([[c for c, _ in dense], [c for c, _ in sparse]])[: s.k]
+        ids = [cid for cid, _ in fused]
         cos = dict(dense)
         missing = [c for c in ids if c not in cos]
         if missing:
             vecs = np.asarray(corpus.chunk_vectors(missing), dtype=np.float32)
             cos.update({c: float(v) for c, v in zip(missing, vecs @ qvec)})
-        return [(c, float(cos[c])) for c in ids]
+        return [(c, float(cos[c])) for c in ids], {c: float(f) for c, f in fused}
 
     def _rank(
         self,
@@ -266,6 +282,8 @@ class KG2RAG:
             how = f"{reranker.name} over each tree's triplet form"
             return how + (" (a seed with no triplet: over its text)" if seeds_alone else "")
         how = cosine_rank(trees, qvec, corpus, s.tree_score, chunk_scores, seed_scores)
+        if reranker is None:
+            how = f"{NO_CROSS_ENCODER}; {how}"
         for t in seeds_alone:  # its text is its only form: its own similarity
             t.rank_score = seed_scores.get(t.chunk_ids[0])
         return how + ("; a seed with no triplet: its own similarity" if seeds_alone else "")

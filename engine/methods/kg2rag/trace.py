@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.llm.base import LLMCall
+from engine.methods.departure import Departure
 from engine.methods.kg2rag.graph import GraphEdge, Hop, Tree
 from engine.methods.kg2rag.rank import TREE_SCORES
 from engine.methods.kg2rag.select import FILL, OVERFLOW
 
 SEED_STAGES = ("dense", "hybrid")
+ANSWER_PROMPTS = ("paper", "tuned")
 
 
 @dataclass(frozen=True)
@@ -21,7 +23,8 @@ class KG2RAGSettings:
     """Breadth-first hops over the entity graph from the seeds' entities (the paper's m)."""
 
     expansion_cap: int = 50
-    """At most this many chunks added by the expansion (the most similar ones); the trace lists the rest."""
+    """At most this many chunks added by the expansion (the most similar ones); the trace lists the
+    rest. -1 = no cap (the paper)."""
 
     max_entity_edges: int = 30
     """Per hop, follow at most this many new triplets from one entity (its best), so a hub such as
@@ -67,11 +70,27 @@ class KG2RAGSettings:
     reciprocal rank, as the hybrid baseline; ours, measured better on both shared sets); edge
     weights stay the chunks' cosine either way."""
 
+    answer_prompt: str = "tuned"
+    """The answer step's prompt: `paper` = the authors' few-shot "think step by step but give a
+    short factoid answer" prompt (kg_rag_distractor.py), `tuned` = our zero-shot short answer."""
+
     @classmethod
     def paper(cls, **overrides) -> KG2RAGSettings:
-        """The paper's pipeline as written (SPEC section 2): dense seeds, trees ranked by their
-        best proposition, a misfit tree skipped, no one-chunk trees for seeds without triplets."""
-        base = dict(seeds="dense", tree_score="max", overflow="skip", seed_trees=False, fill="half", seed_guard=False)
+        """The `paper` preset (engine/methods/presets.py): dense seeds, no caps, trees ranked by
+        their best proposition (a cross-encoder when configured), a misfit tree skipped, no
+        one-chunk trees for seeds without triplets, the authors' answer prompt."""
+        base: dict = dict(
+            seeds="dense",
+            expansion_cap=-1,
+            max_entity_edges=-1,
+            max_entity_reads=-1,
+            tree_score="max",
+            overflow="skip",
+            fill="half",
+            seed_trees=False,
+            answer_prompt="paper",
+            seed_guard=False,
+        )
         return cls(**{**base, **overrides})
 
     def __post_init__(self):
@@ -79,6 +98,8 @@ class KG2RAGSettings:
             raise ValueError(f"k must be at least 1, got {self.k}")
         if self.hops < 0:
             raise ValueError(f"hops must be 0 or more, got {self.hops}")
+        if self.expansion_cap < -1:
+            raise ValueError(f"expansion_cap must be -1 (no cap) or more, got {self.expansion_cap}")
         if self.max_entity_reads < -1:
             raise ValueError(f"max_entity_reads must be -1 (read all) or more, got {self.max_entity_reads}")
         for name, value, allowed in (
@@ -86,6 +107,7 @@ class KG2RAGSettings:
             ("overflow", self.overflow, OVERFLOW),
             ("fill", self.fill, FILL),
             ("seeds", self.seeds, SEED_STAGES),
+            ("answer_prompt", self.answer_prompt, ANSWER_PROMPTS),
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -98,6 +120,9 @@ class SeedChunk:
     score: float  # cosine similarity to the question
     n_triplets: int  # triplets this chunk states (0 = it contributes no entity)
     triplet_ids: list[int] = field(default_factory=list)  # the triplets it states: the expansion's start
+    #: with hybrid seeds, the reciprocal-rank fusion score that ordered them (None: dense seeds,
+    #: ordered by `score`)
+    fused_score: float | None = None
 
 
 @dataclass
@@ -122,3 +147,7 @@ class KG2RAGTrace:
     answer: str = ""
     note: str = ""  # e.g. the seeds hold no triplets, so the answer used the seeds only
     timings: dict[str, float] = field(default_factory=dict)  # seconds per step, plus total
+    #: the settings' preset (paper / tuned / custom) and how they depart from the paper
+    #: (engine.methods.presets): SPEC's named bug fixes first, then every setting that differs
+    preset: str = ""
+    departures: list[Departure] = field(default_factory=list)

@@ -16,7 +16,6 @@ calls would fail the same way.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -25,21 +24,22 @@ from typing import Any
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.common import clean_call
+from engine.methods.presets import describe, prompted
 from engine.methods.t2rag.retrieval import build_queries, chunk_for_solver, retrieve
-from engine.methods.t2rag.state import State, apply_solve, fact_text
+from engine.methods.t2rag.sources import attribute_bindings
+from engine.methods.t2rag.state import State, UpdateOutcome, apply_solve, classify, fact_text
 from engine.methods.t2rag.trace import (
     STOP_REASONS,
-    BindingRecord,
     DecompositionTrace,
     RoundTiming,
     RoundTrace,
     ShownChunk,
+    StateTriplet,
     SynthesisTrace,
     T2RAGSettings,
     T2RAGTrace,
-    WalkedProposition,
 )
-from engine.reasoners.base import Evidence, SolveResult, parse_source_label
+from engine.reasoners.base import Evidence, SolveResult
 from engine.store.protocol import CorpusView
 
 __all__ = ["T2RAG", "T2RAGSettings", "T2RAGTrace"]
@@ -86,9 +86,19 @@ class T2RAG:
         on_step: StepCallback | None = None,
     ) -> Result:
         settings = settings or T2RAGSettings()
+        # the paper's prompts: the same reasoner building the reference code's prompts
+        variant = prompted(self.reasoner, "t2rag-paper" if settings.prompts == "paper" else "tuned")
+        if variant is not self.reasoner:
+            return T2RAG(variant)._answer(question, corpus, settings, on_step)
+        return self._answer(question, corpus, settings, on_step)
+
+    def _answer(
+        self, question: str, corpus: CorpusView, settings: T2RAGSettings, on_step: StepCallback | None
+    ) -> Result:
         step = on_step or (lambda label, payload: None)
         start = time.perf_counter()
         trace = T2RAGTrace(settings=settings, reasoner=str(getattr(self.reasoner, "name", "")), question=question)
+        trace.preset, trace.departures = describe(self.name, settings)
         error = ""
         counts = corpus.counts() if hasattr(corpus, "counts") else None
         try:
@@ -142,7 +152,7 @@ class T2RAG:
                 break
         else:
             trace.stop_reason = "round_cap"
-        self._synthesize(question, state, loop.last_chunks, trace, step)  # 7
+        self._synthesize(question, state, loop.last_chunks, trace, step, settings)  # 7
 
     # 1-2. decompose and classify
     def _decompose(self, question: str, trace: T2RAGTrace, step: StepCallback) -> State:
@@ -204,8 +214,8 @@ class T2RAG:
         solved, call, secs = self._call_solve(question, resolved_q, open_q, evidence)
         rnd.solve_call, rnd.timing.solve = call, secs
         t0 = time.perf_counter()
-        outcome = apply_solve(state, solved if isinstance(solved, SolveResult) else SolveResult())
-        _attribute_bindings(outcome.bindings, solved, rnd.walked, rnd.chunks if settings.include_chunk_text else [])
+        outcome = _fold(state, solved if isinstance(solved, SolveResult) else SolveResult(), settings, rnd)
+        attribute_bindings(outcome.bindings, solved, rnd.walked, rnd.chunks if settings.include_chunk_text else [])
         rnd.bindings, rnd.unmatched = outcome.bindings, outcome.unmatched
         rnd.newly_resolved, rnd.new_searchable = outcome.newly_resolved, outcome.new_searchable
         rnd.state_after = state.snapshot()
@@ -223,11 +233,21 @@ class T2RAG:
 
     # 7. synthesize
     def _synthesize(
-        self, question: str, state: State, last_chunks: list[ShownChunk], trace: T2RAGTrace, step: StepCallback
+        self,
+        question: str,
+        state: State,
+        last_chunks: list[ShownChunk],
+        trace: T2RAGTrace,
+        step: StepCallback,
+        settings: T2RAGSettings,
     ) -> None:
         facts = state.facts()
         if trace.stop_reason == "complete":
             mode, context = "complete", ""
+        elif settings.forced_context == "paper" and trace.stop_reason != "no_open_triplets":
+            # the reference code's final step reads the clues only: resolved and remaining searchable
+            mode, context = "forced", ""
+            facts = facts + [fact_text(t) for t in state.searchable]
         else:
             mode = "forced"
             lines = [f"Still unresolved: {fact_text(t)}" for t in state.searchable + state.fuzzy]
@@ -297,80 +317,49 @@ class _Loop:
     last_chunks: list[ShownChunk] = field(default_factory=list)
 
 
+def _fold(state: State, solved: SolveResult, settings: T2RAGSettings, rnd: RoundTrace) -> UpdateOutcome:
+    """The solver's reply folded into the state; with `adopt_proposed`, its new triplets too."""
+    outcome = apply_solve(state, solved)
+    if settings.adopt_proposed:
+        rnd.adopted = _adopt_proposed(state, solved, outcome)
+    return outcome
+
+
+def _adopt_proposed(state: State, solved: SolveResult, outcome: UpdateOutcome) -> list[str]:
+    """The reference code's "newly traceable" clues: a triplet the solver returned that rewrites no
+    open triplet enters the state, searchable with one placeholder or resolved with none (two or
+    more: left out, as the reference keeps only one-placeholder clues). Returns the new state ids."""
+    unmatched = set(outcome.unmatched)
+    known = {fact_text(t).lower() for t in state.triplets + state.resolved}
+    n = len(state.triplets) + len(state.resolved)
+    taken = {t.id for t in state.triplets + state.resolved}
+    adopted: list[str] = []
+    for r in solved.triplets:
+        if r.text() not in unmatched or fact_text(r).lower() in known:
+            continue
+        n += 1
+        while f"t{n}" in taken:
+            n += 1
+        t = StateTriplet(f"t{n}", r.subject.strip(), r.predicate.strip(), r.object.strip())
+        kind = classify(t)
+        if kind == "fuzzy":
+            continue
+        taken.add(t.id)
+        known.add(fact_text(t).lower())
+        if kind == "resolved":
+            state.resolved.append(t)
+            outcome.newly_resolved.append(t.id)
+        else:
+            state.triplets.append(t)
+            outcome.new_searchable.append(t.id)
+        adopted.append(t.id)
+    return adopted
+
+
 def _tokens(call: LLMCall | None) -> str:
     if call is None:
         return "no call"
     return f"{call.prompt_tokens}+{call.completion_tokens} tokens" + (" (cached)" if call.cached else "")
-
-
-def _attribute_bindings(
-    bindings: list[BindingRecord], solved: Any, walked: list[WalkedProposition], chunks: list[ShownChunk]
-) -> None:
-    """Point each binding at the evidence it came from. The solver names a source per value ("P2",
-    "C1": the labels it saw in the solve prompt); the engine checks that the named evidence states the
-    value and quotes the sentence that does. With no source named, the value is looked up in the
-    walked propositions and the link is marked `guessed`."""
-    sources = solved.sources if isinstance(solved, SolveResult) else {}
-    low_sources = {str(k).strip().lower(): str(v).strip() for k, v in sources.items()}
-    for b in bindings:
-        hint = low_sources.get(b.placeholder.lower(), "")
-        label = parse_source_label(hint) if hint else None
-        b.source = hint
-        if label is not None:
-            kind, i = label
-            if kind == "P" and i < len(walked):
-                _link_proposition(b, walked[i])
-                b.source_kind, b.quote = "proposition", _quote(walked[i].text, b.value)
-            elif kind == "C" and i < len(chunks):
-                b.chunk_ids = [chunks[i].chunk_id]
-                b.source_kind, b.quote = "chunk", _quote(chunks[i].text, b.value)
-            else:
-                b.source_kind = "unverified"
-                b.note = b.note or f"source {hint} names no evidence shown in this round"
-                continue
-            if not b.quote:
-                b.source_kind = "unverified"
-                b.note = b.note or f"{hint} does not state {b.value!r}"
-            continue
-        match = None
-        if hint:  # free text: a proposition's words
-            match = next((w for w in walked if w.text.strip().lower() == hint.lower()), None) or next(
-                (w for w in walked if hint.lower() in w.text.lower() or w.text.lower() in hint.lower()), None
-            )
-        if match is None and b.value:
-            match = next((w for w in walked if b.value.lower() in w.text.lower()), None)
-            if match is not None:
-                b.source_kind = "guessed"
-        elif match is not None:
-            b.source_kind = "proposition"
-        if match is not None:
-            _link_proposition(b, match)
-            b.quote = _quote(match.text, b.value)
-        elif hint:
-            b.proposition, b.source_kind = hint, "unverified"
-
-
-def _link_proposition(b: BindingRecord, w: WalkedProposition) -> None:
-    b.proposition, b.proposition_triplet_id, b.chunk_ids = w.text, w.triplet_id, list(w.chunk_ids)
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
-
-
-def _quote(text: str, value: str) -> str:
-    """The sentence of `text` that contains `value` (case-insensitive), "" when none does."""
-    want = _loose(value)
-    if not want:
-        return ""
-    for sentence in _SENTENCE_END.split(" ".join(text.split())):
-        if want in _loose(sentence):
-            return sentence.strip()
-    return ""
-
-
-def _loose(text: str) -> str:
-    """Lower case, punctuation as space, single spaces, padded: "Kubrick's" matches "kubrick s"."""
-    return " " + " ".join(re.sub(r"[^\w]+", " ", text.lower()).split()) + " "
 
 
 register_trace("t2rag", T2RAGTrace)

@@ -13,12 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.llm.base import LLMCall
+from engine.methods.departure import Departure
 from engine.reasoners.base import QueryTriplet
+
+PROMPT_SETS = ("paper", "tuned")
 
 
 @dataclass(frozen=True)
 class T2RAGSettings:
-    """T2RAG knobs with the paper's defaults (k = 5 unique chunks, N = 3 rounds)."""
+    """T2RAG knobs: the paper's k = 5 unique chunks and N = 3 rounds; the defaults are the `tuned`
+    preset (engine/methods/presets.py names the `paper` one)."""
 
     k: int = 5
     """Distinct source chunks covered per round: the proposition walk stops once it has this many."""
@@ -40,7 +44,33 @@ class T2RAGSettings:
     candidate_depth: int = 50
     """Propositions fetched from the index per query before they are merged into the global pool."""
 
+    prompts: str = "tuned"
+    """Decompose, solve and answer prompts: `paper` = the reference code's (TRAG.py: a reasoning
+    step and examples, comparison included, then `s | p | o` lines; the solver returns "Fully
+    Resolved" and "Newly Traceable" clues; the answer reads the clues only) or `tuned` (ours: JSON,
+    each value naming the proposition or passage it was read from)."""
+
+    adopt_proposed: bool = False
+    """Triplets the solver returns that match no open triplet enter the state (one placeholder:
+    searchable next round; none: resolved), as the reference code lets its "newly traceable" clues
+    drive the next round. Off: they are shown in the trace only."""
+
+    forced_context: str = "tuned"
+    """What the answer step gets after a forced stop: `paper` = the resolved facts and the remaining
+    searchable triplets; `tuned` = the resolved facts, the unresolved lines and the last round's
+    chunks."""
+
+    @classmethod
+    def paper(cls, **overrides) -> T2RAGSettings:
+        """The `paper` preset (engine/methods/presets.py): the reference code's prompts, its
+        solver-proposed clues driving the next round, its clue-only answer at a forced stop."""
+        base: dict = dict(prompts="paper", adopt_proposed=True, forced_context="paper")
+        return cls(**{**base, **overrides})
+
     def __post_init__(self) -> None:
+        for name, value in (("prompts", self.prompts), ("forced_context", self.forced_context)):
+            if value not in PROMPT_SETS:
+                raise ValueError(f"{name} must be one of {', '.join(PROMPT_SETS)}, got {value!r}")
         if self.k < 1:
             raise ValueError(f"k must be at least 1 chunk per round, got {self.k}")
         if self.rounds < 1:
@@ -177,6 +207,9 @@ class RoundTrace:
     bindings: list[BindingRecord] = field(default_factory=list)
     #: triplets the solver returned that match no open triplet (kept for the user to see)
     unmatched: list[str] = field(default_factory=list)
+    #: state ids of unmatched triplets taken into the state (`adopt_proposed`, the paper's
+    #: "newly traceable" clues)
+    adopted: list[str] = field(default_factory=list)
     newly_resolved: list[str] = field(default_factory=list)  # state triplet ids
     new_searchable: list[str] = field(default_factory=list)
     state_after: StateSnapshot = field(default_factory=StateSnapshot)
@@ -216,6 +249,10 @@ class T2RAGTrace:
     stop_reason: str = ""
     synthesis: SynthesisTrace | None = None
     total_seconds: float = 0.0
+    #: the settings' preset (paper / tuned / custom) and how they depart from the paper
+    #: (engine.methods.presets): SPEC's named bug fixes first, then every setting that differs
+    preset: str = ""
+    departures: list[Departure] = field(default_factory=list)
 
     def calls(self) -> list[LLMCall]:
         """Every reasoner call in order: decompose, one solve per round, answer."""

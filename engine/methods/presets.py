@@ -1,0 +1,258 @@
+"""Named presets for every method, in one registry: `paper` and `tuned`.
+
+    settings = preset_settings("kg2rag", "paper")          # the paper and the authors' code
+    preset_name("kg2rag", settings)                          # "paper"
+    departures("kg2rag", tuned)                              # [Departure("seeds", "hybrid", "dense", ...), ...]
+
+* `paper` is the paper and its authors' code, with SPEC's documented bug fixes only (`FIXES`, each
+  named: every preset keeps them, and the trace lists them as departures of kind "fix").
+* `tuned` is our measured default (docs/benchmarks.md): the settings dataclasses' own defaults.
+
+A settings object that is neither (a preset with `--set k=8` on top, a Settings form edit) is
+`custom`; its departures from `paper` are listed all the same. `reranker` is configuration, not a
+choice of the preset (a cross-encoder is used when one is configured, in both), so it is never a
+departure. The trace records the preset and its departures (`trace.preset`, `trace.departures`),
+the screen names the preset on a badge and lists the departures in one click, and
+docs/methods.md's tables are checked against `REASONS` and `FIXES` (tests/test_presets.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from engine.methods.departure import Departure
+
+PRESETS = ("paper", "tuned")
+CUSTOM = "custom"
+#: Fields that configure the run rather than choose a method variant: never a departure.
+NEUTRAL = frozenset({"reranker"})
+
+#: A method with a paper of its own has a settings class with a `paper()` constructor
+#: (`T2RAGSettings.paper`, `KG2RAGSettings.paper`); every other method (the baselines, IRCoT) has one
+#: form, so its `paper` and `tuned` are its settings class's defaults.
+
+#: (method, setting) -> why `tuned` departs from the paper there: one line, shown beside the value.
+REASONS: dict[tuple[str, str], str] = {
+    ("t2rag", "prompts"): "ours: JSON replies that name the proposition or passage (P1, C1) each value was "
+    "read from, so every binding can be checked; the reference's free-text clues name none (not yet measured "
+    "against the reference prompts with an LLM)",
+    ("t2rag", "adopt_proposed"): "ours: a triplet that rewrites no question triplet is unverified, so it is shown, "
+    "not searched with (not yet measured against the reference's choice)",
+    ("t2rag", "forced_context"): "ours: at a forced stop the answer step also sees the unresolved lines and the "
+    "last round's passages, evidence the solver saw but could not bind (not yet measured)",
+    ("kg2rag", "seeds"): "BM25 + dense fused by reciprocal rank beats dense seeds on both shared sets "
+    "(docs/benchmarks.md, issue 16)",
+    ("kg2rag", "expansion_cap"): "a hub entity ('United States') floods a pooled corpus with chunks; the cap "
+    "keeps the most similar and the trace lists the rest",
+    ("kg2rag", "max_entity_edges"): "follow at most this many triplets of one entity per hop, so a hub cannot "
+    "flood the candidates",
+    ("kg2rag", "max_entity_reads"): "reading every edge of a hub made a question's cost grow with the corpus "
+    "(docs/scaling.md)",
+    ("kg2rag", "tree_score"): "without a cross-encoder, the mean of a tree's best proposition and best chunk "
+    "cosine ranked best on both shared sets",
+    ("kg2rag", "overflow"): "the top tree held a gold paragraph in 92 of 100 MuSiQue questions with a median of "
+    "19 chunks: skipping it lost 61 gold seeds",
+    ("kg2rag", "seed_trees"): "seeds with no triplet were lost unless the k/2 fill triggered (17 of 200 gold "
+    "HotpotQA paragraphs)",
+    ("kg2rag", "fill"): "fill seeds whenever the trees leave room, not only under k/2",
+    ("kg2rag", "seed_guard"): "a seed more similar to the question than every expanded chunk in the context "
+    "is never dropped for one: the graph stage adds recall to its own seeds instead of costing it "
+    "(docs/benchmarks.md, issue 25)",
+    ("kg2rag", "answer_prompt"): "ours: the zero-shot short-answer prompt every other method uses, so answers "
+    "differ by retrieval alone (not yet measured against the authors' prompt with an LLM)",
+}
+
+#: SPEC's named bug fixes of the authors' code (marked "(ours)" there): kept by every preset.
+FIXES: dict[str, list[Departure]] = {
+    "t2rag": [
+        Departure(
+            "all source chunks",
+            "a proposition keeps every chunk that states it",
+            "only the last chunk",
+            "the same fact stated twice must lead to both passages",
+            "fix",
+        ),
+        Departure(
+            "wh-words as whole words",
+            "'who', 'what', ... removed as whole words",
+            "substring removal",
+            "the reference turned 'show' into 's'",
+            "fix",
+        ),
+        Departure(
+            "unreturned triplets kept",
+            "a triplet the solver did not return stays in its queue",
+            "silently dropped",
+            "an unanswered hop must not vanish from the state",
+            "fix",
+        ),
+        # not bug fixes SPEC names, but engine behaviour both presets share: listed so nothing is hidden
+        Departure(
+            "deterministic propagation",
+            "a binding ?x = v is substituted into every triplet holding ?x (SPEC step 5, ours)",
+            "only what the LLM rewrites",
+            "a value found once fills every hop that needs it",
+            "engine",
+        ),
+        Departure(
+            "a query is asked once",
+            "a round asks only queries not asked before; when nothing is new, unseen chunks",
+            "re-asks the same triplet",
+            "the reference sent byte-identical solve prompts (all 3 rounds on the Leland question)",
+            "engine",
+        ),
+        Departure(
+            "no repeated evidence",
+            "a round that would show the solver exactly what it saw before stops (no_new_evidence)",
+            "calls the solver again",
+            "its answer cannot change; it would only cost a call",
+            "engine",
+        ),
+    ],
+    "kg2rag": [
+        Departure(
+            "normalized entity matching",
+            "entities matched as normalized strings (case, punctuation, articles)",
+            "raw strings against document titles only",
+            "most triplet entities are not document titles",
+            "fix",
+        ),
+        Departure(
+            "depth-first walk",
+            "each tree's chunks in walk order from its heaviest edge (the paper)",
+            "ordered by title and sentence index",
+            "the paper's organization step; the code skipped it",
+            "fix",
+        ),
+        Departure(
+            "skip a misfit tree",
+            "a tree that does not fit is skipped and the next is tried",
+            "stops at the first misfit",
+            "with one big tree the reference selected nothing",
+            "fix",
+        ),
+    ],
+}
+
+
+def has_presets(method: str) -> bool:
+    """True for a method whose `paper` and `tuned` differ (T2RAG, KG2RAG)."""
+    return callable(getattr(_settings_cls(method), "paper", None))
+
+
+def _settings_cls(method: str) -> Any:
+    from engine.methods.registry import settings_class
+
+    return settings_class(method)
+
+
+def preset_settings(method: str, preset: str, **overrides: Any) -> Any:
+    """The method's settings under `preset` ("paper" or "tuned"), with `overrides` on top."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    cls = _settings_cls(method)
+    base = cls.paper() if preset == "paper" and has_presets(method) else cls()
+    return dataclasses.replace(base, **overrides) if overrides else base
+
+
+def _compared(settings: Any) -> dict[str, Any]:
+    if settings is None or not dataclasses.is_dataclass(settings):
+        return {}
+    return {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings) if f.name not in NEUTRAL}
+
+
+def preset_name(method: str, settings: Any) -> str:
+    """ "paper", "tuned" or "custom" (neither; e.g. a preset with a changed k)."""
+    mine = _compared(settings)
+    for preset in PRESETS:
+        if mine == _compared(preset_settings(method, preset)):
+            return preset
+    return CUSTOM
+
+
+def departures(method: str, settings: Any, *, fixes: bool = True) -> list[Departure]:
+    """Every setting of `settings` that differs from the paper's (name, value, paper value, reason),
+    after SPEC's named bug fixes (kind "fix") and the engine behaviour every preset shares (kind
+    "engine") when `fixes`."""
+    mine = _compared(settings)
+    paper = _compared(preset_settings(method, "paper")) if mine else {}
+    out = list(FIXES.get(method, [])) if fixes else []
+    for name, value in mine.items():
+        if name in paper and value != paper[name]:
+            reason = REASONS.get((method, name), "changed in this session's settings")
+            out.append(Departure(name, _show(value), _show(paper[name]), reason))
+    return out
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and value == -1:
+        return "-1 (no limit)"
+    return str(value)
+
+
+def describe(method: str, settings: Any) -> tuple[str, list[Departure]]:
+    """The preset name and the departures list, as a trace records them."""
+    return preset_name(method, settings), departures(method, settings)
+
+
+def prompted(reasoner: Any, prompt_set: str) -> Any:
+    """`reasoner` building its prompts from `prompt_set` ("tuned", "t2rag-paper", "kg2rag-paper");
+    a reasoner without prompts (the offline rules) is returned as it is."""
+    variant = getattr(reasoner, "with_prompt_set", None)
+    return variant(prompt_set) if callable(variant) else reasoner
+
+
+# --- docs/methods.md's preset tables are generated here (tests/test_presets.py keeps them in step) ---
+
+DOCS_BEGIN, DOCS_END = (
+    "<!-- presets:{method} (generated: python -m engine.methods.presets --write-docs) -->",
+    ("<!-- /presets:{method} -->"),
+)
+
+
+def docs_table(method: str) -> str:
+    """The method's presets as a markdown table: every setting, its paper and tuned value, and why
+    tuned departs; then SPEC's named bug fixes that both keep."""
+    paper, tuned = preset_settings(method, "paper"), preset_settings(method, "tuned")
+    rows = ["| setting | `paper` | `tuned` | why `tuned` departs |", "|---|---|---|---|"]
+    for f in dataclasses.fields(paper):
+        a, b = getattr(paper, f.name), getattr(tuned, f.name)
+        why = "" if a == b else REASONS.get((method, f.name), "")
+        if f.name in NEUTRAL:
+            why = "configuration, not a preset choice: when set, a cross-encoder ranks in both"
+        rows.append(f"| `{f.name}` | {_show(a)} | {_show(b)} | {why} |")
+    rows += ["", "SPEC's bug fixes of the authors' code (and engine behaviour), kept by both presets:", ""]
+    rows += [
+        f"- **{d.name}**{' (engine)' if d.kind == 'engine' else ''}: {d.value} (reference code: {d.paper}); {d.reason}"
+        for d in FIXES.get(method, [])
+    ]
+    return "\n".join(rows)
+
+
+def docs_block(method: str) -> str:
+    return "\n".join([DOCS_BEGIN.format(method=method), docs_table(method), DOCS_END.format(method=method)])
+
+
+def write_docs(path: str) -> None:
+    """Rewrite each generated block of `path` (docs/methods.md) from the registry."""
+    import re
+    from pathlib import Path
+
+    p = Path(path)
+    text = p.read_text(encoding="utf-8")
+    for method in ("t2rag", "kg2rag"):
+        begin = re.escape(DOCS_BEGIN.format(method=method))
+        end = re.escape(DOCS_END.format(method=method))
+        block = docs_block(method)
+        text = re.sub(f"{begin}.*?{end}", lambda _m: block, text, flags=re.DOTALL)  # noqa: B023 - used at once
+    p.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:2] == ["--write-docs"]:
+        write_docs(sys.argv[2] if len(sys.argv) > 2 else "docs/methods.md")
+    else:
+        print("\n\n".join(docs_block(m) for m in ("t2rag", "kg2rag")))

@@ -1,0 +1,112 @@
+"""Presets in the app (AppTest, offline reasoner): Settings loads `paper` or `tuned` per method, Ask
+then runs it and the result carries its badge; the seed view names the first stage and shows the
+scores that ordered the seeds; Compare columns state budget, first stage and one token line."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests._app_helpers import REPO, build_small_corpus
+
+pytestmark = pytest.mark.timeout(600)
+APP = str(REPO / "app.py")
+CORPUS = "hotpotqa-sample"
+
+
+@pytest.fixture(scope="module")
+def app_workspace(tmp_path_factory, embedder) -> Path:
+    root = tmp_path_factory.mktemp("app_ws")
+    build_small_corpus(root, CORPUS, questions=2, embedder=embedder)
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _always_run_app_py(monkeypatch):
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+@pytest.fixture()
+def app(app_workspace, monkeypatch) -> AppTest:
+    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(app_workspace))
+    monkeypatch.delenv("TRIPLET_LENS_DEMO", raising=False)
+    monkeypatch.delenv("TRIPLET_LENS_MODEL", raising=False)
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    _ok(at)
+    return at
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _goto(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    _ok(at)
+    return at
+
+
+def _popovers(at: AppTest) -> list[str]:
+    return [p.proto.popover.label for p in at.get("popover")]
+
+
+def test_settings_loads_the_paper_preset_and_kg2rag_runs_it(app):
+    at = _goto(app, "settings")
+    assert any(label.startswith("🛠 tuned preset · ") for label in _popovers(at))
+    at.button(key="preset_kg2rag_paper").click().run()
+    _ok(at)
+    at = _goto(at, "kg2rag")
+    at.button(key="kg_go").click().run()
+    _ok(at)
+    tr = at.session_state["kg_result"].results[0].trace
+    assert tr.preset == "paper" and {d.kind for d in tr.departures} == {"fix"}
+    assert tr.settings.seeds == "dense" and tr.settings.expansion_cap == -1
+    assert "📄 paper preset" in _popovers(at)
+    heads = [m.value for m in at.markdown]
+    assert any("seeds: dense, top" in h for h in heads)
+    while "ranked by cosine" not in " ".join(heads) and not at.button(key="kg_step_next").disabled:
+        at.button(key="kg_step_next").click().run()
+        heads = [m.value for m in at.markdown]
+    assert any("ranked by cosine: no cross-encoder configured" in h for h in heads)
+    # back to tuned: hybrid seeds, shown with the fused scores that ordered them
+    at = _goto(at, "settings")
+    at.button(key="preset_kg2rag_tuned").click().run()
+    at = _goto(at, "kg2rag")
+    at.button(key="kg_go").click().run()
+    _ok(at)
+    assert any("seeds: BM25 + dense, reciprocal-rank fusion" in m.value for m in at.markdown)
+    seeds = next(d.value for d in at.dataframe if "fused score (RRF)" in d.value.columns)
+    fused = list(seeds["fused score (RRF)"])
+    assert fused == sorted(fused, reverse=True)
+    assert any(label.startswith("🛠 tuned preset · ") for label in _popovers(at))
+    # a what-if onto the paper preset: the re-run records it
+    at.selectbox(key="kg_whatif_preset").select("paper").run()
+    at.button(key="kg_whatif_go").click().run()
+    _ok(at)
+    new = at.session_state["kg_whatif"]["new"]
+    assert new.trace.preset == "paper" and new.trace.settings.seeds == "dense"
+
+
+def test_compare_columns_state_budget_first_stage_and_the_hybrid_reference(app):
+    at = _goto(app, "compare")
+    at.button(key="cmp_go").click().run()
+    _ok(at)
+    captions = [c.value for c in at.caption]
+    assert any("budget: k = 5 chunks per round" in c and "proposition" in c for c in captions)
+    assert any("budget: k = 10 chunks in total" in c and "reciprocal-rank fusion" in c for c in captions)
+    assert any("Hybrid RAG** baseline is the fair reference" in c for c in captions)
+    # one token line, the same words for every method
+    assert sum("tokens needed ·" in c and "billed ·" in c for c in captions) >= 2
+    assert len([p for p in _popovers(at) if "preset" in p]) >= 2
