@@ -3,8 +3,8 @@ src/TRAG.py): on the same corpus, embedder and solver replies, our method asks t
 round, walks the same propositions in the same order, shows the same chunks, runs the same number
 of rounds and ends with the same clues.
 
-Our side runs `T2RAGSettings()` (the paper's defaults: k = 5, N = 3, the stripped question as an
-extra query; the `paper` preset of issue 25 starts from these). Where SPEC.md fixes a bug of the
+Our side runs the `paper` preset (engine/methods/presets.py: k = 5, N = 3, the reference's prompts,
+proposed triplets adopted, the paper's forced-stop context). Where SPEC.md fixes a bug of the
 reference code, a test names the fix and asserts that our behaviour differs exactly there:
 
 - "(ours: the reference code removes substrings, turning "show" into "s")": wh-words as whole words;
@@ -18,7 +18,8 @@ import re
 
 import pytest
 
-from engine.methods.t2rag import T2RAG, T2RAGSettings
+from engine.methods.presets import preset_settings
+from engine.methods.t2rag import T2RAG
 from engine.reasoners.base import SolveResult
 from tests._t2rag_helpers import FakeCorpus, Q, ScriptedReasoner
 from tests.doubles import hash_embed
@@ -76,7 +77,7 @@ def _reference(question, triples, replies, triplets=TRIPLETS, k=5):
 
 def _ours(question, triples, solves, triplets=TRIPLETS, settings=None):
     reasoner = ScriptedReasoner(decomposition=[Q(*t) for t in triples], solves=solves, answers=["x"])
-    return T2RAG(reasoner).answer(question, FakeCorpus(CHUNKS, triplets), settings or T2RAGSettings())
+    return T2RAG(reasoner).answer(question, FakeCorpus(CHUNKS, triplets), settings or preset_settings("t2rag", "paper"))
 
 
 BRIDGE = "Who is the child of the performer of Me and Bobby McGee?"
@@ -129,7 +130,7 @@ def test_the_same_decisions_when_a_round_resolves_nothing():
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
 def test_the_walk_stops_at_k_distinct_chunks_as_the_reference_does(k):
     rounds, _ = _reference(BRIDGE, BRIDGE_TRIPLES, BRIDGE_REPLIES, k=k)
-    result = _ours(BRIDGE, BRIDGE_TRIPLES, BRIDGE_SOLVES, settings=T2RAGSettings(k=k))
+    result = _ours(BRIDGE, BRIDGE_TRIPLES, BRIDGE_SOLVES, settings=preset_settings("t2rag", "paper", k=k))
     first = result.trace.rounds[0]
     assert rounds[0]["walked"] == [w.text for w in first.walked]
     assert rounds[0]["passages"] == [c.chunk_id for c in first.chunks]
@@ -179,4 +180,5 @@ def test_fix_a_triplet_the_solver_omits_stays_queued():
     assert rounds[0]["walked"] == [w.text for w in r1.walked]
     assert [t.subject for t in r1.state_after.searchable] == ["Film B"]
     assert result.stop_reason == "early_stop" and len(result.trace.rounds) == 1
-    assert "Film B | director | ?dirB" in result.trace.synthesis.context
+    # the paper's forced stop answers from the resolved facts and the remaining searchable triplets
+    assert "Film B | director | ?dirB" in result.trace.synthesis.facts
