@@ -16,7 +16,8 @@ import time
 
 log = logging.getLogger(__name__)
 
-_started: set[tuple[str, str]] = set()
+#: (workspace root, corpus name) -> the thread warming it, once per process
+started: dict[tuple[str, str], threading.Thread] = {}
 _guard = threading.Lock()
 
 
@@ -31,11 +32,12 @@ def start_warmup(name: str | None) -> threading.Thread | None:
         return None
     root = str(state.settings().workspace)
     with _guard:
-        if (root, name) in _started:
+        if (root, name) in started:
             return None
-        _started.add((root, name))
-    state.workspace()
-    thread = threading.Thread(target=warm, args=(root, name), name=f"warmup-{name}", daemon=True)
+        state.workspace()
+        thread = started[(root, name)] = threading.Thread(
+            target=warm, args=(root, name), name=f"warmup-{name}", daemon=True
+        )
     thread.start()
     return thread
 
