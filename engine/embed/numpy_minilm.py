@@ -143,7 +143,9 @@ class NumpyMiniLM:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        ids = [e.ids for e in self._tok.encode_batch(list(texts))]
+        # one by one: `encode_batch` starts a rayon thread pool (contending with the matrix products,
+        # and warning after any later fork) to save microseconds on a question's few texts
+        ids = [self._tok.encode(t).ids for t in texts]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         for s in range(0, len(order), batch_size):
             part = order[s : s + batch_size]
