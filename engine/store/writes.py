@@ -69,9 +69,24 @@ class CorpusWrites(CorpusBase):
         with self._lock:
             first_gen = int(self._get_meta("chunk_gen"))
             top_rid = self._db.execute("SELECT COALESCE(MAX(rid), 0) FROM chunks").fetchone()[0]
+        self._embed_and_commit(batches, total, on_progress, batch_size, report)
+        if sync_index:
+            fault_point("add.before_index_sync")
+            self._sync_chunk_index_after_add(first_gen, top_rid)
+        return report
+
+    def _embed_and_commit(
+        self,
+        batches: list[list[tuple[Document, list[Chunk]]]],
+        total: int,
+        on_progress: ProgressCallback,
+        batch_size: int,
+        report: IngestReport,
+    ) -> None:
+        """Embed each commit batch and store it. One writer thread commits batch i while this thread
+        embeds batch i + 1 (the encode releases the GIL; progress callbacks stay on the caller's
+        thread, where a UI can draw them)."""
         done = 0
-        # one writer thread commits batch i while this thread embeds batch i + 1 (the encode releases
-        # the GIL; progress callbacks stay on the caller's thread, where a UI can draw them)
         with ThreadPoolExecutor(1, thread_name_prefix="corpus-write") as writer:
             pending: Future[None] | None = None
             for batch in batches:
@@ -92,10 +107,6 @@ class CorpusWrites(CorpusBase):
                 done += len(chunks)
             if pending is not None:
                 pending.result()
-        if sync_index:
-            fault_point("add.before_index_sync")
-            self._sync_chunk_index_after_add(first_gen, top_rid)
-        return report
 
     def _commit_documents(
         self, new_docs: list[Document], chunks: list[Chunk], vecs: np.ndarray, report: IngestReport
