@@ -1,6 +1,6 @@
 """Indexing rate of the corpus store against raw `SentenceTransformer.encode` on the same texts.
 
-    .venv/bin/python bench/index_bench.py [--docs 400]
+    .venv/bin/python bench/index_bench.py [--docs 300]
 
 Builds a corpus from the HotpotQA paragraphs in ../shared/data (or the bundled sample), timing
 `Corpus.add_documents` (chunking + embedding + SQLite + FAISS save) and the proposition indexing of
@@ -48,7 +48,7 @@ def timed(fn) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--docs", type=int, default=400)
+    ap.add_argument("--docs", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
 

@@ -28,8 +28,9 @@ from engine.embed.sentence import (
     verify_bundled_weights,
 )
 
-#: From this many texts in one call, encode with sentence-transformers (torch): its batched
-#: forward pass is ~1.5x the numpy one's throughput, but importing it costs seconds.
+#: From this many texts in one call, encode with sentence-transformers (torch): in bulk it runs
+#: every step on all threads (numpy's elementwise steps use one), but importing it costs seconds.
+#: On one thread the two were within 4% on 200 paragraphs (docs/benchmarks.md).
 BULK_AT = 256
 
 
@@ -51,7 +52,8 @@ def torch_threads() -> int:
 
 
 def bulk_batch_size(cores: int | None = None) -> int:
-    """Texts per forward pass in bulk: 32 per core, between 32 and 128. Bigger batches pad more
+    """Texts per forward pass in bulk: 32 per core, between 32 and 128 (64 on a 2-core machine, the
+    size the store used before; larger sizes were not measured to help). Bigger batches pad more
     (texts are sorted by length first, so little) and smaller ones leave cores waiting."""
     return max(32, min(128, 32 * (cores or usable_cores())))
 
