@@ -34,7 +34,11 @@ def start_warmup(name: str | None) -> threading.Thread | None:
     with _guard:
         if (root, name) in started:
             return None
-        state.workspace()
+        try:
+            state.workspace()
+        except Exception:  # noqa: BLE001 - a broken workspace: the Corpora page says what is wrong
+            log.warning("no warm-up: the workspace %s does not open", root, exc_info=True)
+            return None
         thread = started[(root, name)] = threading.Thread(
             target=warm, args=(root, name), name=f"warmup-{name}", daemon=True
         )
