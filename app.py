@@ -6,10 +6,13 @@ import streamlit as st
 from components.state import init_state, picker_follows_result, restore_from_url, show_flash, write_url
 from components.sidebar import sidebar
 from components.theme import apply_theme
+from components.warmup import start_warmup
 
 st.set_page_config(page_title="Triplet Lens", page_icon="🔺", layout="wide")
 init_state()
 apply_theme()
+# the first page view of a server process loads the model and this corpus's indexes in the background
+start_warmup(st.session_state.get("corpus"))
 
 PAGES = [
     st.Page("pages/corpora.py", title="Corpora", icon="📚", url_path="corpora", default=True),

@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from retrieval_quality import BENCH_WS, DATASETS, StubReasoner, build_corpus  # noqa: E402
+from _data import need  # noqa: E402
+from retrieval_quality import BENCH_WS, StubReasoner, build_corpus  # noqa: E402
 
 TARGET = 1.5
 
@@ -48,7 +49,9 @@ def main() -> None:
     from engine.store import Workspace
 
     ws = Workspace(BENCH_WS, embedder=get_bundled_embedder())
-    corpus = build_corpus(ws, "musique-sentences", DATASETS["musique-kag"][0], mode="sentence")
+    # the shared set, else its copy in tests/fixtures/qa (a fresh clone)
+    (musique,) = need("musique_kag_100/musique_qa_100.json")
+    corpus = build_corpus(ws, "musique-sentences", musique, mode="sentence")
     c = corpus.counts()
     questions = [q.question for q in corpus.questions()[: args.questions]]
     print(f"corpus: {c.chunks} sentence chunks, {c.triplets} offline triplets, {len(questions)} questions")

@@ -26,8 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: In reading order: the store, extraction, each method, then answer/retrieval quality.
-SCRIPTS = ("index_bench", "extraction_bench", "t2rag_bench", "kg2rag_bench", "retrieval_quality")
+#: In reading order: the store, what a person waits for (cold ask, app first question, eval,
+#: concurrent visitors), extraction, each method, then answer/retrieval quality.
+SCRIPTS = ("index_bench", "wait_bench", "concurrency_bench", "extraction_bench", "t2rag_bench", "kg2rag_bench",
+           "retrieval_quality")
 #: The report's hand-written tail starts at this line; a rerun keeps it.
 KEEP_MARKER = "<!-- bench/run_all.py writes everything above this line; what follows is kept as written -->"
 #: Seconds kept in reserve for each script still to come, so an early slow one cannot starve them.

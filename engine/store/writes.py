@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -68,25 +69,44 @@ class CorpusWrites(CorpusBase):
         with self._lock:
             first_gen = int(self._get_meta("chunk_gen"))
             top_rid = self._db.execute("SELECT COALESCE(MAX(rid), 0) FROM chunks").fetchone()[0]
-        done = 0
-        for batch in batches:
-            chunks = [c for _, cs in batch for c in cs]
-
-            def progress(d: int, _t: int, label: str, offset: int = done) -> None:
-                on_progress(offset + d, total, label)
-
-            vecs = self._embed_batched(
-                [embedding_text(c) for c in chunks],
-                progress,
-                "embedding chunks",
-                batch_size * 4,
-            )
-            self._commit_documents([d for d, _ in batch], chunks, vecs, report)
-            done += len(chunks)
+        self._embed_and_commit(batches, total, on_progress, batch_size, report)
         if sync_index:
             fault_point("add.before_index_sync")
             self._sync_chunk_index_after_add(first_gen, top_rid)
         return report
+
+    def _embed_and_commit(
+        self,
+        batches: list[list[tuple[Document, list[Chunk]]]],
+        total: int,
+        on_progress: ProgressCallback,
+        batch_size: int,
+        report: IngestReport,
+    ) -> None:
+        """Embed each commit batch and store it. One writer thread commits batch i while this thread
+        embeds batch i + 1 (the encode releases the GIL; progress callbacks stay on the caller's
+        thread, where a UI can draw them)."""
+        done = 0
+        with ThreadPoolExecutor(1, thread_name_prefix="corpus-write") as writer:
+            pending: Future[None] | None = None
+            for batch in batches:
+                chunks = [c for _, cs in batch for c in cs]
+
+                def progress(d: int, _t: int, label: str, offset: int = done) -> None:
+                    on_progress(offset + d, total, label)
+
+                vecs = self._embed_batched(
+                    [embedding_text(c) for c in chunks],
+                    progress,
+                    "embedding chunks",
+                    batch_size * 4,
+                )
+                if pending is not None:
+                    pending.result()  # commits land in order; a failed one stops the add here
+                pending = writer.submit(self._commit_documents, [d for d, _ in batch], chunks, vecs, report)
+                done += len(chunks)
+            if pending is not None:
+                pending.result()
 
     def _commit_documents(
         self, new_docs: list[Document], chunks: list[Chunk], vecs: np.ndarray, report: IngestReport
