@@ -12,8 +12,8 @@ from engine import serde
 from engine.chunking import chunk_document
 from engine.faults import fault_point
 from engine.progress import ProgressCallback, no_progress
-from engine.store.base import CorpusBase
 from engine.store.errors import CorpusError
+from engine.store.sentences import CorpusSentences
 from engine.store.util import _vec_blob, embedding_text
 from engine.textnorm import normalize_entity
 from engine.types import Chunk, Document, ExtractionStatus, IngestReport, Question
@@ -29,7 +29,7 @@ def _id_parts(ids: list[int], size: int = 500) -> list[list[int]]:
     return [ids[i : i + size] for i in range(0, len(ids), size)]
 
 
-class CorpusWrites(CorpusBase):
+class CorpusWrites(CorpusSentences):
     """Adding and deleting documents, questions and triplets, in batches, each batch one transaction."""
 
     def add_documents(
@@ -81,7 +81,8 @@ class CorpusWrites(CorpusBase):
                 "embedding chunks",
                 batch_size * 4,
             )
-            self._commit_documents([d for d, _ in batch], chunks, vecs, report)
+            sentences = self._new_sentence_rows(chunks, progress)
+            self._commit_documents([d for d, _ in batch], chunks, vecs, report, sentences)
             done += len(chunks)
         if sync_index:
             fault_point("add.before_index_sync")
@@ -89,7 +90,12 @@ class CorpusWrites(CorpusBase):
         return report
 
     def _commit_documents(
-        self, new_docs: list[Document], chunks: list[Chunk], vecs: np.ndarray, report: IngestReport
+        self,
+        new_docs: list[Document],
+        chunks: list[Chunk],
+        vecs: np.ndarray,
+        report: IngestReport,
+        sentences: Sequence[tuple[int, bytes]] = (),
     ) -> None:
         now = time.time()
         with self._write():
@@ -134,6 +140,7 @@ class CorpusWrites(CorpusBase):
                 "cost, updated_at) VALUES (?, 'pending', '', '', 0, 0, 0, NULL, ?)",
                 [(c.chunk_id, now) for c in chunks],
             )
+            self._store_sentence_rows(sentences)  # with their chunks: a kill leaves both or neither
             self._bump("chunk_gen")
         report.documents_added += len(new_docs)
         report.chunks_added += len(chunks)
@@ -279,6 +286,10 @@ class CorpusWrites(CorpusBase):
             ]
             self._db.execute(f"DELETE FROM triplet_sources WHERE chunk_id IN ({sub})", (doc_id,))
             self._db.execute(f"DELETE FROM extraction WHERE chunk_id IN ({sub})", (doc_id,))
+            self._drop_sentence_rows(
+                embedding_text(Chunk("", doc_id, 0, title, text))
+                for title, text in self._db.execute("SELECT title, text FROM chunks WHERE doc_id=?", (doc_id,))
+            )
             self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
             self._db.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
             self._drop_orphan_triplets(old)

@@ -1,0 +1,171 @@
+"""The offline answer step, per question, with stored sentence vectors against the old path (every
+context sentence embedded per question), in the same process (issue 28 item 2, issue 30).
+
+    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python bench/answer_step_bench.py [--questions 100]
+        [--sets hotpotqa musique] [--methods semantic t2rag kg2rag] [--eval 20]
+
+Corpora: the shared HotpotQA and MuSiQue sets as bench/retrieval_quality.py builds them (in
+bench/out/workspace), and the bundled 30-question HotpotQA sample. A corpus made before sentence
+vectors gets them here (`fill_sentence_vectors`, timed: the build cost; the table's disk follows).
+
+Each method answers each question once with the offline reasoner; every answer call it makes
+(question, context, facts) is recorded. Then each recorded call is answered twice, by a reasoner
+with the corpus's stored sentence vectors ("new") and one without ("old"), alternating which goes
+first: median and p95 per call of each, and their ratio. The answers of both are scored (EM/F1)
+against the gold answers of the 30-question sample. `--eval N` runs `run_eval` over N questions of
+the HotpotQA set with four methods and extrapolates its wall time to 500 questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+
+def corpora(sets: list[str], log=print):
+    from retrieval_quality import BENCH_WS, DATASETS, build_corpus
+
+    from engine.samples import build_sample
+    from engine.store import Workspace
+
+    ws = Workspace(BENCH_WS)
+    out = {}
+    for name in sets:
+        dataset, triplets = DATASETS[name]
+        out[name] = build_corpus(ws, name, dataset, triplets=triplets, log=log)
+    if not ws.exists("hotpotqa-sample") or ws.open("hotpotqa-sample").counts().pending:
+        log("  " + build_sample(ws, "hotpotqa-sample"))
+    out["hotpotqa-30"] = ws.open("hotpotqa-sample")
+    return out
+
+
+def fill(corpus, log=print) -> None:
+    t0 = time.perf_counter()
+    n = corpus.fill_sentence_vectors()
+    stored, size = corpus._db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(vec)), 0) FROM sentence_vecs").fetchone()
+    chunks = corpus.counts().chunks
+    log(f"  {corpus.name}: {n} sentence vectors embedded now in {time.perf_counter() - t0:.1f}s; {stored} stored "
+        f"for {chunks} chunks ({stored / max(chunks, 1):.1f} a chunk, {size / 1e6:.1f} MB of vectors, "
+        f"~{(size + 30 * stored) / max(chunks, 1) / 1024:.2f} KB a chunk with keys and b-tree)")
+
+
+def record_calls(corpus, methods: list[str], n: int) -> list[tuple]:
+    """(method, question, gold answers, context, facts) of every answer call the methods make."""
+    from engine.methods import build_method, method_class
+    from engine.reasoners.offline import OfflineReasoner
+
+    calls: list[tuple] = []
+
+    class Recording(OfflineReasoner):
+        method = ""
+        golds: tuple = ()
+
+        def answer(self, question, context, *, facts=None):
+            calls.append((self.method, question, self.golds, context, list(facts or [])))
+            return super().answer(question, context, facts=facts)
+
+    rec = Recording(corpus.embedder)
+    rec.scorer.sentence_vectors = corpus.sentence_vectors
+    questions = corpus.questions()[:n]
+    for name in methods:
+        method, settings = build_method(name, rec), method_class(name).settings_cls()
+        rec.method = name
+        for q in questions:
+            rec.golds = tuple(q.answers)
+            method.answer(q.question, corpus, settings)
+    return calls
+
+
+def time_calls(corpus, calls: list[tuple]) -> dict:
+    """Each call answered by both reasoners, alternating which goes first; times in ms."""
+    from engine.eval.metrics import answer_score
+    from engine.reasoners.offline import OfflineReasoner
+
+    old = OfflineReasoner(corpus.embedder)
+    new = OfflineReasoner(corpus.embedder)
+    new.scorer.sentence_vectors = corpus.sentence_vectors
+    for r in (old, new):  # warm: the relation forms' vectors, lazy imports
+        for c in calls[:3]:
+            r.answer(c[1], c[3], facts=c[4])
+    times: dict[str, list[float]] = {"old": [], "new": []}
+    scores: dict[str, dict[str, list]] = {"old": {}, "new": {}}
+    for i, (method, question, golds, context, facts) in enumerate(calls):
+        order = (("old", old), ("new", new)) if i % 2 else (("new", new), ("old", old))
+        for label, r in order:
+            t0 = time.perf_counter()
+            answer, _ = r.answer(question, context, facts=facts)
+            times[label].append((time.perf_counter() - t0) * 1000)
+            s = answer_score(answer, [g for g in golds if g])
+            scores[label].setdefault(method, []).append((s.em, s.f1, answer))
+    return {"times": times, "scores": scores}
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p * (len(xs) - 1))))]
+
+
+def eval_extrapolated(corpus, n: int, log=print) -> None:
+    from engine.eval.harness import run_eval
+    from engine.reasoners import make_reasoner
+
+    methods = ["semantic", "hybrid", "t2rag", "kg2rag"]
+    reasoner = make_reasoner("", embedder=corpus.embedder, sentence_vectors=corpus.sentence_vectors)
+    with tempfile.TemporaryDirectory() as out:
+        t0 = time.perf_counter()
+        run_eval(corpus, methods, reasoner, n, out)
+        wall = time.perf_counter() - t0
+    log(f"eval of {n} questions x {len(methods)} methods ({', '.join(methods)}), offline reasoner with sentence "
+        f"vectors: {wall:.1f}s, {wall / n:.2f}s a question -> 500 questions ~{wall / n * 500 / 60:.1f} min "
+        f"(extrapolated)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--questions", type=int, default=100)
+    ap.add_argument("--sets", nargs="+", default=["hotpotqa", "musique"])
+    ap.add_argument("--methods", nargs="+", default=["semantic", "t2rag", "kg2rag"])
+    ap.add_argument("--eval", type=int, default=0, metavar="N")
+    args = ap.parse_args()
+    import torch
+
+    torch.set_num_threads(1)
+    found = corpora(args.sets)
+    print("| set | calls | old median ms | old p95 ms | new median ms | new p95 ms | median ratio new/old |")
+    print("|---|---|---|---|---|---|---|")
+    quality = None
+    for name, corpus in found.items():
+        fill(corpus)
+        calls = record_calls(corpus, args.methods, 30 if name == "hotpotqa-30" else args.questions)
+        res = time_calls(corpus, calls)
+        t = res["times"]
+        print(f"| {name} | {len(calls)} | {statistics.median(t['old']):.1f} | {pct(t['old'], 0.95):.1f} | "
+              f"{statistics.median(t['new']):.1f} | {pct(t['new'], 0.95):.1f} | "
+              f"{statistics.median(t['new']) / statistics.median(t['old']):.3f} |", flush=True)
+        if name == "hotpotqa-30":
+            quality = res["scores"]
+    if quality:
+        print("\nHotpotQA 30-question sample, offline answers through both paths (same contexts):\n")
+        print("| method | old EM | old F1 | new EM | new F1 | answers that differ |")
+        print("|---|---|---|---|---|---|")
+        for method in quality["old"]:
+            o, n = quality["old"][method], quality["new"][method]
+            differ = sum(a[2] != b[2] for a, b in zip(o, n))
+            print(f"| {method} | {statistics.mean(x[0] for x in o):.3f} | {statistics.mean(x[1] for x in o):.3f} | "
+                  f"{statistics.mean(x[0] for x in n):.3f} | {statistics.mean(x[1] for x in n):.3f} | {differ} |")
+    if args.eval:
+        eval_extrapolated(found[args.sets[0]], args.eval)
+
+
+if __name__ == "__main__":
+    main()
