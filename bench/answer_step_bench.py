@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
-def corpora(sets: list[str], log=print):
+def corpora(sets: list[str], limit: int | None, log=print):
     from retrieval_quality import BENCH_WS, DATASETS, build_corpus
 
     from engine.samples import build_sample
@@ -42,7 +42,9 @@ def corpora(sets: list[str], log=print):
     out = {}
     for name in sets:
         dataset, triplets = DATASETS[name]
-        out[name] = build_corpus(ws, name, dataset, triplets=triplets, log=log)
+        # a set cut to its first `limit` questions (their paragraphs only) is a corpus of its own
+        label = name if limit is None or name == "hotpotqa" else f"{name}-{limit}"
+        out[label] = build_corpus(ws, label, dataset, limit=None if label == name else limit, triplets=triplets, log=log)
     if not ws.exists("hotpotqa-sample") or ws.open("hotpotqa-sample").counts().pending:
         log("  " + build_sample(ws, "hotpotqa-sample"))
     out["hotpotqa-30"] = ws.open("hotpotqa-sample")
@@ -136,11 +138,13 @@ def main() -> None:
     ap.add_argument("--sets", nargs="+", default=["hotpotqa", "musique"])
     ap.add_argument("--methods", nargs="+", default=["semantic", "t2rag", "kg2rag"])
     ap.add_argument("--eval", type=int, default=0, metavar="N")
+    ap.add_argument("--limit", type=int, default=None, metavar="Q",
+                    help="build the MuSiQue corpora from their first Q questions' paragraphs only (a loaded machine)")
     args = ap.parse_args()
     import torch
 
     torch.set_num_threads(1)
-    found = corpora(args.sets)
+    found = corpora(args.sets, args.limit)
     print("| set | calls | old median ms | old p95 ms | new median ms | new p95 ms | median ratio new/old |")
     print("|---|---|---|---|---|---|---|")
     quality = None
@@ -164,7 +168,7 @@ def main() -> None:
             print(f"| {method} | {statistics.mean(x[0] for x in o):.3f} | {statistics.mean(x[1] for x in o):.3f} | "
                   f"{statistics.mean(x[0] for x in n):.3f} | {statistics.mean(x[1] for x in n):.3f} | {differ} |")
     if args.eval:
-        eval_extrapolated(found[args.sets[0]], args.eval)
+        eval_extrapolated(found["hotpotqa"], args.eval)
 
 
 if __name__ == "__main__":

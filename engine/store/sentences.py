@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +36,12 @@ class CorpusSentences(CorpusBase):
     _sentence_table_seen: bool = False
     _sentence_memo: OrderedDict[int, np.ndarray] | None = None
 
+    if TYPE_CHECKING:  # defined by CorpusIndexes
+
+        @property
+        def embedder(self) -> Any: ...
+        def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
     def _has_sentence_table(self) -> bool:
         if not self._sentence_table_seen:
             row = self._db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='sentence_vecs'")
@@ -55,9 +62,11 @@ class CorpusSentences(CorpusBase):
             for s in split_for_answers(embedding_text(c)):
                 todo.setdefault(sentence_key(s), s)
         with self._lock:
-            stored = {r[0] for r in self._in_query("SELECT key FROM sentence_vecs WHERE key IN ({})", list(todo))} if (
-                todo and self._has_sentence_table()
-            ) else set()
+            stored = (
+                {r[0] for r in self._in_query("SELECT key FROM sentence_vecs WHERE key IN ({})", list(todo))}
+                if (todo and self._has_sentence_table())
+                else set()
+            )
         keys = [k for k in todo if k not in stored]
         if not keys:
             return []
@@ -129,7 +138,8 @@ class CorpusSentences(CorpusBase):
         while True:
             with self._lock:
                 rows = self._db.execute(
-                    "SELECT rid, chunk_id, doc_id, position, title, text FROM chunks WHERE rid > ? ORDER BY rid LIMIT ?",
+                    "SELECT rid, chunk_id, doc_id, position, title, text FROM chunks "
+                    "WHERE rid > ? ORDER BY rid LIMIT ?",
                     (last, page),
                 ).fetchall()
             if not rows:
