@@ -4,7 +4,9 @@
 The vectors are the bundled MiniLM's, of distinct real texts: the shared HotpotQA and MuSiQue
 paragraphs (title line + text, as chunks are embedded), their sentences, and the MuSiQue set's GPT-3.5
 OpenIE propositions ("s p o", as propositions are embedded): up to N of them, embedded once and kept
-in bench/out/real_vectors.npz. The queries are the sets' questions (300) and 200 texts held out of
+in bench/out/real_vectors.npz; or (`--real-source DIR`) the vectors the bench corpora in DIR already
+store (chunks, propositions, sentences), when embedding tens of thousands of texts does not fit the
+machine's load. The queries are the sets' questions (300) and 200 texts held out of
 the base, one at a time. For each size n (subsets of the base) it builds what the store builds at
 that many vectors - `FaissVectorStore(kind, expected=n)`: IVF with `ivf_cells(n)` cells and
 `ivf_probes` of them scanned (the same share at every size, a million included), HNSW with the
@@ -46,8 +48,30 @@ def real_texts() -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(t for t in texts if len(t) > 10)), list(dict.fromkeys(questions))
 
 
-def real_vectors(limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """(base vectors, query vectors), embedded once and cached."""
+def stored_vectors(workspace: Path) -> np.ndarray:
+    """The real MiniLM vectors the bench corpora in `workspace` already hold (chunks, propositions,
+    sentences: bench/answer_step_bench.py and bench/retrieval_quality.py build them), deduplicated."""
+    import sqlite3
+
+    parts = []
+    for db_path in sorted(workspace.glob("*/corpus.sqlite")):
+        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        parts += [np.frombuffer(v, np.float32) for (v,) in db.execute("SELECT vec FROM chunks")]
+        parts += [np.frombuffer(v, np.float32) for (v,) in db.execute("SELECT vec FROM triplets WHERE vec IS NOT NULL")]
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name='sentence_vecs'").fetchone():
+            parts += [np.frombuffer(v, np.float16).astype(np.float32) for (v,) in db.execute("SELECT vec FROM sentence_vecs")]
+        db.close()
+    x = np.unique(np.stack(parts), axis=0) if parts else np.zeros((0, 384), np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def real_vectors(limit: int, source: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """(base vectors, query vectors): the texts above embedded once and cached, or (`source`, a
+    workspace folder) the vectors its corpora store, with the questions embedded now."""
+    if source:
+        from engine.embed import get_bundled_embedder
+
+        return stored_vectors(Path(source))[:limit], get_bundled_embedder().encode(real_texts()[1])
     if CACHE.is_file():
         got = np.load(CACHE)
         if len(got["x"]) >= limit or got["complete"]:
@@ -68,11 +92,35 @@ def real_vectors(limit: int) -> tuple[np.ndarray, np.ndarray]:
     return x, q
 
 
-def measure(limit: int, kinds: tuple[str, ...] = ("ivf", "hnsw"), log=print) -> list[dict]:
+def _store(kind: str, part: np.ndarray, n: int):
+    """What the store builds for `kind` at n vectors; `ivf-1M-ratios`: IVF with the cells per
+    sqrt(n) and the probed share the store uses at a million vectors, without the floor of 39
+    vectors a cell that cuts the cells of a small index (it applies from ~24k vectors up only)."""
+    from engine.vectors import FaissVectorStore
+    from engine.vectors import faiss_store as fs
+
+    if kind != "ivf-1M-ratios":
+        store = FaissVectorStore(part.shape[1], kind, expected=n)
+        store.train(part)
+        return store
+    import faiss
+
+    cells = max(1, int(round(fs.IVF_CELLS_PER_ROOT * np.sqrt(n))))  # as _new_ivf, without the floor
+    index = faiss.index_factory(part.shape[1], f"IVF{cells},Flat", faiss.METRIC_INNER_PRODUCT)
+    index.cp.max_points_per_centroid = 64
+    index.cp.min_points_per_centroid = 1
+    index.train(np.ascontiguousarray(part))
+    index.nprobe = fs.ivf_probes(cells)
+    store = FaissVectorStore(part.shape[1], "ivf", index=index)
+    return store
+
+
+def measure(limit: int, source: str = "", kinds: tuple[str, ...] = ("ivf", "hnsw"), log=print) -> list[dict]:
     """Recall@10 of each kind against exact search at sizes up to `limit` real vectors."""
     from engine.vectors import FaissVectorStore
 
-    x, q = real_vectors(limit)
+    x, q = real_vectors(limit, source)
+    log(f"{len(x):,} real vectors ({source or CACHE.name}), {len(q)} questions + 200 held-out texts as queries")
     rng = np.random.default_rng(1)
     held = rng.choice(len(x), 200, replace=False)
     keep = np.setdiff1d(np.arange(len(x)), held)
@@ -90,10 +138,9 @@ def measure(limit: int, kinds: tuple[str, ...] = ("ivf", "hnsw"), log=print) -> 
         t0 = time.perf_counter()
         want = np.concatenate([exact.search(v[None], 10)[1] for v in queries])
         exact_ms = (time.perf_counter() - t0) / len(queries) * 1000
-        for kind in kinds:
-            store = FaissVectorStore(part.shape[1], kind, expected=n)
+        for kind in kinds + ("ivf-1M-ratios",):
             t0 = time.perf_counter()
-            store.train(part)
+            store = _store(kind, part, n)
             store.add(ids, part)
             build = time.perf_counter() - t0
             t0 = time.perf_counter()
@@ -102,8 +149,8 @@ def measure(limit: int, kinds: tuple[str, ...] = ("ivf", "hnsw"), log=print) -> 
             r10 = float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(want.tolist(), got.tolist())]))
             r1 = float(np.mean(want[:, 0] == got[:, 0]))
             inner = store._index
-            cells = int(inner.nlist) if kind == "ivf" else 0
-            probed = int(inner.nprobe) if kind == "ivf" else 0
+            cells = int(inner.nlist) if kind.startswith("ivf") else 0
+            probed = int(inner.nprobe) if kind.startswith("ivf") else 0
             row = {"n": n, "kind": kind, "cells": cells, "probed": probed, "recall10": r10, "recall1": r1,
                    "exact_ms": exact_ms, "ms": ms, "build_s": build}
             out.append(row)

@@ -257,6 +257,8 @@ def main() -> None:
     ap.add_argument("--real-recall", type=int, default=0, metavar="N",
                     help="no build: recall@10 against exact search of the store's IVF and HNSW, with their "
                          "parameters, on up to N real MiniLM vectors of the shared sets (bench/real_recall.py)")
+    ap.add_argument("--real-source", default="", metavar="DIR",
+                    help="with --real-recall: the vectors stored by the corpora in DIR (e.g. bench/out/workspace)")
     ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--dir", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -267,7 +269,7 @@ def main() -> None:
     if args.real_recall:
         import real_recall
 
-        real_recall.measure(args.real_recall)
+        real_recall.measure(args.real_recall, args.real_source)
         return
     if args.alternate:
         alternate(Path(args.alternate), [int(x) for x in args.sizes.split(",")], args.questions, args.rounds)

@@ -9,7 +9,7 @@ from engine.store.errors import CorpusError
 
 #: `auto` indexes switch from exact search to IVF at this many vectors. Exact search grows linearly
 #: (~6 ms a query at 100k 384-d vectors on one core, 9x its 10k time); at 50k it is ~2x its 10k time,
-#: and IVF there scans a twelfth of the vectors with recall@10 >= 0.95 on real text. IVF builds a
+#: and IVF there scans an eighth of the vectors with recall@10 >= 0.95 on real text. IVF builds a
 #: million vectors in minutes where HNSW takes most of an hour, and drops deleted vectors in place
 #: (bench/scale_bench.py, docs/scaling.md).
 AUTO_IVF_AT = 50_000
