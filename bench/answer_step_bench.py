@@ -9,9 +9,11 @@ bench/out/workspace), and the bundled 30-question HotpotQA sample. A corpus made
 vectors gets them here (`fill_sentence_vectors`, timed: the build cost; the table's disk follows).
 
 Each method answers each question once with the offline reasoner; every answer call it makes
-(question, context, facts) is recorded. Then each recorded call is answered twice, by a reasoner
-with the corpus's stored sentence vectors ("new") and one without ("old"), alternating which goes
-first: median and p95 per call of each, and their ratio. The answers of both are scored (EM/F1)
+(question, context, facts) is recorded. Then each recorded call is answered as before ("old":
+every context sentence embedded, every paragraph's rule triplets extracted) and with the stored
+sentence vectors and an empty triplet memo ("cold": a first question on paragraphs not seen yet),
+alternating which goes first; then all calls again in order with the memo filling as an eval
+fills it ("new"). Median and p95 per call of each, and the ratios. The answers of both are scored (EM/F1)
 against the gold answers of the 30-question sample. `--eval N` runs `run_eval` over N questions of
 the HotpotQA set with four methods and extrapolates its wall time to 500 questions.
 """
@@ -61,6 +63,26 @@ def fill(corpus, log=print) -> None:
         f"~{(size + 30 * stored) / max(chunks, 1) / 1024:.2f} KB a chunk with keys and b-tree)")
 
 
+def sentence_cost(corpus, n: int = 200, log=print) -> None:
+    """What sentence vectors add to indexing: encoding n chunks' texts against encoding their
+    sentences, alternately, same embedder and process."""
+    from engine.store.util import embedding_text
+    from engine.vectors.sentences import split_for_answers
+
+    chunks = corpus.chunks()[:n]
+    texts = [embedding_text(c) for c in chunks]
+    sentences = list(dict.fromkeys(s for t in texts for s in split_for_answers(t)))
+    spent = {"chunks": 0.0, "sentences": 0.0}
+    for _ in range(2):
+        for label, batch in (("chunks", texts), ("sentences", sentences)):
+            t0 = time.perf_counter()
+            corpus.embedder.encode(batch)
+            spent[label] += time.perf_counter() - t0
+    log(f"  {corpus.name}: encoding {len(texts)} chunks {spent['chunks'] / 2:.1f}s, their {len(sentences)} sentences "
+        f"{spent['sentences'] / 2:.1f}s: sentence vectors add {spent['sentences'] / spent['chunks']:.2f}x the "
+        f"chunk encoding to indexing")
+
+
 def record_calls(corpus, methods: list[str], n: int) -> list[tuple]:
     """(method, question, gold answers, context, facts) of every answer call the methods make."""
     from engine.methods import build_method, method_class
@@ -89,26 +111,53 @@ def record_calls(corpus, methods: list[str], n: int) -> list[tuple]:
 
 
 def time_calls(corpus, calls: list[tuple]) -> dict:
-    """Each call answered by both reasoners, alternating which goes first; times in ms."""
+    """Each call answered three ways, in turn (the order rotating): `old` as before this change
+    (every context sentence embedded, every paragraph's rule triplets extracted), `cold` with the
+    stored sentence vectors and an empty triplet memo (a first question on fresh paragraphs), `new`
+    with both, the memo as a run accumulates it (an eval; a visitor asking about the same pages).
+    Times in ms."""
     from engine.eval.metrics import answer_score
-    from engine.reasoners.offline import OfflineReasoner
+    from engine.reasoners.offline import OfflineReasoner, rules
 
+    memo = rules._extract_memo
     old = OfflineReasoner(corpus.embedder)
     new = OfflineReasoner(corpus.embedder)
     new.scorer.sentence_vectors = corpus.sentence_vectors
-    for r in (old, new):  # warm: the relation forms' vectors, lazy imports
+
+    def run_old(q, ctx, facts):
+        rules._extract_memo = memo.__wrapped__  # the unmemoised extraction
+        try:
+            return old.answer(q, ctx, facts=facts)
+        finally:
+            rules._extract_memo = memo
+
+    def run_cold(q, ctx, facts):
+        memo.cache_clear()
+        return new.answer(q, ctx, facts=facts)
+
+    def run_new(q, ctx, facts):
+        return new.answer(q, ctx, facts=facts)
+
+    ways = [("old", run_old), ("cold", run_cold)]
+    for run in (run_old, run_cold, run_new):  # warm: the relation forms' vectors, lazy imports
         for c in calls[:3]:
-            r.answer(c[1], c[3], facts=c[4])
-    times: dict[str, list[float]] = {"old": [], "new": []}
-    scores: dict[str, dict[str, list]] = {"old": {}, "new": {}}
-    for i, (method, question, golds, context, facts) in enumerate(calls):
-        order = (("old", old), ("new", new)) if i % 2 else (("new", new), ("old", old))
-        for label, r in order:
-            t0 = time.perf_counter()
-            answer, _ = r.answer(question, context, facts=facts)
-            times[label].append((time.perf_counter() - t0) * 1000)
-            s = answer_score(answer, [g for g in golds if g])
-            scores[label].setdefault(method, []).append((s.em, s.f1, answer))
+            run(c[1], c[3], c[4])
+    times: dict[str, list[float]] = {"old": [], "cold": [], "new": []}
+    scores: dict[str, dict[str, list]] = {"old": {}, "cold": {}, "new": {}}
+
+    def timed(label, run, method, question, golds, context, facts):
+        t0 = time.perf_counter()
+        answer, _ = run(question, context, facts)
+        times[label].append((time.perf_counter() - t0) * 1000)
+        s = answer_score(answer, [g for g in golds if g])
+        scores[label].setdefault(method, []).append((s.em, s.f1, answer))
+
+    for i, call in enumerate(calls):  # old and cold alternately, which goes first rotating
+        for label, run in ways[i % 2 :] + ways[: i % 2]:
+            timed(label, run, *call)
+    memo.cache_clear()
+    for call in calls:  # then the run as an eval makes it: the memo accumulating
+        timed("new", run_new, *call)
     return {"times": times, "scores": scores}
 
 
@@ -145,25 +194,28 @@ def main() -> None:
 
     torch.set_num_threads(1)
     found = corpora(args.sets, args.limit)
-    print("| set | calls | old median ms | old p95 ms | new median ms | new p95 ms | median ratio new/old |")
-    print("|---|---|---|---|---|---|---|")
+    print("| set | calls | old median ms | old p95 ms | cold median ms | cold p95 ms | new median ms | new p95 ms "
+          "| median new/old | median cold/old |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     quality = None
     for name, corpus in found.items():
         fill(corpus)
         calls = record_calls(corpus, args.methods, 30 if name == "hotpotqa-30" else args.questions)
         res = time_calls(corpus, calls)
         t = res["times"]
-        print(f"| {name} | {len(calls)} | {statistics.median(t['old']):.1f} | {pct(t['old'], 0.95):.1f} | "
-              f"{statistics.median(t['new']):.1f} | {pct(t['new'], 0.95):.1f} | "
-              f"{statistics.median(t['new']) / statistics.median(t['old']):.3f} |", flush=True)
+        med = {w: statistics.median(t[w]) for w in t}
+        print(f"| {name} | {len(calls)} | {med['old']:.1f} | {pct(t['old'], 0.95):.1f} | {med['cold']:.1f} | "
+              f"{pct(t['cold'], 0.95):.1f} | {med['new']:.1f} | {pct(t['new'], 0.95):.1f} | "
+              f"{med['new'] / med['old']:.3f} | {med['cold'] / med['old']:.3f} |", flush=True)
         if name == "hotpotqa-30":
             quality = res["scores"]
+            sentence_cost(corpus)
     if quality:
         print("\nHotpotQA 30-question sample, offline answers through both paths (same contexts):\n")
         print("| method | old EM | old F1 | new EM | new F1 | answers that differ |")
         print("|---|---|---|---|---|---|")
         for method in quality["old"]:
-            o, n = quality["old"][method], quality["new"][method]
+            o, n = quality["old"][method], quality["cold"][method]
             differ = sum(a[2] != b[2] for a, b in zip(o, n))
             print(f"| {method} | {statistics.mean(x[0] for x in o):.3f} | {statistics.mean(x[1] for x in o):.3f} | "
                   f"{statistics.mean(x[0] for x in n):.3f} | {statistics.mean(x[1] for x in n):.3f} | {differ} |")
