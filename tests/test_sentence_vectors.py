@@ -109,3 +109,14 @@ def test_deleting_a_document_drops_its_sentence_vectors(workspace, records):
     rows = {r[0] for r in corpus._db.execute("SELECT key FROM sentence_vecs")}
     assert rows == {sentence_key(s) for s in kept}, "the deleted paragraph's sentences are still stored"
     assert len(stored) > len(rows)
+
+
+def test_a_corpus_made_without_sentence_vectors_embeds_them_when_asked(workspace, embedder, records):
+    from engine.store import CorpusSettings
+
+    corpus = workspace.create("lean", CorpusSettings(sentence_vectors=False))
+    corpus.add_documents([Document("d1", records[2]["context"][0][0], "".join(records[2]["context"][0][1]), "t")])
+    assert corpus._db.execute("SELECT COUNT(*) FROM sentence_vecs").fetchone()[0] == 0  # indexing skipped them
+    sents = split_for_answers(embedding_text(corpus.chunks()[0]))
+    assert np.abs(corpus.sentence_vectors(sents) - embedder.encode(sents)).max() < 2e-3
+    assert corpus._db.execute("SELECT COUNT(*) FROM sentence_vecs").fetchone()[0] == len(set(sents))

@@ -26,6 +26,10 @@ class CorpusSettings:
     docs/scaling.md, and `corpus show`)."""
     embedder_api_base: str = ""
     """Endpoint for a `litellm:` embedder served by an OpenAI-compatible server (never a key)."""
+    sentence_vectors: bool = True
+    """Embed each chunk's sentences when it is added and store them with it, so the offline answer
+    step embeds only the question (~1 s less a question; about doubles the embedding part of indexing,
+    ~3 KB of disk a chunk: docs/scaling.md). Off: they are embedded when a question first shows them."""
     vectors: str = ""
     """Where the vector indexes live: '' = FAISS files in the corpus folder (`index_kind`);
     `milvus-lite` = embedded Milvus in the corpus folder; `milvus://host:19530` = a Milvus server."""

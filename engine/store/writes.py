@@ -85,7 +85,7 @@ class CorpusWrites(CorpusSentences):
             def sentence_progress(d: int, t: int, label: str, offset: int = done, n: int = len(chunks)) -> None:
                 on_progress(offset + n * d // max(t, 1), total, label)  # counted in the batch's chunks
 
-            sentences = self._new_sentence_rows(chunks, sentence_progress)
+            sentences = self._new_sentence_rows(chunks, sentence_progress) if self.settings.sentence_vectors else []
             self._commit_documents([d for d, _ in batch], chunks, vecs, report, sentences)
             done += len(chunks)
         if sync_index:
