@@ -157,3 +157,48 @@ def measure(limit: int, source: str = "", kinds: tuple[str, ...] = ("ivf", "hnsw
             log(f"| {n:,} | {kind} | {cells or '-'} | {probed or '-'} | {r10:.3f} | {r1:.3f} | {exact_ms:.2f} | "
                 f"{ms:.2f} | {build:.1f} |")
     return out
+
+
+def search_floor(sizes: list[int], rounds: int = 5, queries: int = 100, log=print) -> None:
+    """Per-query search time of the index `auto` gives at each size (exact below AUTO_IVF_AT, IVF
+    with the store's cells and probes above), on random unit vectors, the sizes timed in turn for
+    `rounds` rounds (medians: the machine's load hits every size alike). The part of a question
+    that grows with the corpus; the rest of a method's work does not (docs/scaling.md)."""
+    from engine.store.settings import AUTO_IVF_AT
+    from engine.vectors import FaissVectorStore
+
+    rng = np.random.default_rng(0)
+    stores = {}
+    for n in sizes:
+        x = rng.standard_normal((n, 384)).astype(np.float32)
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        kind = "ivf" if n >= AUTO_IVF_AT else "flat"
+        t0 = time.perf_counter()
+        store = FaissVectorStore(384, kind, expected=n)
+        store.train(x[rng.choice(n, min(n, 64 * fs_cells(n)), replace=False)] if kind == "ivf" else x[:0])
+        store.add(np.arange(n, dtype=np.int64), x)
+        stores[n] = (store, time.perf_counter() - t0)
+        del x
+    q = rng.standard_normal((queries, 384)).astype(np.float32)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    times: dict[int, list[float]] = {n: [] for n in sizes}
+    for _ in range(rounds):
+        for n, (store, _) in stores.items():
+            t0 = time.perf_counter()
+            for v in q:
+                store.search(v[None], 10)
+            times[n].append((time.perf_counter() - t0) / queries * 1000)
+    base = float(np.median(times[sizes[0]]))
+    log("| vectors | kind | cells | probed | build s | search ms/q (median of rounds) | x first size |")
+    log("|---|---|---|---|---|---|---|")
+    for n, (store, build) in stores.items():
+        med = float(np.median(times[n]))
+        ivf = store.kind == "ivf"
+        log(f"| {n:,} | {store.kind} | {int(store._index.nlist) if ivf else '-'} | "
+            f"{int(store._index.nprobe) if ivf else '-'} | {build:.1f} | {med:.2f} | {med / base:.2f}x |")
+
+
+def fs_cells(n: int) -> int:
+    from engine.vectors.faiss_store import ivf_cells
+
+    return ivf_cells(n)
