@@ -28,7 +28,7 @@ class CorpusSettings:
     """Endpoint for a `litellm:` embedder served by an OpenAI-compatible server (never a key)."""
     sentence_vectors: bool = True
     """Embed each chunk's sentences when it is added and store them with it, so the offline answer
-    step embeds only the question (22-45x faster answer step; ~3x the embedding time of indexing,
+    step embeds only the question (20-50x faster answer step; ~2-3x the embedding time of indexing,
     ~3 KB of disk a chunk: docs/scaling.md). Off: they are embedded when a question first shows them."""
     vectors: str = ""
     """Where the vector indexes live: '' = FAISS files in the corpus folder (`index_kind`);
