@@ -254,12 +254,30 @@ def main() -> None:
                     help="no build: time KG2RAG and T2RAG on the corpora kept in DIR/<size> (two or more of "
                          "--sizes), the sizes in turn, --rounds rounds, and print each size's median")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--real-recall", type=int, default=0, metavar="N",
+                    help="no build: recall@10 against exact search of the store's IVF and HNSW, with their "
+                         "parameters, on up to N real MiniLM vectors of the shared sets (bench/real_recall.py)")
+    ap.add_argument("--real-source", default="", metavar="DIR",
+                    help="with --real-recall: the vectors stored by the corpora in DIR (e.g. bench/out/workspace)")
+    ap.add_argument("--search-floor", default="", metavar="SIZES",
+                    help="no build: per-query search time of the index auto gives at each of these sizes "
+                         "(random vectors, sizes timed in turn), against the first size")
     ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--dir", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(args.child, Path(args.dir), args.real_max, args.questions, args.recall_kind,
                                args.index_kind)))
+        return
+    if args.search_floor:
+        import real_recall
+
+        real_recall.search_floor([int(x) for x in args.search_floor.split(",")], args.rounds)
+        return
+    if args.real_recall:
+        import real_recall
+
+        real_recall.measure(args.real_recall, args.real_source)
         return
     if args.alternate:
         alternate(Path(args.alternate), [int(x) for x in args.sizes.split(",")], args.questions, args.rounds)

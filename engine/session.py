@@ -172,6 +172,7 @@ class SessionConfig:
             kwargs["api_key"] = self._api_key
         if corpus is not None:
             kwargs["embedder"] = corpus.embedder
+            kwargs["sentence_vectors"] = getattr(corpus, "sentence_vectors", None)  # a Corpus, not a view
         return make_reasoner(self.model, **kwargs)
 
     def check_model(self) -> tuple[bool, str]:

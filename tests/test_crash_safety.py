@@ -13,6 +13,8 @@ import textwrap
 import pytest
 
 from engine.store import Workspace
+from engine.store.util import embedding_text
+from engine.vectors.sentences import sentence_key, split_for_answers
 from tests._fake_embedder import HashEmbedder
 from tests.conftest import REPO
 
@@ -59,6 +61,10 @@ def test_sigkill_at_any_point_leaves_a_consistent_corpus(tmp_path, point, nth):
     assert corpus.check() == []
     for info in corpus.documents():
         assert info.n_chunks > 0, f"{info.doc_id} was committed without its chunks"
+    # a chunk's sentence vectors are committed with it (the offline answer step reads them)
+    want = {sentence_key(s) for c in corpus.chunks() for s in split_for_answers(embedding_text(c))}
+    have = {r[0] for r in corpus._db.execute("SELECT key FROM sentence_vecs")}
+    assert want <= have, f"{len(want - have)} sentences of committed chunks have no vector"
     # the corpus keeps working after the crash
     from engine.types import Document
 

@@ -120,6 +120,15 @@ def cmd_show(args) -> int:
     print(
         f"  chunking {s.chunking.mode} (max {s.chunking.max_words} words), embedder {s.embedder}, index {s.index_kind}"
     )
+    kinds = corpus.index_kinds()
+    print(
+        "  vector search: "
+        + ", ".join(
+            f"{w} {kind}" + ("" if recall is None else f" (recall@10 vs exact {recall:.3f})")
+            for w, (kind, recall) in kinds.items()
+        )
+        + " - recall measured on real text, docs/scaling.md"
+    )
     if args.documents:
         for d in corpus.documents():
             print(f"  {d.doc_id}  {d.n_chunks:3d} chunks  {d.kind:9s} {d.title[:70]}")

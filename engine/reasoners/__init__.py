@@ -25,18 +25,22 @@ def make_reasoner(
 
     `opts`: `extraction_style` ("json" | "json+ner" | "kg2rag"), `temperature`, `max_tokens` for the
     reasoner; `timeout`, `max_attempts`, `backoff`, `max_backoff`, `extra_params` for the client;
-    `embedder` for the offline reasoner. The API key stays in memory (never cached or logged).
+    `embedder` and `sentence_vectors` (the corpus's stored context-sentence vectors,
+    `Corpus.sentence_vectors`) for the offline reasoner. The API key stays in memory (never cached or logged).
     """
     if not model.strip():
         from engine.reasoners.offline import OfflineReasoner
 
-        return OfflineReasoner(embedder=opts.get("embedder"))
+        reasoner = OfflineReasoner(embedder=opts.get("embedder"))
+        if opts.get("sentence_vectors") is not None and opts.get("embedder") is not None:
+            reasoner.scorer.sentence_vectors = opts["sentence_vectors"]
+        return reasoner
     from engine.llm.litellm_client import LiteLLMClient
     from engine.reasoners.llm_reasoner import LLMReasoner
 
     client_keys = ("timeout", "max_attempts", "backoff", "max_backoff", "extra_params")
     reasoner_keys = ("extraction_style", "temperature", "max_tokens")
-    unknown = set(opts) - set(client_keys) - set(reasoner_keys) - {"embedder"}
+    unknown = set(opts) - set(client_keys) - set(reasoner_keys) - {"embedder", "sentence_vectors"}
     if unknown:
         raise TypeError(f"make_reasoner got unknown options: {', '.join(sorted(unknown))}")
     client = LiteLLMClient(

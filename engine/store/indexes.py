@@ -139,6 +139,17 @@ class CorpusIndexes(CorpusBase):
         sql = "SELECT COUNT(*) FROM chunks" if which == "chunks" else "SELECT COUNT(*) FROM triplets"
         return "ivf" if self._db.execute(sql).fetchone()[0] >= AUTO_IVF_AT else "flat"
 
+    def index_kinds(self) -> dict[str, tuple[str, float | None]]:
+        """(kind, recall@10 against exact search measured on real text) of each index at the
+        corpus's current size, without loading it; the kind is the Milvus URI's with `vectors`."""
+        from engine.vectors.faiss_store import MEASURED_RECALL_AT_10
+
+        if self.settings.vectors:
+            return {w: (f"milvus ({self.settings.vectors})", None) for w in ("chunks", "propositions")}
+        with self._lock:
+            kinds = {w: self._kind_for(w) for w in ("chunks", "propositions")}
+        return {w: (k, MEASURED_RECALL_AT_10.get(k)) for w, k in kinds.items()}
+
     def _rebuild_index(self, which: str, dim: int, page: int = 65536) -> FaissVectorStore:
         """Build from the stored vectors, read in pages (memory: the index plus one page)."""
         count = (

@@ -15,6 +15,10 @@ CREATE INDEX IF NOT EXISTS edges_tail_cover ON entity_edges(tail, tid, head);
 """
 _OLD_EDGE_INDEXES = ("edges_head", "edges_tail")
 
+#: Each context sentence's vector (float16), keyed by a 64-bit hash of its text, written with its
+#: chunk (engine/store/sentences.py); a corpus made before it gets the table at its first write.
+SENTENCE_TABLE = "CREATE TABLE IF NOT EXISTS sentence_vecs (key INTEGER PRIMARY KEY, vec BLOB NOT NULL);"
+
 _SCHEMA = (
     """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,6 +47,7 @@ CREATE TABLE IF NOT EXISTS questions (qid TEXT PRIMARY KEY, position INTEGER NOT
 CREATE TABLE IF NOT EXISTS entity_edges (tid INTEGER PRIMARY KEY, head TEXT NOT NULL, tail TEXT NOT NULL);
 """
     + _EDGE_INDEXES
+    + SENTENCE_TABLE
 )
 
 #: `entity_edges` holds each triplet's normalized entities, indexed both ways, so a question reads

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from engine.chunking import ChunkingSettings
 from engine.store.errors import CorpusError
 
-#: `auto` indexes switch from exact search to IVF at this many vectors: exact search costs
-#: ~20 ms a query at 100k 384-d vectors on one core and grows linearly; IVF builds a million
-#: vectors in under a minute where HNSW takes most of an hour (bench/scale_bench.py).
-AUTO_IVF_AT = 200_000
+#: `auto` indexes switch from exact search to IVF at this many vectors. Exact search grows linearly
+#: (~6 ms a query at 100k 384-d vectors on one core, 9x its 10k time); at 50k it is ~2x its 10k time,
+#: and IVF there scans an eighth of the vectors with recall@10 >= 0.95 on real text. IVF builds a
+#: million vectors in minutes where HNSW takes most of an hour, and drops deleted vectors in place
+#: (bench/scale_bench.py, docs/scaling.md).
+AUTO_IVF_AT = 50_000
 
 
 @dataclass(frozen=True)
@@ -20,9 +22,14 @@ class CorpusSettings:
     """Embedder spec (see engine.embed.make_embedder); fixed at creation: vectors must agree."""
     index_kind: str = "auto"
     """`flat` (exact inner product), `hnsw` or `ivf` (approximate, for large corpora), or `auto`:
-    exact below AUTO_IVF_AT vectors, IVF from there (recall@10 against exact: docs/scaling.md)."""
+    exact below AUTO_IVF_AT vectors, IVF from there (recall@10 against exact on real text:
+    docs/scaling.md, and `corpus show`)."""
     embedder_api_base: str = ""
     """Endpoint for a `litellm:` embedder served by an OpenAI-compatible server (never a key)."""
+    sentence_vectors: bool = True
+    """Embed each chunk's sentences when it is added and store them with it, so the offline answer
+    step embeds only the question (20-50x faster answer step; ~2-3x the embedding time of indexing,
+    ~3 KB of disk a chunk: docs/scaling.md). Off: they are embedded when a question first shows them."""
     vectors: str = ""
     """Where the vector indexes live: '' = FAISS files in the corpus folder (`index_kind`);
     `milvus-lite` = embedded Milvus in the corpus folder; `milvus://host:19530` = a Milvus server."""

@@ -13,8 +13,8 @@ from engine import serde
 from engine.chunking import chunk_document
 from engine.faults import fault_point
 from engine.progress import ProgressCallback, no_progress
-from engine.store.base import CorpusBase
 from engine.store.errors import CorpusError
+from engine.store.sentences import CorpusSentences
 from engine.store.util import _vec_blob, embedding_text
 from engine.textnorm import normalize_entity
 from engine.types import Chunk, Document, ExtractionStatus, IngestReport, Question
@@ -30,7 +30,7 @@ def _id_parts(ids: list[int], size: int = 500) -> list[list[int]]:
     return [ids[i : i + size] for i in range(0, len(ids), size)]
 
 
-class CorpusWrites(CorpusBase):
+class CorpusWrites(CorpusSentences):
     """Adding and deleting documents, questions and triplets, in batches, each batch one transaction."""
 
     def add_documents(
@@ -101,15 +101,34 @@ class CorpusWrites(CorpusBase):
                     "embedding chunks",
                     batch_size * 4,
                 )
+                sentences = self._sentences_of(chunks, done, total, on_progress)
                 if pending is not None:
                     pending.result()  # commits land in order; a failed one stops the add here
-                pending = writer.submit(self._commit_documents, [d for d, _ in batch], chunks, vecs, report)
+                pending = writer.submit(self._commit_documents, [d for d, _ in batch], chunks, vecs, report, sentences)
                 done += len(chunks)
             if pending is not None:
                 pending.result()
 
+    def _sentences_of(
+        self, chunks: list[Chunk], done: int, total: int, on_progress: ProgressCallback
+    ) -> list[tuple[int, bytes]]:
+        """The batch's sentence vectors not stored yet, embedded before its commit so they land
+        with their chunks (the answer step then embeds only the question)."""
+        if not self.settings.sentence_vectors:
+            return []
+
+        def progress(d: int, t: int, label: str) -> None:
+            on_progress(done + len(chunks) * d // max(t, 1), total, label)  # counted in the batch's chunks
+
+        return self._new_sentence_rows(chunks, progress)
+
     def _commit_documents(
-        self, new_docs: list[Document], chunks: list[Chunk], vecs: np.ndarray, report: IngestReport
+        self,
+        new_docs: list[Document],
+        chunks: list[Chunk],
+        vecs: np.ndarray,
+        report: IngestReport,
+        sentences: Sequence[tuple[int, bytes]] = (),
     ) -> None:
         now = time.time()
         with self._write():
@@ -154,6 +173,7 @@ class CorpusWrites(CorpusBase):
                 "cost, updated_at) VALUES (?, 'pending', '', '', 0, 0, 0, NULL, ?)",
                 [(c.chunk_id, now) for c in chunks],
             )
+            self._store_sentence_rows(sentences)  # with their chunks: a kill leaves both or neither
             self._bump("chunk_gen")
         report.documents_added += len(new_docs)
         report.chunks_added += len(chunks)
@@ -299,6 +319,10 @@ class CorpusWrites(CorpusBase):
             ]
             self._db.execute(f"DELETE FROM triplet_sources WHERE chunk_id IN ({sub})", (doc_id,))
             self._db.execute(f"DELETE FROM extraction WHERE chunk_id IN ({sub})", (doc_id,))
+            self._drop_sentence_rows(
+                embedding_text(Chunk("", doc_id, 0, title, text))
+                for title, text in self._db.execute("SELECT title, text FROM chunks WHERE doc_id=?", (doc_id,))
+            )
             self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
             self._db.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
             self._drop_orphan_triplets(old)

@@ -6,6 +6,7 @@ Kept apart from `offline.py` so the four jobs read as plain steps. All scores ar
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,10 +113,15 @@ def relation_key(predicate: str) -> str:
 
 class RelationScorer:
     """Similarity of a question relation to a fact predicate: embedding cosine over the relation and
-    its usual surface forms, or word overlap when no embedder is given. Encodings are memoised."""
+    its usual surface forms, or word overlap when no embedder is given. Encodings are memoised.
 
-    def __init__(self, embedder=None):
+    `sentence_vectors` (optional): a callable giving the stored vectors of context sentences
+    (`Corpus.sentence_vectors`, embedded once when their chunks were added), so ranking a context's
+    sentences embeds only the question; without it every sentence is embedded per question."""
+
+    def __init__(self, embedder=None, sentence_vectors: Callable[[list[str]], np.ndarray] | None = None):
         self.embedder = embedder
+        self.sentence_vectors = sentence_vectors
         self._cache: dict[str, np.ndarray] = {}
 
     def _vecs(self, texts: list[str]) -> np.ndarray:
@@ -154,6 +160,9 @@ class RelationScorer:
         if self.embedder is None:
             qw = set(re.findall(r"[a-z0-9]+", query.lower())) - STOPWORDS
             return [len(qw & set(re.findall(r"[a-z0-9]+", s.lower()))) / max(1, len(qw)) for s in sentences]
+        if self.sentence_vectors is not None:
+            question = np.asarray(self.embedder.encode([query]), np.float32)[0]
+            return (self.sentence_vectors(sentences) @ question).tolist()
         vecs = self.embedder.encode([query] + sentences)
         return (vecs[1:] @ vecs[0]).tolist()
 

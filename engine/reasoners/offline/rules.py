@@ -17,6 +17,7 @@ is taken to be about the chunk's title, the way encyclopedia paragraphs are writ
 
 from __future__ import annotations
 
+import functools
 import re
 
 from engine.reasoners.offline.spans import (
@@ -227,7 +228,16 @@ def extract_triplets(title: str, text: str) -> list[tuple[str, str, str]]:
     Two chunk-level checks keep noise out: a part longer than a name or a short phrase (flattened
     tables run names together), and a one-word subject that the chunk also writes in lower case
     ("Released ..." / "released") - a capitalised common word, not a name.
+
+    Memoised per (title, text): the offline answer and solve steps read the triplets of every
+    paragraph of their context, and the same paragraphs come back across questions, rounds and
+    methods (the rules cost ~1 ms a sentence: most of the answer step once sentences are not embedded).
     """
+    return list(_extract_memo(title, text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _extract_memo(title: str, text: str) -> tuple[tuple[str, str, str], ...]:
     lower_words = set(re.findall(r"(?<![.!?]\s)(?<!^)\b([a-z][a-z\-]+)\b", text))
     out: list[tuple[str, str, str]] = []
     for sent in split_sentences(text):
@@ -237,4 +247,4 @@ def extract_triplets(title: str, text: str) -> list[tuple[str, str, str]]:
             if " " not in s and s.lower() in lower_words and s != clean_title(title):
                 continue
             out.append((s, p, o))
-    return out
+    return tuple(out)
