@@ -49,7 +49,9 @@ def test_every_batch_is_stored_in_order_with_progress_on_the_callers_thread(tmp_
 
 
 def test_a_failure_part_way_keeps_the_batches_before_it(tmp_path):
-    ws = Workspace(tmp_path / "ws", embedder=FailingEmbedder(fail_at=4))
+    # each batch makes two encode calls (its chunks, then its sentences' vectors): call 7 is the
+    # fourth batch's chunks
+    ws = Workspace(tmp_path / "ws", embedder=FailingEmbedder(fail_at=7))
     corpus = ws.create("partial")
     with pytest.raises(RuntimeError, match="went away"):
         corpus.add_documents(_docs(6), commit_chunks=1)
