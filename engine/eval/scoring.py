@@ -45,9 +45,16 @@ class WatchedReasoner:
 
     _JOBS = ("extract", "decompose", "solve", "answer", "chat")
 
-    def __init__(self, inner: Any):
+    def __init__(self, inner: Any, root: WatchedReasoner | None = None):
         self._inner = inner
+        self._root = root or self  # the watcher the harness reads; a prompt variant reports to it
         self.fatal: LLMError | None = None
+
+    def with_prompt_set(self, name: str) -> Any:
+        """The inner reasoner building another preset's prompts, still watched: a method that
+        switches prompts (a `paper` preset) must not slip past the stop on a bad key."""
+        variant = getattr(self._inner, "with_prompt_set", None)
+        return WatchedReasoner(variant(name), self._root) if callable(variant) else self
 
     def __getattr__(self, attr: str) -> Any:
         value = getattr(self._inner, attr)
@@ -58,8 +65,8 @@ class WatchedReasoner:
             try:
                 return value(*args, **kwargs)
             except LLMError as exc:
-                if exc.fatal and self.fatal is None:
-                    self.fatal = exc
+                if exc.fatal and self._root.fatal is None:
+                    self._root.fatal = exc
                 raise
 
         return watched
