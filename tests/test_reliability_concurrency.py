@@ -158,7 +158,11 @@ def test_eight_concurrent_questions_give_the_sequential_traces(qa_corpus):
     alone = ws.open("qa")
     methods = {name: build_method(name, OfflineReasoner(embedder)) for name in ("t2rag", "kg2rag")}
     sequential = [_normalized(methods[name].answer(q, alone)) for name, q in jobs]
-    assert all(r["answer"] and not r["error"] for r in sequential)
+    # the premise: real runs to compare (the offline rules leave a chained question's answer empty
+    # when its last hop is never stated, so not every one answers)
+    assert not any(r["error"] for r in sequential)
+    answered = sum(bool(r["answer"]) for r in sequential)
+    assert answered >= len(jobs) // 2, f"only {answered} of {len(jobs)} answered"
     for (name, q), seq, conc in zip(jobs, sequential, concurrent):
         assert conc == seq, f"{name} answered {q!r} differently when asked concurrently"
     assert corpus.check() == []

@@ -242,7 +242,7 @@ def _bounded(call, timeout: Any):
         if d is not None and d.remaining() <= GRACE:
             raise d.error()
         raise LLMError(
-            f"no complete reply within {limit:g} s (the reply kept arriving too slowly); the request was abandoned",
+            f"no complete reply within {limit:g}s (the reply kept arriving too slowly); the request was abandoned",
             kind="timeout",
             retryable=True,
         )
