@@ -172,10 +172,16 @@ def show_timeline(result, key: str, expanded: bool = False, height: int | None =
             _draw(spans, key, height, x_max)
     else:
         st.markdown(title)
-        _draw(spans, key, height, x_max)
+        _draw(spans, key, height, x_max, summary_below=True)
 
 
-def _draw(spans: list[Span], key: str, height: int | None, x_max: float | None = None) -> None:
-    st.caption(summary(spans))
+def _draw(spans: list[Span], key: str, height: int | None, x_max: float | None = None,
+          summary_below: bool = False) -> None:
+    # side by side, the one-line summary goes under the chart: its length differs per method, and a
+    # line that wraps in one column only would set that chart lower than its neighbour
+    if not summary_below:
+        st.caption(summary(spans))
     st.plotly_chart(figure(spans, height, x_max), key=f"{key}_timeline", config=_PLOTLY)
+    if summary_below:
+        st.caption(summary(spans))
     st.caption(legend(spans))
