@@ -85,13 +85,13 @@ def caveat(result) -> tuple[str, str]:
     empty = not (result.answer or "").strip()
     if result.error:
         return "", ""
-    if method == "t2rag" and trace is not None and getattr(trace, "synthesis", None) is not None:
+    if getattr(trace, "synthesis", None) is not None:  # a synthesis that may have been forced (T2RAG)
         forced = trace.synthesis.mode == "forced"
         if empty:
             return "empty", _t2rag_why(trace) if forced else "the answer step returned nothing"
         return ("guess", _t2rag_why(trace)) if forced else ("", "")
     if empty:
-        if method == "kg2rag" and trace is not None and hasattr(trace, "seeds"):
+        if hasattr(trace, "seeds") and hasattr(trace, "trees"):  # seeds and trees to say why (KG2RAG)
             return "empty", _kg2rag_why(trace)
         return "empty", getattr(result, "stop_reason", "") or f"{method or 'the method'} returned no answer"
     return "", ""

@@ -23,6 +23,7 @@ class Citation:
     chunk_ids: list[str] = field(default_factory=list)
     needles: list[str] = field(default_factory=list)  # what to mark in the chunk
     kind: str = ""  # a T2RAG binding's source kind (BindingRecord.source_kind): the badge drawn
+    binding: bool = False  # a placeholder's value (drawn with its source-kind badge)
 
 
 #: BindingRecord.source_kind -> (badge label, colour, what it means): one table for every view
@@ -56,7 +57,7 @@ def t2rag_chain(trace) -> list[Citation]:
                 continue
             seen.add(b.placeholder)
             out.append(Citation(f"{b.placeholder} = {b.value}", b.proposition, list(b.chunk_ids), [b.value],
-                                b.source_kind or ""))
+                                b.source_kind or "", binding=True))
     return out
 
 
@@ -74,16 +75,20 @@ def kg2rag_chain(trace) -> list[Citation]:
     return out
 
 
+def _t2rag_citations(result) -> list[Citation]:
+    # no placeholder filled: the answer came from the chunks retrieved (the trace's evidence)
+    return t2rag_chain(result.trace) or ([Citation("Answer read from the retrieved chunks (no placeholder filled)", "",
+                                                   list(result.evidence_chunk_ids), [result.answer])]
+                                         if result.evidence_chunk_ids and result.answer else [])
+
+
 def chain_for(result) -> list[Citation]:
+    """The answer's citations, by what its trace holds: rounds of bindings (T2RAG) or spanning
+    trees (KG2RAG); a trace with neither gives none."""
     tr = result.trace
-    if tr is None:
-        return []
-    if result.method == "t2rag" and hasattr(tr, "rounds"):
-        # no placeholder filled: the answer came from the chunks retrieved (the trace's evidence)
-        return t2rag_chain(tr) or ([Citation("Answer read from the retrieved chunks (no placeholder filled)", "",
-                                             list(result.evidence_chunk_ids), [result.answer])]
-                                   if result.evidence_chunk_ids and result.answer else [])
-    if result.method == "kg2rag" and hasattr(tr, "trees"):
+    if hasattr(tr, "rounds"):
+        return _t2rag_citations(result)
+    if hasattr(tr, "trees"):
         return kg2rag_chain(tr)
     return []
 
@@ -126,7 +131,6 @@ def chain_html(result, corpus=None) -> str:
     if not cits:
         return ""
     texts = _chunk_texts(result, corpus)
-    is_t2rag = result.method == "t2rag" and bool(t2rag_chain(result.trace))
     items = []
     for i, c in enumerate(cits, 1):
         refs = []
@@ -138,7 +142,7 @@ def chain_html(result, corpus=None) -> str:
                         f'<div style="font-size:.9em;margin:.2em 0 .4em 1em">{body or "<i>(text not in the trace)</i>"}'
                         "</div></details>")
         support = f" ← <i>“{esc(c.support)}”</i>" if c.support else ""
-        badge = f" {source_badge(c.kind)}" if is_t2rag else ""
+        badge = f" {source_badge(c.kind)}" if c.binding else ""
         items.append(f'<li class="tl-cite"><b>[{i}]</b> {esc(c.claim)}{badge}{support} ← {"".join(refs) or "<i>no chunk</i>"}</li>')
     # a long chain (KG2RAG with many trees) starts folded so the answers stay side by side
     return (f'<details class="tl-chain" style="margin-top:.4em"{" open" if len(cits) <= 3 else ""}><summary><small>'

@@ -36,7 +36,8 @@ def single_method_page(method: str, label: str, prefix: str, step_key: str) -> N
     asked = ask_question(corpus, f"{prefix}_q", "Ask", f"{prefix}_go")
     if asked.pressed:
         ss[result_key] = None  # a failed run must not leave the last question's result under this one
-    linked = state.take_url_autorun("ask" if method == "t2rag" else method) and bool(asked.question)
+    page = next((p for p, spec in state.URL_PAGES.items() if spec[1] == result_key), "")  # this page's URL path
+    linked = state.take_url_autorun(page) and bool(asked.question)
     with result_area(asked.pressed):
         if asked.submitted or linked:  # a copied link names a question: run it, open its step
             with engine_errors(label):

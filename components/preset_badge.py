@@ -161,11 +161,11 @@ def chunk_budget(result) -> str:
     k = _get(s, "k")
     if k is None:
         return "no chunks"
-    if result.method == "t2rag":
+    if _get(s, "rounds") is not None:  # a method that retrieves k chunks each round (T2RAG)
         rounds = len(getattr(tr, "rounds", []) or [])
         shown = len(tr.chunk_ids_shown()) if hasattr(tr, "chunk_ids_shown") else len(result.evidence_chunk_ids)
         return f"budget: k = {k} chunks per round × {rounds} of up to {_get(s, 'rounds')} rounds ({shown} shown in total)"
-    if result.method == "ircot":
+    if _get(s, "steps") is not None:  # a method that retrieves k chunks each step (IRCoT)
         return f"budget: k = {k} chunks per step × up to {_get(s, 'steps')} steps"
     return f"budget: k = {k} chunks in total ({len(result.evidence_chunk_ids)} used)"
 
