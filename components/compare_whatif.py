@@ -1,5 +1,5 @@
 """What if… on Compare: change each method's knobs (k, rounds, hops), re-run both methods or the
-chosen one on the recorded LLM replies (SessionConfig.rerun, engine/whatif.py), and see, per
+chosen one on the recorded LLM replies (Session.rerun, engine/whatif.py), and see, per
 method, the first run beside the re-run with what changed (components.whatif_view.show_diff)."""
 from __future__ import annotations
 

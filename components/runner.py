@@ -6,7 +6,7 @@ import time
 from components import state
 from components.progress import StepLog
 from engine.runs import Run
-from components.steps import METHOD_TITLES
+from engine.methods.registry import title
 
 
 #: Corpora whose models and indexes this server process has already warmed (see _warm_up).
@@ -34,27 +34,19 @@ def _warm_up(corpus, question: str) -> None:
 
 
 def run_methods(methods: list[str], corpus, question: str, q=None) -> Run:
-    """One Run holding each method's Result for `question` (gold answers from the corpus question)."""
-    from engine.llm.deadline import within
-    from engine.methods import build_method
+    """One Run holding each method's Result for `question` (gold answers from the corpus question),
+    through `Session.answer_all`: the question check, budget, deadline and recording happen there."""
+    logs: dict[str, StepLog] = {}
 
-    from engine.limits import check_question
+    def on_start(name: str) -> StepLog:
+        _warm_up(corpus, question.strip())  # after the question passed its check: once per corpus
+        logs[name] = StepLog(f"{title(name)}: running")
+        return logs[name]
 
-    question = check_question(question)
-    _warm_up(corpus, question)
-    session = state.session()
-    session.begin()  # the operator's budget: refused here, before anything runs
-    reasoner = session.reasoner(corpus)
-    results = []
-    try:
-        for name in methods:
-            log = StepLog(f"{METHOD_TITLES.get(name, name)}: running")
-            with within(session.question_deadline, "question"):
-                result = build_method(name, reasoner).answer(question, corpus, session.settings_for(name),
-                                                             on_step=log)
-            log.finish(f"{METHOD_TITLES.get(name, name)}: {result.answer or '(no answer)'}", ok=not result.error)
-            results.append(result)
-    finally:
-        session.record(results)
-    return Run(question=question, results=results, gold=list(q.answers) if q is not None else [],
-               qid=q.qid if q is not None else "", corpus=corpus.name, created=time.time())
+    def on_done(name: str, result) -> None:
+        logs[name].finish(f"{title(name)}: {result.answer or '(no answer)'}", ok=not result.error)
+
+    results = state.session().answer_all(methods, question, corpus, on_start=on_start, on_done=on_done)
+    return Run(question=results[0].question if results else question.strip(), results=results,
+               gold=list(q.answers) if q is not None else [], qid=q.qid if q is not None else "",
+               corpus=corpus.name, created=time.time())

@@ -3,7 +3,7 @@
 Two kinds of state, kept apart on purpose:
 
 * `st.session_state` holds the user's own values (chosen corpus, the last results and where each
-  stepper stands) and `session`, the engine's `SessionConfig`: model, endpoint, API key and method
+  stepper stands) and `session`, the engine's `Session`: model, endpoint, API key and method
   settings live there, and its setters refuse every change in demo mode (a forged widget value
   included). `init_state()` sets every key once per session; pages never invent new ones.
 * `st.cache_resource` holds shared read-only things: the workspace (with its embedder) and each
@@ -35,7 +35,7 @@ METHOD_LABELS = {name: method_info(name).label for name in app_methods()}
 # key -> default; factories for mutable defaults so sessions never share one dict
 _DEFAULTS: dict[str, Any] = {
     "corpus": None,          # name of the selected corpus
-    "session": None,         # engine.session.SessionConfig: model, endpoint, key, method settings
+    "session": None,         # engine.session.Session: model, endpoint, key, method settings
     "ask_result": None,      # engine.runs.Run of the last T2RAG run (or a reopened trace)
     "ask_round": 0,
     "ask_whatif": None,      # the last what-if on the Ask page: {"base": Result, "new": Result, "diff": RunDiff}
@@ -85,11 +85,11 @@ def init_state() -> None:
     s: AppSettings = ss["settings"]
     if ss["session"] is None:
         from engine.llm.litellm_call import EndpointPolicy, set_policy
-        from engine.session import SessionConfig
+        from engine.session import Session
 
         # the trust boundary of a served app: environment keys only to the operator's endpoints
         set_policy(EndpointPolicy.strict(s.trusted_bases))
-        ss["session"] = SessionConfig.from_app(s)
+        ss["session"] = Session.from_app(s)
     if ss["corpus"] is None:
         names = corpus_names()
         # a link may name the corpus (`?corpus=name`): shareable demo links open on it
@@ -109,7 +109,7 @@ def is_demo() -> bool:
 
 
 def session():
-    """The engine's SessionConfig of this browser session."""
+    """The engine's Session of this browser session."""
     return st.session_state["session"]
 
 

@@ -1,5 +1,5 @@
 """What if…: change k, rounds or hops on a finished run, re-run it on the recorded LLM replies
-(SessionConfig.rerun, engine/whatif.py), and see the two runs side by side with what changed."""
+(Session.rerun, engine/whatif.py), and see the two runs side by side with what changed."""
 from __future__ import annotations
 
 import streamlit as st

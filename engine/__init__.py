@@ -2,11 +2,18 @@
 
 The library surface (everything the app and the CLI do goes through these):
 
-    from engine import Workspace, AppSettings, make_reasoner, build_method
-    ws = Workspace(AppSettings.from_env().workspace)
-    corpus = ws.open("hotpotqa-sample")
-    result = build_method("t2rag", make_reasoner("")).answer("Who ...?", corpus)
+    from engine import AppSettings, Session, Workspace
+    app = AppSettings.from_env()
+    corpus = Workspace(app.workspace).open("hotpotqa-sample")
+    session = Session.for_cli(app)            # the model named by TRIPLET_LENS_MODEL; none: offline rules
+    result = session.answer("t2rag", "Which city is the capital of the country where Hamburg is?", corpus)
     print(result.answer, result.usage)
+
+A reasoner on its own (the four jobs of SPEC, with or without a model):
+
+    from engine import make_reasoner
+    reasoner = make_reasoner("")              # "" = the offline rules, no key needed
+    print(reasoner.name)                      # offline-rules
 
 Names are imported lazily so `import engine` stays cheap (no torch, faiss or litellm).
 """
@@ -23,7 +30,7 @@ _EXPORTS = {
     "CorpusSettings": "engine.store",
     "CorpusError": "engine.store",
     "ChunkingSettings": "engine.chunking",
-    "make_reasoner": "engine.llm",
+    "make_reasoner": "engine.reasoners",
     "build_method": "engine.methods",
     "Result": "engine.methods.base",
     "save_result": "engine.methods.base",
@@ -31,7 +38,7 @@ _EXPORTS = {
     "Run": "engine.runs",
     "save_run": "engine.runs",
     "load_run": "engine.runs",
-    "SessionConfig": "engine.session",
+    "Session": "engine.session",
     "run_extraction": "engine.extraction",
     "load_paths": "engine.ingest",
 }

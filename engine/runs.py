@@ -4,7 +4,7 @@ A run is saved as one result (a trace file, the same JSON the CLI writes with --
 comparison (several results for one question), under `<corpus>/runs/`:
 
     run = Run(question, [result], gold=["..."], corpus=corpus.name)
-    path = save_run(corpus, run)            # SessionConfig.save_run refuses this in demo mode
+    path = save_run(corpus, run)            # Session.save_run refuses this in demo mode
     run = load_run(path)                    # the same dataclasses back, no LLM needed
 
 A saved run reopens with the full step-through: everything the views draw is in the trace.

@@ -1,7 +1,7 @@
 """One user's session over the engine: the model, endpoint, key and method settings in use, and
 the rules a shared deployment needs, enforced here rather than in the pages that draw widgets.
 
-    session = SessionConfig.from_app(AppSettings.from_env())
+    session = Session.from_app(AppSettings.from_env())
     session.set_model("openai/gpt-4o-mini", api_key=typed)   # ConfigLocked in demo mode
     result = session.answer("t2rag", "Who ...?", corpus)     # budget checked and recorded
     path = session.save_run(corpus, Run(result.question, [result]))   # ConfigLocked in demo mode
@@ -21,6 +21,8 @@ from __future__ import annotations
 import dataclasses
 import secrets
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +37,7 @@ class ConfigLocked(PermissionError):
 
 
 @dataclass
-class SessionConfig:
+class Session:
     workspace: Path
     demo: bool = False
     model: str = ""
@@ -49,7 +51,7 @@ class SessionConfig:
     """budget bookings by thread, from `begin` until `record` settles them"""
 
     @classmethod
-    def from_app(cls, app: AppSettings) -> SessionConfig:
+    def from_app(cls, app: AppSettings) -> Session:
         set_reply_cap(app.max_reply_bytes)  # the process's LLM reply size cap (engine.llm.litellm_call)
         budget = None
         if app.cap_session or app.cap_day:
@@ -64,7 +66,7 @@ class SessionConfig:
         )
 
     @classmethod
-    def for_cli(cls, app: AppSettings, model: str | None = None, api_base: str | None = None) -> SessionConfig:
+    def for_cli(cls, app: AppSettings, model: str | None = None, api_base: str | None = None) -> Session:
         """The command line's session: the operator's own, so never in demo mode; `model` and
         `api_base` (flags) override the environment's. Keys come from the environment (the CLI runs
         under the local-user endpoint policy, see engine.llm.litellm_call)."""
@@ -203,25 +205,67 @@ class SessionConfig:
         else:
             self.budget.record(self.session_id, questions=questions, tokens=tokens, dollars=dollars)
 
-    def answer(self, method: str, question: str, corpus, on_step=None, reasoner=None):
-        """One question through one method, inside the session's budget."""
+    @contextmanager
+    def _question(self, questions: list[str], questions_booked: int = 1) -> Iterator[tuple[list[str], list]]:
+        """The one place a question is checked, booked against the budget, bounded by the question
+        deadline and recorded: every run (Ask, Compare, the CLI, eval, a what-if) passes here. The
+        block gets the checked (stripped) questions and a list to append its results to; they are
+        recorded even when it raises."""
         from engine.limits import check_question
         from engine.llm.deadline import within
-        from engine.methods import build_method
 
-        question = check_question(question)
-        self.begin()
-        results = []
+        checked = [check_question(q) for q in questions]
+        self.begin(questions_booked)
+        results: list = []
         try:
             with within(self.question_deadline, "question"):
-                results.append(
-                    build_method(method, reasoner or self.reasoner(corpus)).answer(
-                        question, corpus, self.settings_for(method), on_step=on_step
-                    )
-                )
+                yield checked, results
         finally:
-            self.record(results)
-        return results[0]
+            self.record(results, questions_booked)
+
+    @staticmethod
+    def run_method(name: str, reasoner, question: str, corpus, settings, on_step=None):
+        """The method built from the registry and run once: the only place a method is built. Call
+        it inside `_question` (as `answer_all` and the what-if replay do), not on its own."""
+        from engine.methods.registry import build_method
+
+        return build_method(name, reasoner).answer(question, corpus, settings, on_step=on_step)
+
+    def answer(self, method: str, question: str, corpus, *, settings=None, reasoner=None, on_step=None):
+        """One question through one method, inside the session's budget and deadline; `settings`
+        default to the session's own for the method (`settings_for`)."""
+        return self.answer_all(
+            [method],
+            question,
+            corpus,
+            settings={method: settings} if settings else None,
+            reasoner=reasoner,
+            on_start=(lambda _name: on_step) if on_step else None,
+        )[0]
+
+    def answer_all(
+        self,
+        methods: list[str],
+        question: str,
+        corpus,
+        *,
+        settings: dict[str, Any] | None = None,
+        reasoner=None,
+        on_start=None,
+        on_done=None,
+    ) -> list:
+        """One question through several methods (Compare), booked as one question. `on_start(name)`
+        returns the method's `on_step` callback (or None); `on_done(name, result)` follows each."""
+        with self._question([question]) as ([question], results):
+            reasoner = reasoner or self.reasoner(corpus)
+            for name in methods:
+                on_step = on_start(name) if on_start else None
+                chosen = (settings or {}).get(name) or self.settings_for(name)
+                result = self.run_method(name, reasoner, question, corpus, chosen, on_step)
+                results.append(result)
+                if on_done:
+                    on_done(name, result)
+        return results
 
     def rerun(self, result, corpus, changes: dict[str, Any], on_step=None, reasoner=None):
         """A what-if (engine.whatif): `result` again with `changes` to its settings; recorded replies
@@ -233,20 +277,14 @@ class SessionConfig:
     def rerun_all(self, items: list[tuple[Any, dict[str, Any]]], corpus, on_step=None, reasoner=None):
         """Several results of one question re-run (Compare's what-if): one question against the
         budget, as the comparison itself counted, with the tokens and dollars of every re-run."""
-        from engine.limits import check_question
-        from engine.llm.deadline import within
-        from engine.whatif import rerun
+        from engine.whatif import finish_rerun, prepare_rerun
 
-        for result, _ in items:
-            check_question(result.question)
-        self.begin()
-        out = []
-        try:
-            with within(self.question_deadline, "question"):
-                for result, changes in items:
-                    out.append(
-                        rerun(result, corpus, changes, reasoner or self.reasoner(corpus), on_step, knobs_only=self.demo)
-                    )
-        finally:
-            self.record([new for new, _ in out])
-        return out
+        pairs: list = []
+        with self._question([result.question for result, _ in items]) as (_, out):
+            fallback = reasoner or self.reasoner(corpus)
+            for result, changes in items:
+                settings, replay = prepare_rerun(result, changes, fallback, knobs_only=self.demo)
+                new = self.run_method(result.method, replay, result.question, corpus, settings, on_step)
+                out.append(new)
+                pairs.append(finish_rerun(result, new, replay))
+        return pairs

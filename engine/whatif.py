@@ -1,7 +1,7 @@
 """What-if re-runs: change k, rounds or hops on a finished run and run it again, with every LLM
 reply whose prompt is unchanged taken from the run's own trace.
 
-    new, diff = rerun(result, corpus, {"k": 8}, session.reasoner(corpus))
+    new, diff = session.rerun(result, corpus, {"k": 8})   # engine.session: budget, deadline, record
     print("\\n".join(diff.lines()))      # settings, answer, evidence added/removed, calls, cost, time
 
 The methods are deterministic around their LLM calls, so a setting that does not change what a call
@@ -9,7 +9,7 @@ is shown does not change its prompt: such a call is answered from the recorded r
 free and instant, and lands in the new trace with `replayed=True` and `cached=True` (cost $0, like
 a cache hit). Only prompts that changed reach the fallback reasoner, which is the session's own
 (its model and key, or the offline rules): a re-run sends nothing anywhere a plain question could
-not. `SessionConfig.rerun` wraps this with the session's budget, deadline and demo rules.
+not. `Session.rerun` wraps this with the session's budget, deadline and demo rules.
 """
 
 from __future__ import annotations
@@ -292,24 +292,20 @@ def diff_runs(before: Any, after: Any, replayed: int = 0, new: int = 0) -> RunDi
     )
 
 
-def rerun(
-    result: Any,
-    corpus: Any,
-    changes: dict[str, Any],
-    fallback: Any,
-    on_step: Any = None,
-    *,
-    knobs_only: bool = False,
-) -> tuple[Any, RunDiff]:
-    """Run `result`'s method on its question again with `changes` to its settings, replaying every
-    recorded reply whose prompt is unchanged; `fallback` answers the rest."""
-    from engine.methods import build_method
-
+def prepare_rerun(
+    result: Any, changes: dict[str, Any], fallback: Any, *, knobs_only: bool = False
+) -> tuple[Any, ReplayReasoner]:
+    """(settings, reasoner) to run `result`'s method on its question again with `changes`: the
+    reasoner replays every recorded reply whose prompt is unchanged and hands the rest to
+    `fallback`. `Session.rerun` runs the method with them and calls `finish_rerun`."""
     if result.trace is None or isinstance(result.trace, dict):
         raise ValueError(f"this {result.method} run has no trace to re-run from")
     settings = apply_changes(result.method, run_settings(result), changes, knobs_only=knobs_only)
-    reasoner = ReplayReasoner(recorded_calls(result), fallback)
-    new = build_method(result.method, reasoner).answer(result.question, corpus, settings, on_step=on_step)
+    return settings, ReplayReasoner(recorded_calls(result), fallback)
+
+
+def finish_rerun(result: Any, new: Any, reasoner: ReplayReasoner) -> tuple[Any, RunDiff]:
+    """The re-run labelled with the replaying reasoner, and what changed against `result`."""
     new.reasoner = reasoner.label()
     if hasattr(new.trace, "reasoner"):
         new.trace.reasoner = new.reasoner

@@ -16,13 +16,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.config import AppSettings  # noqa: E402
-from engine.session import SessionConfig  # noqa: E402
+from engine.session import Session  # noqa: E402
 from engine.verdict import chunk_ids_of, compare_verdict, gold_spec  # noqa: E402
 
 
 def main(names: list[str]) -> int:
     app = AppSettings.from_env()
-    ws, session = app.workspace_obj(), SessionConfig.for_cli(app)
+    ws, session = app.workspace_obj(), Session.for_cli(app)
     for name in names:
         corpus = ws.open(name)
         reasoner = session.reasoner(corpus)

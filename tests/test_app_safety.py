@@ -109,16 +109,16 @@ def test_saved_run_reopens_with_the_full_trace(xss_run):
 def test_runs_save_and_load_through_the_engine_session_and_a_demo_session_writes_none(xss_run, tmp_path):
     """Runs live in the engine (engine/runs.py): the session saves and loads them from Python, and a
     demo visitor's session refuses to write to the server whatever a page draws."""
-    from engine.session import ConfigLocked, SessionConfig
+    from engine.session import ConfigLocked, Session
 
     corpus, run = xss_run
-    path = SessionConfig(workspace=tmp_path).save_run(corpus, run)
-    before = set(SessionConfig.list_runs(corpus))
+    path = Session(workspace=tmp_path).save_run(corpus, run)
+    before = set(Session.list_runs(corpus))
     assert path in before
-    assert SessionConfig.load_run(path).by_method("kg2rag").answer == run.results[1].answer
+    assert Session.load_run(path).by_method("kg2rag").answer == run.results[1].answer
     with pytest.raises(ConfigLocked, match="read-only demo"):
-        SessionConfig(workspace=tmp_path, demo=True).save_run(corpus, run)
-    assert set(SessionConfig.list_runs(corpus)) == before
+        Session(workspace=tmp_path, demo=True).save_run(corpus, run)
+    assert set(Session.list_runs(corpus)) == before
 
 
 def test_a_single_trace_file_from_the_cli_opens_as_a_run(xss_run, tmp_path):

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from engine.budget import Budget, BudgetExceeded
-from engine.session import SessionConfig
+from engine.session import Session
 from tests.doubles import HashEmbedder, MemoryCorpus, ScriptedReasoner, chunk
 
 CORPUS = MemoryCorpus(HashEmbedder(), [chunk("a#0", "Lisbon", "Ada Vale was born in Lisbon.")],
@@ -25,10 +25,10 @@ class SlowReasoner(ScriptedReasoner):
         return super().answer(question, context, facts=facts)
 
 
-def _ask_at_once(sessions: list[SessionConfig]) -> tuple[list, list[str]]:
+def _ask_at_once(sessions: list[Session]) -> tuple[list, list[str]]:
     answers, refusals, start = [], [], threading.Barrier(len(sessions))
 
-    def ask(session: SessionConfig) -> None:
+    def ask(session: Session) -> None:
         start.wait()
         try:
             answers.append(session.answer("standard", "Where was Ada Vale born?", CORPUS,
@@ -47,7 +47,7 @@ def _ask_at_once(sessions: list[SessionConfig]) -> tuple[list, list[str]]:
 def test_eight_concurrent_questions_against_a_day_cap_of_two_give_two_answers_and_six_refusals(tmp_path):
     path = tmp_path / "budget.sqlite"
     # eight browser sessions of one server (each its own Budget object, as separate processes would)
-    sessions = [SessionConfig(workspace=tmp_path, budget=Budget(path, {}, {"questions": 2})) for _ in range(8)]
+    sessions = [Session(workspace=tmp_path, budget=Budget(path, {}, {"questions": 2})) for _ in range(8)]
     answers, refusals = _ask_at_once(sessions)
     assert len(answers) == 2 and all(a.answer == "Lisbon" for a in answers), [a.answer for a in answers]
     assert len(refusals) == 6, refusals
@@ -72,7 +72,7 @@ def test_a_token_cap_counts_the_estimated_share_of_questions_in_flight(tmp_path)
 
 def test_a_failed_question_is_still_settled(tmp_path):
     path = tmp_path / "budget.sqlite"
-    session = SessionConfig(workspace=tmp_path, budget=Budget(path, {"questions": 5}, {}))
+    session = Session(workspace=tmp_path, budget=Budget(path, {"questions": 5}, {}))
     with pytest.raises(RuntimeError, match="boom"):
         session.answer("standard", "Where was Ada Vale born?", CORPUS,
                        reasoner=ScriptedReasoner(answers=[RuntimeError("boom")]))

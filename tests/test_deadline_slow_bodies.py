@@ -150,11 +150,11 @@ def test_a_50_mb_reply_is_refused_with_the_cap_named_and_stays_out_of_the_trace(
 def test_the_reply_cap_is_an_operator_setting(monkeypatch):
     from engine.config import AppSettings
     from engine.llm import litellm_call
-    from engine.session import SessionConfig
+    from engine.session import Session
 
     old = litellm_call._reply_cap
     try:
-        SessionConfig.from_app(AppSettings.from_env({"TRIPLET_LENS_MAX_REPLY_MB": "0.5"}))
+        Session.from_app(AppSettings.from_env({"TRIPLET_LENS_MAX_REPLY_MB": "0.5"}))
         assert litellm_call._reply_cap == 512 * 1024
     finally:
         litellm_call.set_reply_cap(old)

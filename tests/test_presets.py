@@ -132,10 +132,14 @@ def test_the_offline_reasoner_answers_under_both_presets(preset, embedder):
 
 
 def test_a_whatif_onto_the_paper_preset_replays_nothing_it_cannot(kg_corpus):
-    from engine.whatif import preset_changes, rerun
+    from pathlib import Path
+
+    from engine.session import Session
+    from engine.whatif import preset_changes
 
     first = KG2RAG(ScriptedReasoner()).answer(Q, kg_corpus, KG2RAGSettings())
-    new, diff = rerun(first, kg_corpus, preset_changes("kg2rag", "paper"), ScriptedReasoner())
+    new, diff = Session(workspace=Path("unused")).rerun(first, kg_corpus, preset_changes("kg2rag", "paper"),
+                                                        reasoner=ScriptedReasoner())
     assert new.trace.preset == "paper" and diff.settings["seeds"] == ("hybrid", "dense")
     assert np.isfinite(new.usage.total_time)
 

@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.config import AppSettings
-from engine.session import SessionConfig
+from engine.session import Session
 from tests._app_helpers import REPO, build_small_corpus, free_port
 from tests.loopback import LoopbackServer
 
@@ -99,7 +99,7 @@ def test_apply_reports_the_providers_answer_after_one_request(tmp_path, fault, f
     with LoopbackServer() as srv:
         if fault:
             srv.fail_after, srv.fail_mode = 0, fault
-        sess = SessionConfig.from_app(AppSettings(workspace=tmp_path))
+        sess = Session.from_app(AppSettings(workspace=tmp_path))
         sess.set_model(MODEL, srv.base_url, "sk-test-apply-123456")
         t0 = time.perf_counter()
         ok, message = sess.check_model()
@@ -108,12 +108,12 @@ def test_apply_reports_the_providers_answer_after_one_request(tmp_path, fault, f
 
 
 def test_apply_reports_an_unreachable_server_and_a_missing_key(tmp_path, monkeypatch):
-    sess = SessionConfig.from_app(AppSettings(workspace=tmp_path))
+    sess = Session.from_app(AppSettings(workspace=tmp_path))
     sess.set_model(MODEL, f"http://127.0.0.1:{free_port()}/v1", "sk-test-apply-123456")
     ok, message = sess.check_model()
     assert not ok and message.startswith("unreachable"), message
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    fresh = SessionConfig.from_app(AppSettings(workspace=tmp_path))  # no key, the provider's own endpoint
+    fresh = Session.from_app(AppSettings(workspace=tmp_path))  # no key, the provider's own endpoint
     fresh.set_model(MODEL, "")
     t0 = time.perf_counter()
     ok, message = fresh.check_model()

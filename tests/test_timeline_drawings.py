@@ -11,9 +11,8 @@ import pytest
 from components.timeline_svg import axis_step, timeline_svg
 from components.timeline_view import ERROR_COLOR, FREE_COLOR, figure, legend, summary
 from engine.timeline import timeline, tree_rows
-from engine.whatif import rerun
 from engine.reasoners.llm_reasoner import LLMReasoner
-from tests.test_timeline_whatif import first_run, llm
+from tests.test_timeline_whatif import first_run, llm, rerun
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -1,10 +1,11 @@
 """Issue 12 items 4 and 5 in the engine: a run's timeline (engine/timeline.py) and what-if re-runs
-on the recorded LLM replies (engine/whatif.py, SessionConfig.rerun), over T2RAG, KG2RAG and a
+on the recorded LLM replies (engine/whatif.py, Session.rerun), over T2RAG, KG2RAG and a
 baseline driven by LLMReasoner over a scripted LLM that counts its calls."""
 from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -14,10 +15,14 @@ from engine.methods import build_method
 from engine.methods.base import result_from_json, result_to_json
 from engine.reasoners import prompts
 from engine.reasoners.llm_reasoner import LLMReasoner
-from engine.session import ConfigLocked, SessionConfig
+from engine.session import ConfigLocked, Session
 from engine.timeline import timeline, timeline_table
-from engine.whatif import rerun
 from tests._t2rag_helpers import bobby_mcgee_corpus
+
+
+def rerun(result, corpus, changes, fallback):
+    """A what-if through the one path, `Session.rerun` (no budget), on the `fallback` reasoner."""
+    return Session(workspace=Path("unused")).rerun(result, corpus, changes, reasoner=fallback)
 
 BRIDGE = "Who is the child of the performer of Me and Bobby McGee?"
 PRICE = 0.001  # dollars per call
@@ -189,7 +194,7 @@ def test_a_demo_session_reruns_only_the_whatif_knobs_through_its_own_reasoner(tm
     """Demo mode: a visitor's re-run goes through the session (budget, deadline, its reasoner) and
     may change k / rounds / hops within bounds, nothing that could point a call elsewhere."""
     result, corpus, _ = first_run("kg2rag", k=2)
-    demo = SessionConfig(workspace=tmp_path, demo=True)
+    demo = Session(workspace=tmp_path, demo=True)
     with pytest.raises(ValueError, match="changes only k, hops"):
         demo.rerun(result, corpus, {"reranker": "litellm:evil/model"}, reasoner=LLMReasoner(llm()))
     with pytest.raises(ValueError, match="hops must be between 0 and 3"):
@@ -251,7 +256,7 @@ def test_a_compare_whatif_of_both_methods_counts_one_question_against_the_budget
 
     t2, corpus, _ = first_run("t2rag")
     kg, _, _ = first_run("kg2rag", k=2)
-    sess = SessionConfig(workspace=tmp_path, budget=Budget(tmp_path / "b.sqlite", session_caps={"questions": 1}))
+    sess = Session(workspace=tmp_path, budget=Budget(tmp_path / "b.sqlite", session_caps={"questions": 1}))
     pairs = sess.rerun_all([(t2, {"k": 4}), (kg, {"hops": 2})], corpus, reasoner=LLMReasoner(llm()))
     assert [new.method for new, _ in pairs] == ["t2rag", "kg2rag"]
     assert sess.budget.session_usage(sess.session_id).questions == 1

@@ -76,16 +76,13 @@ def add_preset_flags(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_ask(args) -> int:
-    from engine.limits import check_question
-    from engine.methods import build_method, save_result
-    from engine.session import SessionConfig
-
-    args.question = check_question(args.question)
+    from engine.methods import method_class, save_result
+    from engine.session import Session
 
     app = AppSettings.from_env()
     ws = app.workspace_obj()
     corpus = ws.open(args.corpus)
-    reasoner = SessionConfig.for_cli(app, args.model, args.api_base).reasoner(corpus)
+    session = Session.for_cli(app, args.model, args.api_base)
     settings = method_settings(
         args.method,
         {"k": args.k, "rounds": args.rounds, "hops": args.hops, "reranker": args.reranker},
@@ -93,16 +90,13 @@ def cmd_ask(args) -> int:
         args.set,
     )
     refuse_unrunnable(args.method, settings)
-    method = build_method(args.method, reasoner)
 
     def on_step(label: str, payload) -> None:
         if not args.quiet:
             print(f"  .. {label}", file=sys.stderr)
 
-    from engine.llm.deadline import within
-
-    with within(app.question_deadline, "question"):
-        result = method.answer(args.question, corpus, settings, on_step=on_step)
+    # the question check, the deadline and the run's record: Session.answer, as in the app
+    result = session.answer(args.method, args.question, corpus, settings=settings, on_step=on_step)
     if args.trace_out:
         save_result(result, Path(args.trace_out))
     if result.error:
@@ -110,7 +104,7 @@ def cmd_ask(args) -> int:
     print(f"answer: {result.answer}")
     print(f"method: {args.method}   reasoner: {result.reasoner}   stop: {result.stop_reason or '-'}")
     print(preset_line(args.method, settings))
-    for line in method.summarize(result):
+    for line in method_class(args.method).summarize(result):
         print(f"  {line}")
     u = result.usage
     cost = "unknown" if u.cost is None else f"${u.cost:.5f}"

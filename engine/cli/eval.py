@@ -91,7 +91,7 @@ def cmd_eval(args) -> int:
     from engine.eval.harness import run_eval
     from engine.methods import METHODS
     from engine.progress import TerminalProgress
-    from engine.session import SessionConfig
+    from engine.session import Session
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
@@ -104,7 +104,7 @@ def cmd_eval(args) -> int:
     app = AppSettings.from_env()
     ws = app.workspace_obj()
     corpus = _probe_corpus(ws, ws.open(args.corpus), args)
-    reasoner = SessionConfig.for_cli(app, args.model, args.api_base).reasoner(corpus)
+    reasoner = Session.for_cli(app, args.model, args.api_base).reasoner(corpus)
     settings_by_method: dict | None = eval_settings(methods, args)
     for m, s in (settings_by_method or {}).items():
         print(f"{m}: {preset_line(m, s)}", file=sys.stderr)

@@ -49,7 +49,7 @@ def format_summary(s) -> str:
 def cmd_extract(args) -> int:
     from engine.extraction import estimate_extraction, run_extraction
     from engine.pending import count_pending, iter_pending
-    from engine.session import SessionConfig
+    from engine.session import Session
 
     app = AppSettings.from_env()
     corpus = app.workspace_obj().open(args.name)
@@ -70,7 +70,7 @@ def cmd_extract(args) -> int:
     if args.batch:
         return cmd_extract_batch(args, corpus, model, api_base)
 
-    reasoner = SessionConfig.for_cli(app, model, api_base).reasoner(corpus, extraction_style=args.style)
+    reasoner = Session.for_cli(app, model, api_base).reasoner(corpus, extraction_style=args.style)
     bar = TerminalProgress()
     try:
         summary = run_extraction(

@@ -79,14 +79,14 @@ def _changes(method: str, preset: str | None, pairs: list[str]) -> dict:
 def cmd_rerun(args) -> int:
     from engine.cli import UserError
     from engine.methods import save_result
-    from engine.session import SessionConfig
+    from engine.session import Session
 
     results = _results(args.trace, args.method)
     if len(results) > 1:
         raise UserError(f"{args.trace} holds several methods: pick one with --method")
     app = AppSettings.from_env()
     corpus = app.workspace_obj().open(args.corpus)
-    session = SessionConfig.for_cli(app, args.model, args.api_base)
+    session = Session.for_cli(app, args.model, args.api_base)
 
     def on_step(label: str, payload) -> None:
         if not args.quiet:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,7 @@ def _run_eval(
     correct_f1: float = 0.8,
     concurrency: int = 1,
     method_factory: Callable[[str, Any], Any] | None = None,
+    session: Any = None,
 ) -> EvalSummary:
     """Run each method on the selected questions; resume from `out_dir`; write and return the summary.
 
@@ -144,15 +146,18 @@ def _run_eval(
     chunked by sentence, paragraphs otherwise; both are always in summary.json). `k` is the
     cut-off of recall@k, in evidence chunks. `concurrency` questions run at once (threads; worth
     it with a remote LLM, whose latency dominates). `method_factory(name, reasoner)` defaults to
-    `engine.methods.build_method`.
+    the registered method answering through `session.answer` (`scoring.SessionMethod`); `session`
+    defaults to one with no budget and no question deadline (the run's own caller books it).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings_by_method = settings_by_method or {}
     if method_factory is None:
-        from engine.methods import build_method
+        from engine.eval.scoring import SessionMethod
+        from engine.session import Session
 
-        method_factory = build_method
+        session = session or Session(workspace=out, question_deadline=0)
+        method_factory = partial(SessionMethod, session)
     selected = select_questions(corpus, questions)
     unit = _resolve_unit(corpus, unit)
     check_run_config(out, corpus, reasoner, methods, settings_by_method)

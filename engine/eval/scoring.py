@@ -25,6 +25,24 @@ class EvalStopped(RuntimeError):
     """Raised inside the loop for a fatal provider error; run_eval turns it into `stopped`."""
 
 
+class SessionMethod:
+    """A registered method as the harness answers with it: every question goes through
+    `Session.answer` (the one path: question check, deadline, budget record), with the harness's
+    watched reasoner and the run's settings. Built per method, so a module that fails to import
+    stops that method before its first question."""
+
+    def __init__(self, session: Any, name: str, reasoner: Any):
+        from engine.methods.registry import method_class
+
+        method_class(name)
+        self.session, self.name, self.reasoner = session, name, reasoner
+
+    def answer(self, question: str, corpus: Any, settings: Any = None, on_step: Any = None) -> Result:
+        return self.session.answer(
+            self.name, question, corpus, settings=settings, reasoner=self.reasoner, on_step=on_step
+        )
+
+
 def fatal_error(exc: BaseException) -> LLMError | None:
     """The fatal `LLMError` behind `exc` (itself or one of its causes), if any."""
     seen = 0

@@ -218,7 +218,8 @@ class _Baseline:
     def _reranker(self, spec: str, corpus: CorpusView) -> Reranker:
         return cached_reranker(self._rerankers, spec, corpus)
 
-    def summarize(self, result: Result) -> list[str]:
+    @staticmethod
+    def summarize(result: Result) -> list[str]:
         tr: RetrievalTrace = result.trace
         lines = []
         if tr is not None:

@@ -293,7 +293,8 @@ class KG2RAG:
 
     # -- CLI -------------------------------------------------------------------------------
 
-    def summarize(self, result: Result) -> list[str]:
+    @staticmethod
+    def summarize(result: Result) -> list[str]:
         tr: KG2RAGTrace = result.trace
         if tr is None:
             return [f"answer: {result.answer}"]
