@@ -105,6 +105,10 @@ class RetrievalTrace:
     answer: str = ""
     timings: dict[str, float] = field(default_factory=dict)
 
+    def chunk_ids(self) -> list[str]:
+        """Every chunk id a stage listed, each once, in order."""
+        return list(dict.fromkeys(c.chunk_id for s in self.stages for c in s.chunks))
+
 
 @dataclass
 class NoRetrievalTrace(RetrievalTrace):

@@ -79,6 +79,10 @@ class IRCoTTrace:
     answer: str = ""
     total_seconds: float = 0.0
 
+    def chunk_ids(self) -> list[str]:
+        """Every chunk collected, in order."""
+        return list(dict.fromkeys(c.chunk_id for c in self.chunks))
+
     def calls(self) -> list[LLMCall]:
         out = [s.call for s in self.steps]
         return out + ([self.answer_call] if self.answer_call is not None else [])

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from engine.methods.base import Result
-from engine.verdict.model import CompareVerdict, Fill, GoldFind, GoldSpec, MethodVerdict, Spend, Stage
+from engine.verdict.model import CompareVerdict, GoldFind, GoldSpec, MethodVerdict, Spend, Stage
 from engine.verdict.text import headline, method_sentence
 
 # --- gold --------------------------------------------------------------------------------------
@@ -51,33 +51,12 @@ def gold_spec(corpus: Any, question: Any, chunk_ids: Sequence[str] = ()) -> Gold
 
 
 def stages(result: Result) -> list[Stage]:
-    """The result's steps as its view numbers them, each with what it first showed."""
-    name = type(result.trace).__name__
-    if name == "T2RAGTrace":
-        return _t2rag_stages(result.trace)
-    if name == "KG2RAGTrace":
-        return _kg2rag_stages(result.trace)
+    """The result's steps as its view numbers them, each with what it first showed: the trace's
+    own `verdict_stages()` (engine.methods.story), else one retrieval step and the answer."""
+    own = getattr(result.trace, "verdict_stages", None)
+    if callable(own):
+        return list(own())
     return [Stage("retrieval", tuple(result.evidence_chunk_ids), context=True), Stage("answer")]
-
-
-def _t2rag_stages(trace: Any) -> list[Stage]:
-    out = [Stage("the decomposition")]
-    for r in trace.rounds:
-        label = f"round {r.index}"
-        fills = tuple(Fill(b.placeholder, b.value, b.source, label) for b in r.bindings if not b.note)
-        out.append(Stage(label, tuple(c.chunk_id for c in r.chunks), fills))
-    return out + [Stage("the answer", context=True)]
-
-
-def _kg2rag_stages(trace: Any) -> list[Stage]:
-    out = [Stage("its seeds", tuple(s.chunk_id for s in trace.seeds))]
-    out += [Stage(f"hop {h.hop}", tuple(c.chunk_id for c in h.chunks_added)) for h in trace.hops]
-    return out + [
-        Stage("the weighted graph"),
-        Stage("the tree ranking"),
-        Stage("the context", context=True),
-        Stage("the answer"),
-    ]
 
 
 # --- one method --------------------------------------------------------------------------------
@@ -102,12 +81,8 @@ def _spend(result: Result) -> Spend:
 
 
 def _open_placeholders(result: Result) -> tuple[str, ...]:
-    trace = result.trace
-    if type(trace).__name__ != "T2RAGTrace" or not trace.rounds:
-        return ()
-    after = trace.rounds[-1].state_after
-    found = {p for t in [*after.searchable, *after.fuzzy] for p in t.placeholders}
-    return tuple(sorted(found))
+    hook = getattr(result.trace, "open_placeholders", None)
+    return tuple(hook()) if callable(hook) else ()
 
 
 def method_verdict(result: Result, gold: GoldSpec, at: int | None = None) -> MethodVerdict:
@@ -142,6 +117,7 @@ def method_verdict(result: Result, gold: GoldSpec, at: int | None = None) -> Met
         evidence,
         _spend(result),
         _open_placeholders(result) if finished else (),
+        story=str(getattr(result.trace, "verdict_story", "") or ""),
     )
     return replace(v, sentence=method_sentence(v, result))
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from engine.methods.story import Fill, Stage
+
+__all__ = ["CompareVerdict", "Fill", "GoldFind", "GoldSpec", "MethodVerdict", "Spend", "Stage"]
+
 
 @dataclass(frozen=True)
 class GoldSpec:
@@ -16,27 +20,6 @@ class GoldSpec:
 
     def label_of(self, chunk_id: str) -> str:
         return next((label for label, ids in self.paragraphs.items() if chunk_id in ids), "")
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One step of a method as its view numbers it: the chunks it saw first there and the
-    placeholders it filled there. `context` marks the step where the answer's evidence is fixed."""
-
-    label: str
-    seen: tuple[str, ...] = ()
-    fills: tuple[Fill, ...] = ()
-    context: bool = False
-
-
-@dataclass(frozen=True)
-class Fill:
-    """A T2RAG placeholder value and the evidence the solver named for it ("P3", "C1")."""
-
-    placeholder: str
-    value: str
-    source: str
-    stage: str
 
 
 @dataclass(frozen=True)
@@ -75,8 +58,9 @@ class MethodVerdict:
     seen: tuple[str, ...]  # chunk ids seen up to this step, in order
     evidence: tuple[str, ...]  # the answer's evidence chunk ids (empty before it is fixed)
     spend: Spend
-    open_placeholders: tuple[str, ...] = ()  # T2RAG: still unfilled when it answered
+    open_placeholders: tuple[str, ...] = ()  # still unfilled when it answered (trace.open_placeholders)
     sentence: str = ""
+    story: str = ""  # the trace's `verdict_story` (engine.methods.story): how its gold finds are worded
 
 
 @dataclass(frozen=True)

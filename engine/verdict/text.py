@@ -59,7 +59,7 @@ def fills_clause(v: MethodVerdict) -> str:
     return "filled " + ", ".join(named) + (f" (+{more} more)" if more > 0 else "")
 
 
-def _t2rag_gold(finds: list[GoldFind], stage: str) -> str:
+def _fills_gold(finds: list[GoldFind], stage: str) -> str:
     found = [f for f in finds if f.found_at]
     missed = [f.label for f in finds if not f.found_at]
     if not found:
@@ -85,7 +85,7 @@ def _stage_order(label: str) -> tuple[int, str]:
     return (int(digits) if digits else 0, label)
 
 
-def _kg2rag_gold(finds: list[GoldFind], stage: str) -> str:
+def _expansion_gold(finds: list[GoldFind], stage: str) -> str:
     seeds = [f.label for f in finds if f.found_at == "its seeds"]
     hops = [f for f in finds if f.found_at.startswith("hop")]
     missed = [f.label for f in finds if not f.found_at]
@@ -108,18 +108,18 @@ def _generic_gold(finds: list[GoldFind]) -> str:
     return "; ".join(parts)
 
 
+#: a trace's `verdict_story` -> how its gold finds are worded (engine.methods.story)
+GOLD_STORIES = {"fills": _fills_gold, "expansion": _expansion_gold}
+
+
 def gold_clause(v: MethodVerdict) -> str:
     finds = list(v.gold)
     if not finds:
         return ""
     if v.outcome == "pending" and not v.seen:  # e.g. T2RAG's decomposition: nothing to judge yet
         return f"has retrieved nothing yet ({v.stage})"
-    if v.method == "t2rag":
-        text = _t2rag_gold(finds, v.stage)
-    elif v.method == "kg2rag":
-        text = _kg2rag_gold(finds, v.stage)
-    else:
-        text = _generic_gold(finds)
+    story = GOLD_STORIES.get(v.story)
+    text = story(finds, v.stage) if story else _generic_gold(finds)
     dropped = [f.label for f in finds if f.found_at and f.used is False]
     if dropped:
         text += f"; {_names(dropped)} did not make it into the answer's evidence"

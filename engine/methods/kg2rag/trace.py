@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from engine.llm.base import LLMCall
 from engine.methods.departure import Departure
 from engine.methods.kg2rag.graph import GraphEdge, Hop, Tree
 from engine.methods.kg2rag.rank import TREE_SCORES
 from engine.methods.kg2rag.select import FILL, OVERFLOW
+from engine.methods.story import Stage
 
 SEED_STAGES = ("dense", "hybrid")
 ANSWER_PROMPTS = ("paper", "tuned")
@@ -151,3 +153,23 @@ class KG2RAGTrace:
     #: (engine.methods.presets): SPEC's named bug fixes first, then every setting that differs
     preset: str = ""
     departures: list[Departure] = field(default_factory=list)
+
+    def chunk_ids(self) -> list[str]:
+        """Every chunk id the trace mentions (seeds, hops, edges, selected and fill), each once."""
+        ids = [x.chunk_id for x in self.seeds]
+        ids += [c.chunk_id for h in self.hops for c in h.chunks_added + h.cut_by_total_cap]
+        ids += [e.chunk_id for e in self.edges] + list(self.tree_chunk_ids) + list(self.fill_chunk_ids)
+        return list(dict.fromkeys(ids))
+
+    verdict_story: ClassVar[str] = "expansion"
+
+    def verdict_stages(self) -> list[Stage]:
+        """Seeds, each hop (the chunks it added), graph, ranking, context, answer: the view's steps."""
+        out = [Stage("its seeds", tuple(x.chunk_id for x in self.seeds))]
+        out += [Stage(f"hop {h.hop}", tuple(c.chunk_id for c in h.chunks_added)) for h in self.hops]
+        return out + [
+            Stage("the weighted graph"),
+            Stage("the tree ranking"),
+            Stage("the context", context=True),
+            Stage("the answer"),
+        ]

@@ -11,9 +11,11 @@ replies and usage).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from engine.llm.base import LLMCall
 from engine.methods.departure import Departure
+from engine.methods.story import Fill, Stage
 from engine.reasoners.base import QueryTriplet
 
 PROMPT_SETS = ("paper", "tuned")
@@ -263,6 +265,32 @@ class T2RAGTrace:
         if self.synthesis is not None and self.synthesis.call is not None:
             out.append(self.synthesis.call)
         return out
+
+    def chunk_ids(self) -> list[str]:
+        """Every chunk id the trace mentions (shown, walked, cited), each once, in order."""
+        seen: dict[str, None] = {}
+        for r in self.rounds:
+            ids = [c.chunk_id for c in r.chunks] + [c for w in r.walked for c in w.chunk_ids]
+            for cid in ids + [c for b in r.bindings for c in b.chunk_ids]:
+                seen.setdefault(cid, None)
+        return list(seen)
+
+    verdict_story: ClassVar[str] = "fills"
+
+    def verdict_stages(self) -> list[Stage]:
+        """The decomposition, each round (chunks shown, placeholders filled), the answer."""
+        out = [Stage("the decomposition")]
+        for r in self.rounds:
+            label = f"round {r.index}"
+            fills = tuple(Fill(b.placeholder, b.value, b.source, label) for b in r.bindings if not b.note)
+            out.append(Stage(label, tuple(c.chunk_id for c in r.chunks), fills))
+        return out + [Stage("the answer", context=True)]
+
+    def open_placeholders(self) -> tuple[str, ...]:
+        if not self.rounds:
+            return ()
+        after = self.rounds[-1].state_after
+        return tuple(sorted({p for t in [*after.searchable, *after.fuzzy] for p in t.placeholders}))
 
     def chunk_ids_shown(self) -> list[str]:
         seen: dict[str, None] = {}
