@@ -44,57 +44,15 @@ def verdict(result, gold: list[str] | None) -> Verdict:
     return Verdict(kind, s.em, s.f1)
 
 
-def _open_placeholders(trace) -> list[str]:
-    """The placeholders still open when T2RAG stopped (its last state), e.g. ['?answer']."""
-    snap = trace.rounds[-1].state_after if trace.rounds else getattr(trace.decomposition, "state", None)
-    seen: dict[str, None] = {}
-    for t in (snap.searchable + snap.fuzzy) if snap is not None else []:
-        for p in t.placeholders:
-            seen.setdefault(p, None)
-    return list(seen)
-
-
-def _t2rag_why(trace) -> str:
-    from engine.methods.t2rag.trace import STOP_REASONS
-
-    stop = STOP_REASONS.get(trace.stop_reason, trace.stop_reason or "")
-    parsed = trace.synthesis.call.parsed if trace.synthesis and trace.synthesis.call else None
-    if isinstance(parsed, dict) and parsed.get("why"):
-        return str(parsed["why"]) + (f" ({stop})" if stop else "")
-    open_ = _open_placeholders(trace)
-    if open_:
-        filled = "was" if len(open_) == 1 else "were"
-        return f"{', '.join(open_)} {filled} never filled" + (f" ({stop})" if stop else "")
-    return f"the synthesis was forced ({stop})" if stop else "the synthesis was forced"
-
-
-def _kg2rag_why(trace) -> str:
-    if trace.note:
-        return trace.note
-    if not trace.seeds:
-        return "no chunk matched the question, so there was nothing to expand from"
-    n = len(trace.tree_chunk_ids) + len(trace.fill_chunk_ids)
-    return f"the answer step found no answer in the {n} chunks it was given"
-
-
 def caveat(result) -> tuple[str, str]:
-    """(kind, words) qualifying an answer, from its trace: ('guess', ...) for an answer T2RAG
-    synthesized with placeholders still open, ('empty', ...) for no answer, else ('', '')."""
-    trace = getattr(result, "trace", None)
-    method = getattr(result, "method", "")
-    empty = not (result.answer or "").strip()
+    """(kind, words) qualifying an answer, from its view (components/methods/): ('guess', ...) for
+    an answer given with what it needed still missing (T2RAG's forced synthesis), ('empty', why)
+    for no answer, else ('', '')."""
     if result.error:
         return "", ""
-    if getattr(trace, "synthesis", None) is not None:  # a synthesis that may have been forced (T2RAG)
-        forced = trace.synthesis.mode == "forced"
-        if empty:
-            return "empty", _t2rag_why(trace) if forced else "the answer step returned nothing"
-        return ("guess", _t2rag_why(trace)) if forced else ("", "")
-    if empty:
-        if hasattr(trace, "seeds") and hasattr(trace, "trees"):  # seeds and trees to say why (KG2RAG)
-            return "empty", _kg2rag_why(trace)
-        return "empty", getattr(result, "stop_reason", "") or f"{method or 'the method'} returned no answer"
-    return "", ""
+    from components.methods.base import view_for
+
+    return view_for(result).caveat(result)
 
 
 def _body(result, v: Verdict) -> str:

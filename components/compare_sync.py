@@ -1,10 +1,9 @@
-"""Compare step by step: one control moves T2RAG and KG2RAG together, side by side.
+"""Compare step by step: one control moves every compared method together, side by side.
 
-The two methods have different shapes (T2RAG: decompose, rounds, answer; KG2RAG: seeds, hops,
-graph, ranking, context, answer), so a joint step pairs the stages that play the same part:
-start (decomposition beside the seed chunks), retrieval (round k beside hop k), building the
-evidence (later rounds beside the graph, the tree ranking and the context; the shorter side
-holds its last stage), answer beside answer.
+The methods have different shapes (T2RAG: decompose, rounds, answer; KG2RAG: seeds, hops, graph,
+ranking, context, answer; a plug-in: whatever its view's steps are), so a joint step pairs the
+steps that play the same part, by position, for any number of columns: start beside start, then
+the middle steps in order (a column with fewer holds its last middle step), answer beside answer.
 """
 from __future__ import annotations
 
@@ -12,42 +11,54 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from components.preset_badge import show_column_facts
 from components.answer_box import show_answer, verdict
 from components.chunk_names import chunk_names
+from components.methods.base import view_for
+from components.preset_badge import show_column_facts
 from components.safe import esc, html_block
-from components.stepper import stepper
-from components.steps import METHOD_TITLES
 from components.state import sticky_expander
+from components.stepper import stepper
 from components.timeline_view import run_seconds, show_timeline
-from engine.methods.registry import COMPARED
+from engine.methods.registry import METHODS, title
 
 
 @dataclass(frozen=True)
 class JointStep:
     label: str
-    t2rag: int  # step index in the T2RAG trace
-    kg2rag: int  # step index in the KG2RAG trace
+    at: dict[str, int]  # method -> the step of its own view shown at this joint step
 
 
-def joint_steps(t2_trace, kg_trace) -> list[JointStep]:
-    from components import kg2rag_view, t2rag_view
+def joint_steps(labels: dict[str, list[str]]) -> list[JointStep]:
+    """Joint steps over each method's step labels (method -> its view's labels, in column order)."""
+    labels = {m: ls for m, ls in labels.items() if ls}
+    if not labels:
+        return []
+    names = list(labels)
+    mids = {m: list(range(1, len(ls) - 1)) for m, ls in labels.items()}
 
-    t2 = t2rag_view.step_labels(t2_trace)
-    kg = kg2rag_view.step_labels(kg_trace)
-    out = [JointStep(f"Start: {t2[0]} ↔ {kg[0]}", 0, 0)]
-    t2_mid, kg_mid = list(range(1, len(t2) - 1)), list(range(1, len(kg) - 1))
-    for i in range(max(len(t2_mid), len(kg_mid))):
-        a = t2_mid[min(i, len(t2_mid) - 1)] if t2_mid else 0
-        b = kg_mid[min(i, len(kg_mid) - 1)] if kg_mid else 0
-        out.append(JointStep(f"{t2[a]} ↔ {kg[b]}", a, b))
-    out.append(JointStep("Answer ↔ Answer", len(t2) - 1, len(kg) - 1))
+    def lab(at: dict[str, int]) -> str:
+        return " ↔ ".join(labels[m][at[m]] for m in names)
+
+    start = {m: 0 for m in names}
+    out = [JointStep(f"Start: {lab(start)}", start)]
+    for i in range(max(len(v) for v in mids.values())):
+        at = {m: (mids[m][min(i, len(mids[m]) - 1)] if mids[m] else 0) for m in names}
+        out.append(JointStep(lab(at), at))
+    end = {m: len(labels[m]) - 1 for m in names}
+    out.append(JointStep(lab(end), end))
     return out
 
 
+def columns_of(run) -> list:
+    """The results Compare steps side by side: every method of the run that is not a baseline (in
+    the registry's order of the run), with a trace to step through."""
+    return [r for r in run.results if not getattr(METHODS.get(r.method), "baseline", True)
+            and r.trace is not None and not isinstance(r.trace, dict)]
+
+
 def shared_chunks(run) -> frozenset[str]:
-    """Evidence chunks every method of the run used."""
-    sets = [set(r.evidence_chunk_ids) for r in run.results if r.method in COMPARED]
+    """Evidence chunks every compared method of the run used."""
+    sets = [set(r.evidence_chunk_ids) for r in columns_of(run)]
     return frozenset(set.intersection(*sets)) if len(sets) > 1 else frozenset()
 
 
@@ -65,42 +76,34 @@ def evidence_chips(result, shared: frozenset[str], names: dict[str, str]) -> str
 
 
 def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
-    t2 = run.by_method("t2rag")
-    kg = run.by_method("kg2rag")
-    if t2 is None or kg is None or t2.trace is None or kg.trace is None:
-        st.info("Side by side needs both a T2RAG and a KG2RAG trace.")
+    results = columns_of(run)
+    if len(results) < 2:
+        st.info("Side by side needs traces of two or more compared methods.")
         return
-    from components.kg2rag_view import show_kg2rag_step
-    from components.t2rag_view import show_t2rag_step
-
-    steps = joint_steps(t2.trace, kg.trace)
-    pos = stepper(state_key, [s.label for s in steps])
-    step = steps[pos]
     from dataclasses import replace
 
     from components.compare_verdict import show_verdict
 
-    show_verdict(replace(run, results=[t2, kg]), corpus, at={"t2rag": step.t2rag, "kg2rag": step.kg2rag},
+    steps = joint_steps({r.method: view_for(r).step_labels(r) for r in results})
+    pos = stepper(state_key, [s.label for s in steps])
+    step = steps[pos]
+    show_verdict(replace(run, results=results), corpus, at=step.at,
                  title="At this step" if pos < len(steps) - 1 else "Verdict")
     shared = shared_chunks(run)
-    names = chunk_names(corpus, [c for r in (t2, kg) for c in r.evidence_chunk_ids])
-    left, right = st.columns(2, gap="medium")
-    for col, result, sub in ((left, t2, step.t2rag), (right, kg, step.kg2rag)):
+    names = chunk_names(corpus, [c for r in results for c in r.evidence_chunk_ids])
+    for col, result in zip(st.columns(len(results), gap="medium"), results):
         with col, st.container(border=True):
             v = verdict(result, run.gold)
-            st.markdown(f"#### {METHOD_TITLES.get(result.method, result.method)} {v.mark}")
+            st.markdown(f"#### {title(result.method)} {v.mark}")
             html_block(evidence_chips(result, shared, names))
-            if result.method == "t2rag":
-                show_t2rag_step(result, sub, corpus, run.gold, shared)
-            else:
-                show_kg2rag_step(result, sub, corpus, run.gold)
+            view_for(result).show_step(result, step.at[result.method], corpus, run.gold, shared)
     show_timelines_row(run, state_key)
 
 
 def show_timelines_row(run, state_key: str = "cmp_sync") -> None:
     """Each method's timeline in its column, level with each other and on one time scale, so a
     presenter can point at where one method spent the time and money the other did not."""
-    results = [r for r in run.results if r.method in COMPARED and r.trace is not None]
+    results = columns_of(run)
     if not results:
         return
     scale = max(run_seconds(r) for r in results)
@@ -108,7 +111,7 @@ def show_timelines_row(run, state_key: str = "cmp_sync") -> None:
         for col, result in zip(st.columns(len(results), gap="medium"), results):
             with col:
                 show_timeline(result, key=f"{state_key}_{result.method}", x_max=scale, in_expander=False,
-                              title=f"**⏱ {METHOD_TITLES.get(result.method, result.method)}**")
+                              title=f"**⏱ {title(result.method)}**")
 
 
 def reserve_verdict_slot() -> None:
@@ -132,5 +135,5 @@ def show_answers_row(run, corpus=None) -> None:
     cols = st.columns(len(run.results))
     for col, r in zip(cols, run.results):
         with col:
-            show_answer(r, run.gold, label=METHOD_TITLES.get(r.method, r.method), corpus=corpus, with_chain=True)
+            show_answer(r, run.gold, label=title(r.method), corpus=corpus, with_chain=True)
             show_column_facts(r, run, key=f"cols_{r.method}")

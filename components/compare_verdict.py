@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from components.safe import esc
 
-#: one colour per method, the same on every chart and strip (components.compare_view uses it too)
-METHOD_COLORS = {"t2rag": "#3b6ea8", "kg2rag": "#2a9d8f"}
 _FALLBACK_COLORS = ("#e9a23b", "#8c6bb1", "#d64545", "#666666")
 _OUTCOME = {"correct": ("✅", "#2a9d5c"), "partial": ("🟡", "#d49a1a"), "wrong": ("❌", "#d64545"),
             "error": ("⚠️", "#d64545"), "unknown": ("", "#6b7f99"), "pending": ("…", "#6b7f99")}
 
 
 def method_color(method: str, index: int = 0) -> str:
-    return METHOD_COLORS.get(method) or _FALLBACK_COLORS[index % len(_FALLBACK_COLORS)]
+    """One colour per method, the same on every chart and strip: its view's `COLOR`, else one of
+    the fallback colours by its place in the run."""
+    from components.methods.base import view_for
+
+    return view_for(method).color or _FALLBACK_COLORS[index % len(_FALLBACK_COLORS)]
 
 
 def run_gold(run, corpus):

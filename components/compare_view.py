@@ -5,16 +5,15 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from components.compare_verdict import METHOD_COLORS, method_color
-from components.steps import METHOD_TITLES
+from components.compare_verdict import method_color
+from engine.methods.registry import title
 
-COLORS = METHOD_COLORS  # the Evaluate page's charts read it here
 #: Charts without the plotly toolbar (it covers the titles of small charts).
 _PLOTLY = {"displayModeBar": False}
 
 
 def _title(m: str) -> str:
-    return METHOD_TITLES.get(m, m)
+    return title(m)
 
 
 def scores(run) -> dict[str, tuple[float, float] | None]:

@@ -7,18 +7,17 @@ import streamlit as st
 
 from components import state
 from components.safe import engine_errors
-from components.steps import METHOD_TITLES
+from engine.methods.registry import title
 from components.whatif_view import (
     WHATIF_CAPTION, adopt_button, adopted, can_rerun, changes_of, knob_inputs, show_diff,
 )
-from engine.methods.registry import COMPARED
 from engine.whatif import WHATIF_KNOBS
 
 BOTH = "both"
 
 
 def _title(method: str) -> str:
-    return METHOD_TITLES.get(method, method)
+    return title(method)
 
 
 def rerun_methods(run, corpus, values: dict[str, dict[str, int]], which: str) -> dict:
@@ -34,7 +33,9 @@ def show_compare_whatif(run, corpus, prefix: str = "cmp", on_adopt=None) -> None
     """One expander under the side-by-side: a column of knobs per method (as the columns above),
     which methods to re-run, one button; then each re-run method's first run beside its re-run, and
     a button that makes the re-runs part of the comparison (`on_adopt(new_run)`, if given)."""
-    results = [r for r in run.results if r.method in COMPARED and can_rerun(r, corpus)]
+    from components.compare_sync import columns_of
+
+    results = [r for r in columns_of(run) if can_rerun(r, corpus)]
     if not results:
         return
     ss = st.session_state

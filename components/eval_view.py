@@ -9,12 +9,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from components.preset_badge import show_eval_presets
-from components.compare_view import _PLOTLY, COLORS
-from components.steps import METHOD_TITLES
+from components.compare_verdict import method_color
+from components.compare_view import _PLOTLY
+from engine.methods.registry import title
 
 
 def _t(m: str) -> str:
-    return METHOD_TITLES.get(m, m)
+    return title(m)
 
 
 def pick_questions(corpus, scope: str, n: int):
@@ -82,13 +83,13 @@ def charts(summary) -> list[tuple[str, go.Figure]]:
                         yaxis_title="seconds", margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15))
         out.append(("eval_time", f))
     if _any(m.calls_per_q for m in ms):
-        f = go.Figure(go.Bar(x=names, y=[m.calls_per_q for m in ms], marker_color=[COLORS.get(m.method, "#999") for m in ms]))
+        f = go.Figure(go.Bar(x=names, y=[m.calls_per_q for m in ms], marker_color=[method_color(m.method, i) for i, m in enumerate(ms)]))
         f.update_layout(title="LLM calls per question", height=300, yaxis_rangemode="tozero", yaxis_title="calls",
                         margin=dict(l=10, r=10, t=40, b=10))
         out.append(("eval_calls", f))
     if _any(m.cost_per_q for m in ms):
         f = go.Figure(go.Bar(x=names, y=[m.cost_per_q or 0.0 for m in ms],
-                             marker_color=[COLORS.get(m.method, "#999") for m in ms],
+                             marker_color=[method_color(m.method, i) for i, m in enumerate(ms)],
                              text=["unknown" if m.cost_per_q is None else f"{m.cost_per_q:.5f}" for m in ms]))
         f.update_layout(title="Dollars per question", height=300, yaxis_rangemode="tozero",
                         margin=dict(l=10, r=10, t=40, b=10))

@@ -1,12 +1,13 @@
 """The evidence chain of an answer, read from the trace (never recomputed in the page).
 
-T2RAG: answer ← each placeholder binding (value) ← the proposition it was read from ← the chunk
-that states it, with the sentence holding the value marked, and a badge saying how the link was made
-(cited: the solver named that evidence and it states the value; guessed: the solver named none and
-the engine found the value in a walked proposition; unverified: the named evidence does not state
-it). Bindings the state ignored (already bound, in no open triplet) are not in the chain.
-KG2RAG: answer ← the selected trees (their triplets in walk order) ← their chunks. Each citation opens its chunk in place (a
-<details> element), so it works the same in every view without scrolling the page.
+Each method's view builds its citations (`evidence_chain(result)`, components/methods/): e.g.
+T2RAG's answer ← each placeholder binding (value) ← the proposition it was read from ← the chunk
+that states it, with a badge saying how the link was made (cited: the solver named that evidence
+and it states the value; guessed: the solver named none and the engine found the value in a walked
+proposition; unverified: the named evidence does not state it); KG2RAG's answer ← the selected
+trees (their triplets in walk order) ← their chunks. This module draws any chain the same way:
+each citation opens its chunk in place (a <details> element), with the sentence holding the value
+marked, so it works the same in every view without scrolling the page.
 """
 from __future__ import annotations
 
@@ -46,61 +47,20 @@ def source_badge(kind: str) -> str:
             f'font-size:.78em;white-space:nowrap">{esc(label)}</span>')
 
 
-def t2rag_chain(trace) -> list[Citation]:
-    """One citation per placeholder the state took, in the order bound. A binding the state ignored
-    (its placeholder already bound, or in no open triplet) filled nothing, so it is not evidence."""
-    out: list[Citation] = []
-    seen: set[str] = set()
-    for r in trace.rounds:
-        for b in r.bindings:
-            if b.placeholder in seen or not b.value or not b.applied_to:
-                continue
-            seen.add(b.placeholder)
-            out.append(Citation(f"{b.placeholder} = {b.value}", b.proposition, list(b.chunk_ids), [b.value],
-                                b.source_kind or "", binding=True))
-    return out
-
-
-def kg2rag_chain(trace) -> list[Citation]:
-    out = []
-    for rank, t in enumerate(trace.trees, 1):
-        if not t.selected:
-            continue
-        lines = "; ".join(e.line for e in t.kept_edges) or t.triplet_form
-        needles = [x for e in t.kept_edges for x in (e.subject, e.object)]
-        out.append(Citation(f"Tree {rank}" + (f" ({len(t.kept_edges)} triplets)" if t.kept_edges else ""),
-                            lines, list(t.chunk_ids), needles))
-    if trace.fill_chunk_ids:
-        out.append(Citation("Seed chunks added as fill", "", list(trace.fill_chunk_ids), []))
-    return out
-
-
-def _t2rag_citations(result) -> list[Citation]:
-    # no placeholder filled: the answer came from the chunks retrieved (the trace's evidence)
-    return t2rag_chain(result.trace) or ([Citation("Answer read from the retrieved chunks (no placeholder filled)", "",
-                                                   list(result.evidence_chunk_ids), [result.answer])]
-                                         if result.evidence_chunk_ids and result.answer else [])
-
-
 def chain_for(result) -> list[Citation]:
-    """The answer's citations, by what its trace holds: rounds of bindings (T2RAG) or spanning
-    trees (KG2RAG); a trace with neither gives none."""
-    tr = result.trace
-    if hasattr(tr, "rounds"):
-        return _t2rag_citations(result)
-    if hasattr(tr, "trees"):
-        return kg2rag_chain(tr)
-    return []
+    """The answer's citations, from the result's view (a view without a chain gives none)."""
+    from components.methods.base import view_for
+
+    return view_for(result).evidence_chain(result)
 
 
-def _chunk_texts(result, corpus) -> dict[str, tuple[str, str]]:
-    """chunk id -> (name, text): the trace's own copies first (T2RAG keeps what the solver saw)."""
+def chain_chunk_texts(result, corpus) -> dict[str, tuple[str, str]]:
+    """chunk id -> (name, text) of every chunk the chain cites: the corpus's text, else the trace's
+    own copy (a view's `chunk_texts`, e.g. what T2RAG's solver saw) when the corpus lacks it."""
     from components.chunk_names import chunk_name, chunk_texts
+    from components.methods.base import view_for
 
-    out: dict[str, tuple[str, str]] = {}
-    for r in getattr(result.trace, "rounds", []) or []:
-        for c in r.chunks:
-            out.setdefault(c.chunk_id, (c.title, c.text))
+    out: dict[str, tuple[str, str]] = dict(view_for(result).chunk_texts(result))
     ids = [c for cit in chain_for(result) for c in cit.chunk_ids]
     found = chunk_texts(corpus, ids)
     for cid in ids:
@@ -130,7 +90,7 @@ def chain_html(result, corpus=None) -> str:
     cits = chain_for(result)
     if not cits:
         return ""
-    texts = _chunk_texts(result, corpus)
+    texts = chain_chunk_texts(result, corpus)
     items = []
     for i, c in enumerate(cits, 1):
         refs = []

@@ -11,7 +11,8 @@ from dataclasses import asdict
 from engine.runs import Run
 from components.safe import csp_meta, esc, json_for_script
 from components.preset_badge import preset_lines
-from components.steps import METHOD_TITLES, result_steps, usage_lines
+from components.steps import result_steps, usage_lines
+from engine.methods.registry import title
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
@@ -21,7 +22,6 @@ h1{font-size:1.4em} .q{font-size:1.15em;background:#f4f6fa;padding:.6em 1em;bord
 .sec h3{font-size:1em;margin:.8em 0 .3em} .sec div{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:.85em}
 details{margin:.4em 0} pre{white-space:pre-wrap;background:#f7f7f7;padding:.5em;font-size:.8em}
 .usage{color:#555;font-size:.9em} .answer{font-weight:bold}
-.sec div.resolved{color:#1e7a6e} .sec div.searchable{color:#b07a10} .sec div.fuzzy{color:#c2452a}
 .graph{border:1px solid #ddd;border-radius:6px;margin:.6em 0} .graph svg{width:100%;height:auto;display:block}
 .legend{font-size:.8em;padding:.3em .5em} .legend span{margin-right:1em;white-space:nowrap}
 .legend i{display:inline-block;width:11px;height:11px;border-radius:50%;margin-right:4px;vertical-align:middle}
@@ -156,7 +156,10 @@ _JS = """
     st.sections.forEach(function(sec){
       var s = el('div', undefined, 'sec'); s.appendChild(el('h3', sec.heading));
       sec.lines.forEach(function(l){
-        var q = /^\\[(resolved|searchable|fuzzy)\\]/.exec(l); s.appendChild(el('div', l, q ? q[1] : undefined)); });
+        // a line tagged "[tag] " is drawn in the colour its section gives that tag (e.g. a T2RAG queue)
+        var q = /^\\[([A-Za-z0-9_-]+)\\] /.exec(l), d = el('div', l, q && sec.tags[q[1]] ? q[1] : undefined);
+        if (q && sec.tags[q[1]]) d.style.color = sec.tags[q[1]];
+        s.appendChild(d); });
       box.appendChild(s);
     });
     if (st.graph) box.appendChild(graph(st.graph, m));
@@ -178,12 +181,14 @@ def run_payload(run: Run, corpus=None) -> dict:
     from components.answer_box import verdict
     from components.chunk_names import chunk_names
 
-    ids = [c for r in run.results for c in _trace_chunk_ids(r)]
+    from components.methods.base import view_for
+
+    ids = [c for r in run.results for c in view_for(r).chunk_ids(r)]
     names = chunk_names(corpus, ids) if corpus is not None else {}
     methods = []
     for r in run.results:
         v = verdict(r, run.gold)
-        methods.append({"method": r.method, "title": METHOD_TITLES.get(r.method, r.method),
+        methods.append({"method": r.method, "title": title(r.method),
                         "answer": r.answer or "(no answer)", "verdict": v.kind, "mark": v.mark,
                         "usage": preset_lines(r) + usage_lines(r, names), "steps": [asdict(s) for s in result_steps(r, names)],
                         **evidence_payload(r, corpus)})
@@ -191,43 +196,23 @@ def run_payload(run: Run, corpus=None) -> dict:
 
 
 def evidence_payload(result, corpus=None) -> dict:
-    """The answer's evidence chain (components.evidence_chain, read from the trace), the text of
-    every chunk it or a graph node points at, and which chunks state each entity's triplets, so
-    the offline page opens a chunk with its sentence marked from a citation or a node click."""
+    """The answer's evidence chain (from the result's view, read from the trace), the text of
+    every chunk it or a graph node points at, and which chunks state each graph node (the view's
+    `node_chunks`), so the offline page opens a chunk with its sentence marked from a citation or
+    a node click."""
     from components.chunk_names import chunk_texts
-    from components.evidence_chain import _chunk_texts, chain_for
+    from components.evidence_chain import chain_chunk_texts, chain_for
+    from components.methods.base import view_for
 
     cits = chain_for(result)
-    node_chunks: dict[str, list[str]] = {}
-    for e in getattr(result.trace, "edges", None) or []:
-        for n in (e.u, e.v):
-            if e.chunk_id not in node_chunks.setdefault(n, []):
-                node_chunks[n].append(e.chunk_id)
-    texts = _chunk_texts(result, corpus)
+    node_chunks = view_for(result).node_chunks(result)
+    texts = chain_chunk_texts(result, corpus)
     missing = [c for ids in node_chunks.values() for c in ids if c not in texts]
     texts.update(chunk_texts(corpus, missing) if corpus is not None and missing else {})
     return {"chain": [{"claim": c.claim, "support": c.support, "chunks": list(c.chunk_ids),
                        "needles": [n for n in c.needles if n]} for c in cits],
             "chunks": {cid: [name, text] for cid, (name, text) in texts.items()},
             "node_chunks": node_chunks}
-
-
-def _trace_chunk_ids(result) -> list[str]:
-    """Every chunk id a result's trace mentions (to name them all in one corpus lookup)."""
-    tr = result.trace
-    ids = list(result.evidence_chunk_ids)
-    if tr is None:
-        return ids
-    for r in getattr(tr, "rounds", []):
-        ids += [c.chunk_id for c in r.chunks] + [c for w in r.walked for c in w.chunk_ids]
-        ids += [c for b in r.bindings for c in b.chunk_ids]
-    if hasattr(tr, "seeds"):
-        from components.kg2rag_view import trace_chunk_ids
-
-        ids += trace_chunk_ids(tr)
-    for s in getattr(tr, "stages", []):
-        ids += [c.chunk_id for c in s.chunks]
-    return ids
 
 
 def export_file_name(run: Run) -> str:
@@ -257,7 +242,7 @@ def timelines_html(run: Run) -> str:
         if not drawing:
             continue
         figures.append(f'<figure class="timeline" data-method="{esc(r.method)}"><figcaption><b>'
-                       f"{esc(METHOD_TITLES.get(r.method, r.method))}</b> · {esc(summary(spans))}</figcaption>"
+                       f"{esc(title(r.method))}</b> · {esc(summary(spans))}</figcaption>"
                        f'{drawing}<p class="legend">{esc(legend(spans))} Hover a bar for its tokens, cost and detail.'
                        "</p></figure>")
     if not figures:
@@ -280,7 +265,7 @@ def export_html(run: Run, title: str = "Triplet Lens run", corpus=None) -> str:
     markup (escaped), so the file says what it is even with scripts disabled."""
     payload = json_for_script(run_payload(run, corpus))
     gold = f"<p>Gold answer: <b>{esc(' / '.join(run.gold))}</b></p>" if run.gold else ""
-    methods = ", ".join(METHOD_TITLES.get(r.method, r.method) for r in run.results)
+    methods = ", ".join(title(r.method) for r in run.results)
     strip = verdict_block(run, corpus)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

@@ -23,8 +23,10 @@ def _adopter(result_key: str, step_key: str):
     return adopt
 
 
-def single_method_page(method: str, label: str, prefix: str, step_key: str) -> None:
-    """`prefix` namespaces the widgets and session keys of this page; `step_key` holds its stepper."""
+def single_method_page(info, prefix: str, step_key: str) -> None:
+    """The page of one registered method (`info`: its `MethodInfo`); `prefix` namespaces the widgets
+    and session keys of this page; `step_key` holds its stepper."""
+    method, label = info.name, info.title
     ss = st.session_state
     corpus = state.require_corpus()
     result_key = f"{prefix}_result"

@@ -1,10 +1,7 @@
 """Presentation mode's steps: the question, each method's steps in turn, then the verdict."""
 from __future__ import annotations
 
-import re
-
 import streamlit as st
-
 
 from components import compare_view as cv
 from components.answer_box import verdict
@@ -16,19 +13,21 @@ from components.graph import WIDE_FRAME, show_graph
 from components.graph_static import from_payload
 from components.safe import esc, html_block
 from components.state import content_key, sticky_expander
-from components.steps import METHOD_TITLES, result_steps
+from components.methods.base import tagged_lines_html
+from components.steps import result_steps
 from components.timeline_view import run_seconds, show_timeline
+from engine.methods.registry import title
 
 
 def present_steps(run, corpus=None) -> list[tuple[str, object]]:
     """(label, payload): payload is "question", "verdict" or (result, Step, its index in the result's steps)."""
-    from components.export import _trace_chunk_ids
+    from components.methods.base import view_for
 
-    names = chunk_names(corpus, [c for r in run.results for c in _trace_chunk_ids(r)]) if corpus else None
+    names = chunk_names(corpus, [c for r in run.results for c in view_for(r).chunk_ids(r)]) if corpus else None
     out: list[tuple[str, object]] = [("The question", "question")]
     for r in run.results:
         for i, s in enumerate(result_steps(r, names)):
-            out.append((f"{METHOD_TITLES.get(r.method, r.method)}: {s.title}", (r, s, i)))
+            out.append((f"{title(r.method)}: {s.title}", (r, s, i)))
     out.append(("Side by side", "verdict"))
     return out
 
@@ -57,36 +56,22 @@ SMALL_GRAPH_NODES, SMALL_GRAPH_HEIGHT = 6, 320
 #: readable (median 10.8 px on screen over the sample corpora's forests, 9.5 at 420 px) and still in
 #: one screen at 1440 x 900
 PRESENT_GRAPH_HEIGHT = 500
-_STATE = re.compile(r"^\[(resolved|searchable|fuzzy)\] ")
 
 
-def _state_lines_html(lines: list[str]) -> str:
-    """Triplet state lines in their queue's colour (as on the T2RAG page)."""
-    from components.t2rag_view import QUEUE_COLORS
-
-    out = []
-    for line in lines:
-        m = _STATE.match(line)
-        color = QUEUE_COLORS[m.group(1)] if m else "#333"
-        out.append(f'<div style="color:{color};font-family:monospace">{esc(line)}</div>')
-    return "".join(out)
-
-
-def _verdict_step(result, title: str, index: int) -> int | None:
+def _verdict_step(step, index: int) -> int | None:
     """The step of the method's own view (engine.verdict numbers them so) that this presentation
-    step shows: presentation mode draws KG2RAG's weighted graph and tree ranking as one step."""
-    if title == "Answer":
+    step shows: its `view_step` when the text step draws another view step (KG2RAG's graph and
+    ranking as one), else its own index; None for the answer (the final verdict)."""
+    if step.title == "Answer":
         return None
-    if result.method == "kg2rag" and title in ("Spanning trees and ranking", "Selected context"):
-        return index + 1
-    return index
+    return step.view_step if step.view_step is not None else index
 
 
 def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
     label, payload = step
     if payload == "question":
         html_block(f'<div style="font-size:1.8em;margin:1em 0">{esc(run.question)}</div>')
-        methods = ", ".join(METHOD_TITLES.get(r.method, r.method) for r in run.results)
+        methods = ", ".join(title(r.method) for r in run.results)
         st.caption(f"Methods: {methods}" + (" · gold answer hidden until the end" if run.gold else ""))
         show_preset_badges(run.results, key="present")
         return
@@ -99,13 +84,13 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
         scale = max(run_seconds(r) for r in run.results)
         for col, r in zip(st.columns(len(run.results)), run.results):
             with col:
-                st.caption(METHOD_TITLES.get(r.method, r.method))
+                st.caption(title(r.method))
                 show_timeline(r, key=f"present_{r.method}", in_expander=False, x_max=scale)
         return
     result, s, index = payload
     v = verdict(result, run.gold)
     st.header(f"{label} {v.mark}" if s.title == "Answer" else label)
-    show_method_line(run, result, _verdict_step(result, s.title, index), corpus)
+    show_method_line(run, result, _verdict_step(s, index), corpus)
     if s.graph:  # the picture first: it is what the audience looks at
         nodes, edges, legend = from_payload(s.graph)
         small = len(nodes) <= SMALL_GRAPH_NODES
@@ -113,8 +98,8 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
                    directed=s.graph.get("directed", False), legend=legend)
     for sec in s.sections:
         st.markdown(f"**{sec.heading}**")
-        if any(_STATE.match(line) for line in sec.lines):
-            html_block(_state_lines_html(sec.lines))
+        if sec.tags:
+            html_block(tagged_lines_html(sec))
         else:
             st.code("\n".join(sec.lines), language=None, wrap_lines=True)
 

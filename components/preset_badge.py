@@ -118,40 +118,11 @@ def _get(settings: Any, name: str, default: Any = None) -> Any:
     return getattr(settings, name, default) if settings is not None else default
 
 
-def seed_stage_label(tr) -> str:
-    """What KG2RAG's first stage ran, in the words of the seed view and the export."""
-    if _get(getattr(tr, "settings", None), "seeds") == "hybrid":
-        return f"seeds: BM25 + dense, reciprocal-rank fusion (top {len(tr.seeds)}, in fused order)"
-    return f"seeds: dense, top {len(tr.seeds)} chunks by cosine similarity"
-
-
-def seed_order(tr) -> list[tuple[Any, str]]:
-    """KG2RAG's seeds with the score that ordered them: the fused score for hybrid seeds (their
-    cosine is the edge weight, not their rank), else the cosine."""
-    hybrid = any(getattr(s, "fused_score", None) is not None for s in tr.seeds)
-    return [(s, f"fused {s.fused_score:.4f} · cosine {s.score:.3f}" if hybrid else f"cosine {s.score:.3f}")
-            for s in tr.seeds]
-
-
-def seed_lines(tr, name) -> list[str]:
-    """The seed step as text lines, in rank order with the scores that ranked them."""
-    return [f"{label}  {name(s.chunk_id)}, {s.n_triplets} triplets" for s, label in seed_order(tr)] or ["(none)"]
-
-
 def first_stage(result) -> str:
-    """The method's first retrieval stage, named as it ran."""
-    s = _get(getattr(result, "trace", None), "settings")
-    m = result.method
-    if m == "t2rag":
-        return "first stage: dense search over propositions (the question's triplets)"
-    if m == "kg2rag":
-        hybrid = _get(s, "seeds") == "hybrid"
-        return "first stage: " + ("BM25 + dense, reciprocal-rank fusion" if hybrid else "dense (cosine)")
-    if m == "hybrid":
-        return "first stage: BM25 + dense, reciprocal-rank fusion"
-    if m in ("semantic", "standard", "semantic-rerank", "ircot"):
-        return "first stage: dense (cosine)" + (" then a reranker" if m == "semantic-rerank" else "")
-    return "no retrieval" if m == "none" else ""
+    """The method's first retrieval stage, named as it ran (its view's `first_stage`)."""
+    from components.methods.base import view_for
+
+    return view_for(result).first_stage(result)
 
 
 def chunk_budget(result) -> str:
@@ -181,14 +152,19 @@ def token_line(result) -> str:
 
 
 def show_column_facts(result, run, key: str) -> None:
-    """A Compare column's badge, budget, first stage and token line; a hybrid first stage names the
-    Hybrid baseline as the reference to read it beside."""
+    """A Compare column's badge, budget, first stage and token line; a method whose view names a
+    fair reference (e.g. KG2RAG with hybrid seeds: the Hybrid RAG baseline) says so."""
+    from components.methods.base import view_for
+    from engine.methods.registry import title
+
     show_preset_badge(result, key)
     one_form = "" if has_presets(result.method) else "one form (its paper and tuned presets are the same) · "
     st.caption(f"{one_form}{chunk_budget(result)} · {first_stage(result)}")
-    if result.method != "hybrid" and "fusion" in first_stage(result):
-        beside = " (in this comparison)" if run is not None and run.by_method("hybrid") else " (add it to compare)"
-        st.caption("↔ its first stage is hybrid: the **Hybrid RAG** baseline is the fair reference beside it" + beside)
+    ref = view_for(result).fair_reference(result)
+    if ref and ref != result.method:
+        beside = " (in this comparison)" if run is not None and run.by_method(ref) else " (add it to compare)"
+        st.caption(f"↔ its first stage is the same as a baseline's: the **{title(ref)}** baseline is the fair "
+                   "reference beside it" + beside)
     st.caption(token_line(result))
 
 

@@ -1,13 +1,11 @@
-"""Draw any method's result with its own stepper, plus a usage line and save / export buttons."""
+"""Draw any method's result through its view (components/methods/), plus its preset badge and a
+usage line."""
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from components.llm_calls import show_call
+from components.methods.base import view_for
 from components.preset_badge import show_preset_badge
-from components.state import content_key, sticky_expander
-from components.t2rag_view import show_answer_box
 
 
 def usage_caption(result) -> str:
@@ -20,34 +18,13 @@ def usage_caption(result) -> str:
             f"LLM {u.llm_time:.2f}s")
 
 
-def show_baseline(result, gold: list[str] | None = None, corpus=None) -> None:
-    from components.chunk_names import chunk_names
-
-    tr = result.trace
-    show_answer_box(result, gold)
-    if tr is None or not hasattr(tr, "stages"):
-        return
-    names = chunk_names(corpus, [c.chunk_id for s in tr.stages for c in s.chunks])
-    for s in tr.stages:
-        st.markdown(f"**{s.name}**" + (f" — {s.note}" if s.note else ""))
-        st.dataframe(pd.DataFrame([{"chunk": names.get(c.chunk_id, c.chunk_id), "score": round(c.score, 4)}
-                                   for c in s.chunks], columns=["chunk", "score"]),
-                     hide_index=True, width="stretch")
-    with sticky_expander("Context exactly as sent", content_key("ctx", result.method, tr.context)):
-        st.code(tr.context or "(empty)", language=None, wrap_lines=True)
-    show_call(tr.call, label="answer")
-
-
 def show_result(result, corpus=None, state_key: str = "ask_round", gold: list[str] | None = None) -> None:
     show_preset_badge(result, key=state_key)
-    if result.method == "t2rag":
-        from components.t2rag_view import show_t2rag
+    view = view_for(result)
+    if result.trace is None or isinstance(result.trace, dict):
+        from components.answer_box import show_answer
 
-        show_t2rag(result, corpus, state_key, gold)
-    elif result.method == "kg2rag":
-        from components.kg2rag_view import show_kg2rag
-
-        show_kg2rag(result, state_key, corpus, gold)
+        show_answer(result, gold)  # nothing to step through
     else:
-        show_baseline(result, gold, corpus)
+        view.show(result, corpus, state_key, gold)
     st.caption(usage_caption(result))

@@ -74,6 +74,9 @@ def init_state() -> None:
     """Set every session key this app uses, once per session. Called first by app.py."""
     ss = st.session_state
     if "settings" not in ss:
+        from engine.methods.registry import load_plugins
+
+        load_plugins()  # methods of installed plug-ins (entry points) join the registry, once a process
         try:
             ss["settings"] = AppSettings.from_env()
         except ValueError as exc:  # an operator variable that does not parse: say which, run nothing

@@ -11,8 +11,7 @@ from components.result_view import show_result
 from components.run_controls import open_saved, save_and_export
 from components.runner import run_methods
 from components.safe import engine_errors, esc, html_block
-from components.steps import METHOD_TITLES
-from engine.methods.registry import COMPARED, app_methods
+from engine.methods.registry import COMPARED, app_methods, title
 
 state.ensure_app()
 
@@ -27,8 +26,10 @@ if opened is not None:
     state.reset_steppers("cmp_step_")
     state.reset_steppers("cmp_sync")
 
-baseline = st.selectbox("Baseline (optional)", [""] + app_methods(baselines=True), key="cmp_baseline",
-                        format_func=lambda m: METHOD_TITLES.get(m, m) if m else "(no baseline)")
+# baselines, then any plug-in method the app offers beyond the ones Compare runs by default
+extra = app_methods(baselines=True) + [m for m in app_methods(baselines=False) if m not in COMPARED]
+baseline = st.selectbox("Baseline (optional)", [""] + extra, key="cmp_baseline",
+                        format_func=lambda m: title(m) if m else "(no baseline)")
 asked = ask_question(corpus, "cmp_q", "Compare", "cmp_go")
 autorun = bool(ss.get("cmp_autorun")) and bool(asked.question)  # the landing card's one click
 ss["cmp_autorun"] = False
@@ -59,15 +60,16 @@ with result_area(fresh or asked.pressed):
         sync.show_answers_row(run, corpus)
         st.markdown("**Step both methods together**")
         sync.show_side_by_side(run, corpus, "cmp_sync")
-        notes = [f"{METHOD_TITLES.get(r.method, r.method)}: {n}" for r in run.results if (n := replayed_note(r))]
+        notes = [f"{title(r.method)}: {n}" for r in run.results if (n := replayed_note(r))]
         if notes:
             st.caption("🔁 What-if re-runs in this comparison. " + " ".join(notes))
         show_compare_whatif(run, corpus, "cmp", on_adopt=_adopt)
         with state.sticky_expander("Evidence overlap and costs", "cmp_overlap_open", expanded=True):
             cv.overlap(run, corpus)
             cv.cost_charts(run)
+        stepped = {r.method for r in sync.columns_of(run)}
         for r in run.results:
-            if r.method not in COMPARED:
-                with state.sticky_expander(f"Baseline: {METHOD_TITLES.get(r.method, r.method)}", f"cmp_{r.method}_open"):
+            if r.method not in stepped:
+                with state.sticky_expander(f"Baseline: {title(r.method)}", f"cmp_{r.method}_open"):
                     show_result(r, corpus, f"cmp_step_{r.method}", run.gold)
         save_and_export(run, corpus, "cmp")

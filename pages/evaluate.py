@@ -9,8 +9,7 @@ from components.progress import ProgressBar
 from components.result_view import show_result
 from engine.runs import runs_dir
 from components.safe import engine_errors
-from components.steps import METHOD_TITLES
-from engine.methods.registry import COMPARED, app_methods
+from engine.methods.registry import COMPARED, app_methods, title
 
 state.ensure_app()
 
@@ -23,7 +22,7 @@ if not n_q:
     st.stop()
 
 methods = st.multiselect("Methods", app_methods(), default=list(COMPARED), key="eval_methods",
-                         format_func=lambda m: METHOD_TITLES.get(m, m))
+                         format_func=lambda m: title(m))
 c1, c2, c3 = st.columns(3)
 scope = c1.radio("Questions", ["First N", "Random N", "All"], horizontal=True, key="eval_scope")
 n = c2.number_input("N", min_value=1, max_value=n_q, value=min(5, n_q), key="eval_n", disabled=scope == "All")
@@ -70,7 +69,7 @@ if summary is not None:
         if not per_q.empty:
             qid = st.selectbox("Drill down into a question", list(per_q["qid"]), key="eval_qid",
                                format_func=lambda i: f"{i}: {per_q.set_index('qid').loc[i, 'question']}")
-            tabs = st.tabs([METHOD_TITLES.get(m, m) for m in recs], key="eval_tab")
+            tabs = st.tabs([title(m) for m in recs], key="eval_tab")
             for tab, (m, by_q) in zip(tabs, recs.items()):
                 with tab:
                     rec = by_q.get(qid)

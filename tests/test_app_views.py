@@ -17,13 +17,28 @@ def _kg(hops: int):
     return NS(hops=[NS(hop=i) for i in range(1, hops + 1)])
 
 
+def _labels(rounds: int, hops: int) -> dict[str, list[str]]:
+    from components.methods import kg2rag, t2rag
+
+    return {"t2rag": t2rag.step_labels(NS(trace=_t2(rounds))), "kg2rag": kg2rag.step_labels(NS(trace=_kg(hops)))}
+
+
 def test_joint_steps_put_round_k_beside_hop_k_and_answers_together():
-    steps = joint_steps(_t2(3), _kg(1))
+    steps = joint_steps(_labels(3, 1))
     # T2RAG: Decompose, Round 1-3, Answer; KG2RAG: Seeds, Hop 1, graph, ranking, context, Answer
-    assert [(s.t2rag, s.kg2rag) for s in steps] == [(0, 0), (1, 1), (2, 2), (3, 3), (3, 4), (4, 5)]
+    assert [(s.at["t2rag"], s.at["kg2rag"]) for s in steps] == [(0, 0), (1, 1), (2, 2), (3, 3), (3, 4), (4, 5)]
     assert steps[1].label == "Round 1 ↔ Hop 1" and steps[-1].label == "Answer ↔ Answer"
-    long = joint_steps(_t2(6), _kg(1))  # more rounds than KG2RAG stages: KG2RAG holds its context
-    assert [s.kg2rag for s in long][-3:] == [4, 4, 5] and long[-2].t2rag == 6
+    long = joint_steps(_labels(6, 1))  # more rounds than KG2RAG stages: KG2RAG holds its context
+    assert [s.at["kg2rag"] for s in long][-3:] == [4, 4, 5] and long[-2].at["t2rag"] == 6
+
+
+def test_joint_steps_move_any_number_of_columns_together():
+    labels = {**_labels(2, 1), "toy": ["Facts", "Seeds", "Ranked passages", "Answer"]}
+    steps = joint_steps(labels)
+    assert steps[0].at == {"t2rag": 0, "kg2rag": 0, "toy": 0}
+    assert steps[1].label == "Round 1 ↔ Hop 1 ↔ Seeds"
+    assert [s.at["toy"] for s in steps] == [0, 1, 2, 2, 2, 3]  # the shortest holds its last middle step
+    assert steps[-1].label == "Answer ↔ Answer ↔ Answer" and steps[-1].at == {"t2rag": 3, "kg2rag": 5, "toy": 3}
 
 
 def test_chunks_are_named_by_title_and_number():

@@ -157,7 +157,7 @@ def forest15() -> tuple[list[GNode], list[GEdge]]:
 
 def kg2rag_trace_graph() -> tuple[list[GNode], list[GEdge]]:
     """The weighted graph of a scripted KG2RAG run over the suite's in-memory corpus."""
-    from components.kg2rag_view import weighted_graph
+    from components.methods.kg2rag import weighted_graph
     from engine.methods.kg2rag import KG2RAG
     from tests._kg2rag_helpers import MemoryCorpus, ScriptedReasoner, chunk
     from tests.doubles import HashEmbedder

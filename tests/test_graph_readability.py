@@ -10,7 +10,7 @@ OKABE_ITO_HUES = ("#0072B2", "#D55E00", "#009E73", "#CC79A7")
 
 
 def test_tree_colours_are_colour_blind_safe_and_visible_as_lines_even_when_unselected():
-    from components.kg2rag_view import UNSELECTED_TINT
+    from components.methods.kg2rag import UNSELECTED_TINT
 
     cols = distinct_colors(12)
     assert tuple(cols[:4]) == OKABE_ITO_HUES
@@ -20,7 +20,7 @@ def test_tree_colours_are_colour_blind_safe_and_visible_as_lines_even_when_unsel
 
 
 def test_kg2rag_edges_are_as_wide_as_their_weight_over_the_graphs_own_range():
-    from components.kg2rag_view import edge_widths
+    from components.methods.kg2rag import edge_widths
 
     width = edge_widths([0.41, 0.47, 0.52])  # cosines sit close together
     assert width(0.41) == 2.5 and width(0.52) == 8.0 and 2.5 < width(0.47) < 8.0
@@ -28,7 +28,7 @@ def test_kg2rag_edges_are_as_wide_as_their_weight_over_the_graphs_own_range():
 
 
 def test_a_t2rag_graph_click_on_a_filled_placeholder_shows_its_source_chunk():
-    from components.t2rag_view import dependency_graph
+    from components.methods.t2rag import dependency_graph
     from engine.llm.base import LLMCall
     from engine.methods.t2rag.trace import (BindingRecord, DecompositionTrace, RoundTrace, StateSnapshot,
                                             StateTriplet, T2RAGSettings, T2RAGTrace)

@@ -173,7 +173,7 @@ def test_kg2rag_under_a_read_cap_organizes_the_seed_fact_and_notes_the_true_degr
 
 
 def test_the_dependency_graph_shows_the_value_the_state_took_not_an_ignored_one():
-    from components.t2rag_view import dependency_graph
+    from components.methods.t2rag import dependency_graph
 
     result = _run([SolveResult(bindings={"?performer": "Kris Kristofferson"}),
                    SolveResult(bindings={"?performer": "Roger Miller", "?child": "Tracy Kristofferson"})])

@@ -35,6 +35,9 @@ def build_parser(prog: str = "python -m engine") -> argparse.ArgumentParser:
         "to whatever endpoint you name (--api-base). The app, which visitors may use, sends them only to "
         "the endpoints its operator lists in TRIPLET_LENS_API_BASES.",
     )
+    from engine.methods.registry import load_plugins
+
+    load_plugins()  # a plug-in's method is a choice of --method like the built-in ones
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:

@@ -1,5 +1,7 @@
-"""T2RAG trace, step by step: decomposition, each round (state before/after, walked propositions,
-chunks with the matched spans, placeholders filled and where from, dependency graph), answer.
+"""T2RAG's view (the contract: components/methods/base.py): its trace step by step, decomposition,
+each round (state before/after, walked propositions, chunks with the matched spans, placeholders
+filled and where from, dependency graph), answer; the same as text steps, its evidence chain, and
+why an answer is empty or a guess.
 
 Every string from the trace is escaped before any <mark> or link is added (components.safe).
 """
@@ -10,128 +12,28 @@ import re
 import pandas as pd
 import streamlit as st
 
+from components.answer_box import show_answer
 from components.chunk_names import chunk_names, chunk_texts
-from components.evidence_chain import source_badge
-from components.graph import GEdge, GNode, LegendItem, show_graph
+from components.evidence_chain import Citation, source_badge
+from components.graph import show_graph
 from components.llm_calls import show_call
 from components.safe import esc, highlight, html_block
 from components.state import content_key, sticky_expander
+from components.methods.t2rag_graph import DEP_LEGEND, QUEUE_COLORS, QUEUES, dependency_graph, state_html
 from components.stepper import stepper
+from components.steps import Section, Step, call_tuples, graph_payload, name_of
 
-QUEUE_COLORS = {"resolved": "#2a9d8f", "searchable": "#e9a23b", "fuzzy": "#e76f51"}
-QUEUES = ("resolved", "searchable", "fuzzy")
-DEP_LEGEND = [LegendItem("resolved triplet", QUEUE_COLORS["resolved"], "line"),
-              LegendItem("searchable (one placeholder)", QUEUE_COLORS["searchable"], "line"),
-              LegendItem("fuzzy (two or more)", QUEUE_COLORS["fuzzy"], "line"),
-              LegendItem("open placeholder", "#e76f51"), LegendItem("filled placeholder", "#2a9d8f"),
-              LegendItem("filled this round", "#f4a261"), LegendItem("entity", "#a8c5e6")]
+COLOR = "#3b6ea8"
+__all__ = ["COLOR", "DEP_LEGEND", "QUEUE_COLORS", "caveat", "chunk_card", "chunk_texts_of", "dependency_graph",
+           "evidence_chain", "first_stage", "show", "show_step", "step_labels", "steps"]
 
 
-def step_labels(trace) -> list[str]:
-    return ["Decompose"] + [f"Round {r.index}" for r in trace.rounds] + ["Answer"]
+def step_labels(result) -> list[str]:
+    return ["Decompose"] + [f"Round {r.index}" for r in result.trace.rounds] + ["Answer"]
 
 
 def _anchor(chunk_id: str) -> str:
     return "chunk-" + re.sub(r"[^A-Za-z0-9_-]", "_", chunk_id)
-
-
-def _queue_of(snapshot) -> dict[str, str]:
-    out = {}
-    for q in QUEUES:
-        for t in getattr(snapshot, q):
-            out[t.id] = q
-    return out
-
-
-def _state_html(snapshot, fresh: set[str], title: str) -> str:
-    parts = [f"<b>{esc(title)}</b>"]
-    for q in QUEUES:
-        items = getattr(snapshot, q)
-        parts.append(f'<div style="margin-top:.4em"><span style="color:{QUEUE_COLORS[q]};font-weight:600">'
-                     f"{q} ({len(items)})</span><ul style='margin:.1em 0 .1em 1.2em;padding:0'>")
-        for t in items:
-            text = esc(f"{t.id}: {t.text()}")
-            parts.append(f"<li><mark>{text}</mark> 🆕</li>" if t.id in fresh else f"<li>{text}</li>")
-        parts.append("</ul></div>")
-    return "".join(parts)
-
-
-def _bindings_until(trace, upto: int) -> dict[str, str]:
-    """Placeholder -> value the state took (a binding it ignored filled nothing)."""
-    vals: dict[str, str] = {}
-    for r in trace.rounds[:upto]:
-        for b in r.bindings:
-            if b.applied_to:
-                vals.setdefault(b.placeholder, b.value)
-    return vals
-
-
-def _sources_until(trace, upto: int) -> dict[str, tuple[int, object]]:
-    """placeholder -> (round, its first BindingRecord) over the first `upto` rounds."""
-    out: dict[str, tuple[int, object]] = {}
-    for r in trace.rounds[:upto]:
-        for b in r.bindings:
-            out.setdefault(b.placeholder, (r.index, b))
-    return out
-
-
-def _source_text(rnd: int, b, chunks: dict[str, tuple[str, str]]) -> str:
-    """Where a value came from, as the click panel shows it: the round, the solver's named source,
-    the sentence stating it and the chunk (its name and text)."""
-    lines = [f"{b.placeholder} = {b.value}: filled in round {rnd}" + (f" from {b.source}" if b.source else "")]
-    if b.quote:
-        lines.append(f"“{b.quote}”")
-    for cid in b.chunk_ids[:2]:
-        name, text = chunks.get(cid, (cid, ""))
-        lines.append(f"Source chunk: {name}" + (f"\n{text}" if text else ""))
-    return "\n".join(lines)
-
-
-def dependency_graph(trace, round_pos: int, chunks: dict[str, tuple[str, str]] | None = None
-                     ) -> tuple[list[GNode], list[GEdge]]:
-    """Placeholders and entities of the decomposition, edges coloured by each triplet's queue after
-    round `round_pos` (0 = right after decomposing); placeholders filled in that round stand out.
-    A click on a filled placeholder, or on a triplet that holds one, shows the value's source
-    chunk (`chunks`: chunk id -> (name, text), components.chunk_names.chunk_texts)."""
-    chunks = chunks or {}
-    d = trace.decomposition
-    if d is None:
-        return [], []
-    snap = d.state if round_pos == 0 else trace.rounds[round_pos - 1].state_after
-    queue = _queue_of(snap)
-    bound = _bindings_until(trace, round_pos)
-    fresh = {b.placeholder for b in trace.rounds[round_pos - 1].bindings if b.applied_to} if round_pos else set()
-    current = {t.id: t for q in QUEUES for t in getattr(snap, q)}
-    sources = _sources_until(trace, round_pos)
-    nodes: dict[str, GNode] = {}
-    edges: list[GEdge] = []
-
-    def node_for(tid: str, i: int, part: str) -> str:
-        p = part.strip()
-        if p.startswith("?"):
-            nid = p if p != "?" else f"{tid}:?{i}"
-            if p in bound:
-                color = "#f4a261" if p in fresh else "#2a9d8f"
-                label, size = f"{p} = {bound[p]}", 20 if p in fresh else 16
-            else:
-                color, label, size = "#e76f51", p, 16
-            detail = _source_text(*sources[p], chunks) if p in sources else ""
-            nodes.setdefault(nid, GNode(nid, label, title=label, color=color, size=size, detail=detail))
-            return nid
-        nid = "e:" + p.lower()
-        nodes.setdefault(nid, GNode(nid, p, color="#a8c5e6", size=12))
-        return nid
-
-    for t in d.triplets:
-        a = node_for(t.id, 0, t.subject)
-        b = node_for(t.id, 2, t.object)
-        q = queue.get(t.id, "resolved")
-        now = current.get(t.id)
-        title = f"{t.id} [{q}] {now.text() if now else t.text()}"
-        filled = [_source_text(*sources[p], chunks) for p in t.placeholders if p in sources]
-        edges.append(GEdge(a, b, label=t.predicate, title=title, color=QUEUE_COLORS[q],
-                           width=3 if q == "resolved" else 2, detail="\n\n".join([title, *filled])))
-    return list(nodes.values()), edges
 
 
 def _chunk_needles(rnd, corpus) -> dict[str, list[str]]:
@@ -181,9 +83,9 @@ def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -
     fresh = set(rnd.newly_resolved) | set(rnd.new_searchable)
     c1, c2 = st.columns(2)
     with c1:
-        html_block(_state_html(rnd.state_before, set(), "Before the round"))
+        html_block(state_html(rnd.state_before, set(), "Before the round"))
     with c2:
-        html_block(_state_html(rnd.state_after, fresh, "After the round (🆕 = changed this round)"))
+        html_block(state_html(rnd.state_after, fresh, "After the round (🆕 = changed this round)"))
 
     st.markdown("**Placeholders filled this round**")
     if not rnd.bindings:
@@ -243,7 +145,7 @@ def _show_decompose(trace) -> None:
         return
     if d.failure:
         st.warning(f"Decomposition problem: {d.failure}. The rounds search with the question instead.")
-    html_block(_state_html(d.state, set(), "Query triplets, classified by their placeholders"))
+    html_block(state_html(d.state, set(), "Query triplets, classified by their placeholders"))
     nodes, edges = dependency_graph(trace, 0)
     if nodes:
         st.markdown("**Placeholder dependency graph**")
@@ -265,24 +167,17 @@ def _show_answer(result, gold: list[str] | None = None) -> None:
         if syn.context:
             with sticky_expander("Context sent with the facts", content_key("t2ctx", syn.context)):
                 st.code(syn.context, language=None, wrap_lines=True)
-    show_answer_box(result, gold)
+    show_answer(result, gold)
     if syn is not None:
         show_call(syn.call, label="answer")
 
 
-def show_answer_box(result, gold: list[str] | None = None) -> None:
-    """The answer, coloured by its verdict against `gold` (components.answer_box)."""
-    from components.answer_box import show_answer
-
-    show_answer(result, gold)
-
-
-def show_t2rag_step(result, pos: int, corpus=None, gold: list[str] | None = None,
-                    shared: frozenset[str] = frozenset()) -> None:
+def show_step(result, pos: int, corpus=None, gold: list[str] | None = None,
+              shared: frozenset[str] = frozenset()) -> None:
     """Draw step `pos` of the T2RAG trace (the stepper lives with the caller); `shared` chunks
-    (used by the other method too, on Compare) are marked."""
+    (used by the other methods too, on Compare) are marked."""
     tr = result.trace
-    last = len(step_labels(tr)) - 1
+    last = len(step_labels(result)) - 1
     pos = max(0, min(pos, last))
     if pos == 0:
         _show_decompose(tr)
@@ -292,10 +187,131 @@ def show_t2rag_step(result, pos: int, corpus=None, gold: list[str] | None = None
         _show_round(tr, pos, corpus, shared)
 
 
-def show_t2rag(result, corpus=None, state_key: str = "ask_round", gold: list[str] | None = None) -> None:
+def show(result, corpus=None, state_key: str = "ask_round", gold: list[str] | None = None) -> None:
     """The T2RAG stepper for one result (a fresh run or a reopened trace)."""
+    show_step(result, stepper(state_key, step_labels(result)), corpus, gold)
+
+
+# --- the same run as text steps (presentation, export) ------------------------------------------
+
+def _state_lines(snap) -> list[str]:
+    if snap is None:
+        return []
+    out = [f"[{name}] {t.id}: {t.text()}" for name in QUEUES for t in getattr(snap, name)]
+    return out or ["(empty)"]
+
+
+def _state_section(heading: str, snap) -> Section:
+    return Section(heading, _state_lines(snap), dict(QUEUE_COLORS))
+
+
+def _round_step(tr, pos: int, r, names: dict[str, str] | None) -> Step:
+    nm = lambda c: name_of(names, c)  # noqa: E731
+    secs = [Section("Queries", [f"{q.text}  ({q.kind})" for q in r.queries] or ["(none)"]),
+            Section(f"Walked propositions (pool of {r.pool_size})",
+                    [f"{w.score:.3f}  {w.text}  [{', '.join(nm(c) for c in w.chunk_ids)}]" for w in r.walked]
+                    or ["(none)"]),
+            Section("Chunks shown to the solver", [f"{nm(c.chunk_id)}: {c.text}" for c in r.chunks] or ["(none)"])]
+    fills = [f"{b.placeholder} = {b.value}" + (f"  <- {b.proposition}" if b.proposition else "")
+             + (f"  [{', '.join(nm(c) for c in b.chunk_ids)}]" if b.chunk_ids else "") for b in r.bindings]
+    secs.append(Section("Placeholders filled", fills or ["(none this round)"]))
+    secs.append(_state_section("State after the round", r.state_after))
+    if r.solve_skipped:
+        secs.append(Section("Solve skipped", [r.solve_skipped]))
+    return Step(f"Round {r.index}", secs, call_tuples(r.solve_call),
+                graph_payload(*dependency_graph(tr, pos), DEP_LEGEND, directed=True))
+
+
+def steps(result, names: dict[str, str] | None = None) -> list[Step]:
+    """Decomposition, one step per round, the answer (the contract's one required function)."""
+    from engine.methods.t2rag.trace import STOP_REASONS
+
     tr = result.trace
-    if tr is None:
-        show_answer_box(result, gold)
-        return
-    show_t2rag_step(result, stepper(state_key, step_labels(tr)), corpus, gold)
+    out: list[Step] = []
+    d = tr.decomposition
+    if d is not None:
+        secs = [_state_section("Query triplets", d.state)] + ([Section("Note", [d.failure])] if d.failure else [])
+        out.append(Step("Decompose the question", secs, call_tuples(d.call),
+                        graph_payload(*dependency_graph(tr, 0), DEP_LEGEND, directed=True)))
+    out += [_round_step(tr, pos, r, names) for pos, r in enumerate(tr.rounds, 1)]
+    fin = [Section("Stop reason", [f"{tr.stop_reason}: {STOP_REASONS.get(tr.stop_reason, '')}".strip(": ")])]
+    syn = tr.synthesis
+    if syn is not None:
+        fin.append(Section(f"Synthesis ({syn.mode})", syn.facts or ["(no resolved facts)"]))
+    fin.append(Section("Answer", [result.answer or "(no answer)"] + ([f"error: {result.error}"] if result.error else [])))
+    out.append(Step("Answer", fin, call_tuples(syn.call if syn else None)))
+    return out
+
+
+# --- evidence, caveats, facts of a fair comparison ----------------------------------------------
+
+def evidence_chain(result) -> list[Citation]:
+    """One citation per placeholder the state took, in the order bound. A binding the state ignored
+    (its placeholder already bound, or in no open triplet) filled nothing, so it is not evidence.
+    No placeholder filled: the answer came from the chunks retrieved (the trace's evidence)."""
+    out: list[Citation] = []
+    seen: set[str] = set()
+    for r in result.trace.rounds:
+        for b in r.bindings:
+            if b.placeholder in seen or not b.value or not b.applied_to:
+                continue
+            seen.add(b.placeholder)
+            out.append(Citation(f"{b.placeholder} = {b.value}", b.proposition, list(b.chunk_ids), [b.value],
+                                b.source_kind or "", binding=True))
+    if out or not (result.evidence_chunk_ids and result.answer):
+        return out
+    return [Citation("Answer read from the retrieved chunks (no placeholder filled)", "",
+                     list(result.evidence_chunk_ids), [result.answer])]
+
+
+def chunk_texts_of(result) -> dict[str, tuple[str, str]]:
+    """chunk id -> (title, text) as the solver saw them (the trace keeps its own copies)."""
+    out: dict[str, tuple[str, str]] = {}
+    for r in result.trace.rounds:
+        for c in r.chunks:
+            out.setdefault(c.chunk_id, (c.title, c.text))
+    return out
+
+
+chunk_texts = chunk_texts_of  # the contract's name (components.methods.base.View.chunk_texts)
+
+
+def _why(trace) -> str:
+    from engine.methods.t2rag.trace import STOP_REASONS
+
+    stop = STOP_REASONS.get(trace.stop_reason, trace.stop_reason or "")
+    parsed = trace.synthesis.call.parsed if trace.synthesis and trace.synthesis.call else None
+    if isinstance(parsed, dict) and parsed.get("why"):
+        return str(parsed["why"]) + (f" ({stop})" if stop else "")
+    open_ = _open_placeholders(trace)
+    if open_:
+        filled = "was" if len(open_) == 1 else "were"
+        return f"{', '.join(open_)} {filled} never filled" + (f" ({stop})" if stop else "")
+    return f"the synthesis was forced ({stop})" if stop else "the synthesis was forced"
+
+
+def _open_placeholders(trace) -> list[str]:
+    """The placeholders still open when T2RAG stopped (its last state), e.g. ['?answer']."""
+    snap = trace.rounds[-1].state_after if trace.rounds else getattr(trace.decomposition, "state", None)
+    seen: dict[str, None] = {}
+    for t in (snap.searchable + snap.fuzzy) if snap is not None else []:
+        for p in t.placeholders:
+            seen.setdefault(p, None)
+    return list(seen)
+
+
+def caveat(result) -> tuple[str, str]:
+    """('guess', why) for an answer synthesized with placeholders still open, ('empty', why) for no
+    answer, else ('', '')."""
+    trace = result.trace
+    empty = not (result.answer or "").strip()
+    if trace.synthesis is None:
+        return ("empty", result.stop_reason or "T2RAG returned no answer") if empty else ("", "")
+    forced = trace.synthesis.mode == "forced"
+    if empty:
+        return "empty", _why(trace) if forced else "the answer step returned nothing"
+    return ("guess", _why(trace)) if forced else ("", "")
+
+
+def first_stage(result) -> str:
+    return "first stage: dense search over propositions (the question's triplets)"
