@@ -56,11 +56,11 @@ def chain_for(result) -> list[Citation]:
 
 def chain_chunk_texts(result, corpus) -> dict[str, tuple[str, str]]:
     """chunk id -> (name, text) of every chunk the chain cites: the corpus's text, else the trace's
-    own copy (a view's `chunk_texts`, e.g. what T2RAG's solver saw) when the corpus lacks it."""
+    own copy (a view's `trace_chunk_texts`, e.g. what T2RAG's solver saw) when the corpus lacks it."""
     from components.chunk_names import chunk_name, chunk_texts
     from components.methods.base import view_for
 
-    out: dict[str, tuple[str, str]] = dict(view_for(result).chunk_texts(result))
+    out: dict[str, tuple[str, str]] = dict(view_for(result).trace_chunk_texts(result))
     ids = [c for cit in chain_for(result) for c in cit.chunk_ids]
     found = chunk_texts(corpus, ids)
     for cid in ids:

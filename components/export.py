@@ -12,7 +12,7 @@ from engine.runs import Run
 from components.safe import csp_meta, esc, json_for_script
 from components.preset_badge import preset_lines
 from components.steps import result_steps, usage_lines
-from engine.methods.registry import title
+from engine.methods.registry import title as method_title
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
@@ -188,7 +188,7 @@ def run_payload(run: Run, corpus=None) -> dict:
     methods = []
     for r in run.results:
         v = verdict(r, run.gold)
-        methods.append({"method": r.method, "title": title(r.method),
+        methods.append({"method": r.method, "title": method_title(r.method),
                         "answer": r.answer or "(no answer)", "verdict": v.kind, "mark": v.mark,
                         "usage": preset_lines(r) + usage_lines(r, names), "steps": [asdict(s) for s in result_steps(r, names)],
                         **evidence_payload(r, corpus)})
@@ -242,7 +242,7 @@ def timelines_html(run: Run) -> str:
         if not drawing:
             continue
         figures.append(f'<figure class="timeline" data-method="{esc(r.method)}"><figcaption><b>'
-                       f"{esc(title(r.method))}</b> · {esc(summary(spans))}</figcaption>"
+                       f"{esc(method_title(r.method))}</b> · {esc(summary(spans))}</figcaption>"
                        f'{drawing}<p class="legend">{esc(legend(spans))} Hover a bar for its tokens, cost and detail.'
                        "</p></figure>")
     if not figures:
@@ -265,7 +265,7 @@ def export_html(run: Run, title: str = "Triplet Lens run", corpus=None) -> str:
     markup (escaped), so the file says what it is even with scripts disabled."""
     payload = json_for_script(run_payload(run, corpus))
     gold = f"<p>Gold answer: <b>{esc(' / '.join(run.gold))}</b></p>" if run.gold else ""
-    methods = ", ".join(title(r.method) for r in run.results)
+    methods = ", ".join(method_title(r.method) for r in run.results)
     strip = verdict_block(run, corpus)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

@@ -16,7 +16,7 @@ app's stepper draws). Everything else is OPTIONAL; `View` fills in a generic def
     caveat(result) -> (kind, why)                  the answer box's "why empty" / "best guess" words
     first_stage(result) -> str                     its first retrieval stage, named as it ran
     fair_reference(result) -> str | None           the registry name of the baseline to read it beside
-    chunk_texts(result) -> {chunk id: (name, text)}   chunk copies the trace keeps (export, citations)
+    trace_chunk_texts(result) -> {chunk id: (title, text)}   chunk copies the trace keeps (citations)
     node_chunks(result) -> {graph node: [chunk ids]}  which chunks state a graph node (export clicks)
     COLOR: str                                     its colour on charts and verdict strips
 
@@ -130,8 +130,8 @@ class View:
         hook = getattr(getattr(result, "trace", None), "chunk_ids", None)
         return list(dict.fromkeys(ids + (list(hook()) if callable(hook) else [])))
 
-    def chunk_texts(self, result) -> dict[str, tuple[str, str]]:
-        own = self._own("chunk_texts")
+    def trace_chunk_texts(self, result) -> dict[str, tuple[str, str]]:
+        own = self._own("trace_chunk_texts")
         return own(result) if own and _traced(result) else {}
 
     def node_chunks(self, result) -> dict[str, list[str]]:

@@ -24,7 +24,7 @@ from components.stepper import stepper
 from components.steps import Section, Step, call_tuples, graph_payload, name_of
 
 COLOR = "#3b6ea8"
-__all__ = ["COLOR", "DEP_LEGEND", "QUEUE_COLORS", "caveat", "chunk_card", "chunk_texts_of", "dependency_graph",
+__all__ = ["COLOR", "DEP_LEGEND", "QUEUE_COLORS", "caveat", "chunk_card", "trace_chunk_texts", "dependency_graph",
            "evidence_chain", "first_stage", "show", "show_step", "step_labels", "steps"]
 
 
@@ -264,16 +264,13 @@ def evidence_chain(result) -> list[Citation]:
                      list(result.evidence_chunk_ids), [result.answer])]
 
 
-def chunk_texts_of(result) -> dict[str, tuple[str, str]]:
+def trace_chunk_texts(result) -> dict[str, tuple[str, str]]:
     """chunk id -> (title, text) as the solver saw them (the trace keeps its own copies)."""
     out: dict[str, tuple[str, str]] = {}
     for r in result.trace.rounds:
         for c in r.chunks:
             out.setdefault(c.chunk_id, (c.title, c.text))
     return out
-
-
-chunk_texts = chunk_texts_of  # the contract's name (components.methods.base.View.chunk_texts)
 
 
 def _why(trace) -> str:
