@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from engine.methods.registry import METHODS
 from engine.reasoners import make_reasoner
-from engine.methods import build_method
+from engine.session import Session
 from engine.store import Workspace
 from tests._app_helpers import build_small_corpus
 from tests.loopback import loopback_llm  # noqa: F401 - fixture
@@ -18,13 +19,13 @@ def corpus_root(tmp_path_factory, embedder):
     return root
 
 
-@pytest.mark.parametrize("method", ["standard", "semantic", "hybrid", "t2rag", "ircot", "kg2rag"])
+@pytest.mark.parametrize("method", list(METHODS))  # every registered method, plug-ins' included
 def test_a_failing_provider_sets_the_result_error(corpus_root, embedder, loopback_llm, method):  # noqa: F811
     loopback_llm.fail_after, loopback_llm.fail_mode = 0, "500"
     corpus = Workspace(corpus_root, embedder=embedder).open("c")
     reasoner = make_reasoner("openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-test-fail-1",
                              max_attempts=1)
-    result = build_method(method, reasoner).answer(corpus.questions()[0].question, corpus)
+    result = Session(workspace=corpus_root).answer(method, corpus.questions()[0].question, corpus, reasoner=reasoner)
     assert result.error and result.answer == "", (result.answer, result.stop_reason)
 
 
