@@ -30,7 +30,12 @@ from engine.methods.registry import app_methods, method_info  # noqa: E402
 #: The sample corpus `python -m engine sample ensure` builds; preselected when it exists.
 SAMPLE_CORPUS = "hotpotqa-sample"
 #: Methods the app offers, by their engine name, with the label shown to the user.
-METHOD_LABELS = {name: method_info(name).label for name in app_methods()}
+METHOD_LABELS = {name: method_info(name).label for name in app_methods()}  # the built-in methods
+
+
+def method_labels() -> dict[str, str]:
+    """Every method the app offers with its label, plug-ins loaded since start-up included."""
+    return {name: method_info(name).label for name in app_methods()}
 
 # key -> default; factories for mutable defaults so sessions never share one dict
 _DEFAULTS: dict[str, Any] = {

@@ -76,7 +76,7 @@ st.subheader("Method settings")
 st.caption("Each method runs its `tuned` preset (our measured defaults) until you load another: `paper` is the "
            "paper and its authors' code, with SPEC's named bug fixes only. They apply to Ask, KG2RAG, Compare "
            "and Evaluate; every result names its preset and lists how it departs from the paper.")
-for name, label in state.METHOD_LABELS.items():
+for name, label in state.method_labels().items():
     with state.sticky_expander(label, f"settings_{name}_open", expanded=name in COMPARED):
         with engine_errors(f"{label} settings"):
             if has_presets(name):

@@ -36,7 +36,8 @@ def results(corpus, tmp_path_factory) -> dict:
     q = corpus.questions()[0]
     out = {}
     for name, info in METHODS.items():
-        reasoner = ScriptedReasoner(chats=["So the answer is Lisbon."], answers=["Lisbon"]) if info.needs_model else None
+        scripted = ScriptedReasoner(chats=["So the answer is Lisbon."], answers=["Lisbon"])
+        reasoner = scripted if info.needs_model else None
         out[name] = session.answer(name, q.question, corpus, reasoner=reasoner)
     return out
 

@@ -162,3 +162,10 @@ def test_eval_scores_the_plugin_method(toy_plugin, workspace, embedder, tmp_path
     m = summary.methods[0]
     assert [m.method for m in summary.methods] == ["overlap"] and m.n_done == 2 == m.n_questions and m.n_errors == 0
     assert (tmp_path / "ev" / "traces" / "overlap").is_dir()
+
+
+def test_the_documented_example_is_the_tested_one():
+    """docs/plugins.md shows the example plug-in's files as they are (so the docs run as written)."""
+    doc = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")
+    for name in ("__init__.py", "method.py", "view.py"):
+        assert (REPO / "examples" / "toy_plugin" / name).read_text(encoding="utf-8").strip() in doc, name

@@ -37,3 +37,37 @@ def test_titles_labels_and_app_lists_come_from_the_registry():
 
     assert list(METHOD_LABELS) == app_methods()
     assert METHOD_TITLES == {m.name: m.title for m in METHODS.values()}
+
+
+def _doc_examples(doc: str) -> list[str]:
+    """The indented code blocks of a docstring, each dedented."""
+    import textwrap
+
+    blocks, cur = [], []
+    for line in doc.splitlines() + [""]:
+        if line.startswith("    "):
+            cur.append(line)
+        elif cur and line.strip():
+            blocks.append(textwrap.dedent("\n".join(cur)))
+            cur = []
+    return blocks + ([textwrap.dedent("\n".join(cur))] if cur else [])
+
+
+def test_the_package_surface_and_its_docstring_examples_work(tmp_path, monkeypatch, embedder, capsys):
+    """`from engine import ...` gives every name the package lists, and every example of the
+    package docstring runs as written, on a workspace holding the sample corpus's name."""
+    import engine
+    from tests._app_helpers import build_small_corpus
+
+    for name in engine.__all__:
+        assert getattr(engine, name) is not None, name
+    assert "Session" in engine.__all__ and "SessionConfig" not in engine.__all__
+    build_small_corpus(tmp_path, "hotpotqa-sample", questions=1, embedder=embedder)
+    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(tmp_path))
+    monkeypatch.delenv("TRIPLET_LENS_MODEL", raising=False)
+    examples = _doc_examples(engine.__doc__ or "")
+    assert len(examples) == 2 and "make_reasoner" in examples[1]
+    for code in examples:
+        exec(compile(code, "engine/__init__.py docstring", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "offline-rules" in printed and "Usage(" in printed  # the answer with its usage, the reasoner's name

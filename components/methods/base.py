@@ -112,8 +112,8 @@ class View:
         if own and _traced(result):
             return own(result)
         if not (result.answer or "").strip():
-            why = getattr(result, "stop_reason", "") or f"{getattr(result, 'method', '') or 'the method'} returned no answer"
-            return "empty", why
+            method = getattr(result, "method", "") or "the method"
+            return "empty", getattr(result, "stop_reason", "") or f"{method} returned no answer"
         return "", ""
 
     def first_stage(self, result) -> str:

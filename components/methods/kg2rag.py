@@ -12,8 +12,15 @@ from components.chunk_names import chunk_names
 from components.evidence_chain import Citation
 from components.graph import show_graph
 from components.llm_calls import show_call
-from components.methods.kg2rag_graph import (PRUNED_COLORS, PRUNED_WHY, UNSELECTED_TINT, edge_widths, plural,
-                                             tree_names, weighted_graph)
+from components.methods.kg2rag_graph import (
+    PRUNED_COLORS,
+    PRUNED_WHY,
+    UNSELECTED_TINT,
+    edge_widths,
+    plural,
+    tree_names,
+    weighted_graph,
+)
 from components.state import content_key, sticky_expander
 from components.stepper import stepper
 from components.steps import Section, Step, call_tuples, graph_payload, name_of
@@ -199,7 +206,8 @@ def steps(result, names: dict[str, str] | None = None) -> list[Step]:
             Section("Entities reached", [", ".join(h.entities_reached) or "(none)"]),
             Section("Chunks added", [f"{c.score:.3f}  {nm(c.chunk_id)}" for c in h.chunks_added] or ["(none)"]),
             Section("Cut by caps", [f"{c.entity}: kept {c.kept} of {c.degree} edges" for c in h.entity_caps]
-                    + [f"{nm(c.chunk_id)} (over the expansion cap)" for c in h.cut_by_total_cap] or ["(nothing cut)"])]))
+                    + [f"{nm(c.chunk_id)} (over the expansion cap)" for c in h.cut_by_total_cap]
+                    or ["(nothing cut)"])]))
     graph_at = len(out)  # the view's "Weighted graph" step; the ranking after it is drawn here too
     out.append(Step("Spanning trees and ranking", [
         Section(f"Weighted graph: {len(tr.nodes)} entities, {len(tr.edges)} edges", _tree_lines(tr, nm)

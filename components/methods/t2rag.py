@@ -17,9 +17,9 @@ from components.chunk_names import chunk_names, chunk_texts
 from components.evidence_chain import Citation, source_badge
 from components.graph import show_graph
 from components.llm_calls import show_call
+from components.methods.t2rag_graph import DEP_LEGEND, QUEUE_COLORS, QUEUES, dependency_graph, state_html
 from components.safe import esc, highlight, html_block
 from components.state import content_key, sticky_expander
-from components.methods.t2rag_graph import DEP_LEGEND, QUEUE_COLORS, QUEUES, dependency_graph, state_html
 from components.stepper import stepper
 from components.steps import Section, Step, call_tuples, graph_payload, name_of
 
@@ -238,7 +238,8 @@ def steps(result, names: dict[str, str] | None = None) -> list[Step]:
     syn = tr.synthesis
     if syn is not None:
         fin.append(Section(f"Synthesis ({syn.mode})", syn.facts or ["(no resolved facts)"]))
-    fin.append(Section("Answer", [result.answer or "(no answer)"] + ([f"error: {result.error}"] if result.error else [])))
+    error = [f"error: {result.error}"] if result.error else []
+    fin.append(Section("Answer", [result.answer or "(no answer)"] + error))
     out.append(Step("Answer", fin, call_tuples(syn.call if syn else None)))
     return out
 
