@@ -317,7 +317,7 @@ def restore_from_url(page: str) -> None:
         from engine.methods.registry import COMPARED
 
         extra = [m for m in qp.get("methods", "").split(",") if m and m not in COMPARED]
-        baselines = _baselines()
+        baselines = compare_extras()
         if extra and extra[0] in baselines:
             ss["cmp_baseline"] = extra[0]
     if page == "compare":  # Compare runs it as it runs the landing card's question
@@ -327,10 +327,12 @@ def restore_from_url(page: str) -> None:
     ss["url_step"] = _int(qp.get("step", "0"))
 
 
-def _baselines() -> list[str]:
-    from engine.methods.registry import app_methods
+def compare_extras() -> list[str]:
+    """What Compare's extra-method picker offers: the baselines, then any plug-in method beyond the
+    ones Compare runs by default (pages/compare.py)."""
+    from engine.methods.registry import COMPARED, app_methods
 
-    return app_methods(baselines=True)
+    return app_methods(baselines=True) + [m for m in app_methods(baselines=False) if m not in COMPARED]
 
 
 def _int(text: str) -> int:

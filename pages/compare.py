@@ -11,7 +11,7 @@ from components.result_view import show_result
 from components.run_controls import open_saved, save_and_export
 from components.runner import run_methods
 from components.safe import engine_errors, esc, html_block
-from engine.methods.registry import COMPARED, app_methods, title
+from engine.methods.registry import COMPARED, title
 
 state.ensure_app()
 
@@ -27,8 +27,7 @@ if opened is not None:
     state.reset_steppers("cmp_sync")
 
 # baselines, then any plug-in method the app offers beyond the ones Compare runs by default
-extra = app_methods(baselines=True) + [m for m in app_methods(baselines=False) if m not in COMPARED]
-baseline = st.selectbox("Baseline (optional)", [""] + extra, key="cmp_baseline",
+baseline = st.selectbox("Baseline (optional)", [""] + state.compare_extras(), key="cmp_baseline",
                         format_func=lambda m: title(m) if m else "(no baseline)")
 asked = ask_question(corpus, "cmp_q", "Compare", "cmp_go")
 autorun = bool(ss.get("cmp_autorun")) and bool(asked.question)  # the landing card's one click
