@@ -120,6 +120,19 @@ def _default_corpus(root: str, build_wait: float) -> str | None:
         time.sleep(0.5)
 
 
+#: the views a question's page draws with (and what they import: plotly, the graph layout); the
+#: first Ask page of a process imported them for ~0.8 s on a loaded 2-core machine
+VIEW_MODULES = ("components.method_page", "components.compare_view", "components.compare_whatif",
+                "components.whatif_view", "components.run_controls", "components.eval_view")
+
+
+def _import_views() -> None:
+    import importlib
+
+    for module in VIEW_MODULES:
+        importlib.import_module(module)
+
+
 def warm(root: str, name: str) -> float:
     """Load what a first question needs; the seconds it took (0.0 when it failed)."""
     from components import state
@@ -135,6 +148,7 @@ def warm(root: str, name: str) -> float:
         for method in app_methods():  # method modules and what they import (graphs, BM25)
             method_class(method)
         make_reasoner("", embedder=corpus.embedder)  # the offline reasoner's compiled patterns
+        _import_views()
     except Exception:  # noqa: BLE001 - the first question loads again and reports what failed
         log.warning("warm-up of corpus %r failed; the first question will load it", name, exc_info=True)
         return 0.0
