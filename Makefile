@@ -19,10 +19,11 @@ sample: $(STAMP)
 	$(PY) -m engine sample ensure
 
 # the sample corpora build in the background (about a minute): the app serves its first page at
-# once and shows the build's progress until the sample corpus is there
+# once and shows the build's progress until the sample corpus is there. scripts/serve.py is
+# `streamlit run app.py` with the model and the default corpus warmed as the server starts.
 run: $(STAMP)
 	$(PY) -m engine sample ensure --background
-	$(PY) -m streamlit run app.py --server.port $(PORT) --server.headless true
+	$(PY) scripts/serve.py --server.port $(PORT) --server.headless true
 
 check: $(STAMP)
 	$(PY) -m ruff check engine

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 
 def corpora(sets: list[str], limit: int | None, log=print):
-    from retrieval_quality import BENCH_WS, DATASETS, build_corpus
+    from retrieval_quality import BENCH_WS, build_corpus, dataset_files
 
     from engine.samples import build_sample
     from engine.store import Workspace
@@ -43,7 +43,10 @@ def corpora(sets: list[str], limit: int | None, log=print):
     ws = Workspace(BENCH_WS)
     out = {}
     for name in sets:
-        dataset, triplets = DATASETS[name]
+        files = dataset_files(name)  # a set missing here (a fresh clone) is skipped with a line naming it
+        if files is None:
+            continue
+        dataset, triplets = files
         # a set cut to its first `limit` questions (their paragraphs only) is a corpus of its own
         label = name if limit is None or name == "hotpotqa" else f"{name}-{limit}"
         out[label] = build_corpus(ws, label, dataset, limit=None if label == name else limit, triplets=triplets, log=log)

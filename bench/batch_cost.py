@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
             scale = args.chunks / est.chunks
             normal = "unknown" if est.cost is None else f"{est.cost * scale:,.0f}"
             batch = "unknown" if est.batch_cost is None else f"{est.batch_cost * scale:,.0f}"
-            source = est.batch_price_source if style != "json+ner" else "(json+ner has no --batch: 2 dependent calls)"
+            source = est.batch_price_source + (", 2 batches in sequence" if style == "json+ner" else "")
             per = f"{est.prompt_tokens / est.chunks:.0f} | {est.completion_tokens / est.chunks:.0f}"
             print(f"| {model} | {style} | {per} | {normal} | {batch} | {source} |")
     return 0

@@ -45,6 +45,21 @@ DATASETS = {
     "musique-kag": (DATA / "musique_kag_100" / "musique_qa_100.json", None),
 }
 BENCH_WS = ROOT / "bench" / "out" / "workspace"
+
+
+def dataset_files(name: str) -> tuple[Path, Path | None] | None:
+    """DATASETS[name] under ../shared/data, else its copy in tests/fixtures/qa (bench/_data.py); None
+    after printing a SKIPPED line naming the files when neither place has them (a fresh clone)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from _data import data_file
+
+    wanted = [p for p in DATASETS[name] if p is not None]
+    found = [data_file(p.relative_to(DATA)) for p in wanted]
+    if any(f is None for f in found):
+        print(f"SKIPPED {name}: needs {', '.join(str(p.relative_to(DATA)) for p in wanted)} under ../shared/data "
+              "or tests/fixtures/qa")
+        return None
+    return found[0], (found[1] if len(found) > 1 else None)  # type: ignore[return-value]
 CUTS = (2, 5, 10)
 
 
@@ -308,7 +323,10 @@ def main() -> None:
 
     ws = Workspace(BENCH_WS, embedder=get_bundled_embedder())
     for ds in args.datasets:
-        path, triplets = DATASETS[ds]
+        files = dataset_files(ds)
+        if files is None:
+            continue
+        path, triplets = files
         corpus = build_corpus(ws, f"{ds}-paragraphs" if ds != "musique" else "musique-hipporag-openie", path,
                               triplets=triplets)
         c = corpus.counts()

@@ -125,7 +125,17 @@ def session():
 
 @st.cache_resource(show_spinner="Loading the embedding model...")
 def _workspace(root: str):
-    return replace(settings(), workspace=Path(root)).workspace_obj()
+    return replace(_settings_here(), workspace=Path(root)).workspace_obj()
+
+
+def _settings_here() -> AppSettings:
+    """This session's settings in a page run; outside one (the server's own warm-up thread, before
+    any visitor) the server's environment, which is what every session's settings are read from."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return AppSettings.from_env()
+    return settings()
 
 
 def workspace():

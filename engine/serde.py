@@ -20,8 +20,11 @@ T = TypeVar("T")
 
 
 def to_dict(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if obj is None or type(obj) in _PLAIN:  # most of a trace: strings and numbers, returned as they are
+        return obj
+    names = _field_names(type(obj))  # type: ignore[arg-type]  # a type is hashable
+    if names is not None:
+        return {name: to_dict(getattr(obj, name)) for name in names}
     if isinstance(obj, (list, tuple)):
         return [to_dict(v) for v in obj]
     if isinstance(obj, dict):
@@ -29,6 +32,17 @@ def to_dict(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return None  # JSON has no NaN/inf; a trace stays valid JSON
     return obj
+
+
+_PLAIN = frozenset({str, int, bool})
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The field names of a dataclass type (None for any other type), looked up once per type."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 @cache

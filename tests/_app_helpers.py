@@ -74,14 +74,17 @@ def free_port() -> int:
 class StreamlitServer:
     """`streamlit run app.py` on a free loopback port with the given workspace."""
 
-    def __init__(self, workspace: Path, log_path: Path, extra_env: dict | None = None):
+    def __init__(self, workspace: Path, log_path: Path, extra_env: dict | None = None, launcher: bool = False):
+        """`launcher`: start it as `make run` does, through scripts/serve.py (warms at server start)."""
         self.port = free_port()
         env = dict(os.environ, TRIPLET_LENS_WORKSPACE=str(workspace), PYTHONPATH=str(REPO),
                    **(extra_env or {}))
+        self.log_path = log_path
         self.log = open(log_path, "wb")
         self.started = time.monotonic()
+        start = [str(REPO / "scripts" / "serve.py")] if launcher else ["-m", "streamlit", "run", str(REPO / "app.py")]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.port", str(self.port),
+            [sys.executable, *start, "--server.port", str(self.port),
              "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none"],
             cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT)

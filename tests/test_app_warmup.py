@@ -35,3 +35,70 @@ def test_first_page_view_warms_the_selected_corpus(tmp_path, monkeypatch, embedd
 
     AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()  # a second visitor
     assert warmup.started[key] is first and not first.is_alive()  # not started again: once per process
+
+
+def test_server_start_warms_the_default_corpus_before_any_visitor(tmp_path, monkeypatch, embedder):
+    """scripts/serve.py's warm-up runs in the server process before any page view: the first visitor's
+    session opens on the corpus it warmed and uses the same cached corpus (no second warm-up)."""
+    root = tmp_path / "ws"
+    build_small_corpus(root, "warmfirst", questions=1, embedder=embedder)
+    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(root))
+    from components import state, warmup
+
+    thread = warmup.start_at_server_start(build_wait=0)
+    thread.join(timeout=120)
+    key = (str(root.resolve()), "warmfirst")
+    assert warmup.started.get(key) is thread  # warmed with no session at all
+    corpus = state._open_corpus(*key)
+    assert {"chunks", "propositions"} <= set(corpus._indexes)
+
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()  # the first visitor
+    assert not at.exception
+    assert at.session_state["corpus"] == "warmfirst"
+    assert warmup.started[key] is thread  # the page view found it warm and started nothing
+    assert state._open_corpus(*key) is corpus
+
+
+def test_server_start_waits_for_the_sample_build(tmp_path, monkeypatch, embedder):
+    """While `make run`'s background build makes the sample corpus, the warm-up waits for it and warms
+    the sample (the corpus a new session opens on), not another corpus already there."""
+    import json
+    import os
+    import time
+
+    from components import state, warmup
+    from engine.samples import STATUS_FILE
+
+    root = tmp_path / "ws"
+    build_small_corpus(root, "another", questions=1, embedder=embedder)
+    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(root))
+    status = root / STATUS_FILE
+    status.write_text(json.dumps({"pid": os.getpid(), "running": True, "name": state.SAMPLE_CORPUS}))
+    thread = warmup.start_at_server_start(build_wait=120)
+    time.sleep(1.0)
+    assert thread.is_alive()  # still waiting for the build
+    build_small_corpus(root, state.SAMPLE_CORPUS, questions=1, embedder=embedder)
+    status.write_text(json.dumps({"pid": os.getpid(), "running": False, "name": state.SAMPLE_CORPUS}))
+    thread.join(timeout=120)
+    assert warmup.started.get((str(root.resolve()), state.SAMPLE_CORPUS)) is thread
+    assert (str(root.resolve()), "another") not in warmup.started
+
+
+def test_launcher_warms_in_the_server_process_before_any_request(tmp_path, embedder):
+    """`make run`'s command: the server's own log says the corpus is warm with no request made."""
+    import time
+
+    from tests._app_helpers import StreamlitServer
+
+    root = tmp_path / "ws"
+    build_small_corpus(root, "served", questions=1, embedder=embedder)
+    srv = StreamlitServer(root, tmp_path / "serve.log", launcher=True)
+    try:
+        deadline = time.monotonic() + 180
+        while "warmed corpus 'served'" not in srv.log_path.read_text(errors="replace"):
+            assert srv.proc.poll() is None, srv.log_path.read_text(errors="replace")[-2000:]
+            assert time.monotonic() < deadline, srv.log_path.read_text(errors="replace")[-2000:]
+            time.sleep(0.2)
+        srv.wait_healthy()  # and it is the app's server
+    finally:
+        srv.stop()

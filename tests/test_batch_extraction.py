@@ -316,3 +316,133 @@ def test_a_batch_created_but_answered_with_an_error_is_found_again_not_made_twic
     assert summary.ok and summary.batches_submitted == 2 and len(srv.batches) == 2
     assert pending(corpus) == set()
     assert srv.billed == Counter({f"{c.chunk_id}#extract": 1 for c in chunks})
+
+
+# --- json+ner: two phases -----------------------------------------------------------------------
+
+
+def scripted_ner(chunks):
+    """Phase 1 (the named-entity prompt) names the chunk's title; phase 2 (the triple prompt) gives a
+    triple only when its prompt lists that entity, so a stored triple proves the NER reply reached it."""
+    from engine.reasoners import prompts
+
+    def chunk_of(body) -> str:
+        content = str(body["messages"][-1]["content"])
+        return next(c.chunk_id for c in chunks if f"{c.title}\n{c.text}" in content)
+
+    def reply(messages, body) -> str:
+        c = next(c for c in chunks if c.chunk_id == chunk_of(body))
+        if body["messages"][0]["content"] == prompts.NER.system:
+            return json.dumps({"named_entities": [c.title]})
+        listed = json.dumps({"named_entities": [c.title]}, ensure_ascii=False) in body["messages"][-1]["content"]
+        return json.dumps({"triples": [[c.title, "is described by", " ".join(c.text.split()[:3])]] if listed else []})
+
+    return reply, chunk_of
+
+
+def billed_both_phases_once(srv, chunks) -> bool:
+    return srv.billed == Counter({f"{c.chunk_id}#{step}": 1 for c in chunks for step in ("ner", "extract")})
+
+
+def test_json_ner_batches_send_both_normal_prompts_and_store_the_same_triplets_at_the_batch_price(
+        pristine, tmp_path, embedder):
+    from engine.reasoners import make_reasoner, prompts
+
+    normal = clone(pristine, tmp_path, "nernormal", embedder)
+    batched = clone(pristine, tmp_path, "nerbatched", embedder)
+    chunks = normal.chunks()
+    with BatchLoopbackServer() as srv:
+        srv.reply, chunk_of = scripted_ner(chunks)
+        srv.polls_before_done = 1
+        reasoner = make_reasoner(MODEL, api_base=srv.base_url, api_key=KEY, extraction_style="json+ner")
+        ref = run_extraction(normal, reasoner, concurrency=4)
+        chat_bodies = {(chunk_of(b), b["messages"][0]["content"]): b for b in srv.answered}
+        srv.billed.clear()
+        summary = run(batched, srv, batch_size=10, style="json+ner")
+        lines = [json.loads(x) for data in srv.files.values() for x in data.decode().splitlines() if x.strip()]
+        lines = [x for x in lines if "url" in x]
+    assert ref.ok and summary.ok and summary.chunks_done == len(chunks) and pending(batched) == set()
+    # three NER batches, then three triple batches (one run waits through both phases)
+    assert summary.batches_submitted == len(srv.batches) == 2 * -(-len(chunks) // 10)
+    assert billed_both_phases_once(srv, chunks)
+    for line in lines:  # each request is the chat request the normal json+ner extraction sent
+        cid, step = line["custom_id"].rpartition("#")[::2]
+        sent = chat_bodies[(cid, line["body"]["messages"][0]["content"])]
+        assert line["body"]["messages"] == sent["messages"] and line["body"]["response_format"] == sent["response_format"]
+        assert step == ("ner" if sent["messages"][0]["content"] == prompts.NER.system else "extract")
+    assert len(lines) == 2 * len(chunks)
+    assert triplet_set(batched) == triplet_set(normal) and triplet_set(batched)
+    assert summary.calls == ref.calls == 2 * len(chunks)
+    assert summary.prompt_tokens == ref.prompt_tokens and summary.completion_tokens == ref.completion_tokens
+    assert ref.cost and summary.cost == pytest.approx(ref.cost / 2)
+
+
+def test_json_ner_unanswered_requests_are_asked_again_only_in_their_own_phase(pristine, tmp_path, embedder):
+    corpus = clone(pristine, tmp_path, "nermodes", embedder)
+    chunks = corpus.chunks()
+    half = -(-len(chunks) // 2)
+    with BatchLoopbackServer() as srv:
+        srv.reply, _ = scripted_ner(chunks)
+        # NER: the first batch fails, the second completes; its triple batch then fails
+        srv.batch_modes.extend(["failed", "completed", "failed"])
+        first = run(corpus, srv, batch_size=half, style="json+ner")
+        assert [s for _, s in first.closed] == ["failed", "completed", "failed"] and not first.ok
+        assert pending(corpus) == {c.chunk_id for c in chunks} and first.chunks_done == 0
+        second = run(corpus, srv, batch_size=len(chunks), style="json+ner")
+    assert second.ok and pending(corpus) == set()
+    assert billed_both_phases_once(srv, chunks)  # the answered NER half was not asked again
+    assert {(t.subject, t.predicate, t.object) for t in corpus.triplets()} == expected_triples(chunks)
+
+
+WORKER_NER = WORKER.replace("batch_size={size},", "batch_size={size}, style='json+ner',")
+
+#: json+ner runs killed in each phase, in turn; one corpus, one server
+KILLS_NER = [
+    ("batch.after_submit", 2),  # phase 1: two NER batch ids stored
+    ("batch.ner_before_commit", 1),  # phase 1: a finished NER batch's replies half-written
+    ("batch.after_ner_import", 2),  # phase 1: two NER batches' replies stored, no triple batch yet
+    ("batch.after_create", 1),  # phase 2: a triple batch made, its id not stored
+    ("batch.after_import", 3),  # phase 2: three chunks of a finished triple batch stored
+]
+
+
+def test_json_ner_killed_in_each_phase_then_resumed_loses_and_double_bills_nothing(pristine, tmp_path, embedder):
+    from engine.extraction_batch.state import BatchState
+
+    corpus = clone(pristine, tmp_path, "nerkilled", embedder)
+    chunks = corpus.chunks()
+    corpus.close()
+    size = -(-len(chunks) // 4)
+    with BatchLoopbackServer() as srv:
+        srv.reply, _ = scripted_ner(chunks)
+        srv.polls_before_done = 1
+        done_before: set[str] = set()
+        for point, nth in KILLS_NER:
+            script = WORKER_NER.format(repo=str(REPO), root=str(tmp_path), name="nerkilled", model=MODEL,
+                                       base=srv.base_url, key=KEY, size=size)
+            env = {**os.environ, FAULT_ENV: f"{point}@{nth}"}
+            proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                                  timeout=120)
+            assert proc.returncode == -signal.SIGKILL, (point, proc.returncode, proc.stderr[-2000:])
+            c = Workspace(tmp_path, embedder=embedder).open("nerkilled")
+            assert c.check() == []
+            done = set(c.extraction_statuses()) - pending(c)
+            assert done_before <= done
+            if point == "batch.after_import":
+                assert len(done - done_before) == nth
+            elif point != "batch.after_create":
+                assert done == set()  # phase 1: nothing stored in the corpus yet
+            done_before = done
+            c.close()
+        corpus = Workspace(tmp_path, embedder=embedder).open("nerkilled")
+        last = run(corpus, srv, batch_size=size, style="json+ner")
+    assert last.ok and pending(corpus) == set()
+    ner = [b for b in srv.batches if b[0].endswith("#ner")]
+    triple = [b for b in srv.batches if b[0].endswith("#extract")]
+    assert len(ner) == 4 and len(triple) == 4  # the batch whose id was lost was found again, not made twice
+    assert billed_both_phases_once(srv, chunks)  # 0 chunks lost, 0 billed twice, in either phase
+    assert corpus.check() == []
+    assert {(t.subject, t.predicate, t.object) for t in corpus.triplets()} == expected_triples(chunks)
+    state = BatchState(corpus.path / STATE_FILE)
+    assert state.ner_replies() == {} and state.held_chunk_ids() == set()  # nothing left behind
+    state.close()

@@ -46,5 +46,5 @@ def test_the_command_is_the_same_cli_and_starts_the_app(capsys):
     finally:
         sys.argv = sys_argv
     cmd = capsys.readouterr().out.strip()
-    assert cmd.endswith(f"-m streamlit run {ROOT / 'app.py'} --server.port 8599 --server.headless true")
+    assert cmd.endswith(f"{ROOT / 'scripts' / 'serve.py'} --server.port 8599 --server.headless true")
     assert main(["app", "--dry-run"]) == 0 and "--server.port 8501" in capsys.readouterr().out

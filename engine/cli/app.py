@@ -10,12 +10,11 @@ ROOT = Path(__file__).resolve().parents[2]  # engine/cli/app.py -> the repositor
 
 
 def app_command(port: int) -> list[str]:
+    """`streamlit run app.py` through scripts/serve.py, which warms the model and the default
+    corpus in the server process as it starts."""
     return [
         sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(ROOT / "app.py"),
+        str(ROOT / "scripts" / "serve.py"),
         "--server.port",
         str(port),
         "--server.headless",
@@ -26,9 +25,9 @@ def app_command(port: int) -> list[str]:
 def cmd_app(args) -> int:
     from engine.cli import UserError
 
-    if not (ROOT / "app.py").exists() or not (ROOT / "pages").is_dir():
+    if not (ROOT / "app.py").exists() or not (ROOT / "pages").is_dir() or not (ROOT / "scripts" / "serve.py").exists():
         raise UserError(
-            f"the app's files (app.py, pages/) are not beside the engine in {ROOT}: start the app "
+            f"the app's files (app.py, pages/, scripts/serve.py) are not beside the engine in {ROOT}: start the app "
             "from a clone of the repository (pip install -e . keeps them in place)"
         )
     cmd = app_command(args.port)

@@ -6,6 +6,12 @@ committed right after the upload ("submitting"), and its batch id right after th
 input file before creating one. A chunk held by a "submitting" or "open" record is never sent again;
 when a batch is imported its record is closed and its chunk rows dropped, so any chunk it did not
 answer is simply pending again. SQLite's rollback journal makes every step atomic and durable.
+
+The `json+ner` style runs in two phases (engine.extraction_batch.ner): a batch of named-entity
+requests (style "ner"), then a batch of triple requests whose prompts list those entities (style
+"json+ner"). A finished NER batch's replies are stored here (`ner_replies`) in the same
+transaction that closes it, so a kill never loses one nor asks for it twice; a chunk's reply is
+dropped once its triplets are stored.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from engine.faults import fault_point
 
 #: the file, next to the corpus's database (backups copy it with the rest of the folder)
 STATE_FILE = "extraction_batches.sqlite"
@@ -34,6 +42,12 @@ CREATE TABLE IF NOT EXISTS batch_chunks (
     input_file_id TEXT NOT NULL,
     chunk_id TEXT NOT NULL,
     PRIMARY KEY (input_file_id, chunk_id)
+);
+CREATE TABLE IF NOT EXISTS ner_replies (   -- json+ner: phase 1's answer per chunk, until phase 2 stores it
+    chunk_id TEXT PRIMARY KEY,
+    entities TEXT NOT NULL,                -- JSON list of the entities the reply named
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL
 );
 """
 
@@ -81,6 +95,34 @@ class BatchState:
                 "UPDATE batches SET state = 'closed', outcome = ? WHERE input_file_id = ?", (outcome, input_file_id)
             )
             self._db.execute("DELETE FROM batch_chunks WHERE input_file_id = ?", (input_file_id,))
+
+    def close_ner_batch(self, input_file_id: str, outcome: str, replies: dict[str, tuple[list[str], int, int]]) -> None:
+        """A finished NER batch: its replies (chunk id -> (entities, prompt tokens, completion
+        tokens)) stored and its record closed in one transaction."""
+        import json
+
+        with self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO ner_replies VALUES (?, ?, ?, ?)",
+                [(cid, json.dumps(e, ensure_ascii=False), p, c) for cid, (e, p, c) in replies.items()],
+            )
+            fault_point("batch.ner_before_commit")  # a kill here: nothing of this import is kept
+            self._db.execute(
+                "UPDATE batches SET state = 'closed', outcome = ? WHERE input_file_id = ?", (outcome, input_file_id)
+            )
+            self._db.execute("DELETE FROM batch_chunks WHERE input_file_id = ?", (input_file_id,))
+
+    def ner_replies(self, chunk_ids: list[str] | None = None) -> dict[str, tuple[list[str], int, int]]:
+        """Stored NER replies (of `chunk_ids`, else all): chunk id -> (entities, prompt, completion tokens)."""
+        import json
+
+        rows = self._db.execute("SELECT chunk_id, entities, prompt_tokens, completion_tokens FROM ner_replies")
+        wanted = None if chunk_ids is None else set(chunk_ids)
+        return {r[0]: (json.loads(r[1]), r[2], r[3]) for r in rows if wanted is None or r[0] in wanted}
+
+    def drop_ner(self, chunk_ids: list[str]) -> None:
+        with self._db:
+            self._db.executemany("DELETE FROM ner_replies WHERE chunk_id = ?", [(c,) for c in chunk_ids])
 
     def records(self, *states: str) -> list[BatchRecord]:
         marks = ", ".join("?" for _ in states)
