@@ -141,6 +141,15 @@ def test_a_placeholder_takes_a_value_of_its_type(reasoner):
     assert res.bindings == {"?year": "4 May 1958"}
 
 
+def test_a_count_is_not_filled_with_a_calendar_date(reasoner):
+    # "how many" asks a quantity: a date holds digits too, but counts nothing
+    props = ("Orla Vennick sold more than 9 March 1961", "Orla Vennick sold more than 150 million records")
+    res, call = reasoner.solve("How many records did Orla Vennick sell?", [],
+                               [QueryTriplet("Orla Vennick", "sold more than", "?answer")],
+                               Evidence(propositions=props, chunks=()))
+    assert res.bindings == {"?answer": "150 million records"} and call.parsed["candidates"][0]["type"] == "number"
+
+
 # --- synthesis answers the final placeholder only --------------------------------------------------
 
 def test_an_intermediate_value_is_never_the_answer(reasoner):
