@@ -175,6 +175,15 @@ def test_the_last_hop_can_come_from_a_sentence_about_the_bound_value(reasoner):
     assert answer == "Tamsin Oakhurst", call.parsed
 
 
+def test_the_last_hop_is_the_name_after_its_relation_word(reasoner):
+    # the sentence about the bound value names someone else first: the answer follows "godfather"
+    context = ("Orla Vennick\nOrla Vennick, a pupil of Brann Holt, was raised by her godfather Tobias Wren.\n\n"
+               "Saltlight Studio\nSaltlight Studio was founded by Orla Vennick in 1989.")
+    answer, call = reasoner.answer("Who was the godfather of the founder of Saltlight Studio?", context,
+                                   facts=["Saltlight Studio | founder | Orla Vennick"])
+    assert answer == "Tobias Wren", call.parsed
+
+
 # --- end to end: T2RAG on invented documents ------------------------------------------------------
 
 def test_t2rag_offline_walks_two_hops_on_invented_documents(reasoner, workspace):
