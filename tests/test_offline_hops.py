@@ -150,6 +150,14 @@ def test_a_count_is_not_filled_with_a_calendar_date(reasoner):
     assert res.bindings == {"?answer": "150 million records"} and call.parsed["candidates"][0]["type"] == "number"
 
 
+def test_how_many_takes_the_number_that_counts_the_asked_noun(reasoner):
+    # the sentence's first number is a span of years; "how many times" asks the count of times
+    context = ("Brisk Harbor\nBrisk Harbor is a fishing town. In 30 years the plague struck Brisk Harbor 22 times, "
+               "from 1400 to 1528.")
+    answer, call = reasoner.answer("How many times did the plague strike Brisk Harbor?", context, facts=[])
+    assert answer == "22", call.parsed
+
+
 # --- synthesis answers the final placeholder only --------------------------------------------------
 
 def test_an_intermediate_value_is_never_the_answer(reasoner):
