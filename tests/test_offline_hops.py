@@ -158,6 +158,15 @@ def test_how_many_takes_the_number_that_counts_the_asked_noun(reasoner):
     assert answer == "22", call.parsed
 
 
+def test_what_county_takes_the_name_that_says_county(reasoner):
+    # the relation's word ("county") is inside the answer's own name: the name after it is the state
+    context = ("Dunmore Quay\nDunmore Quay is a village in the town of Ashby, Kelverton County, New York.\n\n"
+               "Orla Vennick\nOrla Vennick was born in Dunmore Quay.")
+    answer, call = reasoner.answer("What county is Orla Vennick's birthplace a part of?", context,
+                                   facts=["Orla Vennick | birthplace | Dunmore Quay"])
+    assert answer == "Kelverton County", call.parsed
+
+
 # --- synthesis answers the final placeholder only --------------------------------------------------
 
 def test_an_intermediate_value_is_never_the_answer(reasoner):

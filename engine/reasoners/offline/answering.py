@@ -122,6 +122,9 @@ def from_context(scorer: RelationScorer, shape: QuestionShape, question: str, co
     count = counted_number(question, ranked)
     if count:
         return count, "number before the counted noun in a sentence like the question"
+    named = named_as_asked(question, [sent for _score, sent in ranked])
+    if named:
+        return named, "a name holding the asked noun in a sentence like the question"
     # passes from strict to loose: the preferred kind of span, away from the sentence's subject
     # (the topic the question already names, often under a fuller name), mostly new words
     for kinds, strict in (
@@ -154,6 +157,21 @@ def counted_number(question: str, ranked: list[tuple[float, str]]) -> str:
     for _score, sent in ranked:
         for span in find_spans(sent, ("number",)):
             if any(w.startswith(stem) for w in re.findall(r"[a-z]+", sent[span.end :].lower())[:2]):
+                return span.text
+    return ""
+
+
+def named_as_asked(question: str, sentences: list[str]) -> str:
+    """ "What county ...": a name that carries the asked noun ("Rockland County"), in the first of
+    `sentences` holding one, rather than the first name after the relation (the state after it)."""
+    m = re.match(r"(?:what|which)\s+([a-z]+)\b", question.strip().lower())
+    if not m or m.group(1) in STOPWORDS or m.group(1) in ("year", "type", "kind", "sort", "part"):
+        return ""
+    noun, asked = m.group(1).rstrip("s"), normalize_entity(question)
+    for sent in sentences:
+        for span in find_spans(sent, ("name",)):
+            words = [w.rstrip("s") for w in span.text.split()[1:]]  # the noun names it, after a name
+            if noun.capitalize() in words and normalize_entity(span.text) not in asked:
                 return span.text
     return ""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from engine.reasoners.base import is_placeholder
-from engine.reasoners.offline.answering import from_context
+from engine.reasoners.offline.answering import from_context, named_as_asked
 from engine.reasoners.offline.match import Fact, RelationScorer, entity_score
 from engine.reasoners.offline.questions import QuestionShape
 from engine.reasoners.offline.rules import _same_person as same_person  # the extractor's own name rule
@@ -149,6 +149,10 @@ def chained_answer(
         anchor = bound.get(other, "")
     if anchor and context.strip() and final_hop is not None:
         exclude = set(bound.values()) | set(shape.entities)
+        about = [x for x in split_sentences(context) if entity_score(anchor, x) > 0 or anchor.lower() in x.lower()]
+        text = named_as_asked(question, about)
+        if text:
+            return text, f"a name holding the asked noun in a sentence about {anchor!r}", ""
         text = _after_relation(scorer, shape, question, context, final_hop, anchor, exclude)
         if text:
             return text, f"span after a word of {final_hop[1]!r} in a sentence about {anchor!r}", ""
