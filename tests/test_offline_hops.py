@@ -165,6 +165,11 @@ def test_what_county_takes_the_name_that_says_county(reasoner):
     answer, call = reasoner.answer("What county is Orla Vennick's birthplace a part of?", context,
                                    facts=["Orla Vennick | birthplace | Dunmore Quay"])
     assert answer == "Kelverton County", call.parsed
+    # the hop's own value carries the noun too: it is not the answer
+    answer, call = reasoner.answer("What county is Orla Vennick's birthplace a part of?",
+                                   "Dunmore County\nDunmore County is a town in Kelverton County.",
+                                   facts=["Orla Vennick | birthplace | Dunmore County"])
+    assert answer == "Kelverton County", call.parsed
 
 
 # --- synthesis answers the final placeholder only --------------------------------------------------

@@ -161,9 +161,10 @@ def counted_number(question: str, ranked: list[tuple[float, str]]) -> str:
     return ""
 
 
-def named_as_asked(question: str, sentences: list[str]) -> str:
+def named_as_asked(question: str, sentences: list[str], exclude: tuple[str, ...] = ()) -> str:
     """ "What county ...": a name that carries the asked noun ("Rockland County"), in the first of
-    `sentences` holding one, rather than the first name after the relation (the state after it)."""
+    `sentences` holding one, rather than the first name after the relation (the state after it);
+    never a name of the question or of `exclude` (a hop's own value)."""
     m = re.match(r"(?:what|which)\s+([a-z]+)\b", question.strip().lower())
     if not m or m.group(1) in STOPWORDS or m.group(1) in ("year", "type", "kind", "sort", "part"):
         return ""
@@ -171,7 +172,9 @@ def named_as_asked(question: str, sentences: list[str]) -> str:
     for sent in sentences:
         for span in find_spans(sent, ("name",)):
             words = [w.rstrip("s") for w in span.text.split()[1:]]  # the noun names it, after a name
-            if noun.capitalize() in words and normalize_entity(span.text) not in asked:
+            if noun.capitalize() not in words or normalize_entity(span.text) in asked:
+                continue
+            if not any(entity_score(x, span.text) >= 0.6 for x in exclude):
                 return span.text
     return ""
 

@@ -150,7 +150,7 @@ def chained_answer(
     if anchor and context.strip() and final_hop is not None:
         exclude = set(bound.values()) | set(shape.entities)
         about = [x for x in split_sentences(context) if entity_score(anchor, x) > 0 or anchor.lower() in x.lower()]
-        text = named_as_asked(question, about)
+        text = named_as_asked(question, about, tuple(exclude))
         if text:
             return text, f"a name holding the asked noun in a sentence about {anchor!r}", ""
         text = _after_relation(scorer, shape, question, context, final_hop, anchor, exclude)
