@@ -11,6 +11,9 @@ Data sets:
 * `musique`: MuSiQue-Ans, 100 questions with their 20 paragraphs each
   (../shared/data/musique_kag_100), offline triplets. Two-hop = id `2hop__...`.
 
+Each wrong answer gets a failure label (where its EM was lost: decomposition, retrieval, filling,
+synthesis; see `_label`), counted per data set in a second table.
+
 `--baseline ROOT` runs the same bench in a subprocess over another checkout's `engine/` (e.g. main,
 exported with `git archive main | tar -x -C /tmp/offline_main`), in the same run, and prints both.
 Corpora are cached under `--workspace/corpora`, named by a hash of the checkout's extractor
@@ -66,8 +69,30 @@ def _load(dataset: str):
     return data.documents, data.questions, "musique"
 
 
+LABELS = ("correct", "decomposition", "retrieval", "filling", "synthesis")
+
+
 def _two_hop(q) -> bool:
     return q.qtype in ("bridge", "2hop") or q.qid.startswith("2hop")
+
+
+def _label(r, golds: list[str], em: float) -> str:
+    """Where a question's EM was lost, first failing stage first. Every question of these sets is
+    multi-hop (two entities or two hops), so fewer than two query triplets is a decomposition miss;
+    retrieval: no gold answer in any chunk a round showed; filling: the answer stayed empty (a hop or
+    the final placeholder unfilled); synthesis: an answer, but not the gold one."""
+    from engine.eval.metrics import normalize_answer
+
+    if em:
+        return "correct"
+    trace = r.trace
+    d = getattr(trace, "decomposition", None)
+    if d is None or len(getattr(d, "triplets", []) or []) < 2:
+        return "decomposition"
+    shown = " ".join(normalize_answer(c.text) for rnd in trace.rounds for c in rnd.chunks)
+    if not any(normalize_answer(g) and normalize_answer(g) in shown for g in golds):
+        return "retrieval"
+    return "filling" if not r.answer else "synthesis"
 
 
 def _corpus(ws, name: str, dataset: str, log):
@@ -110,7 +135,8 @@ def run(datasets: list[str], ws_root: Path, log, engine_root: Path = HERE) -> di
             r = method.answer(q.question, corpus)
             s = answer_score(r.answer, q.answers, "musique" if ds == "musique" else "")
             rows.append({"q": q.question, "gold": q.answer, "answer": r.answer, "em": s.em, "f1": s.f1,
-                         "rounds": len(r.trace.rounds) if r.trace else 0, "two_hop": _two_hop(q)})
+                         "rounds": len(r.trace.rounds) if r.trace else 0, "two_hop": _two_hop(q),
+                         "label": _label(r, list(q.answers), s.em)})
         n, two = len(rows), [x for x in rows if x["two_hop"]]
         out[ds] = {
             "n": n,
@@ -121,6 +147,7 @@ def run(datasets: list[str], ws_root: Path, log, engine_root: Path = HERE) -> di
             "two_hop": len(two),
             "two_hop_2rounds": sum(1 for x in two if x["rounds"] >= 2),
             "seconds": time.perf_counter() - t0,
+            "labels": {k: sum(1 for x in rows if x["label"] == k) for k in LABELS},
             "rows": rows,
         }
         corpus.close()
@@ -141,6 +168,11 @@ def _table(results: dict[str, dict]) -> list[str]:
                 f"{r['rounds']:.2f} | {r['two_hop_2rounds']}/{r['two_hop']} ({share:.0%}) | "
                 f"{r['seconds'] / r['n']:.2f} |"
             )
+    lines += ["", "| data set | code | " + " | ".join(LABELS) + " |", "|---|---|" + "---|" * len(LABELS)]
+    for ds in next(iter(results.values())):
+        for code, res in results.items():
+            labels = res[ds].get("labels", {})
+            lines.append(f"| {ds} | {code} | " + " | ".join(str(labels.get(k, "")) for k in LABELS) + " |")
     return lines
 
 
@@ -174,7 +206,7 @@ def main() -> None:
     for ds, r in results["this checkout"].items():
         wrong = [x for x in r["rows"] if not x["em"]][: args.show]
         for x in wrong:
-            print(f"  [{ds}] {x['q'][:80]!r} gold={x['gold']!r} got={x['answer']!r} rounds={x['rounds']}")
+            print(f"  [{ds}] {x['label']}: {x['q'][:80]!r} gold={x['gold']!r} got={x['answer']!r} rounds={x['rounds']}")
 
 
 def _baseline_main() -> None:

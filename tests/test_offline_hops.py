@@ -141,6 +141,37 @@ def test_a_placeholder_takes_a_value_of_its_type(reasoner):
     assert res.bindings == {"?year": "4 May 1958"}
 
 
+def test_a_count_is_not_filled_with_a_calendar_date(reasoner):
+    # "how many" asks a quantity: a date holds digits too, but counts nothing
+    props = ("Orla Vennick sold more than 9 March 1961", "Orla Vennick sold more than 150 million records")
+    res, call = reasoner.solve("How many records did Orla Vennick sell?", [],
+                               [QueryTriplet("Orla Vennick", "sold more than", "?answer")],
+                               Evidence(propositions=props, chunks=()))
+    assert res.bindings == {"?answer": "150 million records"} and call.parsed["candidates"][0]["type"] == "number"
+
+
+def test_how_many_takes_the_number_that_counts_the_asked_noun(reasoner):
+    # the sentence's first number is a span of years; "how many times" asks the count of times
+    context = ("Brisk Harbor\nBrisk Harbor is a fishing town. In 30 years the plague struck Brisk Harbor 22 times, "
+               "from 1400 to 1528.")
+    answer, call = reasoner.answer("How many times did the plague strike Brisk Harbor?", context, facts=[])
+    assert answer == "22", call.parsed
+
+
+def test_what_county_takes_the_name_that_says_county(reasoner):
+    # the relation's word ("county") is inside the answer's own name: the name after it is the state
+    context = ("Dunmore Quay\nDunmore Quay is a village in the town of Ashby, Kelverton County, New York.\n\n"
+               "Orla Vennick\nOrla Vennick was born in Dunmore Quay.")
+    answer, call = reasoner.answer("What county is Orla Vennick's birthplace a part of?", context,
+                                   facts=["Orla Vennick | birthplace | Dunmore Quay"])
+    assert answer == "Kelverton County", call.parsed
+    # the hop's own value carries the noun too: it is not the answer
+    answer, call = reasoner.answer("What county is Orla Vennick's birthplace a part of?",
+                                   "Dunmore County\nDunmore County is a town in Kelverton County.",
+                                   facts=["Orla Vennick | birthplace | Dunmore County"])
+    assert answer == "Kelverton County", call.parsed
+
+
 # --- synthesis answers the final placeholder only --------------------------------------------------
 
 def test_an_intermediate_value_is_never_the_answer(reasoner):
@@ -164,6 +195,15 @@ def test_the_last_hop_can_come_from_a_sentence_about_the_bound_value(reasoner):
     answer, call = reasoner.answer("Who is the mayor of the town Orla Vennick was born in?", context,
                                    facts=["Orla Vennick | born in | Brisk Harbor"])
     assert answer == "Tamsin Oakhurst", call.parsed
+
+
+def test_the_last_hop_is_the_name_after_its_relation_word(reasoner):
+    # the sentence about the bound value names someone else first: the answer follows "godfather"
+    context = ("Orla Vennick\nOrla Vennick, a pupil of Brann Holt, was raised by her godfather Tobias Wren.\n\n"
+               "Saltlight Studio\nSaltlight Studio was founded by Orla Vennick in 1989.")
+    answer, call = reasoner.answer("Who was the godfather of the founder of Saltlight Studio?", context,
+                                   facts=["Saltlight Studio | founder | Orla Vennick"])
+    assert answer == "Tobias Wren", call.parsed
 
 
 # --- end to end: T2RAG on invented documents ------------------------------------------------------

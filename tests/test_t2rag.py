@@ -136,6 +136,25 @@ def test_round_cap_is_recorded():
     assert len(reasoner.solve_inputs) == 2
 
 
+def test_forced_synthesis_reads_every_rounds_chunks_once():
+    # round 2 repeats round 1's query and shows the chunk ranked next: the forced answer step reads
+    # both rounds' passages (tuned), not only the last round's; the paper's reads the clues only
+    def run(forced_context):
+        reasoner = ScriptedReasoner(decomposition=[Q("?film", "directed by", "?director")],
+                                    solves=[SolveResult(), SolveResult()], answers=["Alice Smith"])
+        settings = T2RAGSettings(rounds=2, k=1, forced_context=forced_context)
+        result = T2RAG(reasoner).answer("Which film was directed by whom?", bobby_mcgee_corpus(), settings)
+        return result.trace, reasoner.answer_inputs[0][0]
+
+    trace, context = run("tuned")
+    r1, r2 = trace.rounds
+    assert r1.chunks[0].chunk_id != r2.chunks[0].chunk_id and trace.synthesis.mode == "forced"
+    for chunk in r1.chunks + r2.chunks:
+        assert context.count(chunk.text) == 1
+    assert context.index(r1.chunks[0].text) < context.index(r2.chunks[0].text)  # in the order shown
+    assert run("paper")[1] == ""
+
+
 def test_a_triplet_the_solver_omits_stays_queued():
     reasoner = ScriptedReasoner(
         decomposition=[Q("Film A", "director", "?dirA"), Q("Film B", "director", "?dirB"),

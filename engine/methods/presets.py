@@ -39,8 +39,9 @@ REASONS: dict[tuple[str, str], str] = {
     "against the reference prompts with an LLM)",
     ("t2rag", "adopt_proposed"): "ours: a triplet that rewrites no question triplet is unverified, so it is shown, "
     "not searched with (not yet measured against the reference's choice)",
-    ("t2rag", "forced_context"): "ours: at a forced stop the answer step also sees the unresolved lines and the "
-    "last round's passages, evidence the solver saw but could not bind (not yet measured)",
+    ("t2rag", "forced_context"): "ours: at a forced stop the answer step also sees the unresolved lines and "
+    "every round's passages (SPEC: the last round's), evidence the solver saw but could not bind (not yet "
+    "measured with an LLM)",
     ("kg2rag", "seeds"): "BM25 + dense fused by reciprocal rank beats dense seeds on both shared sets "
     "(docs/benchmarks.md, issue 16)",
     ("kg2rag", "expansion_cap"): "a hub entity ('United States') floods a pooled corpus with chunks; the cap "

@@ -152,7 +152,7 @@ class T2RAG:
                 break
         else:
             trace.stop_reason = "round_cap"
-        self._synthesize(question, state, loop.last_chunks, trace, step, settings)  # 7
+        self._synthesize(question, state, loop.shown, trace, step, settings)  # 7
 
     # 1-2. decompose and classify
     def _decompose(self, question: str, trace: T2RAGTrace, step: StepCallback) -> State:
@@ -191,8 +191,8 @@ class T2RAG:
         )
         loop.asked.update(q.text.lower() for q in queries)
         rnd.queries, rnd.pool_size, rnd.walked, rnd.chunks = got.queries, got.pool_size, got.walked, got.chunks
+        loop.shown += [c for c in got.chunks if c.chunk_id not in loop.seen]
         loop.seen.update(c.chunk_id for c in got.chunks)
-        loop.last_chunks = got.chunks
         if loop.nothing_open:
             # nothing to fill: the retrieved chunks go straight to the answer step
             rnd.solve_skipped, rnd.state_after = "no open triplet", state.snapshot()
@@ -236,7 +236,7 @@ class T2RAG:
         self,
         question: str,
         state: State,
-        last_chunks: list[ShownChunk],
+        shown: list[ShownChunk],
         trace: T2RAGTrace,
         step: StepCallback,
         settings: T2RAGSettings,
@@ -260,7 +260,9 @@ class T2RAG:
                 # claims ("X is American"); nothing verified them, so they are context, not facts
                 lines = [f"Claim in the question: {f}" for f in facts]
                 facts = []
-            context = "\n".join(lines + ([""] if lines else []) + [chunk_for_solver(c) + "\n" for c in last_chunks])
+            # every round's chunks, in the order shown (ours: SPEC's forced stop reads the last round's
+            # only, and a round that repeats its queries shows the chunks ranked below the best ones)
+            context = "\n".join(lines + ([""] if lines else []) + [chunk_for_solver(c) + "\n" for c in shown])
             context = context.strip()
         t0 = time.perf_counter()
         trace.synthesis = SynthesisTrace(mode=mode, facts=facts, context=context)
@@ -307,14 +309,15 @@ class T2RAG:
 
 @dataclass
 class _Loop:
-    """What the rounds of one question remember: chunks shown, query texts asked (a round asks only
-    what is new), what the solver was shown (never the same thing twice), the last round's chunks."""
+    """What the rounds of one question remember: chunks shown (ids, and the chunks in the order
+    first shown, for a forced answer), query texts asked (a round asks only what is new), what the
+    solver was shown (never the same thing twice)."""
 
     nothing_open: bool
     seen: set[str] = field(default_factory=set)
     asked: set[str] = field(default_factory=set)
     prompts: set[tuple] = field(default_factory=set)
-    last_chunks: list[ShownChunk] = field(default_factory=list)
+    shown: list[ShownChunk] = field(default_factory=list)
 
 
 def _fold(state: State, solved: SolveResult, settings: T2RAGSettings, rnd: RoundTrace) -> UpdateOutcome:

@@ -59,8 +59,8 @@ class T2RAGSettings:
 
     forced_context: str = "tuned"
     """What the answer step gets after a forced stop: `paper` = the resolved facts and the remaining
-    searchable triplets; `tuned` = the resolved facts, the unresolved lines and the last round's
-    chunks."""
+    searchable triplets; `tuned` = the resolved facts, the unresolved lines and every round's chunks
+    (SPEC: the last round's; a round repeating its queries shows the chunks ranked below the best)."""
 
     @classmethod
     def paper(cls, **overrides) -> T2RAGSettings:

@@ -119,6 +119,12 @@ def from_context(scorer: RelationScorer, shape: QuestionShape, question: str, co
     scores = scorer.sentence_scores(question, sentences)
     qwords = set(normalize_entity(question).split())
     ranked = sorted(zip(scores, sentences), key=lambda x: -x[0])[:3]
+    count = counted_number(question, ranked)
+    if count:
+        return count, "number before the counted noun in a sentence like the question"
+    named = named_as_asked(question, [sent for _score, sent in ranked])
+    if named:
+        return named, "a name holding the asked noun in a sentence like the question"
     # passes from strict to loose: the preferred kind of span, away from the sentence's subject
     # (the topic the question already names, often under a fuller name), mostly new words
     for kinds, strict in (
@@ -139,6 +145,38 @@ def from_context(scorer: RelationScorer, shape: QuestionShape, question: str, co
                     continue
                 return span.text, f"{span.kind} span of a sentence like the question ({score:.2f})"
     return "", "no typed span in the best sentences"
+
+
+def counted_number(question: str, ranked: list[tuple[float, str]]) -> str:
+    """ "How many times ...": the number that counts the question's noun ("struck 22 *times*"), not
+    the first number of the sentence (a year, a share). The best-ranked sentence holding one wins."""
+    m = re.search(r"\bhow many\s+([a-z]+)", question.lower())
+    if not m:
+        return ""
+    stem = m.group(1)[:4]  # "times" -> "time", "records" -> "reco": singular and plural alike
+    for _score, sent in ranked:
+        for span in find_spans(sent, ("number",)):
+            if any(w.startswith(stem) for w in re.findall(r"[a-z]+", sent[span.end :].lower())[:2]):
+                return span.text
+    return ""
+
+
+def named_as_asked(question: str, sentences: list[str], exclude: tuple[str, ...] = ()) -> str:
+    """ "What county ...": a name that carries the asked noun ("Rockland County"), in the first of
+    `sentences` holding one, rather than the first name after the relation (the state after it);
+    never a name of the question or of `exclude` (a hop's own value)."""
+    m = re.match(r"(?:what|which)\s+([a-z]+)\b", question.strip().lower())
+    if not m or m.group(1) in STOPWORDS or m.group(1) in ("year", "type", "kind", "sort", "part"):
+        return ""
+    noun, asked = m.group(1).rstrip("s"), normalize_entity(question)
+    for sent in sentences:
+        for span in find_spans(sent, ("name",)):
+            words = [w.rstrip("s") for w in span.text.split()[1:]]  # the noun names it, after a name
+            if noun.capitalize() not in words or normalize_entity(span.text) in asked:
+                continue
+            if not any(entity_score(x, span.text) >= 0.6 for x in exclude):
+                return span.text
+    return ""
 
 
 def fit_to_wh(answer: str, wh: str) -> str:

@@ -13,12 +13,19 @@ from __future__ import annotations
 import re
 
 from engine.reasoners.base import is_placeholder
-from engine.reasoners.offline.answering import from_context
+from engine.reasoners.offline.answering import from_context, named_as_asked
 from engine.reasoners.offline.match import Fact, RelationScorer, entity_score
 from engine.reasoners.offline.questions import QuestionShape
 from engine.reasoners.offline.rules import _same_person as same_person  # the extractor's own name rule
 from engine.reasoners.offline.spans import clean_title, find_spans, split_sentences
-from engine.reasoners.offline.values import BIND_THRESHOLD, best_value, chunk_title, fits_type, placeholder_type
+from engine.reasoners.offline.values import (
+    BIND_THRESHOLD,
+    best_value,
+    chunk_title,
+    fits_type,
+    placeholder_type,
+    sentence_value,
+)
 
 FINAL = "?answer"
 
@@ -103,6 +110,26 @@ def _from_sentences(
     return ""
 
 
+def _after_relation(
+    scorer: RelationScorer,
+    shape: QuestionShape,
+    question: str,
+    context: str,
+    hop: tuple[str, str, str],
+    anchor: str,
+    exclude: set[str],
+) -> str:
+    """The final hop read as the solver reads an intermediate one: in a sentence about the bound value
+    that holds a word of the hop's relation, the typed span after that word ("... Bach, whose
+    godfather was *Telemann*"), not the sentence's first name (often the anchor's kin or namesake)."""
+    paragraphs = tuple((str(i), p.strip()) for i, p in enumerate(re.split(r"\n\s*\n", context)) if p.strip())
+    kind = placeholder_type(FINAL, shape.wh)
+    value, _src, _score = sentence_value(scorer, anchor, hop[1], paragraphs, hop[2] == FINAL, kind)
+    if not value or value.lower() in question.lower() or any(entity_score(x, value) >= 0.6 for x in exclude):
+        return ""
+    return value
+
+
 def chained_answer(
     scorer: RelationScorer, shape: QuestionShape, question: str, facts: list[Fact], ctx_facts: list[Fact], context: str
 ) -> tuple[str, str, str]:
@@ -120,8 +147,15 @@ def chained_answer(
     if final_hop is not None:
         other = final_hop[0] if final_hop[2] == FINAL else final_hop[2]
         anchor = bound.get(other, "")
-    if anchor and context.strip():
+    if anchor and context.strip() and final_hop is not None:
         exclude = set(bound.values()) | set(shape.entities)
+        about = [x for x in split_sentences(context) if entity_score(anchor, x) > 0 or anchor.lower() in x.lower()]
+        text = named_as_asked(question, about, tuple(exclude))
+        if text:
+            return text, f"a name holding the asked noun in a sentence about {anchor!r}", ""
+        text = _after_relation(scorer, shape, question, context, final_hop, anchor, exclude)
+        if text:
+            return text, f"span after a word of {final_hop[1]!r} in a sentence about {anchor!r}", ""
         text = _from_sentences(scorer, shape, question, context, anchor, exclude)
         if text:
             return text, f"span of a context sentence about {anchor!r}", ""

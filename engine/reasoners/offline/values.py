@@ -18,7 +18,7 @@ from engine.reasoners.offline.match import (
     split_proposition,
 )
 from engine.reasoners.offline.rules import extract_triplets
-from engine.reasoners.offline.spans import clean_title, find_spans, split_sentences
+from engine.reasoners.offline.spans import MONTHS, clean_title, find_spans, split_sentences
 from engine.textnorm import normalize_entity
 
 #: Relation words asking for a place rather than a date ("place of death", "birthplace").
@@ -106,7 +106,8 @@ def fits_type(value: str, kind: str) -> bool:
     if kind == "date":
         return parse_date(value) is not None
     if kind == "number":
-        return bool(re.search(r"\d", value))
+        # a quantity holds digits; a calendar date ("January 9, 1961") holds them too but counts nothing
+        return bool(re.search(r"\d", value)) and not any(re.search(rf"\b{m}\b", value) for m in MONTHS)
     if kind in ("place", "person"):
         spans = find_spans(value, ("quote", "date", "name", "number"))
         return bool(spans) and spans[0].kind in ("name", "quote") and not re.fullmatch(r"[\d\s,.]+", value)
