@@ -15,6 +15,7 @@ store's M and efSearch - and compares its top 10 with exact search's.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -25,7 +26,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
-CACHE = ROOT / "bench" / "out" / "real_vectors.npz"
+CACHE = ROOT / "bench" / "out" / "real_vectors_v2.npz"
+_SPLIT = r"(?<=[.!?])\s+(?=[A-Z])"
 
 
 def real_texts() -> tuple[list[str], list[str]]:
@@ -38,7 +40,18 @@ def real_texts() -> tuple[list[str], list[str]]:
     mq = json.loads((DATA / "musique_hipporag_train100" / "musique_train_corpus.json").read_text("utf-8"))
     for d in mq:
         texts.append(d["title"] + "\n" + d["text"])
-        texts += [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", d["text"]) if s]
+        texts += [s for s in re.split(_SPLIT, d["text"]) if s]
+    kag = json.loads((DATA / "musique_kag_100" / "musique_qa_100.json").read_text("utf-8"))
+    for r in kag:  # its paragraphs are a Python literal, not JSON
+        paras = ast.literal_eval(r["paragraphs"]) if isinstance(r["paragraphs"], str) else r["paragraphs"]
+        for p in paras:
+            texts.append(p["title"] + "\n" + p["paragraph_text"])
+            texts += [s for s in re.split(_SPLIT, p["paragraph_text"]) if s]
+    # pairs of consecutive sentences: more distinct real text, as a chunker cutting mid-paragraph makes
+    paragraphs = [t.split("\n", 1)[1] for t in texts if "\n" in t]
+    for para in paragraphs:
+        sents = [s for s in re.split(_SPLIT, para) if s]
+        texts += [a + " " + b for a, b in zip(sents, sents[1:])]
     openie = json.loads((DATA / "musique_hipporag_train100" / "openie_gpt-3.5-turbo-1106.json").read_text("utf-8"))
     for doc in openie["docs"]:
         texts += [" ".join(map(str, t)) for t in doc.get("extracted_triples", []) if isinstance(t, list) and len(t) == 3]
