@@ -19,8 +19,9 @@ import numpy as np
 #: graph degree: M 32 is faiss's recommendation for 384-d text vectors (recall on real text in
 #: docs/scaling.md); memory 2 x M x 4 bytes a vector on top of its 1.5 KB
 HNSW_M = 32
-#: candidate list while building: higher makes a better graph, built more slowly
-HNSW_EF_CONSTRUCTION = 80
+#: candidate list while building: higher makes a better graph, built more slowly (40, faiss's
+#: default: a million vectors build in ~N min on one core, docs/scaling.md; 80 took twice as long)
+HNSW_EF_CONSTRUCTION = 40
 #: candidate list while searching, chosen on real MiniLM vectors for recall@10 >= 0.95 against exact
 #: search (bench/real_recall.py, docs/scaling.md); set again on every load, like IVF's probes
 HNSW_EF_SEARCH = 96
