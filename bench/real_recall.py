@@ -144,7 +144,8 @@ def measure(limit: int, source: str = "", efs: tuple[int, ...] = (32, 64, 96, 12
     base = x[keep].astype(np.float32)
     sizes = sorted({s for s in (5_000, 10_000, 20_000, len(base)) if s <= len(base)})
     out = []
-    log("| real vectors | kind | efSearch | recall@10 | recall@1 | questions only @10 | exact ms/q | approx ms/q | build s |")
+    log("| real vectors | kind | efSearch | recall@10 | recall@1 | questions only @10 | exact ms/q | approx ms/q "
+        "| build s |")
     log("|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         part = base[rng.permutation(len(base))[:n]] if n < len(base) else base

@@ -1,6 +1,7 @@
 """After an add or a delete, an index that was in step with the previous state is brought forward
 by ids (added rows appended, deleted rows removed), not rebuilt from every stored vector; an HNSW
-index, which cannot drop nodes, marks deleted ones as tombstones (rebuilt past a share of them). The store's result equals a rebuild."""
+index, which cannot drop nodes, marks deleted ones as tombstones (rebuilt past a share of them).
+The store's result equals a rebuild."""
 from __future__ import annotations
 
 import re
