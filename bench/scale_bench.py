@@ -245,8 +245,8 @@ def main() -> None:
                     help="sizes up to this embed with the model (default: none, so every size uses the same vectors)")
     ap.add_argument("--questions", type=int, default=5)
     ap.add_argument("--index-kind", default="auto", choices=["auto", "flat", "hnsw", "ivf"],
-                    help="the corpus's FAISS index kind (auto: exact below 200k vectors, IVF from there)")
-    ap.add_argument("--recall-kind", default="ivf", choices=["", "hnsw", "ivf"],
+                    help="the corpus's FAISS index kind (auto: exact below 20k vectors, HNSW from there)")
+    ap.add_argument("--recall-kind", default="hnsw", choices=["", "hnsw", "ivf"],
                     help="measure this approximate kind's recall against exact search at every size ('' = skip)")
     ap.add_argument("--keep", default="",
                     help="build each size in KEEP/<size> and keep it there (for --alternate or a profile later)")
@@ -255,13 +255,15 @@ def main() -> None:
                          "--sizes), the sizes in turn, --rounds rounds, and print each size's median")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--real-recall", type=int, default=0, metavar="N",
-                    help="no build: recall@10 against exact search of the store's IVF and HNSW, with their "
-                         "parameters, on up to N real MiniLM vectors of the shared sets (bench/real_recall.py)")
+                    help="no build: recall@10 against exact search of the HNSW graph auto builds (the same "
+                         "parameters at 20k, 200k and 1M), at several efSearch, on up to N real MiniLM vectors "
+                         "of the shared sets, embedded once into bench/out (bench/real_recall.py)")
     ap.add_argument("--real-source", default="", metavar="DIR",
                     help="with --real-recall: the vectors stored by the corpora in DIR (e.g. bench/out/workspace)")
     ap.add_argument("--search-floor", default="", metavar="SIZES",
-                    help="no build: per-query search time of the index auto gives at each of these sizes "
-                         "(random vectors, sizes timed in turn), against the first size")
+                    help="no build: per-question search time (raw, and a T2RAG retrieval round) of the index "
+                         "auto gives at each of these sizes (perturbed real vectors, sizes timed in turn), "
+                         "against the first size")
     ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--dir", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -15,7 +15,7 @@ def test_hnsw_index_searches_deletes_and_reopens(tmp_path, embedder):
     corpus.add_documents(DOCS)
     q = corpus.embed(["What is the capital of France?"])
     assert corpus.get_chunks([corpus.search_chunks(q, 1)[0][0][0]])[0].doc_id == "d-paris"
-    corpus.delete_document("d-paris")  # HNSW cannot drop nodes: rebuilt from the stored vectors
+    corpus.delete_document("d-paris")  # HNSW cannot drop nodes: tombstones, kept by the index file
     hits = corpus.search_chunks(q, 10)[0]
     assert hits and all(not cid.startswith("d-paris") for cid, _ in hits)
     corpus.close()

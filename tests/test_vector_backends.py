@@ -57,9 +57,8 @@ def test_contract_add_search_ids_vectors_remove_save(make_store, tmp_path):
     order = np.argsort(got_ids)
     assert list(got_ids[order]) == list(ids) and np.allclose(got_vecs[order], vecs, atol=1e-6)
     assert sorted(store.ids().tolist()) == list(ids)
-    if kind != "faiss-hnsw":  # HNSW graphs are rebuilt, not edited (the corpus does that)
-        store.remove(np.array([103, 999]))
-        assert len(store) == 49 and 103 not in store.search(vecs[[3]], 3)[1][0]
+    store.remove(np.array([103, 999]))  # HNSW: a tombstone
+    assert len(store) == 49 and 103 not in store.search(vecs[[3]], 3)[1][0]
     _, empty = store.search(vecs[:1], 0)
     assert empty.shape == (1, 0)
     side = tmp_path / f"{kind}.stamp"
@@ -127,19 +126,19 @@ def test_kill_between_sqlite_commit_and_milvus_write_is_repaired(tmp_path):
     c.close()
 
 
-def test_auto_index_is_exact_below_the_threshold_and_ivf_above(tmp_path, monkeypatch):
+def test_auto_index_is_exact_below_the_threshold_and_hnsw_above(tmp_path, monkeypatch):
     from engine.store import indexes as store_mod  # where the threshold is read
 
     ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
     c = ws.create("auto")
     c.add_documents(_docs(8))
     assert c.settings.index_kind == "auto" and c._index("chunks").kind == "flat"
-    monkeypatch.setattr(store_mod, "AUTO_IVF_AT", 10)
+    monkeypatch.setattr(store_mod, "AUTO_HNSW_AT", 10)
     c.add_documents(_docs(4, start=20))  # 12 chunks now: past the (patched) threshold
-    assert c._index("chunks").kind == "ivf"
+    assert c._index("chunks").kind == "hnsw"
     c.close()
-    c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).open("auto")  # the file is IVF and trusted
-    assert c._index("chunks").kind == "ivf" and c.check() == [] and inspect(c.path) == []
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).open("auto")  # the file is HNSW and trusted
+    assert c._index("chunks").kind == "hnsw" and c.check() == [] and inspect(c.path) == []
     assert len(c.search_chunks(c.embed(["Town21 lies on river"]), 12)[0]) == 12
 
 

@@ -127,7 +127,7 @@ def cmd_show(args) -> int:
             f"{w} {kind}" + ("" if recall is None else f" (recall@10 vs exact {recall:.3f})")
             for w, (kind, recall) in kinds.items()
         )
-        + " - recall measured on real text, docs/scaling.md"
+        + " - recall measured now, 50 of the index's own vectors as queries (docs/scaling.md)"
     )
     if args.documents:
         for d in corpus.documents():
@@ -297,7 +297,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--index",
         choices=["auto", "flat", "hnsw", "ivf"],
         default="auto",
-        help="auto = exact below 200k vectors, IVF above; flat = always exact; hnsw, ivf = always approximate",
+        help="auto = exact below 20k vectors, HNSW above; flat = always exact; hnsw, ivf = always approximate",
     )
     p.add_argument(
         "--vectors",

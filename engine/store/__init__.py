@@ -21,7 +21,7 @@ from engine.store.errors import CorpusBusyError, CorpusError, validate_name
 from engine.store.protocol import CorpusView
 from engine.store.schema import _SCHEMA, SCHEMA_VERSION
 from engine.store.settings import (
-    AUTO_IVF_AT,
+    AUTO_HNSW_AT,
     CorpusCounts,
     CorpusSettings,
     DocumentInfo,
@@ -31,7 +31,7 @@ from engine.store.workspace import Workspace
 
 __all__ = [
     "_SCHEMA",
-    "AUTO_IVF_AT",
+    "AUTO_HNSW_AT",
     "Corpus",
     "CorpusBusyError",
     "CorpusCounts",

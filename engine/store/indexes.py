@@ -11,7 +11,7 @@ import numpy as np
 from engine.progress import ProgressCallback, no_progress
 from engine.store.base import CorpusBase
 from engine.store.errors import CorpusBusyError
-from engine.store.settings import AUTO_IVF_AT
+from engine.store.settings import AUTO_HNSW_AT
 from engine.store.util import _vec_blob, set_aside_non_file
 from engine.vectors import FaissVectorStore, IndexFileError
 
@@ -52,7 +52,7 @@ class CorpusIndexes(CorpusBase):
                 # in step at an older state: add and remove by ids (rowids are never reused)
                 try:
                     self._resync(which, cached[0])
-                except NotImplementedError:  # HNSW cannot drop nodes: rebuilt below
+                except NotImplementedError:  # an HNSW graph past its share of tombstones: rebuilt below
                     pass
                 else:
                     return self._save_index(which, cached[0], gen)
@@ -137,18 +137,24 @@ class CorpusIndexes(CorpusBase):
             return kind
         # all triplets, pending or not: this count reads an index, not every row's vector
         sql = "SELECT COUNT(*) FROM chunks" if which == "chunks" else "SELECT COUNT(*) FROM triplets"
-        return "ivf" if self._db.execute(sql).fetchone()[0] >= AUTO_IVF_AT else "flat"
+        return "hnsw" if self._db.execute(sql).fetchone()[0] >= AUTO_HNSW_AT else "flat"
 
-    def index_kinds(self) -> dict[str, tuple[str, float | None]]:
-        """(kind, recall@10 against exact search measured on real text) of each index at the
-        corpus's current size, without loading it; the kind is the Milvus URI's with `vectors`."""
+    def index_kinds(self, self_check: bool = True) -> dict[str, tuple[str, float | None]]:
+        """(kind, recall@10 against exact search) of each index: with `self_check`, measured on the
+        index itself (50 of its own vectors as queries: engine/vectors/selfcheck.py; loads the
+        index), else the figure measured on real text for that kind (docs/scaling.md). The kind is
+        the Milvus URI's with `vectors` (Milvus picks its own index: no recall)."""
         from engine.vectors.faiss_store import MEASURED_RECALL_AT_10
+        from engine.vectors.selfcheck import sampled_recall
 
         if self.settings.vectors:
             return {w: (f"milvus ({self.settings.vectors})", None) for w in ("chunks", "propositions")}
         with self._lock:
-            kinds = {w: self._kind_for(w) for w in ("chunks", "propositions")}
-        return {w: (k, MEASURED_RECALL_AT_10.get(k)) for w, k in kinds.items()}
+            if not self_check:
+                kinds = {w: self._kind_for(w) for w in ("chunks", "propositions")}
+                return {w: (k, MEASURED_RECALL_AT_10.get(k)) for w, k in kinds.items()}
+            stores = {w: self._index(w) for w in ("chunks", "propositions")}
+            return {w: (s.kind, sampled_recall(s)) for w, s in stores.items()}
 
     def _rebuild_index(self, which: str, dim: int, page: int = 65536) -> FaissVectorStore:
         """Build from the stored vectors, read in pages (memory: the index plus one page)."""

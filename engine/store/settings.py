@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from engine.chunking import ChunkingSettings
 from engine.store.errors import CorpusError
 
-#: `auto` indexes switch from exact search to IVF at this many vectors. Exact search grows linearly
-#: (~6 ms a query at 100k 384-d vectors on one core, 9x its 10k time); at 50k it is ~2x its 10k time,
-#: and IVF there scans an eighth of the vectors with recall@10 >= 0.95 on real text. IVF builds a
-#: million vectors in minutes where HNSW takes most of an hour, and drops deleted vectors in place
+#: `auto` indexes switch from exact search to HNSW at this many vectors. Exact search leaves the CPU
+#: cache between 20k and 30k 384-d vectors (one core: 0.52 ms a query at 10k, 0.93 at 20k, 2.4 at
+#: 30k, 4.1 at 40k); HNSW's search time barely grows with n, with recall@10 >= 0.95 on real text
 #: (bench/scale_bench.py, docs/scaling.md).
-AUTO_IVF_AT = 50_000
+AUTO_HNSW_AT = 20_000
 
 
 @dataclass(frozen=True)
@@ -22,8 +21,8 @@ class CorpusSettings:
     """Embedder spec (see engine.embed.make_embedder); fixed at creation: vectors must agree."""
     index_kind: str = "auto"
     """`flat` (exact inner product), `hnsw` or `ivf` (approximate, for large corpora), or `auto`:
-    exact below AUTO_IVF_AT vectors, IVF from there (recall@10 against exact on real text:
-    docs/scaling.md, and `corpus show`)."""
+    exact below AUTO_HNSW_AT vectors, HNSW from there (recall@10 against exact on real text:
+    docs/scaling.md; `corpus show` measures it on the corpus's own vectors)."""
     embedder_api_base: str = ""
     """Endpoint for a `litellm:` embedder served by an OpenAI-compatible server (never a key)."""
     sentence_vectors: bool = True

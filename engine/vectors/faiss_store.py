@@ -1,6 +1,6 @@
-"""FAISS vector store: exact inner product (default), HNSW, or IVF (inverted lists over k-means
-cells, the `auto` kind for large corpora: it trains on a sample and builds in seconds where HNSW
-takes most of an hour at a million vectors on one core).
+"""FAISS vector store: exact inner product (default), HNSW (the `auto` kind for large corpora:
+search time nearly flat in n, recall@10 >= 0.95 on real text; deletes are tombstones, engine/vectors/
+hnsw.py), or IVF (inverted lists over k-means cells: builds faster, searches a share of the vectors).
 
 The file format is one file: a 104-byte header (magic, SHA-256 of the body, stamp) followed by
 the serialized index. The stamp ties the file to the database state it was built from (the corpus's
@@ -30,7 +30,7 @@ import numpy as np
 
 from engine.faults import fault_point
 from engine.serde import atomic_write_bytes
-from engine.vectors import filecheck
+from engine.vectors import filecheck, hnsw
 
 _MAGIC = b"TLVECv2\x00"
 _HEADER = struct.Struct("<8s32s64s")
@@ -71,11 +71,12 @@ IVF_MIN_PROBE = 8
 #: with new cells: its cells would otherwise grow ever fuller (each search scanning more vectors)
 #: and stay placed for the vectors it was trained on
 IVF_RETRAIN_FACTOR = 4.0
-#: recall@10 against exact search of each kind at the parameters above, measured on real text
-#: (`bench/scale_bench.py --real-recall`: 11,414 MiniLM vectors of the shared sets' paragraphs,
-#: sentences and propositions; 300 questions and 200 held-out texts as queries; IVF with the cells
-#: per sqrt(n) and the share probed at a million vectors); `corpus show` prints it next to the kind
-MEASURED_RECALL_AT_10 = {"flat": 1.0, "ivf": 0.969, "hnsw": 0.998}
+#: recall@10 against exact search of each kind at the store's parameters, measured on real text
+#: (`bench/scale_bench.py --real-recall`, 300 questions and 200 held-out texts as queries): HNSW on
+#: 32,568 MiniLM vectors of the shared sets' sentences and propositions (engine/vectors/hnsw.py);
+#: IVF on 11,414 vectors, with the cells per sqrt(n) and the share probed at a million vectors.
+#: `corpus show` measures the corpus's own index instead (engine/vectors/selfcheck.py)
+MEASURED_RECALL_AT_10 = {"flat": 1.0, "ivf": 0.969, "hnsw": 0.991}
 
 
 def ivf_cells(n: int) -> int:
@@ -128,7 +129,7 @@ class FaissVectorStore:
     caller knows how many will follow); its vectors are stored whole (IVF-Flat), so scores are
     exact and only the cells scanned are approximate."""
 
-    def __init__(self, dim: int, kind: str = "flat", hnsw_m: int = 32, index=None, expected: int = 0):
+    def __init__(self, dim: int, kind: str = "flat", index=None, expected: int = 0):
         if kind not in KINDS:
             raise ValueError(f"unknown index kind {kind!r}: use 'flat', 'hnsw' or 'ivf'")
         faiss = _faiss()
@@ -136,13 +137,9 @@ class FaissVectorStore:
         self.kind = kind
         self.expected = expected
         if index is None and kind != "ivf":  # IVF: created at the first add, when its size is known
-            if kind == "flat":
-                base = faiss.IndexFlatIP(dim)
-            else:
-                base = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
-                base.hnsw.efSearch = 128
-            index = faiss.IndexIDMap2(base)
+            index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim)) if kind == "flat" else hnsw.new_index(dim)
         self._index = index
+        self._dead = hnsw.prepare_loaded(index) if kind == "hnsw" else 0  # HNSW tombstones
         # what the index file last saved or loaded holds: its path and digest, and the appends since
         self._base: tuple[Path, bytes] | None = None
         self._appended: list[tuple[np.ndarray, np.ndarray]] = []
@@ -181,7 +178,8 @@ class FaissVectorStore:
             self._index = self._new_ivf(np.ascontiguousarray(sample, dtype=np.float32).reshape(-1, self.dim))
 
     def __len__(self) -> int:
-        return 0 if self._index is None else int(self._index.ntotal)
+        """Live vectors (an HNSW graph's tombstones not counted)."""
+        return 0 if self._index is None else int(self._index.ntotal) - self._dead
 
     def trained_for(self) -> int:
         """IVF: the vector count its cells were made for (the n whose `ivf_cells(n)` they are);
@@ -210,9 +208,9 @@ class FaissVectorStore:
             return
         self._base = None  # the next save writes the whole index
         self._appended = []
-        if self.kind == "hnsw":
-            # HNSW graphs cannot drop nodes; the corpus rebuilds the index from stored vectors.
-            raise NotImplementedError("HNSW indexes are rebuilt, not edited")
+        if self.kind == "hnsw":  # tombstones; NotImplementedError past their share: the corpus rebuilds
+            self._dead = hnsw.bury(self._index, ids, self._dead)
+            return
         self._index.remove_ids(np.ascontiguousarray(ids, dtype=np.int64))
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -220,6 +218,8 @@ class FaissVectorStore:
         if len(self) == 0 or k <= 0:
             n = len(queries)
             return np.zeros((n, max(k, 0)), np.float32), -np.ones((n, max(k, 0)), np.int64)
+        if self.kind == "hnsw":
+            return hnsw.search(self._index, queries, k, self._dead)
         return self._index.search(queries, min(k, len(self)))
 
     def get(self, ids: np.ndarray) -> np.ndarray:
@@ -255,7 +255,8 @@ class FaissVectorStore:
             return np.zeros(0, np.int64)
         if self.kind == "ivf":
             return np.concatenate([i for i, _ in self._ivf_lists()] or [np.zeros(0, np.int64)])
-        return faiss.vector_to_array(self._index.id_map).astype(np.int64)
+        ids = faiss.vector_to_array(self._index.id_map).astype(np.int64)
+        return ids[ids >= 0] if self._dead else ids
 
     def vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """(ids, vectors) of everything stored, in insertion order (IVF: cell by cell), for
@@ -266,11 +267,13 @@ class FaissVectorStore:
             if not parts:
                 return np.zeros(0, np.int64), np.zeros((0, self.dim), np.float32)
             return np.concatenate([i for i, _ in parts]), np.concatenate([v for _, v in parts])
-        ids = self.ids()
-        if not len(ids):
-            return ids, np.zeros((0, self.dim), np.float32)
+        slots = faiss.vector_to_array(self._index.id_map).astype(np.int64)
+        if not len(slots):
+            return slots, np.zeros((0, self.dim), np.float32)
         inner = faiss.downcast_index(self._index.index)
-        return ids, inner.reconstruct_n(0, len(ids)).reshape(len(ids), self.dim)
+        vecs = inner.reconstruct_n(0, len(slots)).reshape(len(slots), self.dim)
+        live = slots >= 0  # HNSW tombstones left out
+        return (slots[live], vecs[live]) if self._dead else (slots, vecs)
 
     def save(self, path: Path, stamp: str) -> None:
         """Write the appends since the index file as its delta when that is all that changed (and
@@ -281,7 +284,8 @@ class FaissVectorStore:
         if len(raw_stamp) > 64:
             raise ValueError(f"index stamp longer than 64 bytes: {stamp!r}")
         n_delta = sum(len(i) for i, _ in self._appended)
-        if self._base is not None and self._base[0] == path and n_delta <= DELTA_SHARE * max(len(self) - n_delta, 1):
+        share = hnsw.HNSW_DELTA_SHARE if self.kind == "hnsw" else DELTA_SHARE
+        if self._base is not None and self._base[0] == path and n_delta <= share * max(len(self) - n_delta, 1):
             ids = np.concatenate([i for i, _ in self._appended] or [np.zeros(0, np.int64)])
             vecs = np.concatenate([v for _, v in self._appended] or [np.zeros((0, self.dim), np.float32)])
             body = ids.astype("<i8").tobytes() + vecs.astype("<f4").tobytes()
