@@ -79,6 +79,9 @@ def cmd_ask(args) -> int:
     from engine.methods import method_class, save_result
     from engine.session import Session
 
+    from engine.limits import check_question
+
+    check_question(args.question)  # a bad argument is named before any corpus opens (Session checks again)
     app = AppSettings.from_env()
     ws = app.workspace_obj()
     corpus = ws.open(args.corpus)
