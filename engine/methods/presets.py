@@ -133,6 +133,33 @@ FIXES: dict[str, list[Departure]] = {
             "fix",
         ),
     ],
+    # HippoRAG 2 (engine/methods/hipporag2): every setting is the authors' default; what differs is
+    # how the engine runs it, the same for any settings
+    "hipporag2": [
+        Departure(
+            "triplets as stored",
+            "the corpus's stored triplets (its extractor's), facts embedded as 'subject predicate object' by the "
+            "corpus embedder, no query instructions",
+            "GPT-4o-mini OpenIE, NV-Embed-v2 with its query_to_fact / query_to_passage instructions, facts "
+            "embedded as str(tuple)",
+            "one corpus, one embedder and one set of triplets for every method, so they differ by method alone",
+            "engine",
+        ),
+        Departure(
+            "filter without demonstrations",
+            "the paper's Triple Filter instruction and the authors' input template, no few-shot demonstrations",
+            "best_dspy_prompt: the instruction with DSPy-optimized demonstrations",
+            "the demonstrations are the authors' optimized data, not restated here (not yet measured)",
+            "engine",
+        ),
+        Departure(
+            "answer prompt",
+            "the zero-shot short-answer prompt every method uses, over the top qa_top_k passages",
+            "rag_qa_musique: one-shot, 'Thought: ... Answer:'",
+            "answers differ by retrieval alone (not yet measured against the authors' prompt with an LLM)",
+            "engine",
+        ),
+    ],
 }
 
 
