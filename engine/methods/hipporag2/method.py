@@ -179,7 +179,7 @@ def _rank(idx: HippoIndex, tr: HippoRAG2Trace, s: HippoRAG2Settings, dense: np.n
         ]
         return
     passage_w = {cid: float(dense[j]) * s.passage_node_weight for j, cid in enumerate(g.passages)}
-    tr.seeds = [SeedNode(p, "phrase", w) for p, w in phrase_w.items()]
+    tr.seeds = [SeedNode(p, "phrase", w) for p, w in phrase_w.items() if w > 0]
     tr.seeds += sorted((SeedNode(c, "passage", w) for c, w in passage_w.items() if w > 0), key=lambda x: -x.weight)[
         : s.qa_top_k * 2
     ]
