@@ -140,7 +140,8 @@ FIXES: dict[str, list[Departure]] = {
             "triplets as stored",
             "the corpus's stored triplets (its extractor's), facts embedded as 'subject predicate object' by the "
             "corpus embedder, no query instructions",
-            "OpenIE by an LLM at indexing (the code's default: gpt-4o-mini), NV-Embed-v2 with its query_to_fact / query_to_passage instructions, facts "
+            "OpenIE by an LLM at indexing (the code's default: gpt-4o-mini), NV-Embed-v2 with its query_to_fact / "
+            "query_to_passage instructions, facts "
             "embedded as str(tuple)",
             "one corpus, one embedder and one set of triplets for every method, so they differ by method alone",
             "engine",
