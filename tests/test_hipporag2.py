@@ -118,3 +118,10 @@ def test_the_view_tells_the_run_step_by_step(corpus):
     assert len(filtered[1].calls) == 1 and "fact_before_filter" in filtered[1].calls[0][1]
     assert not any("skipped" in line for sec in filtered[1].sections for line in sec.lines)
     assert len(filtered[5].calls) == 1  # the answer call
+
+
+def test_the_cli_k_sets_the_passages_read_and_set_any_setting():
+    from engine.cli.ask import method_settings
+
+    s = method_settings("hipporag2", {"k": 8, "rounds": 3}, None, ["damping=0.7"])
+    assert s.qa_top_k == 8 and s.damping == 0.7 and s.linking_top_k == 5
