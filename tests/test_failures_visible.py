@@ -18,7 +18,7 @@ def corpus_root(tmp_path_factory, embedder):
     return root
 
 
-@pytest.mark.parametrize("method", ["standard", "semantic", "hybrid", "t2rag", "ircot", "kg2rag"])
+@pytest.mark.parametrize("method", ["standard", "semantic", "hybrid", "bm25", "hipporag2", "t2rag", "ircot", "kg2rag"])
 def test_a_failing_provider_sets_the_result_error(corpus_root, embedder, loopback_llm, method):  # noqa: F811
     loopback_llm.fail_after, loopback_llm.fail_mode = 0, "500"
     corpus = Workspace(corpus_root, embedder=embedder).open("c")

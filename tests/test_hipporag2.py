@@ -17,6 +17,7 @@ from engine.methods.hipporag2 import HippoRAG2, HippoRAG2Settings, HippoRAG2Trac
 from engine.methods.hipporag2.trace import FILTER_SKIPPED_OFFLINE
 from engine.methods.registry import build_method, method_info
 from tests.doubles import HashEmbedder, MemoryCorpus, OfflineLikeReasoner, ScriptedReasoner, chunk
+from tests.loopback import loopback_llm  # noqa: F401 - fixture
 
 DATA = json.loads((Path(__file__).parent / "fixtures" / "hipporag2_musique.json").read_text(encoding="utf-8"))
 Q0 = DATA["questions"][0]
@@ -125,3 +126,24 @@ def test_the_cli_k_sets_the_passages_read_and_set_any_setting():
 
     s = method_settings("hipporag2", {"k": 8, "rounds": 3}, None, ["damping=0.7"])
     assert s.qa_top_k == 8 and s.damping == 0.7 and s.linking_top_k == 5
+
+
+def test_runs_against_an_openai_compatible_endpoint(corpus, loopback_llm):  # noqa: F811
+    from engine.reasoners import make_reasoner
+
+    def reply(messages, body):
+        last = messages[-1]["content"]
+        if "fact_before_filter" in last:  # recognition memory: keep the first candidate
+            facts = json.loads(last.split("[[ ## fact_before_filter ## ]]\n", 1)[1].split("\n\n", 1)[0])["fact"]
+            return "[[ ## fact_after_filter ## ]]\n" + json.dumps({"fact": facts[:1]}) + "\n\n[[ ## completed ## ]]"
+        return "G. Stanley Hall"
+
+    loopback_llm.reply = reply
+    reasoner = make_reasoner("openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-test-hippo")
+    res = build_method("hipporag2", reasoner).answer(QUESTION, corpus)
+    tr = res.trace
+    assert res.error == "" and res.answer == "G. Stanley Hall"
+    assert [f.line for f in tr.facts_kept] == [tr.facts_retrieved[0].line] and tr.filter_skipped == ""
+    assert len(loopback_llm.answered) == 2 and res.usage.calls == 2
+    assert res.usage.prompt_tokens == sum(c.prompt_tokens for c in tr.calls())
+    assert "sk-test-hippo" not in json.dumps([c.messages for c in tr.calls()])
