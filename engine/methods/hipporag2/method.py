@@ -168,15 +168,11 @@ def _candidates(idx: HippoIndex, scores: np.ndarray, k: int) -> list[Fact]:
 
 def _rank(idx: HippoIndex, tr: HippoRAG2Trace, s: HippoRAG2Settings, dense: np.ndarray, corpus: CorpusView) -> None:
     g = idx.graph
-    titles = {c.chunk_id: c.title for c in corpus.chunks()}
     phrase_w = phrase_seeds(g, [((f.subject, f.predicate, f.object), f.score) for f in tr.facts_kept], s.linking_top_k)
     if not phrase_w:
         tr.fallback = "no fact kept: passages ranked by dense retrieval alone (as the authors' code)"
-        order = np.argsort(dense)[::-1][: s.retrieval_top_k]
-        tr.ranked = [
-            RankedPassage(g.passages[j], titles.get(g.passages[j], ""), float(dense[j]), float(dense[j]))
-            for j in order.tolist()
-        ]
+        order = np.argsort(dense)[::-1][: s.retrieval_top_k].tolist()
+        tr.ranked = _passages(corpus, g.passages, order, dense, dense)
         return
     passage_w = {cid: float(dense[j]) * s.passage_node_weight for j, cid in enumerate(g.passages)}
     tr.seeds = [SeedNode(p, "phrase", w) for p, w in phrase_w.items() if w > 0]
@@ -185,14 +181,15 @@ def _rank(idx: HippoIndex, tr: HippoRAG2Trace, s: HippoRAG2Settings, dense: np.n
     ]
     reset = reset_vector(g, phrase_w, passage_w)
     scores = personalized_pagerank(g.adjacency, reset, s.damping)
-    n_ph = len(g.phrases)
-    doc = scores[n_ph:]
-    order = np.argsort(doc)[::-1][: s.retrieval_top_k]  # the authors' order (ties: the later passage first)
-    tr.ranked = [
-        RankedPassage(g.passages[j], titles.get(g.passages[j], ""), float(doc[j]), float(dense[j]))
-        for j in order.tolist()
-    ]
+    doc = scores[len(g.phrases) :]
+    order = np.argsort(doc)[::-1][: s.retrieval_top_k].tolist()  # the authors' order (ties: the later passage first)
+    tr.ranked = _passages(corpus, g.passages, order, doc, dense)
     _record_ppr(g, tr, scores, reset)
+
+
+def _passages(corpus: CorpusView, passages: list[str], order: list[int], score, dense) -> list[RankedPassage]:
+    titles = {c.chunk_id: c.title for c in corpus.get_chunks([passages[j] for j in order])}
+    return [RankedPassage(passages[j], titles.get(passages[j], ""), float(score[j]), float(dense[j])) for j in order]
 
 
 def _record_ppr(g, tr: HippoRAG2Trace, scores: np.ndarray, reset: np.ndarray) -> None:
