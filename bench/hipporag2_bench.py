@@ -3,7 +3,7 @@
 method's evidence, in the order given to the LLM) and its "where recall was lost" rows for HippoRAG 2.
 
     TRIPLET_LENS_WORKSPACE=/tmp/ws .venv/bin/python -m engine sample ensure    # the bundled samples
-    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python bench/hipporag2_bench.py /tmp/ws
+    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python bench/hipporag2_bench.py /tmp/ws [semantic,bm25,hipporag2,t2rag,kg2rag]
 
 The shared MuSiQue set with HippoRAG's real GPT-3.5 triplets is
 `bench/retrieval_quality.py --datasets musique --methods semantic bm25 hipporag2 t2rag kg2rag`.
@@ -15,7 +15,7 @@ from engine.embed import get_bundled_embedder
 from engine.store import Workspace
 from engine.eval.recall_loss import recall_loss_markdown
 import torch; torch.set_num_threads(1)
-args = argparse.Namespace(methods=["semantic", "bm25", "hipporag2", "t2rag", "kg2rag"], kg2rag=["default"], hybrid_same_n=False)
+args = argparse.Namespace(methods=sys.argv[2].split(",") if len(sys.argv) > 2 else ["semantic", "bm25", "hipporag2", "t2rag", "kg2rag"], kg2rag=["default"], hybrid_same_n=False)
 ws = Workspace(sys.argv[1], embedder=get_bundled_embedder())
 for name in ("musique-sample", "hotpotqa-sample"):
     corpus = ws.open(name); c = corpus.counts(); qs = corpus.questions()
