@@ -12,8 +12,9 @@ Sets (each one pooled corpus of paragraph chunks, built once into bench/out/work
   triplets from the offline extractor (`offline-rules`, no model).
 
 Methods, each under both presets (engine/methods/presets.py; the baselines have one form, so
-their `paper` and `tuned` are the same run): semantic and hybrid at k=10 (their ranking gives
-recall@2/5/10), T2RAG with the offline reasoner (k=5, N=3) as `t2rag` (tuned) and `t2rag paper`,
+their `paper` and `tuned` are the same run): semantic, hybrid and bm25 at k=10 (their ranking gives
+recall@2/5/10), HippoRAG 2 with the authors' settings reading 10 passages (`--methods ... hipporag2`;
+recognition memory skipped: the bench's stub reasoner writes no free text), T2RAG with the offline reasoner (k=5, N=3) as `t2rag` (tuned) and `t2rag paper`,
 KG2RAG (k=10, 1 hop, answer step skipped: a stub reasoner) as `kg2rag` (tuned) and `kg2rag paper`
 (`KG2RAGSettings.paper()`: dense seeds, no caps), or any other variants.
 Recall@n counts the gold paragraphs among a method's first n evidence chunks (in the order the
@@ -41,6 +42,9 @@ DATASETS = {
     "hotpotqa": (DATA / "hotpotqa_hipporag_train100" / "hotpotqa_train.json", None),
     "musique": (DATA / "musique_hipporag_train100" / "musique_train.json",
                 DATA / "musique_hipporag_train100" / "openie_gpt-3.5-turbo-1106.json"),
+    # the bundled sample corpora (sample_corpora/), offline triplets
+    "sample-musique": (ROOT / "sample_corpora" / "musique_10.json", None),
+    "sample-hotpotqa": (ROOT / "sample_corpora" / "hotpotqa_30.json", None),
     # the older MuSiQue sample (20 paragraphs per question, offline triplets): kg2rag_bench's timing set
     "musique-kag": (DATA / "musique_kag_100" / "musique_qa_100.json", None),
 }
@@ -183,6 +187,18 @@ def method_runners(args, corpus):
     if "hybrid" in args.methods:
         hyb = HybridRAG(StubReasoner())
         runners["hybrid"] = lambda q: hyb.answer(q, corpus, HybridSettings(k=10))
+    if "bm25" in args.methods:
+        from engine.methods.baselines import BM25RAG, BM25Settings
+
+        bm = BM25RAG(StubReasoner())
+        runners["bm25"] = lambda q: bm.answer(q, corpus, BM25Settings(k=10))
+    if "hipporag2" in args.methods:
+        from engine.methods.hipporag2 import HippoRAG2, HippoRAG2Settings
+
+        # the authors' settings; the stub reasoner writes no free text, so recognition memory is
+        # skipped (every retrieved fact kept, as with the offline reasoner); 10 passages read
+        hr = HippoRAG2(StubReasoner())
+        runners["hipporag2"] = lambda q: hr.answer(q, corpus, HippoRAG2Settings(qa_top_k=10))
     if "t2rag" in args.methods:
         from engine.reasoners.offline import OfflineReasoner
         from engine.methods.t2rag import T2RAG
@@ -305,7 +321,7 @@ def main() -> None:
                     help="also the long-document MuSiQue set of the first N questions (bench/long_documents.py): "
                          "recall at document and at window level")
     ap.add_argument("--methods", nargs="+", default=["semantic", "hybrid", "t2rag", "kg2rag"],
-                    choices=["semantic", "hybrid", "t2rag", "kg2rag"])
+                    choices=["semantic", "hybrid", "bm25", "hipporag2", "t2rag", "kg2rag"])
     ap.add_argument("--kg2rag", nargs="+", default=["default", "paper"], metavar="VARIANT",
                     help='KG2RAG variants: "default", "paper" (KG2RAGSettings.paper()), KG2RAGSettings fields '
                          'as JSON (\'{"tree_score": "max"}\') or "paper+JSON" (the paper preset with overrides)')

@@ -8,7 +8,7 @@ import pytest
 
 from engine.methods import build_method
 from engine.methods.base import result_from_json, result_to_json
-from engine.methods.baselines import (HybridRAG, HybridSettings, NoRetrieval, SemanticRAG, SemanticRerankRAG,
+from engine.methods.baselines import (BM25RAG, BM25Settings, HybridRAG, HybridSettings, NoRetrieval, SemanticRAG, SemanticRerankRAG,
                                       SemanticRerankSettings, StandardRAG, bm25_index, rrf)
 from engine.rerank import (CrossEncoderReranker, EmbeddingCosineReranker, LiteLLMReranker, RerankerError,
                            make_reranker)
@@ -96,7 +96,30 @@ def test_rrf_by_hand():
     assert fused[0][1] == pytest.approx(1 / 2 + 1 / 3)
 
 
-@pytest.mark.parametrize("name", ["none", "standard", "semantic", "semantic-rerank", "hybrid"])
+def test_bm25_alone_ranks_by_terms_and_sends_its_top_k(corpus):
+    reasoner = ScriptedReasoner({Q: "the county clerk"})
+    res = BM25RAG(reasoner).answer(Q, corpus, BM25Settings(k=2))
+    (stage,) = res.trace.stages
+    assert stage.name == "bm25" and stage.chunks[0].chunk_id == "code"  # the rare code word, by terms alone
+    assert res.evidence_chunk_ids == [c.chunk_id for c in stage.chunks][:2] and res.evidence_chunk_ids[0] == "code"
+    assert "XQ-7731" in reasoner.contexts[0] and res.answer == "the county clerk"
+    none = BM25RAG(ScriptedReasoner()).answer("zzzz qqqq", corpus)
+    assert none.evidence_chunk_ids == [] and "no query term matched" in none.trace.stages[0].note
+
+
+def test_bm25_reads_a_stored_corpus_through_its_full_text_index(tmp_path):
+    from engine.store import Workspace
+    from engine.types import Document
+    from tests.doubles import HashEmbedder
+
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).create("bm25")
+    c.add_documents([Document(ch.chunk_id, ch.title, ch.text, f"{ch.chunk_id}.txt") for ch in CHUNKS])
+    res = build_method("bm25", ScriptedReasoner()).answer(Q, c)
+    assert "FTS5" in res.trace.stages[0].note
+    assert [x.title for x in res.trace.stages[0].chunks][:1] == ["Registry"]
+
+
+@pytest.mark.parametrize("name", ["none", "standard", "semantic", "semantic-rerank", "hybrid", "bm25"])
 def test_every_baseline_trace_round_trips_and_summarizes(corpus, name):
     m = build_method(name, ScriptedReasoner({Q: "clerk"}))
     res = m.answer(Q, corpus)

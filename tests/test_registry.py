@@ -29,8 +29,9 @@ def test_titles_labels_and_app_lists_come_from_the_registry():
     assert method_info("semantic").label == "Semantic RAG (baseline)" and method_info("t2rag").label == "T2RAG"
     assert app_methods(baselines=False) == list(COMPARED)
     assert "ircot" not in app_methods() and method_info("ircot").needs_model
-    with pytest.raises(ValueError, match="unknown method 'bm25'"):
-        method_info("bm25")
+    with pytest.raises(ValueError, match="unknown method 'bm26'"):
+        method_info("bm26")
+    assert method_info("bm25").label == "BM25 (baseline)" and method_info("hipporag2").label == "HippoRAG 2 (baseline)"
 
     from components.state import METHOD_LABELS
     from components.steps import METHOD_TITLES

@@ -11,7 +11,7 @@ from engine.config import AppSettings
 
 #: CLI flag -> settings fields it sets; applied to whichever of them the method's settings have
 #: (IRCoT calls its round cap `steps`)
-_OVERRIDES = {"k": ("k",), "rounds": ("rounds", "steps"), "hops": ("hops",), "reranker": ("reranker",)}
+_OVERRIDES = {"k": ("k", "qa_top_k"), "rounds": ("rounds", "steps"), "hops": ("hops",), "reranker": ("reranker",)}
 
 
 #: Why `semantic-rerank` with no reranker is refused (the app does not offer it: registry `in_app`).

@@ -17,6 +17,9 @@ T2RAG: a gold unit found in no round is `never retrieved`; `events` count the ro
 added no new chunk, queries whose walked propositions reached no gold, and a decomposition
 that gave no query triplet.
 
+HippoRAG 2: a gold unit not in the top `qa_top_k` passages stated a retrieved fact the
+recognition-memory filter dropped, stated a kept fact (a seed's passage) but PPR ranked it lower, or
+stated no retrieved fact; `events` count questions whose filter kept nothing (dense fallback).
 Other methods: `not retrieved`. Traces are read by attribute name and defensively, so a trace
 that lacks a field (an older save, another method version) still yields its buckets.
 """
@@ -46,6 +49,10 @@ T2_NEVER = "never retrieved in any round"
 EV_NO_NEW_CHUNK = "rounds that added no new chunk"
 EV_QUERY_NO_GOLD = "queries that reached no gold"
 EV_DECOMPOSITION = "decompositions with no query triplet"
+HR_FACT_DROPPED = "stated a retrieved fact the filter dropped"
+HR_FACT_KEPT_LOW = "stated a kept fact, PPR ranked it below the context"
+HR_NO_FACT = "stated no retrieved fact, PPR ranked it below the context"
+EV_DENSE_FALLBACK = "no fact kept: ranked by dense retrieval"
 
 KG2RAG_REASONS = (
     SEED_NO_TRIPLET,
@@ -101,6 +108,8 @@ def recall_loss(
         _kg2rag(out, trace, corpus, unit, found, missing, bool(question.supporting_docs))
     elif method == "t2rag" and trace is not None:
         _t2rag(out, trace, corpus, unit, gold, missing, bool(question.supporting_docs))
+    elif method == "hipporag2" and trace is not None:
+        _hipporag2(out, trace, corpus, unit, missing, bool(question.supporting_docs))
     elif missing:
         out.lost[NOT_RETRIEVED] = len(missing)
     return out
@@ -115,6 +124,20 @@ def failed_recall_loss(method: str, question: Question, unit: str = PARAGRAPH) -
 def _add(d: dict[str, int], key: str, n: int = 1) -> None:
     if n:
         d[key] = d.get(key, 0) + n
+
+
+def _hipporag2(out: RecallLoss, tr: Any, corpus: Any, unit: str, missing: set, by_doc: bool = False) -> None:
+    def fact_chunks(facts: Any) -> list[str]:
+        return [c for f in facts for c in _get(f, "chunk_ids", [])]
+
+    kept, retrieved = fact_chunks(_get(tr, "facts_kept", [])), fact_chunks(_get(tr, "facts_retrieved", []))
+    units = _units_of(corpus, kept + retrieved, unit, by_doc)
+    kept_units = {u for c in kept for u in units.get(c, [])}
+    retrieved_units = {u for c in retrieved for u in units.get(c, [])}
+    if _get(tr, "fallback", ""):
+        _add(out.events, EV_DENSE_FALLBACK)
+    for u in missing:
+        _add(out.lost, HR_FACT_KEPT_LOW if u in kept_units else HR_FACT_DROPPED if u in retrieved_units else HR_NO_FACT)
 
 
 def _kg2rag(out: RecallLoss, tr: Any, corpus: Any, unit: str, found: set, missing: set, by_doc: bool = False) -> None:

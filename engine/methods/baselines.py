@@ -5,6 +5,7 @@
 * `SemanticRAG` - top-10 chunks by cosine (KG2RAG's baseline).
 * `SemanticRerankRAG` - top-N by cosine, reranked, best k kept.
 * `HybridRAG` - BM25 and dense lists fused by reciprocal rank, then reranked.
+* `BM25RAG` - top-5 chunks by BM25 alone (the corpus's full-text index), as in T2RAG's tables.
 
 Each records a `RetrievalTrace` subclass: the chunks and scores of every stage, the context
 exactly as sent, and the answer call.
@@ -77,6 +78,13 @@ class HybridSettings:
     and erase what BM25 added); `cosine`, `ce:/local/cross-encoder` or `litellm:<model>` rerank."""
 
 
+@dataclass(frozen=True)
+class BM25Settings:
+    k: int = 5
+    """Chunks retrieved by BM25 (the corpus's full-text index) and sent to the reasoner (T2RAG's
+    baselines read 5)."""
+
+
 # --- traces ----------------------------------------------------------------------------------
 
 
@@ -133,6 +141,11 @@ class SemanticRerankTrace(RetrievalTrace):
 @dataclass
 class HybridTrace(RetrievalTrace):
     settings: HybridSettings = field(default_factory=HybridSettings)
+
+
+@dataclass
+class BM25Trace(RetrievalTrace):
+    settings: BM25Settings = field(default_factory=BM25Settings)
 
 
 # --- shared machinery ------------------------------------------------------------------------
@@ -296,6 +309,19 @@ class HybridRAG(_Baseline):
         return self._rerank(question, qvec, corpus, [cid for cid, _ in fused], s.k, s.reranker, tr)
 
 
+class BM25RAG(_Baseline):
+    name = "bm25"
+    settings_cls = BM25Settings
+    trace_cls = BM25Trace
+
+    def _retrieve(self, question, corpus: CorpusView, s, tr):
+        index = bm25_index(corpus)
+        hits = index.search(question, s.k)
+        note = "the corpus's full-text index (SQLite FTS5)" if isinstance(index, StoredTextIndex) else "bm25s in memory"
+        tr.stages.append(Stage("bm25", _named(corpus, hits), note=note if hits else note + "; no query term matched"))
+        return [cid for cid, _ in hits]
+
+
 def rrf(rankings: list[list[str]], k: int = 60) -> list[tuple[str, float]]:
     """Reciprocal-rank fusion: sum of 1 / (k + rank) over lists (rank from 1), best first.
     Ties keep the order of first appearance, so the result is deterministic."""
@@ -371,5 +397,5 @@ def bm25_index(corpus: CorpusView) -> BM25Index | StoredTextIndex:
     return index
 
 
-for _cls in (NoRetrieval, StandardRAG, SemanticRAG, SemanticRerankRAG, HybridRAG):
+for _cls in (NoRetrieval, StandardRAG, SemanticRAG, SemanticRerankRAG, HybridRAG, BM25RAG):
     register_trace(_cls.name, _cls.trace_cls)

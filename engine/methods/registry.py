@@ -65,6 +65,15 @@ METHODS: dict[str, MethodInfo] = {
         MethodInfo("semantic", "Semantic RAG", "engine.methods.baselines", "SemanticRAG", baseline=True),
         MethodInfo("hybrid", "Hybrid RAG", "engine.methods.baselines", "HybridRAG", baseline=True),
         MethodInfo("standard", "Standard RAG", "engine.methods.baselines", "StandardRAG", baseline=True),
+        MethodInfo("bm25", "BM25", "engine.methods.baselines", "BM25RAG", baseline=True),
+        MethodInfo(
+            "hipporag2",
+            "HippoRAG 2",
+            "engine.methods.hipporag2",
+            "HippoRAG2",
+            baseline=True,
+            view="components.methods.hipporag2",
+        ),
         MethodInfo("none", "No retrieval", "engine.methods.baselines", "NoRetrieval", baseline=True),
         MethodInfo(
             "semantic-rerank",

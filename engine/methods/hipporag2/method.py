@@ -1,0 +1,214 @@
+"""HippoRAG 2 (Gutiérrez et al. 2025, "From RAG to Memory: Non-Parametric Continual Learning for
+Large Language Models"), as the authors' `HippoRAG.retrieve` + `HippoRAG.qa` run it
+(OSU-NLP-Group/HippoRAG `src/hipporag/HippoRAG.py`), over the triplets the corpus already stores:
+
+1. facts retrieved: every fact scored by cosine with the question, min-max normalized over all
+   facts (`get_fact_scores`); the `linking_top_k` best are the candidates (`rerank_facts`);
+2. facts kept: recognition memory, an LLM filter of the candidates (`DSPyFilter`; memory.py). The
+   offline reasoner cannot filter: it keeps every candidate and the trace says the filter was skipped;
+3. seed nodes: phrases of the kept facts (score / chunks the phrase occurs in, averaged, top
+   `linking_top_k`) and every passage (min-max normalized dense score x `passage_node_weight`)
+   (`graph_search_with_fact_entities`); no fact kept: the passages are ranked by dense score alone,
+   as the authors' code falls back;
+4. Personalized PageRank over the phrase/passage graph (graph.py: numpy/scipy power iteration),
+   passages ranked by their PPR score (`run_ppr`);
+5. the answer step reads the best `qa_top_k` passages through the reasoner every baseline uses.
+
+    result = HippoRAG2(reasoner).answer("Who directed ...?", corpus, HippoRAG2Settings())
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from engine.llm.base import LLMCall, LLMError
+from engine.methods.base import Result, StepCallback, Usage, register_trace
+from engine.methods.common import format_context
+from engine.methods.hipporag2.graph import (
+    min_max_normalize,
+    passage_key,
+    personalized_pagerank,
+    phrase_seeds,
+    reset_vector,
+)
+from engine.methods.hipporag2.index import HippoIndex, corpus_index
+from engine.methods.hipporag2.memory import filter_messages, match_candidates, parse_filter
+from engine.methods.hipporag2.trace import (
+    FILTER_SKIPPED_OFFLINE,
+    Fact,
+    HippoRAG2Settings,
+    HippoRAG2Trace,
+    PPREdge,
+    PPRNode,
+    RankedPassage,
+    SeedNode,
+)
+from engine.methods.presets import describe
+from engine.reasoners.base import Reasoner
+from engine.store.protocol import CorpusView
+
+register_trace("hipporag2", HippoRAG2Trace)
+
+PPR_SHOWN = 25  # top-scored nodes the trace keeps for the PPR graph
+
+
+class HippoRAG2:
+    name = "hipporag2"
+    settings_cls = HippoRAG2Settings
+
+    def __init__(self, reasoner: Reasoner, reranker=None):
+        self.reasoner = reasoner
+
+    def answer(
+        self,
+        question: str,
+        corpus: CorpusView,
+        settings: HippoRAG2Settings | None = None,
+        on_step: StepCallback | None = None,
+    ) -> Result:
+        s = settings or HippoRAG2Settings()
+        step = on_step or (lambda label, payload: None)
+        t0 = time.perf_counter()
+        tr = HippoRAG2Trace(question=question, settings=s)
+        tr.preset, tr.departures = describe(self.name, s)
+        idx = corpus_index(corpus, s.synonymy_edge_topk, s.synonymy_edge_sim_threshold)
+        tr.graph = idx.graph.counts()
+        tr.timings["index"] = time.perf_counter() - t0
+        qvec = np.asarray(corpus.embed([question]), dtype=np.float32)[0]
+        fact_scores = min_max_normalize(idx.fact_vectors @ qvec) if idx.facts else np.zeros(0)
+        dense = min_max_normalize(idx.passage_vectors @ qvec) if idx.graph.passages else np.zeros(0)
+        tr.facts_retrieved = _candidates(idx, fact_scores, s.linking_top_k)
+        step(f"facts retrieved: {len(tr.facts_retrieved)}", tr.facts_retrieved)
+        error = self._recognition_memory(question, tr, s)
+        step(f"facts kept: {len(tr.facts_kept)}", tr.facts_kept)
+        t1 = time.perf_counter()
+        _rank(idx, tr, s, dense, corpus)
+        tr.timings["ppr"] = time.perf_counter() - t1
+        step(f"ranked passages: {len(tr.ranked)}", tr.ranked)
+        ids = tr.chunk_ids()
+        tr.context = format_context(corpus.get_chunks(ids)) if ids else ""
+        error = self._answer(question, tr) or error
+        tr.timings["total"] = total = time.perf_counter() - t0
+        step("answer", tr)
+        return Result(
+            method=self.name,
+            question=question,
+            answer=tr.answer,
+            usage=Usage.from_calls(tr.calls(), total),
+            evidence_chunk_ids=ids,
+            stop_reason="answered" if not error else "llm error",
+            error=error,
+            reasoner=getattr(self.reasoner, "name", ""),
+            trace=tr,
+        )
+
+    def _recognition_memory(self, question: str, tr: HippoRAG2Trace, s: HippoRAG2Settings) -> str:
+        """Keep the facts the LLM filter returns (at most `linking_top_k`); skipped when switched off
+        or when the reasoner cannot write free text (every candidate is kept then)."""
+        cands = tr.facts_retrieved
+        if not s.recognition_memory or not getattr(self.reasoner, "supports_free_text", False):
+            tr.filter_skipped = FILTER_SKIPPED_OFFLINE if s.recognition_memory else "recognition memory switched off"
+            tr.facts_kept = list(cands)
+            return ""
+        if not cands:
+            return ""
+        triples = [(f.subject, f.predicate, f.object) for f in cands]
+        try:
+            reply, tr.filter_call = self.reasoner.chat("filter", filter_messages(question, triples))
+        except LLMError as exc:
+            tr.filter_call = LLMCall(job="filter", model=getattr(self.reasoner, "name", ""), error=str(exc))
+            return f"the recognition-memory step failed: {exc}"
+        if tr.filter_call is not None and tr.filter_call.error and not reply:
+            return f"the recognition-memory step failed: {tr.filter_call.error}"
+        kept = match_candidates(parse_filter(reply), triples)
+        tr.facts_kept = [cands[i] for i in kept][: s.linking_top_k]
+        return ""
+
+    def _answer(self, question: str, tr: HippoRAG2Trace) -> str:
+        t = time.perf_counter()
+        error = ""
+        try:
+            tr.answer, tr.call = self.reasoner.answer(question, tr.context)
+        except LLMError as exc:
+            error = str(exc)
+            tr.call = LLMCall(job="answer", model=getattr(self.reasoner, "name", ""), error=error)
+        if not error and tr.call is not None and tr.call.error and not tr.answer:
+            error = f"the answer step failed: {tr.call.error}"
+        tr.timings["generate"] = time.perf_counter() - t
+        return error
+
+    def summarize(self, result: Result) -> list[str]:
+        tr: HippoRAG2Trace = result.trace
+        lines = []
+        if tr is not None:
+            lines.append(
+                f"facts retrieved: {len(tr.facts_retrieved)}, kept: {len(tr.facts_kept)}"
+                + (f" ({tr.filter_skipped})" if tr.filter_skipped else "")
+            )
+            lines.append(
+                f"seeds: {sum(1 for x in tr.seeds if x.kind == 'phrase')} phrases"
+                + (f"; {tr.fallback}" if tr.fallback else "")
+            )
+        lines.append(f"context: {len(result.evidence_chunk_ids)} chunks")
+        lines.append(f"answer: {result.answer}")
+        return lines
+
+
+def _candidates(idx: HippoIndex, scores: np.ndarray, k: int) -> list[Fact]:
+    """The authors' `np.argsort(scores)[-k:][::-1]` (ties: the later fact first)."""
+    order = np.argsort(scores)[::-1] if len(scores) <= k else np.argsort(scores)[-k:][::-1]
+    out = []
+    for i in order.tolist():
+        s, p, o = idx.facts[i]
+        out.append(Fact(s, p, o, float(scores[i]), idx.fact_triplets[i], list(idx.fact_chunks[i])))
+    return out
+
+
+def _rank(idx: HippoIndex, tr: HippoRAG2Trace, s: HippoRAG2Settings, dense: np.ndarray, corpus: CorpusView) -> None:
+    g = idx.graph
+    phrase_w = phrase_seeds(g, [((f.subject, f.predicate, f.object), f.score) for f in tr.facts_kept], s.linking_top_k)
+    if not phrase_w:
+        tr.fallback = "no fact kept: passages ranked by dense retrieval alone (as the authors' code)"
+        order = np.argsort(dense)[::-1][: s.retrieval_top_k].tolist()
+        tr.ranked = _passages(corpus, g.passages, order, dense, dense)
+        return
+    passage_w = {cid: float(dense[j]) * s.passage_node_weight for j, cid in enumerate(g.passages)}
+    tr.seeds = [SeedNode(p, "phrase", w) for p, w in phrase_w.items() if w > 0]
+    tr.seeds += sorted((SeedNode(c, "passage", w) for c, w in passage_w.items() if w > 0), key=lambda x: -x.weight)[
+        : s.qa_top_k * 2
+    ]
+    reset = reset_vector(g, phrase_w, passage_w)
+    scores = personalized_pagerank(g.adjacency, reset, s.damping)
+    doc = scores[len(g.phrases) :]
+    order = np.argsort(doc)[::-1][: s.retrieval_top_k].tolist()  # the authors' order (ties: the later passage first)
+    tr.ranked = _passages(corpus, g.passages, order, doc, dense)
+    _record_ppr(g, tr, scores, reset)
+
+
+def _passages(corpus: CorpusView, passages: list[str], order: list[int], score, dense) -> list[RankedPassage]:
+    titles = {c.chunk_id: c.title for c in corpus.get_chunks([passages[j] for j in order])}
+    return [RankedPassage(passages[j], titles.get(passages[j], ""), float(score[j]), float(dense[j])) for j in order]
+
+
+def _record_ppr(g, tr: HippoRAG2Trace, scores: np.ndarray, reset: np.ndarray) -> None:
+    n_ph = len(g.phrases)
+    top = np.argsort(scores)[::-1][:PPR_SHOWN].tolist()
+    name = [*g.phrases, *(passage_key(c) for c in g.passages)]
+    tr.ppr_top = [
+        PPRNode(
+            name[i][6:] if i >= n_ph else name[i],
+            "passage" if i >= n_ph else "phrase",
+            float(scores[i]),
+            float(reset[i]),
+        )
+        for i in top
+    ]
+    shown = {name[i]: node.node for i, node in zip(top, tr.ppr_top)}
+    seen: set[tuple[str, str]] = set()
+    for (a, b), w in g.stats.items():
+        if a in shown and b in shown and a != b and (b, a) not in seen:
+            seen.add((a, b))
+            both = w + g.stats.get((b, a), 0.0)
+            tr.ppr_edges.append(PPREdge(shown[a], shown[b], both, g.kinds.get((a, b), "fact")))

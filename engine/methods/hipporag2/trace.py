@@ -1,0 +1,124 @@
+"""HippoRAG 2's settings (the authors' defaults) and its trace: facts retrieved, facts kept by
+recognition memory, seed nodes, Personalized PageRank scores, ranked passages, context, answer call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.llm.base import LLMCall
+from engine.methods.departure import Departure
+
+#: What the trace says (and the screen shows) when recognition memory did not run.
+FILTER_SKIPPED_OFFLINE = "recognition memory skipped (offline reasoner)"
+
+
+@dataclass(frozen=True)
+class HippoRAG2Settings:
+    """The authors' defaults (OSU-NLP-Group/HippoRAG, `src/hipporag/utils/config_utils.py`
+    `BaseConfig`); every field keeps the paper's name and value."""
+
+    linking_top_k: int = 5
+    """Facts retrieved for the recognition-memory filter, facts kept after it, and phrase seeds
+    (`linking_top_k`)."""
+
+    qa_top_k: int = 5
+    """Passages (best PPR score first) sent to the answer step (`qa_top_k`)."""
+
+    retrieval_top_k: int = 200
+    """Passages the ranking keeps (`retrieval_top_k`): the trace lists these."""
+
+    damping: float = 0.5
+    """Personalized PageRank damping: the probability of following an edge (`damping`)."""
+
+    passage_node_weight: float = 0.05
+    """Passage seeds are min-max normalized dense scores times this (`passage_node_weight`)."""
+
+    synonymy_edge_topk: int = 2047
+    """Nearest phrase nodes looked at per phrase for synonym edges (`synonymy_edge_topk`)."""
+
+    synonymy_edge_sim_threshold: float = 0.8
+    """Cosine at or above which two phrase nodes get a synonym edge (`synonymy_edge_sim_threshold`)."""
+
+    recognition_memory: bool = True
+    """Filter the retrieved facts with the LLM (the paper's recognition memory). The offline
+    reasoner cannot: it keeps every retrieved fact, and the trace says the filter was skipped."""
+
+
+@dataclass
+class Fact:
+    """A triplet as a HippoRAG 2 fact: lower-cased, non-alphanumerics as spaces (the authors'
+    `text_processing`), with the stored triplet it came from and its min-max normalized score."""
+
+    subject: str
+    predicate: str
+    object: str
+    score: float = 0.0
+    triplet_id: int | None = None
+    chunk_ids: list[str] = field(default_factory=list)
+
+    @property
+    def line(self) -> str:
+        return f"({self.subject}, {self.predicate}, {self.object})"
+
+
+@dataclass
+class SeedNode:
+    """A node of the PPR reset vector: a phrase (from a kept fact) or a passage (dense score)."""
+
+    node: str  # phrase text, or the chunk id of a passage
+    kind: str  # "phrase" | "passage"
+    weight: float
+
+
+@dataclass
+class PPRNode:
+    node: str
+    kind: str  # "phrase" | "passage"
+    score: float
+    seed: float = 0.0  # its reset weight (0 when it was no seed)
+
+
+@dataclass
+class PPREdge:
+    source: str
+    target: str
+    weight: float  # as the PPR walks it (a fact edge counts once per direction, as the authors' graph)
+    kind: str  # "fact" | "synonym" | "passage"
+
+
+@dataclass
+class RankedPassage:
+    chunk_id: str
+    title: str
+    score: float  # PPR score (dense score when the run fell back to dense retrieval)
+    dense: float = 0.0  # min-max normalized dense score
+
+
+@dataclass
+class HippoRAG2Trace:
+    question: str = ""
+    settings: HippoRAG2Settings = field(default_factory=HippoRAG2Settings)
+    preset: str = ""
+    departures: list[Departure] = field(default_factory=list)
+    graph: dict[str, int] = field(default_factory=dict)  # phrase / passage nodes, edges by kind
+    facts_retrieved: list[Fact] = field(default_factory=list)
+    facts_kept: list[Fact] = field(default_factory=list)
+    filter_call: LLMCall | None = None
+    filter_skipped: str = ""  # why recognition memory did not run; "" when it ran
+    fallback: str = ""  # set when no fact was kept: the passages are ranked by dense retrieval alone
+    seeds: list[SeedNode] = field(default_factory=list)
+    ppr_top: list[PPRNode] = field(default_factory=list)
+    ppr_edges: list[PPREdge] = field(default_factory=list)  # edges among `ppr_top`
+    ranked: list[RankedPassage] = field(default_factory=list)
+    context: str = ""  # exactly as sent
+    call: LLMCall | None = None
+    answer: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def chunk_ids(self) -> list[str]:
+        """The passages the answer step read, best first."""
+        return [p.chunk_id for p in self.ranked[: self.settings.qa_top_k]]
+
+    def calls(self) -> list[LLMCall]:
+        return [c for c in (self.filter_call, self.call) if c is not None]
