@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import serde
-from engine.llm.base import Completion, LLMCall
-
-OFFLINE = "offline-rules"
+from engine.llm.base import OFFLINE_MODEL, Completion, LLMCall
 
 #: The settings a what-if offers per method, with the range a visitor may pick in demo mode (the
 #: operator's CLI may change any field of the settings dataclass).
@@ -53,7 +51,7 @@ class ReplayLLM:
     def __init__(self, calls: list[LLMCall]):
         self.replies: dict[str, LLMCall] = {}
         for c in calls:
-            if c.model != OFFLINE and c.messages and c.response:
+            if c.model != OFFLINE_MODEL and c.messages and c.response:
                 self.replies.setdefault(_prompt_key(c.messages), c)
         self.model = next((c.model for c in self.replies.values()), "replay")
 
@@ -313,5 +311,5 @@ def rerun(
     new.reasoner = reasoner.label()
     if hasattr(new.trace, "reasoner"):
         new.trace.reasoner = new.reasoner
-    new_llm = sum(1 for c in recorded_calls(new) if c.model != OFFLINE and not c.replayed)
+    new_llm = sum(1 for c in recorded_calls(new) if c.model != OFFLINE_MODEL and not c.replayed)
     return new, diff_runs(result, new, replayed=reasoner.replayed, new=new_llm)

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from engine.llm.base import LLMCall
+from engine.llm.base import OFFLINE_MODEL, LLMCall
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
 
 from engine.store.graph import entity_graph_of, neighbourhood_of
@@ -245,7 +245,7 @@ class ScriptedReasoner:
 class OfflineLikeReasoner(ScriptedReasoner):
     """A reasoner without free text, as the offline rules are."""
 
-    name = "offline-rules"
+    name = OFFLINE_MODEL
     supports_free_text = False
 
     def chat(self, job, messages):

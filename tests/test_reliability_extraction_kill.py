@@ -27,6 +27,7 @@ import pytest
 
 from engine.extraction import run_extraction
 from engine.faults import ENV as FAULT_ENV
+from engine.llm.base import OFFLINE_MODEL
 from engine.triplet_rules import filter_triplets
 from engine.ingest import load_paths
 from engine.reasoners.offline import OfflineReasoner
@@ -61,7 +62,7 @@ WORKER = textwrap.dedent("""
 
     class BilledReasoner:
         # logs each call before answering: a call that was sent is a call that was paid for
-        name = "offline-rules"
+        name = OFFLINE_MODEL
         def __init__(self):
             self.inner = OfflineReasoner()
         def extract(self, title, text):
