@@ -108,6 +108,7 @@ def test_kill_between_sqlite_commit_and_milvus_write_is_repaired(tmp_path):
         import os, sys
         sys.path.insert(0, {str(REPO)!r})
         from engine.store import Workspace
+        from engine.types import Document
         from engine.vectors import milvus_store
         from tests._fake_embedder import HashEmbedder
         def die(self, ids, vecs):
@@ -115,7 +116,7 @@ def test_kill_between_sqlite_commit_and_milvus_write_is_repaired(tmp_path):
         milvus_store.MilvusVectorStore.add = die
         c = Workspace({str(root)!r}, embedder=HashEmbedder()).open("mil")
         c.search_chunks(c.embed(["x"]), 1)
-        c.add_documents([__import__("engine.types").types.Document("late", "Late", "Town9 late text.", "l")])
+        c.add_documents([Document("late", "Late", "Town9 late text.", "l")])
     """)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 9, proc.stderr
     findings = inspect(root / "mil")
