@@ -4,8 +4,8 @@ do not judge retrieval quality (those load the bundled model through the `embedd
 Kept apart from tests/doubles.py and light (numpy and hashlib only): crash and concurrency tests
 import it in many child processes, where loading networkx or the real model would dominate.
 
-    HashEmbedder()       # spec "test:hash-256", 256 dimensions: unit tests of the methods
-    StandInEmbedder()    # spec "bundled", 128 dimensions: a corpus created with the default spec
+    corpus = Workspace(root, embedder=HashEmbedder()).create("c")
+    vecs = hash_embed(["Alice was born in Paris"])   # lower-cased words; case and "?" do not count
 """
 
 from __future__ import annotations
@@ -30,17 +30,11 @@ def hash_embed(texts: list[str], dim: int = 256) -> np.ndarray:
 
 
 class HashEmbedder:
-    spec = "test:hash-256"
+    # "bundled": stands in for the bundled model, so a corpus made with the default spec opens with it
+    spec = "bundled"
+    # 256: the index tests' 120 look-alike propositions ("PersonN born in TownN") each get a vector
+    # of their own (with 32 two of them shared one, and a stored vector must find itself first)
     dim = 256
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         return hash_embed(list(texts), self.dim)
-
-
-class StandInEmbedder(HashEmbedder):
-    """Stands in for the bundled model: a corpus made with the default spec opens with it."""
-
-    spec = "bundled"
-    # 128: two of the index tests' 120 look-alike propositions ("PersonN born in TownN") share a
-    # vector in fewer dimensions, and a vector must find itself first
-    dim = 512

@@ -9,10 +9,10 @@ import pytest
 
 from engine.store import Workspace
 from engine.types import Document
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 
 
-class FailingEmbedder(StandInEmbedder):
+class FailingEmbedder(HashEmbedder):
     """Fails on its `fail_at`-th encode call (a provider error, a killed model server)."""
 
     def __init__(self, fail_at: int):
@@ -31,7 +31,7 @@ def _docs(n: int) -> list[Document]:
 
 
 def test_every_batch_is_stored_in_order_with_progress_on_the_callers_thread(tmp_path):
-    corpus = Workspace(tmp_path / "ws", embedder=StandInEmbedder()).create("many")
+    corpus = Workspace(tmp_path / "ws", embedder=HashEmbedder()).create("many")
     threads: set[int] = set()
     seen: list[int] = []
 
@@ -44,7 +44,7 @@ def test_every_batch_is_stored_in_order_with_progress_on_the_callers_thread(tmp_
     assert [d.doc_id for d in corpus.documents()] == [f"d{i}" for i in range(7)]
     assert threads == {threading.get_ident()}
     assert seen == sorted(seen) and seen[-1] == 7
-    hits = corpus.search_chunks(StandInEmbedder().encode(["Paragraph number 5 talks about topic 5."]), 1)[0]
+    hits = corpus.search_chunks(HashEmbedder().encode(["Paragraph number 5 talks about topic 5."]), 1)[0]
     assert corpus.get_chunks([hits[0][0]])[0].doc_id == "d5"  # stored with its own vector
 
 
@@ -58,7 +58,7 @@ def test_a_failure_part_way_keeps_the_batches_before_it(tmp_path):
     assert [d.doc_id for d in corpus.documents()] == ["d0", "d1", "d2"]  # batches 1-3 committed whole
     corpus.close()
 
-    again = Workspace(tmp_path / "ws", embedder=StandInEmbedder()).open("partial")
+    again = Workspace(tmp_path / "ws", embedder=HashEmbedder()).open("partial")
     report = again.add_documents(_docs(6), commit_chunks=1)
     assert (report.documents_skipped, report.documents_added) == (3, 3)
     assert len(again.documents()) == 6

@@ -120,9 +120,9 @@ def test_create_corpus_from_an_upload_then_extract(app, app_workspace, monkeypat
 
 def _chunks_of(root, name):
     from engine.store import Workspace
-    from tests._fake_embedder import StandInEmbedder
+    from tests._fake_embedder import HashEmbedder
 
-    return Workspace(root, embedder=StandInEmbedder(), read_only=True).open(name).chunks()
+    return Workspace(root, embedder=HashEmbedder(), read_only=True).open(name).chunks()
 
 
 def test_ask_page_runs_t2rag_steps_saves_and_reopens(app, app_workspace):

@@ -18,7 +18,7 @@ import pytest
 from engine.backup import find_snapshot, list_snapshots, snapshot_before, undo_drop
 from engine.store import Workspace
 from engine.types import Document
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 from tests.conftest import REPO
 
 WORKER = textwrap.dedent("""
@@ -27,8 +27,8 @@ WORKER = textwrap.dedent("""
     from engine.backup import backup, find_snapshot, restore, undo_drop
     from engine.integrity import repair
     from engine.store import Workspace
-    from tests._fake_embedder import StandInEmbedder
-    ws = Workspace({root!r}, embedder=StandInEmbedder())
+    from tests._fake_embedder import HashEmbedder
+    ws = Workspace({root!r}, embedder=HashEmbedder())
     op = {op!r}
     if op == "drop":
         ws.drop("demo")
@@ -91,7 +91,7 @@ KILLS = [("drop", "manifest.before_rename@1"), ("drop", "drop.after_manifest@1")
 @pytest.mark.parametrize("op, fault", KILLS, ids=[f"{o}-{f}" for o, f in KILLS])
 def test_a_kill_at_each_point_leaves_the_corpus_findable_with_its_content(tmp_path, op, fault, monkeypatch):
     root = tmp_path / "ws"
-    ws = Workspace(root, embedder=StandInEmbedder())
+    ws = Workspace(root, embedder=HashEmbedder())
     before = _fill(ws)
     if op == "undo-drop":
         ws.drop("demo")
@@ -102,7 +102,7 @@ def test_a_kill_at_each_point_leaves_the_corpus_findable_with_its_content(tmp_pa
     proc = _run(root, op, fault)
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stdout, proc.stderr[-2000:])
 
-    again = Workspace(root, embedder=StandInEmbedder())  # the sweep runs here
+    again = Workspace(root, embedder=HashEmbedder())  # the sweep runs here
     if "demo" not in again.list():  # killed after the move of a drop: the snapshot must show it
         drops = [s for s in list_snapshots(again, "demo") if s.reason == "drop"]
         assert drops, f"corpus lost from view after {op} killed at {fault}: {sorted(os.listdir(root))}"
@@ -132,7 +132,7 @@ def test_a_kill_at_each_point_leaves_the_corpus_findable_with_its_content(tmp_pa
 def test_a_drop_killed_after_its_move_by_an_older_build_is_found_by_the_sweep(tmp_path, capsys, monkeypatch):
     """The state issue 26 found: the folder moved into the snapshots, no manifest, a stray temp file."""
     root = tmp_path / "ws"
-    ws = Workspace(root, embedder=StandInEmbedder())
+    ws = Workspace(root, embedder=HashEmbedder())
     before = _fill(ws)
     stray = root / ".snapshots" / "demo" / "20260101T000000-000001-drop"
     stray.parent.mkdir(parents=True)
@@ -145,7 +145,7 @@ def test_a_drop_killed_after_its_move_by_an_older_build_is_found_by_the_sweep(tm
     main(["corpus", "check", "demo"])  # opening the workspace sweeps; the corpus itself is not back yet
     out = capsys.readouterr().out
     assert "recovered: corpus 'demo': an interrupted drop is now a snapshot" in out
-    again = Workspace(root, embedder=StandInEmbedder())
+    again = Workspace(root, embedder=HashEmbedder())
     assert [s.reason for s in list_snapshots(again, "demo")] == ["drop"]
     assert not list(stray.glob(".manifest.json.*.tmp"))  # the older build's stray temp file is gone
     assert content(undo_drop(again, "demo")) == before
@@ -153,13 +153,13 @@ def test_a_drop_killed_after_its_move_by_an_older_build_is_found_by_the_sweep(tm
 
 def test_an_undo_drop_orphaned_by_an_older_build_is_brought_back(tmp_path):
     root = tmp_path / "ws"
-    ws = Workspace(root, embedder=StandInEmbedder())
+    ws = Workspace(root, embedder=HashEmbedder())
     before = _fill(ws)
     ws.drop("demo")
     snap = find_snapshot(ws, "demo")
     os.replace(snap.path, root / ".demo.restoring-999999999")  # killed between the two renames
     (root / ".demo.restoring-999999999" / "manifest.json").unlink()
-    again = Workspace(root, embedder=StandInEmbedder())
+    again = Workspace(root, embedder=HashEmbedder())
     assert any("finished an interrupted undo-drop" in a for a in again.recovered), again.recovered
     assert content(again.open("demo")) == before
 
@@ -168,7 +168,7 @@ def test_a_salvage_killed_before_its_rename_leaves_the_damaged_original_and_no_h
     import sqlite3
 
     root = tmp_path / "ws"
-    ws = Workspace(root, embedder=StandInEmbedder())
+    ws = Workspace(root, embedder=HashEmbedder())
     before = _fill(ws)
     db = root / "demo" / "corpus.sqlite"
     con = sqlite3.connect(db)
@@ -181,7 +181,7 @@ def test_a_salvage_killed_before_its_rename_leaves_the_damaged_original_and_no_h
     damaged = hashlib.sha256(db.read_bytes()).hexdigest()
     proc = _run(root, "repair", "repair.before_rename@1")
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-2000:])
-    again = Workspace(root, embedder=StandInEmbedder())
+    again = Workspace(root, embedder=HashEmbedder())
     assert any("interrupted salvage" in a for a in again.recovered), again.recovered
     assert again.list() == ["demo"]  # no half-recovered corpus
     assert hashlib.sha256(db.read_bytes()).hexdigest() == damaged  # the original as it was

@@ -12,12 +12,12 @@ import pytest
 from engine.backup import backup, read_snapshot, restore
 from engine.store import CorpusError, Workspace
 from engine.types import Document
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 
 
 @pytest.fixture()
 def snap(tmp_path):
-    ws = Workspace(tmp_path / "inside" / "ws", embedder=StandInEmbedder())
+    ws = Workspace(tmp_path / "inside" / "ws", embedder=HashEmbedder())
     c = ws.create("demo")
     c.add_documents([Document("d1", "Place", "Place is a town where a person was born.", "p.txt")])
     backup(c, tmp_path / "a" / "b" / "given-backup")
@@ -77,7 +77,7 @@ def test_a_symlink_or_device_in_a_snapshot_is_refused_and_never_followed(snap, t
 def test_a_symlinked_database_planted_in_a_dropped_corpus_blocks_undo_drop(tmp_path):
     from engine.backup import find_snapshot, undo_drop
 
-    ws = Workspace(tmp_path / "ws", embedder=StandInEmbedder())
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
     c = ws.create("demo")
     c.close()
     ws.drop("demo")

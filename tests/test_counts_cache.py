@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.store import Workspace
 from engine.types import Document, Question
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 
 
 def _docs(n, start=0):
@@ -13,7 +13,7 @@ def _docs(n, start=0):
 
 def test_counts_are_cached_until_any_write(tmp_path):
     root = tmp_path / "ws"
-    c = Workspace(root, embedder=StandInEmbedder(), keep_snapshots=0).create("c")
+    c = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).create("c")
     c.add_documents(_docs(5))
     first = c.counts()
     statements = []
@@ -22,7 +22,7 @@ def test_counts_are_cached_until_any_write(tmp_path):
     c._db.set_trace_callback(None)
     c.add_questions([Question("q1", "Where?", ("City1",))])
     assert c.counts().questions == 1
-    other = Workspace(root, embedder=StandInEmbedder(), keep_snapshots=0).open("c")  # another connection writes
+    other = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).open("c")  # another connection writes
     other.add_documents(_docs(2, start=10))
     other.close()
     assert c.counts().documents == 7 and c.counts().chunks == 7

@@ -15,7 +15,7 @@ import pytest
 from engine.store import Workspace
 from engine.store.util import embedding_text
 from engine.vectors.sentences import sentence_key, split_for_answers
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 from tests.conftest import REPO
 
 WRITER = textwrap.dedent("""
@@ -23,8 +23,8 @@ WRITER = textwrap.dedent("""
     sys.path.insert(0, {repo!r})
     from engine.store import Workspace
     from engine.types import Document, ExtractionStatus
-    from tests._fake_embedder import StandInEmbedder
-    ws = Workspace({root!r}, embedder=StandInEmbedder())
+    from tests._fake_embedder import HashEmbedder
+    ws = Workspace({root!r}, embedder=HashEmbedder())
     c = ws.open("crash")
     print("ready", flush=True)
     for i in range(40):  # the named fault point kills it long before the end
@@ -52,12 +52,12 @@ FAULTS = [("write.before_commit", 1), ("write.before_commit", 3), ("write.before
 @pytest.mark.parametrize("point, nth", FAULTS, ids=[f"{p}@{n}" for p, n in FAULTS])
 def test_sigkill_at_any_point_leaves_a_consistent_corpus(tmp_path, point, nth):
     root = tmp_path / "ws"
-    Workspace(root, embedder=StandInEmbedder()).create("crash")
+    Workspace(root, embedder=HashEmbedder()).create("crash")
     env = {**os.environ, "TRIPLET_LENS_FAULT": f"{point}@{nth}"}
     proc = subprocess.run([sys.executable, "-c", WRITER.format(repo=str(REPO), root=str(root))], env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-2000:])  # the point was reached
-    corpus = Workspace(root, embedder=StandInEmbedder()).open("crash")
+    corpus = Workspace(root, embedder=HashEmbedder()).open("crash")
     assert corpus.check() == []
     for info in corpus.documents():
         assert info.n_chunks > 0, f"{info.doc_id} was committed without its chunks"

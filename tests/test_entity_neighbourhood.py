@@ -17,7 +17,7 @@ from engine.store.graph import _CAPPED_EDGES, _DEGREE, neighbourhood_of
 from engine.store.writes import ORPHAN_EDGES, ORPHAN_TRIPLETS
 from engine.textnorm import normalize_entity
 from engine.types import Document
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 from tests.conftest import REPO
 
 CHAIN = [("Ann", "mother of", "Bob"), ("Bob", "born in", "Cork"), ("Cork", "located in", "Ireland"),
@@ -27,7 +27,7 @@ CHAIN = [("Ann", "mother of", "Bob"), ("Bob", "born in", "Cork"), ("Cork", "loca
 
 @pytest.fixture()
 def corpus(tmp_path):
-    c = Workspace(tmp_path / "ws", embedder=StandInEmbedder()).create("kg")
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).create("kg")
     c.add_documents([Document(f"d{i}", s, f"{s} {p} {o}.", f"d{i}.txt") for i, (s, p, o) in enumerate(CHAIN)])
     by_doc = {ch.doc_id: ch.chunk_id for ch in c.chunks()}
     c.import_triplets([(by_doc[f"d{i}"], s, p, o) for i, (s, p, o) in enumerate(CHAIN)])
@@ -71,7 +71,7 @@ def test_edges_follow_deletes_and_older_corpora_get_the_table(corpus):
     con.execute("DELETE FROM meta WHERE key='edges_built'")
     con.commit()
     con.close()
-    c = Workspace(path.parent, embedder=StandInEmbedder()).open("kg")
+    c = Workspace(path.parent, embedder=HashEmbedder()).open("kg")
     assert len(c.entity_neighbourhood(["bob"], 1).edges) == 3  # ann-bob, bob-cork, bob-bob
 
 
@@ -131,11 +131,11 @@ def test_an_older_corpus_gets_the_covering_edge_indexes_on_its_first_writable_op
     path = corpus.path
     corpus.close()
     _old_edge_indexes(path)
-    ro = Workspace(path.parent, embedder=StandInEmbedder(), read_only=True).open("kg")  # answers on the old ones
+    ro = Workspace(path.parent, embedder=HashEmbedder(), read_only=True).open("kg")  # answers on the old ones
     assert {k for *_, k in ro.entity_neighbourhood(["ann"], 2, per_entity=2).edges(keys=True)} == want
     ro.close()
     assert _edge_indexes(path) == {"edges_head", "edges_tail"}  # a read-only open writes nothing
-    c = Workspace(path.parent, embedder=StandInEmbedder()).open("kg")
+    c = Workspace(path.parent, embedder=HashEmbedder()).open("kg")
     assert _edge_indexes(path) == {"edges_head_cover", "edges_tail_cover"}
     assert {k for *_, k in c.entity_neighbourhood(["ann"], 2, per_entity=2).edges(keys=True)} == want
     assert c.check() == []
@@ -145,8 +145,8 @@ OPENER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {repo!r})
     from engine.store import Workspace
-    from tests._fake_embedder import StandInEmbedder
-    Workspace({root!r}, embedder=StandInEmbedder()).open("kg")
+    from tests._fake_embedder import HashEmbedder
+    Workspace({root!r}, embedder=HashEmbedder()).open("kg")
 """)
 
 
@@ -160,7 +160,7 @@ def test_a_kill_while_the_covering_indexes_are_built_leaves_them_to_the_next_ope
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]  # killed inside the build
     assert _edge_indexes(path) == {"edges_head", "edges_tail"}  # rolled back: the old ones, both still there
-    c = Workspace(path.parent, embedder=StandInEmbedder()).open("kg")
+    c = Workspace(path.parent, embedder=HashEmbedder()).open("kg")
     assert _edge_indexes(path) == {"edges_head_cover", "edges_tail_cover"}
     assert {k for *_, k in c.entity_neighbourhood(["bob"], 1, per_entity=2).edges(keys=True)} == want
     assert c.check() == []
@@ -185,9 +185,9 @@ def test_a_capped_neighbourhood_reads_each_entitys_first_edges_by_triplet_id(cor
 
 
 def test_kg2rag_on_the_neighbourhood_equals_kg2rag_on_the_whole_graph(corpus):
+    from engine.reasoners import make_reasoner
     from engine.methods import build_method
     from engine.methods.kg2rag import KG2RAGSettings
-    from engine.reasoners import make_reasoner
 
     class WholeGraphOnly:  # the same corpus, without the indexed neighbourhood
         def __init__(self, inner):

@@ -14,7 +14,7 @@ from engine.eval.report import summarize_method, summarize_stream
 from engine.methods.base import Result, Usage
 from engine.store import Workspace
 from engine.types import Document, Question
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 
 
 class Echo:
@@ -35,7 +35,7 @@ class Echo:
 
 
 def _corpus(tmp_path, n):
-    c = Workspace(tmp_path / "ws", embedder=StandInEmbedder(), keep_snapshots=0).create("qs")
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create("qs")
     c.add_documents([Document("d0", "France", "Paris is the capital of France.", "t")])
     c.add_questions([Question(f"q{i:05d}", f"Capital number {i}?", ("Paris" if i % 3 else "Lyon",),
                               qtype="bridge" if i % 2 else "comparison", supporting_titles=("France",))

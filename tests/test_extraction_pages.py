@@ -10,7 +10,7 @@ from engine import pending
 from engine.llm.base import LLMCall
 from engine.store import Workspace
 from engine.types import Document
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 
 PAGE = 7
 
@@ -33,7 +33,7 @@ class Counting:
 
 
 def _corpus(tmp_path, n):
-    c = Workspace(tmp_path / f"ws{n}", embedder=StandInEmbedder(), keep_snapshots=0).create("p")
+    c = Workspace(tmp_path / f"ws{n}", embedder=HashEmbedder(), keep_snapshots=0).create("p")
     c.add_documents([Document(f"doc{i}", f"Person{i}", f"Person{i} was born in City{i}.", "t") for i in range(n)])
     return c
 

@@ -9,12 +9,12 @@ from engine.graph_view import entity_view
 from engine.store import Workspace
 from engine.textnorm import normalize_entity
 from engine.types import Document
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 
 
 @pytest.fixture
 def corpus(tmp_path):
-    c = Workspace(tmp_path / "ws", embedder=StandInEmbedder(), keep_snapshots=0).create("g")
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create("g")
     c.add_documents([Document(f"d{i}", f"T{i}", f"Hub{i % 3} met Person{i} in City{i % 7}.", "t") for i in range(60)])
     chunk = dict(c._db.execute("SELECT doc_id, chunk_id FROM chunks").fetchall())
     rows = []

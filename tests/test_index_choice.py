@@ -11,7 +11,7 @@ from engine.cli import main
 from engine.store import CorpusSettings, Workspace
 from engine.vectors import FaissVectorStore
 from engine.vectors import faiss_store as fs
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 
 
 def _clustered(n: int, dim: int = 32, seed: int = 0) -> np.ndarray:
@@ -47,7 +47,7 @@ def test_an_ivf_index_from_an_older_build_searches_with_the_new_probe_share(tmp_
 def test_auto_uses_exact_search_below_the_threshold_and_finer_ivf_cells_above(tmp_path, monkeypatch):
     import engine.store.indexes as indexes
 
-    ws = Workspace(tmp_path / "ws", embedder=StandInEmbedder(), keep_snapshots=0)
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0)
     c = ws.create("auto", CorpusSettings(index_kind="auto"))
     from engine.types import Document
 

@@ -10,7 +10,7 @@ import pytest
 
 from engine.store import CorpusSettings, Workspace
 from engine.types import Document
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 
 
 def _triplets(c, docs):
@@ -25,7 +25,7 @@ def _docs(n, start=0):
 
 @pytest.mark.parametrize("kind", ["flat", "ivf", "hnsw"])
 def test_add_and_delete_bring_the_index_forward_by_ids(tmp_path, monkeypatch, kind):
-    ws = Workspace(tmp_path / "ws", embedder=StandInEmbedder(), keep_snapshots=0)
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0)
     c = ws.create("inc", CorpusSettings(index_kind=kind))
     c.add_documents(_docs(60))
     c.import_triplets(_triplets(c, _docs(60)))
@@ -65,7 +65,7 @@ def test_add_and_delete_bring_the_index_forward_by_ids(tmp_path, monkeypatch, ki
 
 def test_an_add_writes_a_delta_not_the_whole_index_and_a_reopen_trusts_it(tmp_path, monkeypatch):
     root = tmp_path / "ws"
-    c = Workspace(root, embedder=StandInEmbedder(), keep_snapshots=0).create("d")
+    c = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).create("d")
     c.add_documents(_docs(80))
     base = (c.path / "chunks.index").read_bytes()
     c.add_documents(_docs(3, start=200))  # 3 chunks on 80: within the delta share
@@ -73,7 +73,7 @@ def test_an_add_writes_a_delta_not_the_whole_index_and_a_reopen_trusts_it(tmp_pa
     delta = c.path / "chunks.index.delta"
     assert delta.is_file() and delta.stat().st_size < len(base) / 10
     c.close()
-    reopened = Workspace(root, embedder=StandInEmbedder(), keep_snapshots=0).open("d")
+    reopened = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).open("d")
     original = type(reopened)._rebuild_index
 
     def no_chunk_rebuild(self, which, *a, **k):
@@ -92,7 +92,7 @@ def test_a_damaged_delta_is_rebuilt_and_a_leftover_one_ignored(tmp_path):
     from engine.integrity import inspect
 
     root = tmp_path / "ws"
-    c = Workspace(root, embedder=StandInEmbedder(), keep_snapshots=0).create("d")
+    c = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).create("d")
     c.add_documents(_docs(80))
     c.add_documents(_docs(2, start=200))
     c.close()
@@ -101,7 +101,7 @@ def test_a_damaged_delta_is_rebuilt_and_a_leftover_one_ignored(tmp_path):
     raw[-3] ^= 0xFF  # a vector byte
     delta.write_bytes(bytes(raw))
     assert any("delta" in f.message for f in inspect(root / "d"))
-    c = Workspace(root, embedder=StandInEmbedder(), keep_snapshots=0).open("d")
+    c = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).open("d")
     assert len(c._index("chunks")) == 82 and c.check() == [] and not delta.exists()
     q = c.embed(["Town201 lies on river R201. Person201 was born in Town201."])
     assert c._db.execute("SELECT doc_id FROM chunks WHERE chunk_id=?",
@@ -115,7 +115,7 @@ def test_a_damaged_delta_is_rebuilt_and_a_leftover_one_ignored(tmp_path):
 def test_an_ivf_rebuild_in_pages_trains_on_a_sample_of_the_whole_table(tmp_path, monkeypatch, which):
     from engine.vectors import FaissVectorStore
 
-    c = Workspace(tmp_path / "ws", embedder=StandInEmbedder(), keep_snapshots=0).create("s", CorpusSettings(index_kind="ivf"))
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create("s", CorpusSettings(index_kind="ivf"))
     c.add_documents(_docs(120))
     c.import_triplets(_triplets(c, _docs(120)))
     c.refresh_indexes()
@@ -134,16 +134,16 @@ def test_an_ivf_rebuild_in_pages_trains_on_a_sample_of_the_whole_table(tmp_path,
 
 def test_a_new_process_looks_for_pending_propositions_past_the_last_embedded_one(tmp_path):
     root = tmp_path / "ws"
-    c = Workspace(root, embedder=StandInEmbedder(), keep_snapshots=0).create("v")
+    c = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).create("v")
     c.add_documents(_docs(30))
     c.import_triplets(_triplets(c, _docs(30)))
     top = c._db.execute("SELECT MAX(tid) FROM triplets").fetchone()[0]
     c.close()
-    other = Workspace(root, embedder=StandInEmbedder(), keep_snapshots=0).open("v")
+    other = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).open("v")
     other.add_documents(_docs(3, start=50))
     other.import_triplets(_triplets(other, _docs(3, start=50)), refresh=False)  # pending: no vectors yet
     other.close()
-    again = Workspace(root, embedder=StandInEmbedder(), keep_snapshots=0).open("v")
+    again = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).open("v")
     seen = []
     again._db.set_trace_callback(seen.append)
     again.refresh_indexes()
@@ -159,7 +159,7 @@ def test_a_snapshot_carries_the_delta_and_a_restore_loads_it_without_a_rebuild(t
     from engine.backup import find_snapshot, restore, snapshot_before
 
     root = tmp_path / "ws"
-    ws = Workspace(root, embedder=StandInEmbedder(), keep_snapshots=3)
+    ws = Workspace(root, embedder=HashEmbedder(), keep_snapshots=3)
     c = ws.create("d")
     c.add_documents(_docs(80))
     c.add_documents([Document("late", "Lateville", "Lateville is a harbour town of glass makers.", "t")])
@@ -189,7 +189,7 @@ def test_an_ivf_index_grown_past_the_retrain_factor_gets_new_cells(tmp_path, mon
 
     from engine.vectors import faiss_store
 
-    c = Workspace(tmp_path / "ws", embedder=StandInEmbedder(), keep_snapshots=0).create("g", CorpusSettings(index_kind="ivf"))
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create("g", CorpusSettings(index_kind="ivf"))
     c.add_documents(_docs(80))
     first = c._index("chunks")
     assert first.kind == "ivf" and first._index.nlist == 2 and first.trained_for() == 78
@@ -201,5 +201,5 @@ def test_an_ivf_index_grown_past_the_retrain_factor_gets_new_cells(tmp_path, mon
     now = c._index("chunks")
     assert now is not first and now._index.nlist == 240 // 39 and len(now) == 240
     assert any("rebuilding it" in r.getMessage() for r in caplog.records)
-    reopened = Workspace(tmp_path / "ws", embedder=StandInEmbedder(), keep_snapshots=0).open("g")
+    reopened = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).open("g")
     assert reopened._index("chunks")._index.nlist == 240 // 39 and reopened.check() == []

@@ -6,12 +6,13 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
 from engine.store import CorpusBusyError, CorpusError, Workspace
 from engine.types import Document
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 from tests.conftest import REPO
 
 DOCS = [Document(f"d{i}", f"Town{i}", f"Town{i} lies on river R{i}. Person{i} was born in Town{i}.", f"t{i}.txt")
@@ -19,7 +20,7 @@ DOCS = [Document(f"d{i}", f"Town{i}", f"Town{i} lies on river R{i}. Person{i} wa
 
 
 def _make(root):
-    c = Workspace(root, embedder=StandInEmbedder()).create("demo")
+    c = Workspace(root, embedder=HashEmbedder()).create("demo")
     c.add_documents(DOCS)
     c.import_triplets([(ch.chunk_id, f"Person{k}", "born in", f"Town{k}") for k, ch in enumerate(c.chunks())])
     c.close()
@@ -41,7 +42,7 @@ def test_read_only_workspace_answers_and_changes_nothing(tmp_path, monkeypatch, 
     if storage == "read-only storage":  # os.access is what tells read-only storage (EROFS) apart
         real = os.access
         monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if mode == os.W_OK else real(p, mode, **kw))
-    ws = Workspace(root, embedder=StandInEmbedder(), read_only=(storage == "forced"))
+    ws = Workspace(root, embedder=HashEmbedder(), read_only=(storage == "forced"))
     c = ws.open("demo")
     assert c.read_only
     hits = c.search_chunks(c.embed(["Person3 was born in Town3"]), 2)[0]
@@ -69,8 +70,8 @@ def test_questions_go_on_during_an_extraction_in_another_process(tmp_path):
             sys.path.insert(0, {str(REPO)!r})
             from engine.store import Workspace
             from engine.types import ExtractionStatus
-            from tests._fake_embedder import StandInEmbedder
-            c = Workspace({str(root)!r}, embedder=StandInEmbedder()).open("demo")
+            from tests._fake_embedder import HashEmbedder
+            c = Workspace({str(root)!r}, embedder=HashEmbedder()).open("demo")
             with c.extracting():
                 chunk = c.chunks()[0]
                 c.store_extraction(chunk.chunk_id, [("Town0", "lies on", "river R0")],
@@ -80,7 +81,7 @@ def test_questions_go_on_during_an_extraction_in_another_process(tmp_path):
         """)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "extracting", holder.stderr.read()
-        c = Workspace(root, embedder=StandInEmbedder()).open("demo")
+        c = Workspace(root, embedder=HashEmbedder()).open("demo")
         # the new triplet has no vector yet: this reader embeds it, taking the write lock briefly
         hits = c.search_propositions(c.embed(["Town0 lies on river R0"]), 1)[0]
         assert c.get_triplets([hits[0][0]])[0].predicate == "lies on"
@@ -94,7 +95,7 @@ def test_questions_go_on_during_an_extraction_in_another_process(tmp_path):
 
 
 def test_an_interrupted_add_keeps_its_committed_batches(tmp_path):
-    class DiesOnThirdBatch(StandInEmbedder):
+    class DiesOnThirdBatch(HashEmbedder):
         calls = 0
 
         def encode(self, texts, batch_size=64):
@@ -110,7 +111,7 @@ def test_an_interrupted_add_keeps_its_committed_batches(tmp_path):
         c.add_documents(docs, batch_size=1, commit_chunks=3)
     kept = {d.doc_id for d in c.documents()}
     assert kept == {f"d{i:02d}" for i in range(6)}  # two batches of three committed
-    c2 = Workspace(root, embedder=StandInEmbedder()).open("big")
+    c2 = Workspace(root, embedder=HashEmbedder()).open("big")
     report = c2.add_documents(docs, commit_chunks=3)  # the same files again: only the rest
     assert (report.documents_added, report.documents_skipped) == (4, 6)
     assert c2.check() == [] and len(c2.search_chunks(c2.embed(["town"]), 20)[0]) == 10

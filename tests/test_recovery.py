@@ -17,7 +17,7 @@ from engine.integrity import inspect, repair
 from engine.store import CorpusError, Workspace
 from engine.types import Document
 from engine.vectors import FaissVectorStore
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 
 WORDS = ("river mountain castle painter novel harbour violin senate comet garden orchard bishop "
          "railway glacier opera lighthouse").split()
@@ -53,7 +53,7 @@ def content(corpus) -> dict[str, str]:
 
 @pytest.fixture()
 def ws(tmp_path):
-    return Workspace(tmp_path / "ws", embedder=StandInEmbedder())
+    return Workspace(tmp_path / "ws", embedder=HashEmbedder())
 
 
 @pytest.fixture()
@@ -67,7 +67,7 @@ def filled(ws):
 
 
 def _reopen(ws):
-    return Workspace(ws.root, embedder=StandInEmbedder())
+    return Workspace(ws.root, embedder=HashEmbedder())
 
 
 # --- the eight kinds of damage ------------------------------------------------------------------

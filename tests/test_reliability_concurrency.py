@@ -6,6 +6,7 @@ when asked one after another. (Two processes *extracting* at once: test_reliabil
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -15,12 +16,12 @@ import pytest
 
 from engine.extraction import run_extraction
 from engine.ingest import load_paths
+from engine.reasoners.offline import OfflineReasoner
 from engine.methods import build_method
 from engine.methods.base import result_to_json
-from engine.reasoners.offline import OfflineReasoner
 from engine.store import CorpusBusyError, Workspace
 from engine.types import Document
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 from tests.conftest import REPO
 
 #: Adds the shared documents plus one of its own. The embedder is slow on purpose, so both
@@ -30,9 +31,9 @@ ADDER = textwrap.dedent("""
     sys.path.insert(0, {repo!r})
     from engine.store import Workspace
     from engine.types import Document
-    from tests._fake_embedder import StandInEmbedder
+    from tests._fake_embedder import HashEmbedder
 
-    class SlowEmbedder(StandInEmbedder):
+    class SlowEmbedder(HashEmbedder):
         def encode(self, texts, batch_size=64):
             time.sleep(0.4)
             return super().encode(texts, batch_size)
@@ -56,7 +57,7 @@ def table_checksum(corpus) -> tuple:
 
 def test_two_processes_adding_the_same_documents_store_each_once(tmp_path):
     root = tmp_path / "ws"
-    Workspace(root, embedder=StandInEmbedder()).create("shared")
+    Workspace(root, embedder=HashEmbedder()).create("shared")
     go = tmp_path / "go"
     procs = []
     for me in ("a", "b"):
@@ -70,7 +71,7 @@ def test_two_processes_adding_the_same_documents_store_each_once(tmp_path):
         out, err = p.communicate(timeout=60)
         assert p.returncode == 0, f"a concurrent add failed instead of being serialized:\n{err[-800:]}"
         reports.append(out.strip())
-    corpus = Workspace(root, embedder=StandInEmbedder()).open("shared")
+    corpus = Workspace(root, embedder=HashEmbedder()).open("shared")
     ids = [d.doc_id for d in corpus.documents()]
     assert len(ids) == len(set(ids)) == 7, ids  # 5 shared once + each process's own document
     assert {"own-a", "own-b"} <= set(ids)
@@ -81,7 +82,7 @@ def test_two_processes_adding_the_same_documents_store_each_once(tmp_path):
 
 def test_a_writer_waiting_too_long_gets_a_clear_busy_message(tmp_path):
     root = tmp_path / "ws"
-    Workspace(root, embedder=StandInEmbedder()).create("busy")
+    Workspace(root, embedder=HashEmbedder()).create("busy")
     holder = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(f"""
             import sys, time
@@ -94,7 +95,7 @@ def test_a_writer_waiting_too_long_gets_a_clear_busy_message(tmp_path):
         """)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "holding", holder.stderr.read()
-        corpus = Workspace(root, embedder=StandInEmbedder()).open("busy")
+        corpus = Workspace(root, embedder=HashEmbedder()).open("busy")
         before = table_checksum(corpus)
         with pytest.raises(CorpusBusyError, match="'busy' is busy: another process is writing"):
             with corpus.writing(timeout=0.3):
@@ -104,7 +105,7 @@ def test_a_writer_waiting_too_long_gets_a_clear_busy_message(tmp_path):
         holder.kill()
         holder.wait(timeout=10)
     # the lock died with its holder: writing works again at once
-    corpus = Workspace(root, embedder=StandInEmbedder()).open("busy")
+    corpus = Workspace(root, embedder=HashEmbedder()).open("busy")
     assert corpus.add_documents([Document("d", "D", "After the holder died.", "t")]).documents_added == 1
 
 
@@ -129,7 +130,7 @@ def _normalized(result) -> dict:
 def qa_corpus(tmp_path_factory):
     # the hashing embedder keeps this about the engine's shared state (indexes, graph, caches),
     # not about the model's speed; the methods run the same code with either
-    embedder = StandInEmbedder()
+    embedder = HashEmbedder()
     batch = load_paths([REPO / "sample_corpora" / "hotpotqa_30.json"])
     docs = batch.documents[:80]
     titles = {d.title for d in docs}

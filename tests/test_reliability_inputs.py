@@ -19,7 +19,7 @@ from engine.cli import main
 from engine.ingest import load_bytes, load_paths
 from engine.store import Workspace
 from engine.triplet_io import MAX_ROWS
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 
 FIX = Path(__file__).parent / "fixtures" / "ingest"
 MB = 1024 * 1024
@@ -170,7 +170,7 @@ def test_ten_megabyte_single_line_is_stored_in_bounded_time(tmp_path):
     line = tmp_path / "one_line.txt"
     line.write_bytes(b" ".join(b"word%d" % (i % 5000) for i in range(1_700_000)))  # ~10 MB, no newline
     assert line.stat().st_size > 10 * MB
-    corpus = Workspace(tmp_path / "ws", embedder=StandInEmbedder()).create("long")
+    corpus = Workspace(tmp_path / "ws", embedder=HashEmbedder()).create("long")
     t0 = time.perf_counter()
     batch = load_paths([line])
     report = corpus.add_documents(batch.documents)

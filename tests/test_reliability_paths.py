@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from engine.runs import Run, list_runs, load_run, run_from_json, run_to_json, save_run
 from engine.ingest import load_bytes, load_uploads
 from engine.methods.base import Result, Usage, result_from_json, result_to_json
-from engine.runs import Run, list_runs, load_run, run_from_json, run_to_json, save_run
 from engine.store import Workspace
 from engine.triplet_io import read_triplet_bytes
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 
 HOSTILE_NAMES = {
     "../../etc/passwd": "passwd",
@@ -39,7 +40,7 @@ def test_upload_names_keep_only_the_base_name_all_the_way_into_the_corpus(tmp_pa
     cwd = tmp_path / "a" / "b" / "c"
     cwd.mkdir(parents=True)
     monkeypatch.chdir(cwd)
-    ws = Workspace(tmp_path / "ws", embedder=StandInEmbedder())
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
     corpus = ws.create("uploads")
     before = all_files(tmp_path)
     uploads = [(name, f"Upload number {i} says something distinct {i}.".encode()) for i, name in

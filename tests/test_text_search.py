@@ -16,7 +16,7 @@ from engine.methods.baselines import BM25Index, StoredTextIndex, bm25_index
 from engine.store import Workspace
 from engine.store.fts import _AVERAGES, _HITS_IN, _TERM_BEST, TERM_DOCS, TEXT_SEARCH, query_terms
 from engine.types import Document
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 from tests.conftest import REPO
 
 TEXTS = {
@@ -32,7 +32,7 @@ QUESTIONS = ["Which river flows through the town where the author of the novel w
 
 @pytest.fixture()
 def corpus(tmp_path):
-    c = Workspace(tmp_path / "ws", embedder=StandInEmbedder()).create("fts")
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).create("fts")
     c.add_documents([Document(k, t, x, f"{k}.txt") for k, (t, x) in TEXTS.items()])
     return c
 
@@ -128,10 +128,10 @@ def test_an_older_corpus_gets_the_table_on_open_and_a_read_only_one_uses_memory(
     path = corpus.path
     corpus.close()
     _drop_fts(path)
-    ro = Workspace(path.parent, embedder=StandInEmbedder(), read_only=True).open("fts")
+    ro = Workspace(path.parent, embedder=HashEmbedder(), read_only=True).open("fts")
     assert not ro.text_search_ready and isinstance(bm25_index(ro), BM25Index)  # nothing written
     ro.close()
-    c = Workspace(path.parent, embedder=StandInEmbedder()).open("fts")
+    c = Workspace(path.parent, embedder=HashEmbedder()).open("fts")
     assert c.text_search_ready and _ids(c.search_text(QUESTIONS[1], 3)) == want
     assert c.check() == []
 
@@ -140,8 +140,8 @@ OPENER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {repo!r})
     from engine.store import Workspace
-    from tests._fake_embedder import StandInEmbedder
-    Workspace({root!r}, embedder=StandInEmbedder()).open("fts")
+    from tests._fake_embedder import HashEmbedder
+    Workspace({root!r}, embedder=HashEmbedder()).open("fts")
 """)
 
 
@@ -157,5 +157,5 @@ def test_a_kill_while_the_table_is_built_leaves_it_to_the_next_open(corpus):
     con = sqlite3.connect(path / "corpus.sqlite")
     assert not con.execute("SELECT name FROM sqlite_master WHERE name LIKE 'chunks_fts%'").fetchall()  # rolled back
     con.close()
-    c = Workspace(path.parent, embedder=StandInEmbedder()).open("fts")
+    c = Workspace(path.parent, embedder=HashEmbedder()).open("fts")
     assert _ids(c.search_text(QUESTIONS[0], 3)) == want and c.check() == []

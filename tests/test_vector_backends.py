@@ -14,7 +14,7 @@ from engine.integrity import inspect, repair
 from engine.store import CorpusSettings, Workspace
 from engine.types import Document
 from engine.vectors import FaissVectorStore
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 from tests.conftest import REPO
 
 DIM = 16
@@ -79,7 +79,7 @@ def _docs(n, start=0):
 
 
 def test_a_corpus_on_milvus_lite_answers_like_faiss(tmp_path):
-    ws = Workspace(tmp_path / "ws", embedder=StandInEmbedder())
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
     flat = ws.create("flat")
     mil = ws.create("mil", CorpusSettings(vectors="milvus-lite"))
     for c in (flat, mil):
@@ -102,7 +102,7 @@ def test_a_corpus_on_milvus_lite_answers_like_faiss(tmp_path):
 
 def test_kill_between_sqlite_commit_and_milvus_write_is_repaired(tmp_path):
     root = tmp_path / "ws"
-    c = Workspace(root, embedder=StandInEmbedder()).create("mil", CorpusSettings(vectors="milvus-lite"))
+    c = Workspace(root, embedder=HashEmbedder()).create("mil", CorpusSettings(vectors="milvus-lite"))
     c.add_documents(_docs(5))
     c.close()
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
@@ -111,20 +111,20 @@ def test_kill_between_sqlite_commit_and_milvus_write_is_repaired(tmp_path):
         from engine.store import Workspace
         from engine.types import Document
         from engine.vectors import milvus_store
-        from tests._fake_embedder import StandInEmbedder
+        from tests._fake_embedder import HashEmbedder
         def die(self, ids, vecs):
             os._exit(9)  # killed after the SQLite commit, before Milvus has the new vectors
         milvus_store.MilvusVectorStore.add = die
-        c = Workspace({str(root)!r}, embedder=StandInEmbedder()).open("mil")
+        c = Workspace({str(root)!r}, embedder=HashEmbedder()).open("mil")
         c.search_chunks(c.embed(["x"]), 1)
         c.add_documents([Document("late", "Late", "Town9 late text.", "l")])
     """)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 9, proc.stderr
     findings = inspect(root / "mil")
     assert [f.part for f in findings] == ["chunks.milvus.json"] and "stale" in findings[0].message
-    report = repair(Workspace(root, embedder=StandInEmbedder()), "mil")
+    report = repair(Workspace(root, embedder=HashEmbedder()), "mil")
     assert report.remaining == []
-    c = Workspace(root, embedder=StandInEmbedder()).open("mil")
+    c = Workspace(root, embedder=HashEmbedder()).open("mil")
     assert c.check() == [] and len(c.search_chunks(c.embed(["late text"]), 10)[0]) == 6
     c.close()
 
@@ -132,7 +132,7 @@ def test_kill_between_sqlite_commit_and_milvus_write_is_repaired(tmp_path):
 def test_auto_index_is_exact_below_the_threshold_and_ivf_above(tmp_path, monkeypatch):
     from engine.store import indexes as store_mod  # where the threshold is read
 
-    ws = Workspace(tmp_path / "ws", embedder=StandInEmbedder())
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
     c = ws.create("auto")
     c.add_documents(_docs(8))
     assert c.settings.index_kind == "auto" and c._index("chunks").kind == "flat"
@@ -140,7 +140,7 @@ def test_auto_index_is_exact_below_the_threshold_and_ivf_above(tmp_path, monkeyp
     c.add_documents(_docs(4, start=20))  # 12 chunks now: past the (patched) threshold
     assert c._index("chunks").kind == "ivf"
     c.close()
-    c = Workspace(tmp_path / "ws", embedder=StandInEmbedder()).open("auto")  # the file is IVF and trusted
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).open("auto")  # the file is IVF and trusted
     assert c._index("chunks").kind == "ivf" and c.check() == [] and inspect(c.path) == []
     assert len(c.search_chunks(c.embed(["Town21 lies on river"]), 12)[0]) == 12
 

@@ -10,7 +10,7 @@ import pytest
 from engine.store import CorpusSettings, Workspace
 from engine.types import Document
 from engine.vectors import FaissVectorStore
-from tests._fake_embedder import StandInEmbedder
+from tests._fake_embedder import HashEmbedder
 
 
 def _docs(n, start=0):
@@ -25,7 +25,7 @@ def _rows(c, sql, ids):
 
 @pytest.fixture(params=["flat", "ivf", "hnsw"])
 def corpus(tmp_path, request):
-    c = Workspace(tmp_path / "ws", embedder=StandInEmbedder(), keep_snapshots=0).create(
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create(
         "v", CorpusSettings(index_kind=request.param))
     c.add_documents(_docs(60))
     by_doc = dict(c._db.execute("SELECT doc_id, chunk_id FROM chunks").fetchall())
