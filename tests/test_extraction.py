@@ -10,12 +10,11 @@ import time
 import pytest
 
 from engine.extraction import estimate_extraction, run_extraction
-from engine.triplet_rules import filter_triplets
 from engine.llm.base import LLMError
-from engine.reasoners.llm_reasoner import LLMReasoner
 from engine.llm.scripted import ScriptedLLM
+from engine.reasoners.llm_reasoner import LLMReasoner
+from engine.triplet_rules import filter_triplets
 from engine.types import Chunk, Document, ExtractionStatus
-from tests.loopback import loopback_llm  # noqa: F401 - fixture
 
 # --- filters --------------------------------------------------------------------------------------
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.reasoners import make_reasoner
 from engine.methods import build_method
+from engine.reasoners import make_reasoner
 from engine.store import Workspace
 from tests._app_helpers import build_small_corpus
-from tests.loopback import loopback_llm  # noqa: F401 - fixture
 
 
 @pytest.fixture(scope="module")

@@ -27,11 +27,10 @@ import pytest
 
 from engine.extraction import run_extraction
 from engine.faults import ENV as FAULT_ENV
-from engine.llm.base import OFFLINE_MODEL
-from engine.triplet_rules import filter_triplets
 from engine.ingest import load_paths
 from engine.reasoners.offline import OfflineReasoner
 from engine.store import Workspace
+from engine.triplet_rules import filter_triplets
 from tests.conftest import REPO
 
 N_DOCS = 48
