@@ -49,7 +49,9 @@ def test_json_for_script_cannot_close_the_script_element():
 
 
 def test_graph_page_keeps_labels_as_data_and_runs_sandboxed():
-    from components.graph import _INIT, GEdge, GNode, _vis_assets, graph_html, short_label
+    from components.graph import GEdge, GNode, graph_html, short_label
+    from components.graph_page import PAGE_SCRIPT as _INIT
+    from components.graph_page import vis_assets as _vis_assets
     from components.safe import sandboxed, script_hash
 
     html = graph_html([GNode("a", XSS, title=BREAKOUT), GNode("b", "Lisbon")],

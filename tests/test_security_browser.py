@@ -62,7 +62,9 @@ def frame_probes(b: Browser, url_part: str = "about:srcdoc") -> list:
 
 @pytest.mark.parametrize("with_csp", [True, False], ids=["csp", "control-without-csp"])
 def test_a_slip_in_the_graph_page_runs_no_script(chromium, tmp_path, with_csp):
-    from components.graph import _INIT, GEdge, GNode, _vis_assets, graph_html
+    from components.graph import GEdge, GNode, graph_html
+    from components.graph_page import PAGE_SCRIPT as _INIT
+    from components.graph_page import vis_assets as _vis_assets
     from components.safe import sandboxed
 
     page = graph_html([GNode("a", "Ada"), GNode("b", "Quillton")], [GEdge("a", "b", label="born in")], height=300)
