@@ -35,8 +35,8 @@ def test_resume_after_interrupt_redoes_no_question(corpus, tmp_path):
     asked_first = set(first.asked)
     assert asked_first.isdisjoint(second.asked)
     lines = (out / "oracle.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 4 and all(json.loads(l)["qid"] for l in lines)  # the half line is gone
-    assert {json.loads(l)["qid"] for l in lines} == {q.qid for q in corpus.questions()}
+    assert len(lines) == 4 and all(json.loads(line)["qid"] for line in lines)  # the half line is gone
+    assert {json.loads(line)["qid"] for line in lines} == {q.qid for q in corpus.questions()}
     m = summary.methods[0]
     assert (m.n_done, m.n_questions, m.n_errors) == (4, 4, 0)
     assert m.answer.em == 1.0 and m.answer.f1 == 1.0
@@ -123,7 +123,7 @@ def test_concurrent_run_records_every_question_once(corpus, tmp_path):
     summary = run_eval(corpus, ["oracle"], None, out_dir=tmp_path / "r", concurrency=3,
                        method_factory=lambda n, r: method)
     lines = (tmp_path / "r" / "oracle.jsonl").read_text().splitlines()
-    assert sorted(json.loads(l)["qid"] for l in lines) == sorted(q.qid for q in corpus.questions())
+    assert sorted(json.loads(line)["qid"] for line in lines) == sorted(q.qid for q in corpus.questions())
     assert summary.methods[0].answer.em == 1.0 and method.calls == 4
 
 
