@@ -8,6 +8,7 @@ vis-network's own JS and CSS are inlined from the pyvis package. The data goes i
 (vis-network draws them on canvas). The page runs in a `sandbox="allow-scripts"` frame under a
 hash-based CSP (components.safe.sandboxed): a slip could not reach the app's origin.
 """
+
 from __future__ import annotations
 
 import re
@@ -50,6 +51,7 @@ class GEdge:
 @dataclass(frozen=True)
 class LegendItem:
     """One legend entry: a swatch (dot for nodes, line for edges) and what it means."""
+
     text: str
     color: str
     kind: str = "dot"  # dot | ring | line | dashed
@@ -60,7 +62,7 @@ LABEL_CHARS = 24  # 32 left dense forests at ~10 px on screen; 24 gains about a 
 
 def short_label(text: str) -> str:
     text = " ".join(str(text).split())
-    return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1].rstrip() + "…"
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1].rstrip() + "…"
 
 
 #: Label font sizes of the interactive graph (canvas px at zoom 1); the layout leaves room for them.
@@ -80,9 +82,13 @@ def label_boxes(nodes: list[GNode], edges: list[GEdge], node_font: float, *, cen
     edge_w: dict[tuple[str, str], float] = {}
     for e in edges:  # two edges between one pair (a kept triplet and a pruned one): the widest label
         edge_w[(e.source, e.target)] = max(edge_w.get((e.source, e.target), 0.0), text_width(short_label(e.label), ef))
-    return {"label_width": {n.id: text_width(short_label(n.label), node_font) for n in nodes},
-            "label_height": node_box_height(node_font), "node_size": {n.id: n.size for n in nodes},
-            "edge_label_width": edge_w, "edge_label_height": ef + 6.0 if centred else edge_box_height(ef)}
+    return {
+        "label_width": {n.id: text_width(short_label(n.label), node_font) for n in nodes},
+        "label_height": node_box_height(node_font),
+        "node_size": {n.id: n.size for n in nodes},
+        "edge_label_width": edge_w,
+        "edge_label_height": ef + 6.0 if centred else edge_box_height(ef),
+    }
 
 
 #: The wide canvas the layout is made for (a graph across the page at 1440 x 900, less the fit's
@@ -96,8 +102,13 @@ MIN_LABEL_PX = 12.0
 MAX_FONT_GROWTH = 7
 
 
-def _wide_layout(nodes: list[GNode], kept: list[GEdge], frame: tuple[float, float] = WIDE_FRAME,
-                 margin: float | None = None, max_fan: int | None = None) -> tuple[dict, dict, float]:
+def _wide_layout(
+    nodes: list[GNode],
+    kept: list[GEdge],
+    frame: tuple[float, float] = WIDE_FRAME,
+    margin: float | None = None,
+    max_fan: int | None = None,
+) -> tuple[dict, dict, float]:
     """The wide packing, with room for labels at the size they will be drawn: the page zooms out
     to fit a big drawing and then grows the font to stay readable (at least MIN_LABEL_PX on
     screen, at most MAX_FONT_GROWTH times the base), so a bigger drawing needs room for bigger
@@ -112,9 +123,14 @@ def _wide_layout(nodes: list[GNode], kept: list[GEdge], frame: tuple[float, floa
     need = font
     for attempt in range(3):  # at most three layouts: the base font, a guess, the page's biggest
         boxes = label_boxes(nodes, kept, font, centred=True)
-        pos = component_layout([n.id for n in nodes], pairs, aspect=frame[0] / frame[1],
-                               margin=None if margin is None else margin * boxes["label_height"],
-                               **({} if max_fan is None else {"max_fan": max_fan}), **boxes)
+        pos = component_layout(
+            [n.id for n in nodes],
+            pairs,
+            aspect=frame[0] / frame[1],
+            margin=None if margin is None else margin * boxes["label_height"],
+            **({} if max_fan is None else {"max_fan": max_fan}),
+            **boxes,
+        )
         w, h = drawing_extent(pos, **boxes)
         need = MIN_LABEL_PX / min(frame[0] / max(w, 1.0), frame[1] / max(h, 1.0))
         if need <= font or font >= cap:
@@ -158,7 +174,7 @@ _WALK_NUMBER = re.compile(r"^(\d+\.)\s")
 def narrow_label(text: str) -> str:
     """A node's label in the narrow layout: cut shorter, so the drawing fits a phone's width."""
     text = " ".join(str(text).split())
-    return text if len(text) <= NARROW_LABEL_CHARS else text[:NARROW_LABEL_CHARS - 1].rstrip() + "…"
+    return text if len(text) <= NARROW_LABEL_CHARS else text[: NARROW_LABEL_CHARS - 1].rstrip() + "…"
 
 
 def narrow_edge_label(text: str) -> str:
@@ -190,15 +206,25 @@ def _narrow_layout(nodes: list[GNode], kept: list[GEdge], frame_height: float) -
     return best[1], best[2], best[3]
 
 
-def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
-                  frame_height: float = WIDE_FRAME[1], frame_width: float = WIDE_FRAME[0]) -> tuple[list, list]:
+def _network_data(
+    nodes: list[GNode],
+    edges: list[GEdge],
+    directed: bool,
+    frame_height: float = WIDE_FRAME[1],
+    frame_width: float = WIDE_FRAME[0],
+) -> tuple[list, list]:
     """vis-network nodes and edges (network_data without the fonts)."""
     vnodes, vedges, _ = network_data(nodes, edges, directed, frame_height, frame_width)
     return vnodes, vedges
 
 
-def network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
-                 frame_height: float = WIDE_FRAME[1], frame_width: float = WIDE_FRAME[0]) -> tuple[list, list, dict]:
+def network_data(
+    nodes: list[GNode],
+    edges: list[GEdge],
+    directed: bool,
+    frame_height: float = WIDE_FRAME[1],
+    frame_width: float = WIDE_FRAME[0],
+) -> tuple[list, list, dict]:
     """vis-network nodes and edges, with the positions of a wide layout made for a frame
     `frame_width` x `frame_height` (the drawing's size less the fit's padding) and of a narrow one's
     (a phone, a Compare column), each with its own labels (`label_wide`, `label_narrow`); and the
@@ -215,17 +241,39 @@ def network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
         # plain text: vis-network 9 draws labels on canvas and sets string titles as text, so an
         # HTML escape would show as "&quot;"; the page runs sandboxed anyway (components.safe)
         x, y = pos[n.id]
-        color = {"background": n.color, "border": n.border or n.color,
-                 "highlight": {"background": n.color, "border": "#222"}}
-        net.add_node(n.id, label=short_label(n.label), title=n.title or n.label, color=color, size=n.size, x=x, y=y,
-                     borderWidth=3 if n.border else 1, detail=n.detail or n.title or n.label,
-                     wide=[x, y], narrow=list(narrow[n.id]), label_wide=short_label(n.label),
-                     label_narrow=narrow_label(n.label))
+        color = {
+            "background": n.color,
+            "border": n.border or n.color,
+            "highlight": {"background": n.color, "border": "#222"},
+        }
+        net.add_node(
+            n.id,
+            label=short_label(n.label),
+            title=n.title or n.label,
+            color=color,
+            size=n.size,
+            x=x,
+            y=y,
+            borderWidth=3 if n.border else 1,
+            detail=n.detail or n.title or n.label,
+            wide=[x, y],
+            narrow=list(narrow[n.id]),
+            label_wide=short_label(n.label),
+            label_narrow=narrow_label(n.label),
+        )
     for e, narrow_text in zip(kept, narrow_edge):
-        net.add_edge(e.source, e.target, label=short_label(e.label), title=e.title or e.label,
-                     color=e.color, dashes=[6, 6] if e.dashed else False, width=e.width,
-                     detail=e.detail or e.title or e.label, label_wide=short_label(e.label),
-                     label_narrow=narrow_text)
+        net.add_edge(
+            e.source,
+            e.target,
+            label=short_label(e.label),
+            title=e.title or e.label,
+            color=e.color,
+            dashes=[6, 6] if e.dashed else False,
+            width=e.width,
+            detail=e.detail or e.title or e.label,
+            label_wide=short_label(e.label),
+            label_narrow=narrow_text,
+        )
     data = net.get_network_data()
     return data[0], data[1], {"wide": room, "narrow": narrow_room}
 
@@ -235,9 +283,16 @@ def network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
 #: once, and again on every resize (a frame inside a hidden tab has width 0 until the tab opens).
 #: Labels keep a readable on-screen size when the fit zooms out (a phone, a big graph). A click
 #: writes the node's or edge's detail (plain text, textContent) into the panel under the graph.
-def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
-               legend: list[LegendItem] | None = None, node_font: int = NODE_FONT,
-               width: float = PAGE_FRAME_WIDTH) -> str:
+def graph_html(
+    nodes: list[GNode],
+    edges: list[GEdge],
+    *,
+    height: int = 520,
+    directed: bool = False,
+    legend: list[LegendItem] | None = None,
+    node_font: int = NODE_FONT,
+    width: float = PAGE_FRAME_WIDTH,
+) -> str:
     """A self-contained HTML page drawing the graph (no network requests): a legend row, the
     canvas (fixed layout for a frame about `width` px wide, fitted), and a panel showing what was
     clicked."""
@@ -247,16 +302,29 @@ def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, dir
     options = {
         "physics": {"enabled": False},
         "layout": {"improvedLayout": False},
-        "edges": {"font": {"size": e_font, "align": "horizontal", "background": "rgba(255,255,255,0.85)",
-                           "strokeWidth": 0},
-                  "smooth": False, "arrows": {"to": {"enabled": directed, "scaleFactor": 0.5}}},
-        "nodes": {"shape": "dot", "font": {"size": node_font, "strokeWidth": 3, "strokeColor": "#ffffff"},
-                  "scaling": {"label": {"drawThreshold": 1}}},
+        "edges": {
+            "font": {"size": e_font, "align": "horizontal", "background": "rgba(255,255,255,0.85)", "strokeWidth": 0},
+            "smooth": False,
+            "arrows": {"to": {"enabled": directed, "scaleFactor": 0.5}},
+        },
+        "nodes": {
+            "shape": "dot",
+            "font": {"size": node_font, "strokeWidth": 3, "strokeColor": "#ffffff"},
+            "scaling": {"label": {"drawThreshold": 1}},
+        },
         "interaction": {"hover": True, "tooltipDelay": 120},
     }
     hint = "Click a node or an edge to see its triplet and source chunk here."
-    payload = json_for_script({"nodes": vnodes, "edges": vedges, "options": options, "hint": hint,
-                               "font": {"node": node_font, "edge": e_font}, "room": room})
+    payload = json_for_script(
+        {
+            "nodes": vnodes,
+            "edges": vedges,
+            "options": options,
+            "hint": hint,
+            "font": {"node": node_font, "edge": e_font},
+            "room": room,
+        }
+    )
     return f"""<!doctype html><html><head><meta charset="utf-8">{csp_meta((js, PAGE_SCRIPT))}
 <style>{css}{LEGEND_CSS}
 html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-sizing:border-box;width:100%;height:{int(height)}px;border:1px solid #ddd}}</style>
@@ -268,15 +336,29 @@ html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-s
 
 
 @lru_cache(maxsize=16)
-def _cached_page(nodes: tuple[GNode, ...], edges: tuple[GEdge, ...], height: int, directed: bool,
-                 legend: tuple[LegendItem, ...], width: float) -> str:
+def _cached_page(
+    nodes: tuple[GNode, ...],
+    edges: tuple[GEdge, ...],
+    height: int,
+    directed: bool,
+    legend: tuple[LegendItem, ...],
+    width: float,
+) -> str:
     """graph_html, kept for the graphs drawn last: the layout is a pure function of its input and
     takes ~0.1 s for a KG2RAG forest, which every rerun of a step showing the graph would pay."""
     return graph_html(list(nodes), list(edges), height=height, directed=directed, legend=list(legend), width=width)
 
 
-def show_graph(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
-               width: float = PAGE_FRAME_WIDTH, caption: str = "", legend: list[LegendItem] | None = None) -> None:
+def show_graph(
+    nodes: list[GNode],
+    edges: list[GEdge],
+    *,
+    height: int = 520,
+    directed: bool = False,
+    width: float = PAGE_FRAME_WIDTH,
+    caption: str = "",
+    legend: list[LegendItem] | None = None,
+) -> None:
     """The graph in a sandboxed frame `height` px high, laid out for a frame about `width` wide."""
     if not nodes:
         st.info("Nothing to draw.")
@@ -297,8 +379,9 @@ def entity_subgraph(graph, search: str = "", cap: int = DEFAULT_NODE_CAP) -> tup
     """
     query = (search or "").strip().lower()
     if query:
-        hits = [n for n, a in graph.nodes(data=True)
-                if query in str(n).lower() or query in str(a.get("label", "")).lower()]
+        hits = [
+            n for n, a in graph.nodes(data=True) if query in str(n).lower() or query in str(a.get("label", "")).lower()
+        ]
         hits.sort(key=lambda n: -graph.degree(n))
         chosen: list = list(hits[:cap])
         seen = set(chosen)
@@ -326,11 +409,16 @@ def entity_subgraph(graph, search: str = "", cap: int = DEFAULT_NODE_CAP) -> tup
         matched = graph.number_of_nodes()
         highlight = set()
     keep = set(chosen)
-    nodes = [GNode(id=str(n), label=str(graph.nodes[n].get("label", n)),
-                   title=f"{graph.nodes[n].get('label', n)} ({graph.degree(n)} triplets)",
-                   color="#f4a261" if n in highlight else "#97c2fc",
-                   size=18 if n in highlight else 12)
-             for n in chosen]
+    nodes = [
+        GNode(
+            id=str(n),
+            label=str(graph.nodes[n].get("label", n)),
+            title=f"{graph.nodes[n].get('label', n)} ({graph.degree(n)} triplets)",
+            color="#f4a261" if n in highlight else "#97c2fc",
+            size=18 if n in highlight else 12,
+        )
+        for n in chosen
+    ]
     edges: list[GEdge] = []
     seen_pairs: set = set()
     for u, v, a in graph.edges(data=True):
@@ -340,8 +428,15 @@ def entity_subgraph(graph, search: str = "", cap: int = DEFAULT_NODE_CAP) -> tup
                 continue
             seen_pairs.add(pair)
             title = f"{a.get('subject', u)} {a.get('predicate', '')} {a.get('object', v)}"
-            edges.append(GEdge(str(u), str(v), label=str(a.get("predicate", "")), title=title,
-                               detail=title + "\nSource chunks: " + ", ".join(a.get("chunk_ids", ()) or ())))
+            edges.append(
+                GEdge(
+                    str(u),
+                    str(v),
+                    label=str(a.get("predicate", "")),
+                    title=title,
+                    detail=title + "\nSource chunks: " + ", ".join(a.get("chunk_ids", ()) or ()),
+                )
+            )
     return nodes, edges, matched
 
 
@@ -368,5 +463,8 @@ def name_edge_sources(edges: list[GEdge], corpus) -> list[GEdge]:
 
 
 #: What the corpus entity graph's colours mean.
-ENTITY_LEGEND = [LegendItem("entity", "#97c2fc"), LegendItem("matches the search", "#f4a261"),
-                 LegendItem("triplet (subject → object, labelled by predicate)", "#888888", "line")]
+ENTITY_LEGEND = [
+    LegendItem("entity", "#97c2fc"),
+    LegendItem("matches the search", "#f4a261"),
+    LegendItem("triplet (subject → object, labelled by predicate)", "#888888", "line"),
+]

@@ -1,4 +1,5 @@
 """Pure pieces of the app's components: the capped, searchable corpus graph and settings forms."""
+
 from __future__ import annotations
 
 import networkx as nx

@@ -2,6 +2,7 @@
 the operator's canary key in the server's environment, applies and asks; the listener on their
 endpoint never receives the canary (AppTest covers the control run that does receive it:
 tests/test_security_endpoints.py)."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,11 @@ CANARY = "sk-canary-BROWSER-0123456789"
 
 
 def _type(b: Browser, label: str, text: str) -> None:
-    probe = ("(() => { const i = document.querySelector('input[aria-label=" + json.dumps(json.dumps(label))[1:-1]
-             + "]'); if (!i) return false; i.focus(); i.select(); return true; })()")
+    probe = (
+        "(() => { const i = document.querySelector('input[aria-label="
+        + json.dumps(json.dumps(label))[1:-1]
+        + "]'); if (!i) return false; i.focus(); i.select(); return true; })()"
+    )
     for _ in range(100):  # a label's text can be on screen a moment before its input is
         if b.eval(probe):
             break
@@ -45,8 +49,10 @@ def test_a_visitor_endpoint_typed_in_the_browser_never_gets_the_operator_key(tmp
         assert b.click_button("Apply")
         b.wait_text("not one the operator configured", timeout=60)  # refused at Apply, before sending
         assert "Reasoner: openai/gpt-4o-mini" in b.text()  # the session keeps the visitor's choice...
-        went = b.eval("(() => { const a = [...document.querySelectorAll('a')].find(x => x.innerText.trim()"
-                      ".endsWith('Ask (T2RAG)')); if (!a) return false; a.click(); return true; })()")
+        went = b.eval(
+            "(() => { const a = [...document.querySelectorAll('a')].find(x => x.innerText.trim()"
+            ".endsWith('Ask (T2RAG)')); if (!a) return false; a.click(); return true; })()"
+        )
         assert went  # (a link click keeps the session; a reload would start a new one)
         b.wait_text("Ask with T2RAG", timeout=60)
         for _ in range(100):  # the page finishes drawing before its Ask button is enabled

@@ -8,6 +8,7 @@
    tests/test_browser_security.py). The graph on the Corpora page sits in the sandboxed frame,
    of opaque origin, and is drawn.
 """
+
 from __future__ import annotations
 
 import time
@@ -23,8 +24,10 @@ pytestmark = [pytest.mark.timeout(900), needs_chromium()]
 CANARY = f"sk-canary-{uuid.uuid4().hex}"
 MODEL = "openai/gpt-4o-mini"
 _SLIP = '<img src=x onerror="window.slipped_img=1"><script>window.slipped_script=1</script>'
-_PROBE = "[window.origin, document.querySelectorAll('canvas').length, typeof vis, " \
-         "typeof window.slipped_img, typeof window.slipped_script]"
+_PROBE = (
+    "[window.origin, document.querySelectorAll('canvas').length, typeof vis, "
+    "typeof window.slipped_img, typeof window.slipped_script]"
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +38,7 @@ def chromium() -> str:
 def open_browser(chromium: str, profile: Path) -> Browser:
     b = Browser(chromium, profile)
     # sandboxed frames of opaque origin run out of process: attach to them to look inside
-    b.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True},
-           session=True)
+    b.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True}, session=True)
     return b
 
 
@@ -99,10 +101,19 @@ def canary_app(tmp_path_factory, embedder):
     root = tmp_path_factory.mktemp("sec_browser_ws")
     build_small_corpus(root, "hotpotqa-sample", questions=1, embedder=embedder)
     with LoopbackServer() as operator_srv, LoopbackServer() as listener:
-        srv = StreamlitServer(root, tmp_path_factory.mktemp("logs") / "streamlit.log", extra_env={
-            "OPENAI_API_KEY": CANARY, "TRIPLET_LENS_MODEL": MODEL, "TRIPLET_LENS_API_BASE": operator_srv.base_url,
-            "TRIPLET_LENS_DEMO": "", "TRIPLET_LENS_API_BASES": "", "TRIPLET_LENS_CAP_SESSION": "",
-            "TRIPLET_LENS_CAP_DAY": ""})
+        srv = StreamlitServer(
+            root,
+            tmp_path_factory.mktemp("logs") / "streamlit.log",
+            extra_env={
+                "OPENAI_API_KEY": CANARY,
+                "TRIPLET_LENS_MODEL": MODEL,
+                "TRIPLET_LENS_API_BASE": operator_srv.base_url,
+                "TRIPLET_LENS_DEMO": "",
+                "TRIPLET_LENS_API_BASES": "",
+                "TRIPLET_LENS_CAP_SESSION": "",
+                "TRIPLET_LENS_CAP_DAY": "",
+            },
+        )
         try:
             srv.wait_healthy()
             yield srv, operator_srv, listener
@@ -124,8 +135,10 @@ def test_query_parameters_name_no_endpoint_and_the_graph_frame_is_sandboxed(cana
     b = open_browser(chromium, tmp_path / "profile")
     try:
         # a crafted link naming the listener (the typed Settings form: tests/test_browser_security.py)
-        b.navigate(f"{srv.url}/ask?model={MODEL}&api_base={listener.base_url}&base_url={listener.base_url}"
-                   f"&api_key=sk-x&corpus=hotpotqa-sample")
+        b.navigate(
+            f"{srv.url}/ask?model={MODEL}&api_base={listener.base_url}&base_url={listener.base_url}"
+            f"&api_key=sk-x&corpus=hotpotqa-sample"
+        )
         b.wait_text("Ask with T2RAG", timeout=120)
         _click(b, "Ask")
         b.wait_text("Step 1 of", timeout=180)
@@ -137,9 +150,11 @@ def test_query_parameters_name_no_endpoint_and_the_graph_frame_is_sandboxed(cana
         b.navigate(f"{srv.url}/corpora")
         b.wait_text("Corpus: hotpotqa-sample", timeout=60)
         b.eval("[...document.querySelectorAll('[role=tab]')].find(t => t.innerText.trim() === 'Graph').click()")
-        find = ("(() => { const out = []; for (const f of document.querySelectorAll('iframe')) { "
-                "try { const d = f.contentDocument; if (d) for (const g of d.querySelectorAll('iframe')) "
-                "out.push(g.getAttribute('sandbox')); } catch (e) {} } return out; })()")
+        find = (
+            "(() => { const out = []; for (const f of document.querySelectorAll('iframe')) { "
+            "try { const d = f.contentDocument; if (d) for (const g of d.querySelectorAll('iframe')) "
+            "out.push(g.getAttribute('sandbox')); } catch (e) {} } return out; })()"
+        )
         end = time.monotonic() + 90  # the graph is drawn once the tab's script has run (slow on a busy machine)
         sandboxes = []
         while time.monotonic() < end and not sandboxes:
