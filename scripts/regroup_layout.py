@@ -91,8 +91,9 @@ COMPONENTS: dict[str, str] = {
     "components.result_view": "components.widgets.result_view",
     # graphs: drawing a graph (the interactive page, its layout, the static SVG, the colours)
     "components.graph": "components.graphs.graph",
-    "components.graph_page": "components.graphs.graph_page",
+    "components.graph_page": "components.graphs.page",
     "components.graph_layout": "components.graphs.layout",
+    "components.entity_graph": "components.graphs.entity_graph",
     "components.graph_static": "components.graphs.static",
     "components.palette": "components.graphs.palette",
     # compare: the Compare page's columns, verdict, timelines and what-if
@@ -155,6 +156,14 @@ TESTS_STAY = {"tests.conftest", "tests.doubles", "tests.loopback", "tests.loopba
               "tests._eval_helpers", "tests._fake_embedder", "tests._kg2rag_helpers", "tests._t2rag_helpers"}
 
 MAPPING: dict[str, str] = {**ENGINE, **COMPONENTS, **TESTS}
+
+#: other text that names the old layout (globs, folder names), replaced as written
+LITERAL: dict[str, str] = {
+    "tests/test_browser*.py": "tests/browser/",
+    "tests/test_app_*.py": "tests/app/",
+    "tests/test_reliability_*.py": "tests/reliability/",
+    "tests/test_security_*.py": "tests/security/",
+}
 
 #: docstrings of the packages the script creates
 PACKAGE_DOCS = {
@@ -340,6 +349,8 @@ def rewrite_references(files: list[Path]) -> int:
         new = rewrite_from_imports(text) if path.suffix == ".py" else text
         for pat, repl in pats:
             new = pat.sub(repl, new)
+        for old, repl in LITERAL.items():
+            new = new.replace(old, repl)
         if new != text:
             path.write_text(new, encoding="utf-8", errors="surrogateescape")
             changed += 1
