@@ -126,7 +126,7 @@ _TEST_GROUPS: dict[str, list[str]] = {
             "graph_readability", "timeline_drawings", "failures_visible", "samples_background"],
     "browser": ["browser", "browser_presets", "browser_question", "browser_security"],
     "project": ["code_shape", "import_graph", "packaging", "self_contained"],
-    "engine/llm": ["llm_client", "contracts", "deadlines", "deadline_slow_bodies", "usage_tokens",
+    "engine/llm": ["llm_client", "llm_cached", "contracts", "deadlines", "deadline_slow_bodies", "usage_tokens",
                    "light_encoder", "sentence_vectors"],
     "engine/reasoners": ["llm_reasoner", "offline_reasoner", "offline_hops"],
     "engine/triplets": ["extraction", "batch_extraction", "triplet_io", "triplet_rules"],
@@ -152,7 +152,7 @@ TESTS: dict[str, str] = {
     for name in names
 }
 #: helpers, doubles and data stay at tests/ (imported as tests.doubles, tests.loopback, ...)
-TESTS_STAY = {"tests.conftest", "tests.doubles", "tests.loopback", "tests.loopback_batch", "tests._app_helpers",
+TESTS_STAY = {"tests.conftest", "tests._apptest", "tests.doubles", "tests.loopback", "tests.loopback_batch", "tests._app_helpers",
               "tests._eval_helpers", "tests._fake_embedder", "tests._kg2rag_helpers", "tests._t2rag_helpers"}
 
 MAPPING: dict[str, str] = {**ENGINE, **COMPONENTS, **TESTS}
