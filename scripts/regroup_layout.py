@@ -120,30 +120,112 @@ COMPONENTS: dict[str, str] = {
 COMPONENTS_STAY = {"components.steps"}
 
 _TEST_GROUPS: dict[str, list[str]] = {
-    "app": ["app_answer_box", "app_answer_honesty", "app_components", "app_defaults", "app_first_contact",
-            "app_pages", "app_presets", "app_safety", "app_showcase", "app_timeline_whatif", "app_views",
-            "app_warmup", "landing_showcase", "extraction_pages", "markdown_inline_html", "graph_layout_overlap",
-            "graph_readability", "timeline_drawings", "failures_visible", "samples_background"],
+    "app": [
+        "app_answer_box",
+        "app_answer_honesty",
+        "app_components",
+        "app_defaults",
+        "app_first_contact",
+        "app_pages",
+        "app_presets",
+        "app_safety",
+        "app_showcase",
+        "app_timeline_whatif",
+        "app_views",
+        "app_warmup",
+        "landing_showcase",
+        "extraction_pages",
+        "markdown_inline_html",
+        "graph_layout_overlap",
+        "graph_readability",
+        "timeline_drawings",
+        "failures_visible",
+        "samples_background",
+    ],
     "browser": ["browser", "browser_presets", "browser_question", "browser_security"],
     "project": ["code_shape", "import_graph", "packaging", "self_contained"],
-    "engine/llm": ["llm_client", "llm_cached", "contracts", "deadlines", "deadline_slow_bodies", "usage_tokens",
-                   "light_encoder", "sentence_vectors"],
+    "engine/llm": [
+        "llm_client",
+        "llm_cached",
+        "contracts",
+        "deadlines",
+        "deadline_slow_bodies",
+        "usage_tokens",
+        "light_encoder",
+        "sentence_vectors",
+    ],
     "engine/reasoners": ["llm_reasoner", "offline_reasoner", "offline_hops"],
     "engine/triplets": ["extraction", "batch_extraction", "triplet_io", "triplet_rules"],
-    "engine/store": ["store", "store_backends", "vector_backends", "vectors_from_index", "checks", "chunking",
-                     "counts_cache", "corpus_create_atomic", "entity_neighbourhood", "graph_view", "index_choice",
-                     "index_filecheck", "index_incremental", "ingest", "ingest_gold", "text_search", "add_overlap",
-                     "read_only_and_locks", "backup_untrusted", "recovery"],
-    "engine/methods": ["t2rag", "t2rag_corpus", "t2rag_placeholders", "t2rag_sources", "t2rag_state", "kg2rag",
-                       "kg2rag_defaults", "kg2rag_graph", "kg2rag_real", "baselines", "ircot", "registry", "presets",
-                       "parity_kg2rag", "parity_t2rag", "honest_evidence", "recall_guards"],
-    "engine/eval": ["eval_cli", "eval_evidence", "eval_failures", "eval_harness", "eval_lock", "eval_metrics",
-                    "eval_musique_idx", "eval_official", "eval_probes", "eval_run_all", "eval_streaming",
-                    "official_metrics", "recall_loss"],
+    "engine/store": [
+        "store",
+        "store_backends",
+        "vector_backends",
+        "vectors_from_index",
+        "checks",
+        "chunking",
+        "counts_cache",
+        "corpus_create_atomic",
+        "entity_neighbourhood",
+        "graph_view",
+        "index_choice",
+        "index_filecheck",
+        "index_incremental",
+        "ingest",
+        "ingest_gold",
+        "text_search",
+        "add_overlap",
+        "read_only_and_locks",
+        "backup_untrusted",
+        "recovery",
+    ],
+    "engine/methods": [
+        "t2rag",
+        "t2rag_corpus",
+        "t2rag_placeholders",
+        "t2rag_sources",
+        "t2rag_state",
+        "kg2rag",
+        "kg2rag_defaults",
+        "kg2rag_graph",
+        "kg2rag_real",
+        "baselines",
+        "ircot",
+        "registry",
+        "presets",
+        "parity_kg2rag",
+        "parity_t2rag",
+        "honest_evidence",
+        "recall_guards",
+    ],
+    "engine/eval": [
+        "eval_cli",
+        "eval_evidence",
+        "eval_failures",
+        "eval_harness",
+        "eval_lock",
+        "eval_metrics",
+        "eval_musique_idx",
+        "eval_official",
+        "eval_probes",
+        "eval_run_all",
+        "eval_streaming",
+        "official_metrics",
+        "recall_loss",
+    ],
     "engine/session": ["cli", "presets_cli", "budget_concurrency", "timeline_whatif", "verdict"],
-    "reliability": ["reliability_concurrency", "reliability_extraction_kill", "reliability_faults",
-                    "reliability_injection", "reliability_inputs", "reliability_paths", "reliability_secrets",
-                    "crash_safety", "backup_kills", "content_limits", "input_limits"],
+    "reliability": [
+        "reliability_concurrency",
+        "reliability_extraction_kill",
+        "reliability_faults",
+        "reliability_injection",
+        "reliability_inputs",
+        "reliability_paths",
+        "reliability_secrets",
+        "crash_safety",
+        "backup_kills",
+        "content_limits",
+        "input_limits",
+    ],
     "security": ["security_endpoints", "security_markup", "security_session", "security_traces"],
 }
 TESTS: dict[str, str] = {
@@ -152,8 +234,18 @@ TESTS: dict[str, str] = {
     for name in names
 }
 #: helpers, doubles and data stay at tests/ (imported as tests.doubles, tests.loopback, ...)
-TESTS_STAY = {"tests.conftest", "tests._apptest", "tests.doubles", "tests.loopback", "tests.loopback_batch", "tests._app_helpers",
-              "tests._eval_helpers", "tests._fake_embedder", "tests._kg2rag_helpers", "tests._t2rag_helpers"}
+TESTS_STAY = {
+    "tests.conftest",
+    "tests._apptest",
+    "tests.doubles",
+    "tests.loopback",
+    "tests.loopback_batch",
+    "tests._app_helpers",
+    "tests._eval_helpers",
+    "tests._fake_embedder",
+    "tests._kg2rag_helpers",
+    "tests._t2rag_helpers",
+}
 
 MAPPING: dict[str, str] = {**ENGINE, **COMPONENTS, **TESTS}
 
@@ -303,19 +395,25 @@ def rewrite_from_imports(source: str) -> str:
     for node in ast.walk(tree):
         if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
             continue
-        moved = [a for a in node.names if MAPPING.get(f"{node.module}.{a.name}", None) not in (None, f"{node.module}.{a.name}")]
+        moved = [
+            a
+            for a in node.names
+            if MAPPING.get(f"{node.module}.{a.name}", None) not in (None, f"{node.module}.{a.name}")
+        ]
         if not moved:
             continue
         keep = [a for a in node.names if a not in moved]
         first, last = node.lineno - 1, node.end_lineno - 1
         indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
         tail = lines[last].rstrip("\n")
-        comment = tail[tail.index("#"):] if "#" in tail[node.end_col_offset:] else ""
+        comment = tail[tail.index("#") :] if "#" in tail[node.end_col_offset :] else ""
         comment = ("  " + comment) if comment else ""
         stmts = []
         if keep:
-            stmts.append(f"from {node.module} import " + ", ".join(
-                a.name + (f" as {a.asname}" if a.asname else "") for a in keep))
+            stmts.append(
+                f"from {node.module} import "
+                + ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in keep)
+            )
         for a in moved:
             pkg, base, alias = _from_import_lines(a.name, a.asname, node.module)
             stmts.append(f"from {pkg} import {base}" + (f" as {alias}" if alias else ""))
@@ -337,7 +435,9 @@ def _dotted_patterns() -> list[tuple[re.Pattern[str], str]]:
     for old, new in MAPPING.items():
         if old == new:  # engine/session.py -> engine/session/__init__.py
             old_path = old.replace(".", "/") + ".py"
-            pats.append((re.compile(r"(?<![\w./])" + re.escape(old_path) + r"(?!\w)"), old.replace(".", "/") + "/__init__.py"))
+            pats.append(
+                (re.compile(r"(?<![\w./])" + re.escape(old_path) + r"(?!\w)"), old.replace(".", "/") + "/__init__.py")
+            )
     return pats
 
 
