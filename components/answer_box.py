@@ -5,7 +5,6 @@ neutral grey-blue = no gold answer known (a free question), so colour never clai
 the data says. The verdict is also a class on the box (`tl-answer-correct` ...), which the
 browser tests read.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -103,7 +102,8 @@ def _body(result, v: Verdict) -> str:
         return f"<i>{esc(result.method)} could not finish:</i> {esc(result.error)}"
     kind, why = caveat(result)
     if kind == "empty":
-        return f'<i class="tl-answer-none">The corpus did not answer this.</i><br><small>Why: {esc(why)}</small>'
+        return (f'<i class="tl-answer-none">The corpus did not answer this.</i>'
+                f'<br><small>Why: {esc(why)}</small>')
     body = esc(result.answer)
     if kind == "guess":
         body += f'<br><small class="tl-answer-guess">⚠️ best guess: {esc(why)}</small>'
@@ -118,17 +118,14 @@ def answer_box_html(result, gold: list[str] | None, label: str = "Answer", chain
     body = _body(result, v)
     score = "" if v.em is None else f" · EM {v.em:.0f} · F1 {v.f1:.2f}"
     gold_line = f"<br><small>Gold: {esc(' / '.join(gold))}{score}</small>" if gold else ""
-    return (
-        f'<div class="tl-answer tl-answer-{v.kind}" style="background:{bg};border-left:5px solid {edge};'
-        f'padding:.6em .9em;border-radius:6px;margin:.3em 0 .6em 0">'
-        f'<small style="color:{edge};font-weight:600">{esc(label)} · {esc(tag)}</small><br>'
-        f'<span style="font-size:1.15em">{body}</span>{gold_line}{chain}</div>'
-    )
+    return (f'<div class="tl-answer tl-answer-{v.kind}" style="background:{bg};border-left:5px solid {edge};'
+            f'padding:.6em .9em;border-radius:6px;margin:.3em 0 .6em 0">'
+            f'<small style="color:{edge};font-weight:600">{esc(label)} · {esc(tag)}</small><br>'
+            f'<span style="font-size:1.15em">{body}</span>{gold_line}{chain}</div>')
 
 
-def show_answer(
-    result, gold: list[str] | None = None, label: str = "Answer", corpus=None, with_chain: bool = False
-) -> None:
+def show_answer(result, gold: list[str] | None = None, label: str = "Answer", corpus=None,
+                with_chain: bool = False) -> None:
     from components.evidence_chain import chain_html
 
     html_block(answer_box_html(result, gold, label, chain_html(result, corpus) if with_chain else ""))

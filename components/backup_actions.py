@@ -3,7 +3,6 @@
 The same engine calls as `python -m engine corpus backup|snapshots|restore|undo-drop|check`. All
 of them change the workspace, so all are off in the read-only demo (checking stays possible).
 """
-
 from __future__ import annotations
 
 import time
@@ -31,26 +30,21 @@ def backups(corpus) -> None:
     if not snaps:
         st.caption("No snapshot of this corpus yet. One is taken automatically before a document is deleted.")
         return
-    st.dataframe(
-        [{"snapshot": s.id, "taken": _when(s.created_at), "why": s.reason, **s.counts} for s in snaps],
-        hide_index=True,
-        use_container_width=True,
-    )
+    st.dataframe([{"snapshot": s.id, "taken": _when(s.created_at), "why": s.reason, **s.counts} for s in snaps],
+                 hide_index=True, use_container_width=True)
     pick = st.selectbox("Snapshot", [s.id for s in snaps], key="restore_pick")
     chosen = next(s for s in snaps if s.id == pick)
     c1, c2 = st.columns(2)
-    new_name = c1.text_input(
-        "Restore as a new corpus named", value=f"{corpus.name}-restored", key="restore_as", disabled=demo
-    )
+    new_name = c1.text_input("Restore as a new corpus named", value=f"{corpus.name}-restored", key="restore_as",
+                             disabled=demo)
     if c1.button("Restore as new", key="restore_new", disabled=demo):
         with engine_errors("Restoring"):
             restored = restore(ws, chosen, new_name)
             state.forget_corpus()
             state.flash("success", f"Restored {chosen.id} as corpus {restored.name}.")
             st.rerun()
-    confirm = c2.text_input(
-        f"Type {corpus.name} to replace it (it is snapshotted first)", key="restore_confirm", disabled=demo
-    )
+    confirm = c2.text_input(f"Type {corpus.name} to replace it (it is snapshotted first)", key="restore_confirm",
+                            disabled=demo)
     if c2.button("Replace this corpus", key="restore_replace", disabled=demo or confirm != corpus.name):
         with engine_errors("Restoring"):
             state.forget_corpus()
@@ -96,10 +90,8 @@ def recently_deleted(names: list[str]) -> None:
     with st.expander(f"🗑️ Recently deleted corpora ({len(dropped)})"):
         for s in dropped:
             c1, c2 = st.columns([3, 1])
-            c1.caption(
-                f"**{s.corpus}**, deleted {_when(s.created_at)}: {s.counts.get('documents', '?')} docs, "
-                f"{s.counts.get('chunks', '?')} chunks, {s.counts.get('triplets', '?')} triplets"
-            )
+            c1.caption(f"**{s.corpus}**, deleted {_when(s.created_at)}: {s.counts.get('documents', '?')} docs, "
+                       f"{s.counts.get('chunks', '?')} chunks, {s.counts.get('triplets', '?')} triplets")
             if c2.button("Bring back", key=f"undrop_{s.id}", disabled=state.is_demo()):
                 with engine_errors("Bringing the corpus back"):
                     undo_drop(state.workspace(), s.corpus)

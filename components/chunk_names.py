@@ -3,10 +3,9 @@
 A chunk id (`4693eb5d1be3b122#0`) is stable but tells a reader nothing; the title and the chunk's
 position in its document do. Names are looked up in the open corpus once per set of ids.
 """
-
 from __future__ import annotations
 
-from collections.abc import Iterable
+from typing import Iterable
 
 
 def chunk_name(title: str, position: int) -> str:

@@ -6,20 +6,19 @@ start (decomposition beside the seed chunks), retrieval (round k beside hop k), 
 evidence (later rounds beside the graph, the tree ranking and the context; the shorter side
 holds its last stage), answer beside answer.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import streamlit as st
 
+from components.preset_badge import show_column_facts
 from components.answer_box import show_answer, verdict
 from components.chunk_names import chunk_names
-from components.preset_badge import show_column_facts
 from components.safe import esc, html_block
-from components.state import sticky_expander
 from components.stepper import stepper
 from components.steps import METHOD_TITLES
+from components.state import sticky_expander
 from components.timeline_view import run_seconds, show_timeline
 from engine.methods.registry import COMPARED
 
@@ -57,15 +56,12 @@ def evidence_chips(result, shared: frozenset[str], names: dict[str, str]) -> str
     chips = []
     for cid in result.evidence_chunk_ids:
         on = cid in shared
-        style = "background:#3b6ea8;color:#fff" if on else "background:#eef2f7;color:#333"
-        chips.append(
-            f'<span class="tl-chip{" tl-shared" if on else ""}" style="{style};border-radius:10px;'
-            f'padding:.1em .6em;margin:.1em;display:inline-block;font-size:.85em">'
-            f"{'⇄ ' if on else ''}{esc(names.get(cid, cid))}</span>"
-        )
-    return f"<small><b>Evidence</b> ({len(result.evidence_chunk_ids)} chunks, {len(shared)} shared)</small><br>" + (
-        "".join(chips) or "<i>none</i>"
-    )
+        style = ("background:#3b6ea8;color:#fff" if on else "background:#eef2f7;color:#333")
+        chips.append(f'<span class="tl-chip{" tl-shared" if on else ""}" style="{style};border-radius:10px;'
+                     f'padding:.1em .6em;margin:.1em;display:inline-block;font-size:.85em">'
+                     f'{"⇄ " if on else ""}{esc(names.get(cid, cid))}</span>')
+    return (f"<small><b>Evidence</b> ({len(result.evidence_chunk_ids)} chunks, {len(shared)} shared)</small><br>"
+            + ("".join(chips) or "<i>none</i>"))
 
 
 def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
@@ -84,12 +80,8 @@ def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
 
     from components.compare_verdict import show_verdict
 
-    show_verdict(
-        replace(run, results=[t2, kg]),
-        corpus,
-        at={"t2rag": step.t2rag, "kg2rag": step.kg2rag},
-        title="At this step" if pos < len(steps) - 1 else "Verdict",
-    )
+    show_verdict(replace(run, results=[t2, kg]), corpus, at={"t2rag": step.t2rag, "kg2rag": step.kg2rag},
+                 title="At this step" if pos < len(steps) - 1 else "Verdict")
     shared = shared_chunks(run)
     names = chunk_names(corpus, [c for r in (t2, kg) for c in r.evidence_chunk_ids])
     left, right = st.columns(2, gap="medium")
@@ -115,13 +107,8 @@ def show_timelines_row(run, state_key: str = "cmp_sync") -> None:
     with sticky_expander("⏱ Timelines: where time and money went (one time scale)", f"{state_key}_timelines_open"):
         for col, result in zip(st.columns(len(results), gap="medium"), results):
             with col:
-                show_timeline(
-                    result,
-                    key=f"{state_key}_{result.method}",
-                    x_max=scale,
-                    in_expander=False,
-                    title=f"**⏱ {METHOD_TITLES.get(result.method, result.method)}**",
-                )
+                show_timeline(result, key=f"{state_key}_{result.method}", x_max=scale, in_expander=False,
+                              title=f"**⏱ {METHOD_TITLES.get(result.method, result.method)}**")
 
 
 def reserve_verdict_slot() -> None:

@@ -3,7 +3,6 @@
 Drawn on Compare under each joint step and at the end, in presentation mode and (static, no
 script) in the HTML export. The markup is built from escaped text only.
 """
-
 from __future__ import annotations
 
 from components.safe import esc
@@ -11,14 +10,8 @@ from components.safe import esc
 #: one colour per method, the same on every chart and strip (components.compare_view uses it too)
 METHOD_COLORS = {"t2rag": "#3b6ea8", "kg2rag": "#2a9d8f"}
 _FALLBACK_COLORS = ("#e9a23b", "#8c6bb1", "#d64545", "#666666")
-_OUTCOME = {
-    "correct": ("✅", "#2a9d5c"),
-    "partial": ("🟡", "#d49a1a"),
-    "wrong": ("❌", "#d64545"),
-    "error": ("⚠️", "#d64545"),
-    "unknown": ("", "#6b7f99"),
-    "pending": ("…", "#6b7f99"),
-}
+_OUTCOME = {"correct": ("✅", "#2a9d5c"), "partial": ("🟡", "#d49a1a"), "wrong": ("❌", "#d64545"),
+            "error": ("⚠️", "#d64545"), "unknown": ("", "#6b7f99"), "pending": ("…", "#6b7f99")}
 
 
 def method_color(method: str, index: int = 0) -> str:
@@ -50,11 +43,9 @@ def run_verdict(run, corpus=None, at: dict[str, int] | None = None):
 def line_html(m, index: int = 0) -> str:
     """One method's sentence, marked with its colour and its outcome."""
     mark, edge = _OUTCOME.get(m.outcome, ("", "#6b7f99"))
-    return (
-        f'<div class="tl-verdict-line" data-method="{esc(m.method)}" data-outcome="{esc(m.outcome)}" '
-        f'style="border-left:5px solid {method_color(m.method, index)};padding:.15em .6em;margin:.25em 0">'
-        f'<span style="color:{edge}">{esc(mark)}</span> {esc(m.sentence)}</div>'
-    )
+    return (f'<div class="tl-verdict-line" data-method="{esc(m.method)}" data-outcome="{esc(m.outcome)}" '
+            f'style="border-left:5px solid {method_color(m.method, index)};padding:.15em .6em;margin:.25em 0">'
+            f'<span style="color:{edge}">{esc(mark)}</span> {esc(m.sentence)}</div>')
 
 
 def show_method_line(run, result, step: int | None, corpus=None) -> None:
@@ -71,14 +62,11 @@ def verdict_html(v, title: str = "Verdict") -> str:
     """The strip: a headline, then one line per method with its colour and outcome mark."""
     lines = [line_html(m, i) for i, m in enumerate(v.methods)]
     kind = "final" if v.final else "step"
-    return (
-        f'<div class="tl-verdict tl-verdict-{kind}" style="background:#f7f9fc;border:1px solid #d5dbe5;'
-        f'border-radius:6px;padding:.5em .8em;margin:.4em 0 .8em 0">'
-        f'<div style="font-weight:600;margin-bottom:.2em">⚖️ {esc(title)}: '
-        f'<span class="tl-verdict-headline" style="font-weight:400">{esc(v.headline)}</span></div>'
-        + "".join(lines)
-        + "</div>"
-    )
+    return (f'<div class="tl-verdict tl-verdict-{kind}" style="background:#f7f9fc;border:1px solid #d5dbe5;'
+            f'border-radius:6px;padding:.5em .8em;margin:.4em 0 .8em 0">'
+            f'<div style="font-weight:600;margin-bottom:.2em">⚖️ {esc(title)}: '
+            f'<span class="tl-verdict-headline" style="font-weight:400">{esc(v.headline)}</span></div>'
+            + "".join(lines) + "</div>")
 
 
 def show_verdict(run, corpus=None, at: dict[str, int] | None = None, title: str = "Verdict") -> None:

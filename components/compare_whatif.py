@@ -1,7 +1,6 @@
 """What if… on Compare: change each method's knobs (k, rounds, hops), re-run both methods or the
 chosen one on the recorded LLM replies (SessionConfig.rerun, engine/whatif.py), and see, per
 method, the first run beside the re-run with what changed (components.whatif_view.show_diff)."""
-
 from __future__ import annotations
 
 import streamlit as st
@@ -10,13 +9,7 @@ from components import state
 from components.safe import engine_errors
 from components.steps import METHOD_TITLES
 from components.whatif_view import (
-    WHATIF_CAPTION,
-    adopt_button,
-    adopted,
-    can_rerun,
-    changes_of,
-    knob_inputs,
-    show_diff,
+    WHATIF_CAPTION, adopt_button, adopted, can_rerun, changes_of, knob_inputs, show_diff,
 )
 from engine.methods.registry import COMPARED
 from engine.whatif import WHATIF_KNOBS
@@ -48,9 +41,8 @@ def show_compare_whatif(run, corpus, prefix: str = "cmp", on_adopt=None) -> None
     slot = f"{prefix}_whatif"
     shown = ss.get(slot)
     mine = shown is not None and shown["base"] is run  # a what-if on an earlier comparison is not shown
-    with state.sticky_expander(
-        "🔁 What if… re-run the comparison with other settings", f"{slot}_open", mine or bool(ss.get(f"{slot}_go"))
-    ):
+    with state.sticky_expander("🔁 What if… re-run the comparison with other settings", f"{slot}_open",
+                               mine or bool(ss.get(f"{slot}_go"))):
         st.caption("Change a method's settings and re-run this question. " + WHATIF_CAPTION)
         values = {}
         for col, r in zip(st.columns(len(results), gap="medium"), results):
@@ -59,13 +51,8 @@ def show_compare_whatif(run, corpus, prefix: str = "cmp", on_adopt=None) -> None
                 values[r.method] = knob_inputs(r, f"{slot}_{r.method}", st.columns(len(WHATIF_KNOBS[r.method])))
         options = [BOTH] + [r.method for r in results] if len(results) > 1 else [results[0].method]
         left, right = st.columns([3, 1], vertical_alignment="bottom")
-        which = left.radio(
-            "Re-run",
-            options,
-            horizontal=True,
-            key=f"{slot}_which",
-            format_func=lambda m: "both methods" if m == BOTH else f"only {_title(m)}",
-        )
+        which = left.radio("Re-run", options, horizontal=True, key=f"{slot}_which",
+                           format_func=lambda m: "both methods" if m == BOTH else f"only {_title(m)}")
         if right.button("🔁 Re-run", key=f"{slot}_go", type="primary"):
             with engine_errors("The re-run"):
                 shown = ss[slot] = {"base": run, "items": rerun_methods(run, corpus, values, which)}
@@ -77,6 +64,5 @@ def show_compare_whatif(run, corpus, prefix: str = "cmp", on_adopt=None) -> None
             if on_adopt is not None:
                 news = {m: new for m, (new, _) in shown["items"].items()}
                 what = "re-runs" if len(news) > 1 else "re-run"
-                adopt_button(
-                    slot, f"▶ Use the {what} in the comparison and step through it", on_adopt, adopted(run, news)
-                )
+                adopt_button(slot, f"▶ Use the {what} in the comparison and step through it", on_adopt,
+                             adopted(run, news))

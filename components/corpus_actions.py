@@ -3,7 +3,6 @@
 Each draws its widgets, makes the engine call with a progress bar, and reports in plain words.
 All of them are disabled in the read-only demo.
 """
-
 from __future__ import annotations
 
 import streamlit as st
@@ -47,32 +46,16 @@ UPLOAD_HELP = _upload_help()
 def create_corpus() -> None:
     demo = state.is_demo()
     with st.form("create_corpus", clear_on_submit=False):
-        name = st.text_input(
-            "Name",
-            placeholder="my-corpus",
-            disabled=demo,
-            key="create_name",
-            help="1-64 letters, digits, '-', '_' or '.'",
-        )
-        mode = st.radio(
-            "Chunking",
-            ["paragraph", "sentence"],
-            horizontal=True,
-            disabled=demo,
-            help="paragraph: windows of whole sentences (default); sentence: one chunk per "
-            "sentence with its title (KG2RAG's HotpotQA setup)",
-        )
-        files = st.file_uploader(
-            UPLOAD_LABEL + " with its questions",
-            help=UPLOAD_HELP,
-            accept_multiple_files=True,
-            disabled=demo,
-            key="create_files",
-            max_upload_size=_max_mb(),
-        )
-        limit = st.number_input(
-            "Keep only the first N questions of a dataset file (0 = all)", min_value=0, value=0, step=10, disabled=demo
-        )
+        name = st.text_input("Name", placeholder="my-corpus", disabled=demo, key="create_name",
+                             help="1-64 letters, digits, '-', '_' or '.'")
+        mode = st.radio("Chunking", ["paragraph", "sentence"], horizontal=True, disabled=demo,
+                        help="paragraph: windows of whole sentences (default); sentence: one chunk per "
+                             "sentence with its title (KG2RAG's HotpotQA setup)")
+        files = st.file_uploader(UPLOAD_LABEL + " with its questions", help=UPLOAD_HELP,
+                                 accept_multiple_files=True, disabled=demo, key="create_files",
+                                 max_upload_size=_max_mb())
+        limit = st.number_input("Keep only the first N questions of a dataset file (0 = all)", min_value=0,
+                                value=0, step=10, disabled=demo)
         go = st.form_submit_button("Create corpus", type="primary", disabled=demo, key="create_go")
     if not go or demo:
         return
@@ -95,17 +78,13 @@ def create_corpus() -> None:
 
         bar = ProgressBar("Chunking and embedding")
         # built aside and renamed into place: a failed or killed create leaves no corpus behind
-        _, report, nq = state.workspace().create_from(
-            name.strip(), batch.documents, batch.questions, CorpusSettings(ChunkingSettings(mode=mode)), on_progress=bar
-        )
+        _, report, nq = state.workspace().create_from(name.strip(), batch.documents, batch.questions,
+                                                      CorpusSettings(ChunkingSettings(mode=mode)), on_progress=bar)
         bar.done()
         state.forget_corpus()
         state.select_corpus(name.strip())
-        state.flash(
-            "success",
-            f"Created {name.strip()}: {report.documents_added} documents, {report.chunks_added} "
-            f"chunks, {nq} questions.",
-        )
+        state.flash("success", f"Created {name.strip()}: {report.documents_added} documents, {report.chunks_added} "
+                               f"chunks, {nq} questions.")
         st.session_state["just_created"] = name.strip()  # extract_after_create offers the next step
         st.rerun()
 
@@ -124,11 +103,9 @@ def extract_after_create() -> None:
         ss["just_created"] = None
         return
     with st.container(border=True):
-        st.markdown(
-            f"**Next: extract the triplets of {name}.** The methods retrieve over triplets, so its "
-            f"{pending} chunks cannot be used until then (reasoner **{state.model_label()}**; the "
-            "Extraction tab shows the cost estimate first)."
-        )
+        st.markdown(f"**Next: extract the triplets of {name}.** The methods retrieve over triplets, so its "
+                    f"{pending} chunks cannot be used until then (reasoner **{state.model_label()}**; the "
+                    "Extraction tab shows the cost estimate first).")
         if st.button("⚡ Extract triplets now", type="primary", key="create_extract"):
             ss["just_created"] = None
             _run_extraction(corpus)
@@ -136,14 +113,9 @@ def extract_after_create() -> None:
 
 def add_documents(corpus) -> None:
     demo = state.is_demo()
-    files = st.file_uploader(
-        "Add documents: " + UPLOAD_LABEL,
-        help=UPLOAD_HELP,
-        accept_multiple_files=True,
-        key="add_docs_files",
-        disabled=demo,
-        max_upload_size=_max_mb(),
-    )
+    files = st.file_uploader("Add documents: " + UPLOAD_LABEL, help=UPLOAD_HELP,
+                             accept_multiple_files=True, key="add_docs_files", disabled=demo,
+                             max_upload_size=_max_mb())
     if st.button("Add to this corpus", key="add_docs_go", disabled=demo or not files):
         with engine_errors("Adding documents"):
             from engine.ingest import load_uploads
@@ -154,22 +126,15 @@ def add_documents(corpus) -> None:
             report = corpus.add_documents(batch.documents, on_progress=bar)
             nq = corpus.add_questions(batch.questions)
             bar.done()
-            st.success(
-                f"Added {report.documents_added} documents ({report.documents_skipped} already present), "
-                f"{report.chunks_added} chunks, {nq} questions. New chunks wait for extraction."
-            )
+            st.success(f"Added {report.documents_added} documents ({report.documents_skipped} already present), "
+                       f"{report.chunks_added} chunks, {nq} questions. New chunks wait for extraction.")
 
 
 def delete_documents(corpus, docs: list) -> None:
     demo = state.is_demo()
     by_id = {d.doc_id: d for d in docs}
-    chosen = st.multiselect(
-        "Documents to delete",
-        list(by_id),
-        key="del_docs",
-        format_func=lambda i: f"{by_id[i].title} ({by_id[i].n_chunks} chunks)",
-        disabled=demo,
-    )
+    chosen = st.multiselect("Documents to delete", list(by_id), key="del_docs",
+                            format_func=lambda i: f"{by_id[i].title} ({by_id[i].n_chunks} chunks)", disabled=demo)
     if st.button("Delete selected documents", key="del_docs_go", disabled=demo or not chosen):
         with engine_errors("Deleting documents"):
             for doc_id in chosen:
@@ -187,9 +152,8 @@ def extraction(corpus) -> None:
     demo = state.is_demo()
     pending = count_pending(corpus)  # a count, and the estimate reads the chunks in pages: bounded memory
     c = corpus.counts()
-    st.caption(
-        f"{c.extracted} chunks extracted, {c.pending} pending, {c.failed} failed · reasoner **{state.model_label()}**"
-    )
+    st.caption(f"{c.extracted} chunks extracted, {c.pending} pending, {c.failed} failed · reasoner "
+               f"**{state.model_label()}**")
     if not pending:
         st.success("Every chunk has its triplets.")
         return
@@ -201,10 +165,8 @@ def extraction(corpus) -> None:
         cols[1].metric("LLM calls", est.calls)
         cols[2].metric("Tokens (est.)", f"{est.prompt_tokens + est.completion_tokens:,}")
         cols[3].metric("Cost (est.)", cost)
-        st.caption(
-            f"Estimate for {est.model} ({est.style}, tokens by {est.token_counter})"
-            + (f" · {est.note}" if est.note else "")
-        )
+        st.caption(f"Estimate for {est.model} ({est.style}, tokens by {est.token_counter})"
+                   + (f" · {est.note}" if est.note else ""))
     if st.button(f"Run extraction on {pending} chunks", type="primary", key="extract_go", disabled=demo):
         _run_extraction(corpus)
 
@@ -221,11 +183,9 @@ def _run_extraction(corpus) -> None:
         corpus.refresh_indexes()
         bar.done("Done")
         cost = "unknown" if summary.cost is None else f"${summary.cost:.4f}"
-        msg = (
-            f"{summary.chunks_done} chunks extracted, {summary.chunks_failed} failed, {summary.triplets} "
-            f"triplets, {summary.calls} LLM calls ({summary.cache_hits} cached), {cost}, "
-            f"{summary.seconds:.1f}s"
-        )
+        msg = (f"{summary.chunks_done} chunks extracted, {summary.chunks_failed} failed, {summary.triplets} "
+               f"triplets, {summary.calls} LLM calls ({summary.cache_hits} cached), {cost}, "
+               f"{summary.seconds:.1f}s")
         if summary.stopped:
             st.error(f"Extraction stopped: {summary.stopped}")
         for cid, err in summary.failures[:5]:
@@ -236,17 +196,10 @@ def _run_extraction(corpus) -> None:
 
 def import_triplets(corpus) -> None:
     demo = state.is_demo()
-    st.caption(
-        "HippoRAG / T2RAG OpenIE JSON, KG2RAG per-title JSON, or CSV / JSONL with subject, predicate, "
-        "object and a chunk_id / title / passage column. Imported chunks count as extracted."
-    )
-    up = st.file_uploader(
-        "Triplet file",
-        type=["json", "jsonl", "csv", "tsv"],
-        key="import_trip_file",
-        disabled=demo,
-        max_upload_size=_max_mb(),
-    )
+    st.caption("HippoRAG / T2RAG OpenIE JSON, KG2RAG per-title JSON, or CSV / JSONL with subject, predicate, "
+               "object and a chunk_id / title / passage column. Imported chunks count as extracted.")
+    up = st.file_uploader("Triplet file", type=["json", "jsonl", "csv", "tsv"], key="import_trip_file",
+                          disabled=demo, max_upload_size=_max_mb())
     if st.button("Import triplets", key="import_trip_go", disabled=demo or up is None):
         with engine_errors("Importing triplets"):
             from engine.triplet_io import read_triplet_bytes
@@ -260,19 +213,16 @@ def import_triplets(corpus) -> None:
             bar = ProgressBar("Importing and indexing")
             added = corpus.import_triplets(rows, on_progress=bar)
             bar.done()
-            st.success(
-                f"Imported {added} triplet links ({tf.format}); {unresolved} rows named no chunk of this "
-                f"corpus; {tf.skipped} malformed records skipped."
-            )
+            st.success(f"Imported {added} triplet links ({tf.format}); {unresolved} rows named no chunk of this "
+                       f"corpus; {tf.skipped} malformed records skipped.")
             for e in tf.errors[:5]:
                 st.caption(f"skipped: {e}")
 
 
 def drop_corpus(corpus) -> None:
     demo = state.is_demo()
-    confirm = st.text_input(
-        f"Type the corpus name ({corpus.name}) to delete it with all its files", key="drop_confirm", disabled=demo
-    )
+    confirm = st.text_input(f"Type the corpus name ({corpus.name}) to delete it with all its files",
+                            key="drop_confirm", disabled=demo)
     if st.button("Delete this corpus", key="drop_go", disabled=demo or confirm != corpus.name):
         with engine_errors("Deleting the corpus"):
             name = corpus.name
@@ -295,9 +245,8 @@ def sample_build_progress() -> bool:
     status = build_status(root)
     if not status.running:
         if status.error and state.SAMPLE_CORPUS not in state.corpus_names():
-            st.warning(
-                f"Building the sample corpora failed: {status.error} (log: {root / LOG_FILE}). Build them again below."
-            )
+            st.warning(f"Building the sample corpora failed: {status.error} (log: {root / LOG_FILE}). "
+                       "Build them again below.")
         return False
     _follow_sample_build(tuple(state.corpus_names()))
     return True
@@ -313,10 +262,8 @@ def _follow_sample_build(known: tuple[str, ...]) -> None:
     of = f" ({status.position} of {status.count})" if status.count > 1 else ""
     step = f": {status.label}" + (f" {status.done}/{status.total}" if status.total else "") if status.label else ""
     st.progress(status.fraction, text=f"Building the sample corpus **{status.name}**{of} in the background{step}")
-    st.caption(
-        "Offline, no key needed; about a minute. This page opens it when it is ready; you can create "
-        "your own corpus above meanwhile."
-    )
+    st.caption("Offline, no key needed; about a minute. This page opens it when it is ready; you can create "
+               "your own corpus above meanwhile.")
 
 
 def build_samples() -> None:

@@ -1,5 +1,4 @@
 """Evaluation results: the per-method table, charts, per-question drill-down and downloads."""
-
 from __future__ import annotations
 
 import json
@@ -9,8 +8,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from components.compare_view import _PLOTLY, COLORS
 from components.preset_badge import show_eval_presets
+from components.compare_view import _PLOTLY, COLORS
 from components.steps import METHOD_TITLES
 
 
@@ -38,46 +37,23 @@ def summary_frame(summary) -> pd.DataFrame:
     rows = []
     for m in summary.methods:
         a = m.answer
-        rows.append(
-            {
-                "method": _t(m.method),
-                "done": f"{m.n_done}/{m.n_questions}",
-                "EM": a.em,
-                "F1": a.f1,
-                f"retrieval recall ({m.retrieval_unit})": a.retrieval_recall,
-                f"recall@{m.k}": a.recall_at_k,
-                "retrieval F1": a.retrieval_f1,
-                "chunks/q": a.avg_evidence_chunks,
-                "errors": m.n_errors,
-            }
-        )
+        rows.append({"method": _t(m.method), "done": f"{m.n_done}/{m.n_questions}", "EM": a.em, "F1": a.f1,
+                     f"retrieval recall ({m.retrieval_unit})": a.retrieval_recall, f"recall@{m.k}": a.recall_at_k,
+                     "retrieval F1": a.retrieval_f1, "chunks/q": a.avg_evidence_chunks, "errors": m.n_errors})
     return pd.DataFrame(rows)
 
 
 def cost_frame(summary) -> pd.DataFrame:
     """Cost per method (the second table, so neither is cut off on a laptop screen)."""
-    return pd.DataFrame(
-        [
-            {
-                "method": _t(m.method),
-                "LLM calls/q": m.calls_per_q,
-                "tokens/q": m.prompt_tokens_per_q + m.completion_tokens_per_q,
-                "$ total": m.cost_total,
-                "$ per q": m.cost_per_q,
-                "engine s/q": m.engine_time_per_q,
-                "LLM s/q": m.llm_time_per_q,
-            }
-            for m in summary.methods
-        ]
-    )
+    return pd.DataFrame([{"method": _t(m.method), "LLM calls/q": m.calls_per_q,
+                          "tokens/q": m.prompt_tokens_per_q + m.completion_tokens_per_q,
+                          "$ total": m.cost_total, "$ per q": m.cost_per_q, "engine s/q": m.engine_time_per_q,
+                          "LLM s/q": m.llm_time_per_q} for m in summary.methods])
 
 
 def _fmt(df: pd.DataFrame) -> dict:
-    return {
-        c: st.column_config.NumberColumn(format="%.3f")
-        for c in df.columns
-        if df[c].dtype.kind == "f" and not c.startswith("$")
-    }
+    return {c: st.column_config.NumberColumn(format="%.3f")
+            for c in df.columns if df[c].dtype.kind == "f" and not c.startswith("$")}
 
 
 def _any(values) -> bool:
@@ -90,65 +66,32 @@ def charts(summary) -> list[tuple[str, go.Figure]]:
     ms = summary.methods
     out = []
     fig = go.Figure()
-    series = [
-        ("EM", [m.answer.em for m in ms]),
-        ("F1", [m.answer.f1 for m in ms]),
-        ("retrieval recall", [m.answer.retrieval_recall for m in ms]),
-    ]
+    series = [("EM", [m.answer.em for m in ms]), ("F1", [m.answer.f1 for m in ms]),
+              ("retrieval recall", [m.answer.retrieval_recall for m in ms])]
     for label, ys in series:
         if label == "EM" or _any(ys):
             fig.add_bar(name=label, x=names, y=[y or 0.0 for y in ys], marker_color=QUALITY_COLORS[label])
-    fig.update_layout(
-        barmode="group",
-        title="Answer and retrieval quality",
-        height=300,
-        yaxis_range=[0, 1],
-        margin=dict(l=10, r=10, t=40, b=10),
-        legend=dict(orientation="h", y=-0.15),
-    )
+    fig.update_layout(barmode="group", title="Answer and retrieval quality", height=300, yaxis_range=[0, 1],
+                      margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15))
     out.append(("eval_quality", fig))
     times = [(m.engine_time_per_q or 0.0, m.llm_time_per_q or 0.0) for m in ms]
     if _any(e + w for e, w in times):
-        f = go.Figure(
-            [
-                go.Bar(name="engine", x=names, y=[e for e, _ in times], marker_color="#8fb3d9"),
-                go.Bar(name="LLM", x=names, y=[w for _, w in times], marker_color="#e9a23b"),
-            ]
-        )
-        f.update_layout(
-            barmode="stack",
-            title="Seconds per question",
-            height=300,
-            yaxis_rangemode="tozero",
-            yaxis_title="seconds",
-            margin=dict(l=10, r=10, t=40, b=10),
-            legend=dict(orientation="h", y=-0.15),
-        )
+        f = go.Figure([go.Bar(name="engine", x=names, y=[e for e, _ in times], marker_color="#8fb3d9"),
+                       go.Bar(name="LLM", x=names, y=[w for _, w in times], marker_color="#e9a23b")])
+        f.update_layout(barmode="stack", title="Seconds per question", height=300, yaxis_rangemode="tozero",
+                        yaxis_title="seconds", margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15))
         out.append(("eval_time", f))
     if _any(m.calls_per_q for m in ms):
-        f = go.Figure(
-            go.Bar(x=names, y=[m.calls_per_q for m in ms], marker_color=[COLORS.get(m.method, "#999") for m in ms])
-        )
-        f.update_layout(
-            title="LLM calls per question",
-            height=300,
-            yaxis_rangemode="tozero",
-            yaxis_title="calls",
-            margin=dict(l=10, r=10, t=40, b=10),
-        )
+        f = go.Figure(go.Bar(x=names, y=[m.calls_per_q for m in ms], marker_color=[COLORS.get(m.method, "#999") for m in ms]))
+        f.update_layout(title="LLM calls per question", height=300, yaxis_rangemode="tozero", yaxis_title="calls",
+                        margin=dict(l=10, r=10, t=40, b=10))
         out.append(("eval_calls", f))
     if _any(m.cost_per_q for m in ms):
-        f = go.Figure(
-            go.Bar(
-                x=names,
-                y=[m.cost_per_q or 0.0 for m in ms],
-                marker_color=[COLORS.get(m.method, "#999") for m in ms],
-                text=["unknown" if m.cost_per_q is None else f"{m.cost_per_q:.5f}" for m in ms],
-            )
-        )
-        f.update_layout(
-            title="Dollars per question", height=300, yaxis_rangemode="tozero", margin=dict(l=10, r=10, t=40, b=10)
-        )
+        f = go.Figure(go.Bar(x=names, y=[m.cost_per_q or 0.0 for m in ms],
+                             marker_color=[COLORS.get(m.method, "#999") for m in ms],
+                             text=["unknown" if m.cost_per_q is None else f"{m.cost_per_q:.5f}" for m in ms]))
+        f.update_layout(title="Dollars per question", height=300, yaxis_rangemode="tozero",
+                        margin=dict(l=10, r=10, t=40, b=10))
         out.append(("eval_cost", f))
     return out
 
@@ -156,10 +99,8 @@ def charts(summary) -> list[tuple[str, go.Figure]]:
 def show_summary(summary) -> None:
     if summary.stopped:
         st.error(f"The evaluation stopped early: {summary.stopped}")
-    st.caption(
-        f"Corpus {summary.corpus} · reasoner {summary.reasoner} · {summary.n_questions} questions · "
-        "averages over all questions (an error counts 0); $ shows None when a price is unknown"
-    )
+    st.caption(f"Corpus {summary.corpus} · reasoner {summary.reasoner} · {summary.n_questions} questions · "
+               "averages over all questions (an error counts 0); $ shows None when a price is unknown")
     show_eval_presets(summary)
     df = summary_frame(summary)
     st.dataframe(df, hide_index=True, width="stretch", column_config=_fmt(df))
@@ -168,7 +109,7 @@ def show_summary(summary) -> None:
     figs = charts(summary)
     for i in range(0, len(figs), 2):
         cols = st.columns(2)
-        for col, (key, fig) in zip(cols, figs[i : i + 2]):
+        for col, (key, fig) in zip(cols, figs[i:i + 2]):
             col.plotly_chart(fig, key=key, config=_PLOTLY)
     if not _any(m.calls_per_q for m in summary.methods):
         st.caption("No LLM calls (offline reasoner): no calls or dollars to chart.")
@@ -200,31 +141,13 @@ def downloads(summary, per_question: pd.DataFrame) -> None:
     c1, c2, c3 = st.columns(3)
     csv_path, json_path = out / "summary.csv", out / "summary.json"
     if csv_path.exists():
-        c1.download_button(
-            "⬇ Summary CSV",
-            csv_path.read_bytes(),
-            file_name="evaluation-summary.csv",
-            mime="text/csv",
-            key="eval_dl_csv",
-            on_click="ignore",
-        )
+        c1.download_button("⬇ Summary CSV", csv_path.read_bytes(), file_name="evaluation-summary.csv",
+                           mime="text/csv", key="eval_dl_csv", on_click="ignore")
     if json_path.exists():
-        c2.download_button(
-            "⬇ Summary JSON",
-            json_path.read_bytes(),
-            file_name="evaluation-summary.json",
-            mime="application/json",
-            key="eval_dl_json",
-            on_click="ignore",
-        )
-    c3.download_button(
-        "⬇ Per-question CSV",
-        per_question.to_csv(index=False).encode("utf-8"),
-        file_name="evaluation-questions.csv",
-        mime="text/csv",
-        key="eval_dl_q",
-        on_click="ignore",
-    )
+        c2.download_button("⬇ Summary JSON", json_path.read_bytes(), file_name="evaluation-summary.json",
+                           mime="application/json", key="eval_dl_json", on_click="ignore")
+    c3.download_button("⬇ Per-question CSV", per_question.to_csv(index=False).encode("utf-8"),
+                       file_name="evaluation-questions.csv", mime="text/csv", key="eval_dl_q", on_click="ignore")
 
 
 def load_trace(summary, rec):

@@ -5,10 +5,9 @@ that states it, with the sentence holding the value marked, and a badge saying h
 (cited: the solver named that evidence and it states the value; guessed: the solver named none and
 the engine found the value in a walked proposition; unverified: the named evidence does not state
 it). Bindings the state ignored (already bound, in no open triplet) are not in the chain.
-KG2RAG: answer ← the selected trees (their triplets in walk order) ← their chunks. Each citation
-opens its chunk in place (a <details> element), so it works the same in every view without scrolling the page.
+KG2RAG: answer ← the selected trees (their triplets in walk order) ← their chunks. Each citation opens its chunk in place (a
+<details> element), so it works the same in every view without scrolling the page.
 """
-
 from __future__ import annotations
 
 import re
@@ -31,12 +30,10 @@ class Citation:
 SOURCE_KINDS: dict[str, tuple[str, str, str]] = {
     "proposition": ("cited", "#2a9d8f", "the solver named this proposition, and it states the value"),
     "chunk": ("cited", "#2a9d8f", "the solver named this chunk, and it states the value"),
-    "guessed": ("guessed", "#b7791f", "the solver named no source: the engine found the value in a walked proposition"),
-    "unverified": (
-        "unverified",
-        "#c0392b",
-        "the source the solver named does not state the value, or names nothing it was shown",
-    ),
+    "guessed": ("guessed", "#b7791f", "the solver named no source: the engine found the value in a walked "
+                "proposition"),
+    "unverified": ("unverified", "#c0392b", "the source the solver named does not state the value, or names "
+                   "nothing it was shown"),
     "": ("no source", "#777", "the solver named no source and no walked proposition states the value"),
 }
 
@@ -44,11 +41,9 @@ SOURCE_KINDS: dict[str, tuple[str, str, str]] = {
 def source_badge(kind: str) -> str:
     """A small coloured label for a binding's source kind, its meaning in the hover title."""
     label, color, why = SOURCE_KINDS.get(kind or "", SOURCE_KINDS[""])
-    return (
-        f'<span class="tl-source tl-source-{esc(label.replace(" ", "-"))}" title="{esc(why)}" '
-        f'style="border:1px solid {color};color:{color};border-radius:8px;padding:0 .45em;'
-        f'font-size:.78em;white-space:nowrap">{esc(label)}</span>'
-    )
+    return (f'<span class="tl-source tl-source-{esc(label.replace(" ", "-"))}" title="{esc(why)}" '
+            f'style="border:1px solid {color};color:{color};border-radius:8px;padding:0 .45em;'
+            f'font-size:.78em;white-space:nowrap">{esc(label)}</span>')
 
 
 def t2rag_chain(trace) -> list[Citation]:
@@ -61,16 +56,8 @@ def t2rag_chain(trace) -> list[Citation]:
             if b.placeholder in seen or not b.value or not b.applied_to:
                 continue
             seen.add(b.placeholder)
-            out.append(
-                Citation(
-                    f"{b.placeholder} = {b.value}",
-                    b.proposition,
-                    list(b.chunk_ids),
-                    [b.value],
-                    b.source_kind or "",
-                    binding=True,
-                )
-            )
+            out.append(Citation(f"{b.placeholder} = {b.value}", b.proposition, list(b.chunk_ids), [b.value],
+                                b.source_kind or "", binding=True))
     return out
 
 
@@ -81,14 +68,8 @@ def kg2rag_chain(trace) -> list[Citation]:
             continue
         lines = "; ".join(e.line for e in t.kept_edges) or t.triplet_form
         needles = [x for e in t.kept_edges for x in (e.subject, e.object)]
-        out.append(
-            Citation(
-                f"Tree {rank}" + (f" ({len(t.kept_edges)} triplets)" if t.kept_edges else ""),
-                lines,
-                list(t.chunk_ids),
-                needles,
-            )
-        )
+        out.append(Citation(f"Tree {rank}" + (f" ({len(t.kept_edges)} triplets)" if t.kept_edges else ""),
+                            lines, list(t.chunk_ids), needles))
     if trace.fill_chunk_ids:
         out.append(Citation("Seed chunks added as fill", "", list(trace.fill_chunk_ids), []))
     return out
@@ -96,18 +77,9 @@ def kg2rag_chain(trace) -> list[Citation]:
 
 def _t2rag_citations(result) -> list[Citation]:
     # no placeholder filled: the answer came from the chunks retrieved (the trace's evidence)
-    return t2rag_chain(result.trace) or (
-        [
-            Citation(
-                "Answer read from the retrieved chunks (no placeholder filled)",
-                "",
-                list(result.evidence_chunk_ids),
-                [result.answer],
-            )
-        ]
-        if result.evidence_chunk_ids and result.answer
-        else []
-    )
+    return t2rag_chain(result.trace) or ([Citation("Answer read from the retrieved chunks (no placeholder filled)", "",
+                                                   list(result.evidence_chunk_ids), [result.answer])]
+                                         if result.evidence_chunk_ids and result.answer else [])
 
 
 def chain_for(result) -> list[Citation]:
@@ -166,21 +138,14 @@ def chain_html(result, corpus=None) -> str:
             name, text = texts.get(cid, (cid, ""))
             span = _sentence_span(text, c.needles)
             body = highlight(text, [span]) if span else highlight(text, c.needles)
-            refs.append(
-                f'<details class="tl-cite-chunk"><summary>{esc(name)}</summary>'
-                f'<div style="font-size:.9em;margin:.2em 0 .4em 1em">{body or "<i>(text not in the trace)</i>"}'
-                "</div></details>"
-            )
+            refs.append(f'<details class="tl-cite-chunk"><summary>{esc(name)}</summary>'
+                        f'<div style="font-size:.9em;margin:.2em 0 .4em 1em">{body or "<i>(text not in the trace)</i>"}'
+                        "</div></details>")
         support = f" ← <i>“{esc(c.support)}”</i>" if c.support else ""
         badge = f" {source_badge(c.kind)}" if c.binding else ""
-        items.append(
-            f'<li class="tl-cite"><b>[{i}]</b> {esc(c.claim)}{badge}{support} ← '
-            f"{''.join(refs) or '<i>no chunk</i>'}</li>"
-        )
+        items.append(f'<li class="tl-cite"><b>[{i}]</b> {esc(c.claim)}{badge}{support} ← {"".join(refs) or "<i>no chunk</i>"}</li>')
     # a long chain (KG2RAG with many trees) starts folded so the answers stay side by side
-    return (
-        f'<details class="tl-chain" style="margin-top:.4em"{" open" if len(cits) <= 3 else ""}><summary><small>'
-        f"<b>Evidence chain</b>: {len(cits)} citation{'s' if len(cits) != 1 else ''} from the trace (answer ← "
-        "value ← proposition / tree ← chunk; open a chunk to see the sentence)</small></summary>"
-        f'<ol style="list-style:none;padding-left:0;margin:.2em 0">{"".join(items)}</ol></details>'
-    )
+    return (f'<details class="tl-chain" style="margin-top:.4em"{" open" if len(cits) <= 3 else ""}><summary><small>'
+            f"<b>Evidence chain</b>: {len(cits)} citation{'s' if len(cits) != 1 else ''} from the trace (answer ← "
+            "value ← proposition / tree ← chunk; open a chunk to see the sentence)</small></summary>"
+            f'<ol style="list-style:none;padding-left:0;margin:.2em 0">{"".join(items)}</ol></details>')

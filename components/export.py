@@ -4,15 +4,14 @@ The page holds its data as JSON inside `<script type="application/json">` (with 
 escaped so no text can close the element) and a small script that draws it with `textContent`
 only: every string from a document, an entity or an LLM reply stays text. No external request.
 """
-
 from __future__ import annotations
 
 from dataclasses import asdict
 
-from components.preset_badge import preset_lines
-from components.safe import csp_meta, esc, json_for_script
-from components.steps import METHOD_TITLES, result_steps, usage_lines
 from engine.runs import Run
+from components.safe import csp_meta, esc, json_for_script
+from components.preset_badge import preset_lines
+from components.steps import METHOD_TITLES, result_steps, usage_lines
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
@@ -184,18 +183,10 @@ def run_payload(run: Run, corpus=None) -> dict:
     methods = []
     for r in run.results:
         v = verdict(r, run.gold)
-        methods.append(
-            {
-                "method": r.method,
-                "title": METHOD_TITLES.get(r.method, r.method),
-                "answer": r.answer or "(no answer)",
-                "verdict": v.kind,
-                "mark": v.mark,
-                "usage": preset_lines(r) + usage_lines(r, names),
-                "steps": [asdict(s) for s in result_steps(r, names)],
-                **evidence_payload(r, corpus),
-            }
-        )
+        methods.append({"method": r.method, "title": METHOD_TITLES.get(r.method, r.method),
+                        "answer": r.answer or "(no answer)", "verdict": v.kind, "mark": v.mark,
+                        "usage": preset_lines(r) + usage_lines(r, names), "steps": [asdict(s) for s in result_steps(r, names)],
+                        **evidence_payload(r, corpus)})
     return {"question": run.question, "gold": list(run.gold), "corpus": run.corpus, "methods": methods}
 
 
@@ -215,19 +206,10 @@ def evidence_payload(result, corpus=None) -> dict:
     texts = _chunk_texts(result, corpus)
     missing = [c for ids in node_chunks.values() for c in ids if c not in texts]
     texts.update(chunk_texts(corpus, missing) if corpus is not None and missing else {})
-    return {
-        "chain": [
-            {
-                "claim": c.claim,
-                "support": c.support,
-                "chunks": list(c.chunk_ids),
-                "needles": [n for n in c.needles if n],
-            }
-            for c in cits
-        ],
-        "chunks": {cid: [name, text] for cid, (name, text) in texts.items()},
-        "node_chunks": node_chunks,
-    }
+    return {"chain": [{"claim": c.claim, "support": c.support, "chunks": list(c.chunk_ids),
+                       "needles": [n for n in c.needles if n]} for c in cits],
+            "chunks": {cid: [name, text] for cid, (name, text) in texts.items()},
+            "node_chunks": node_chunks}
 
 
 def _trace_chunk_ids(result) -> list[str]:
@@ -274,18 +256,14 @@ def timelines_html(run: Run) -> str:
         drawing = timeline_svg(spans, x_max=scale)
         if not drawing:
             continue
-        figures.append(
-            f'<figure class="timeline" data-method="{esc(r.method)}"><figcaption><b>'
-            f"{esc(METHOD_TITLES.get(r.method, r.method))}</b> · {esc(summary(spans))}</figcaption>"
-            f'{drawing}<p class="legend">{esc(legend(spans))} Hover a bar for its tokens, cost and detail.'
-            "</p></figure>"
-        )
+        figures.append(f'<figure class="timeline" data-method="{esc(r.method)}"><figcaption><b>'
+                       f"{esc(METHOD_TITLES.get(r.method, r.method))}</b> · {esc(summary(spans))}</figcaption>"
+                       f'{drawing}<p class="legend">{esc(legend(spans))} Hover a bar for its tokens, cost and detail.'
+                       "</p></figure>")
     if not figures:
         return ""
-    return (
-        '<section class="timelines"><h2>Where time and money went</h2><p class="usage">One time scale for '
-        "all methods: equal lengths are equal times.</p>" + "".join(figures) + "</section>"
-    )
+    return ('<section class="timelines"><h2>Where time and money went</h2><p class="usage">One time scale for '
+            "all methods: equal lengths are equal times.</p>" + "".join(figures) + "</section>")
 
 
 def verdict_block(run: Run, corpus=None) -> str:
@@ -314,6 +292,6 @@ def export_html(run: Run, title: str = "Triplet Lens run", corpus=None) -> str:
 <script type="application/json" id="run-data">{payload}</script>
 <script>{_JS}</script>
 {timelines_html(run)}
-<p class="usage">Exported from Triplet Lens{(" (corpus " + esc(run.corpus) + ")") if run.corpus else ""}.</p>
+<p class="usage">Exported from Triplet Lens{(' (corpus ' + esc(run.corpus) + ')') if run.corpus else ''}.</p>
 </body></html>
 """

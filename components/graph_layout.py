@@ -10,7 +10,6 @@ box at its midpoint (where both drawings put the edge's label). After the compon
 a few rounds push overlapping boxes apart, and the components are packed by their boxes' true
 extent, so no label covers another label, a node or an edge label at the font the caller gave.
 """
-
 from __future__ import annotations
 
 import math
@@ -44,9 +43,8 @@ def edge_box_height(font: float) -> float:
     return 2 * (4.0 + 0.85 * font) + 2.0
 
 
-def _raw_positions(
-    g, comp: list[str], side: float, nb: dict, eb: dict, max_fan: int = MAX_FAN
-) -> dict[str, tuple[float, float]]:
+def _raw_positions(g, comp: list[str], side: float, nb: dict, eb: dict,
+                   max_fan: int = MAX_FAN) -> dict[str, tuple[float, float]]:
     import networkx as nx
 
     if len(comp) == 1:
@@ -68,12 +66,10 @@ def _raw_positions(
     raw = nx.kamada_kawai_layout(sub) if len(comp) <= 60 else nx.spring_layout(sub, seed=7)
     # room for the labels from the start: the component's area a few times its boxes' area, wider
     # than high as the labels are (pushing boxes apart later is slow to spread a crowd)
-    widths = [max(nb[n][0], 2 * nb[n][1]) + PAD for n in comp] + [
-        w + PAD for (w, _) in (eb.get(frozenset(e), (0.0, 0.0)) for e in sub.edges)
-    ]
-    heights = [2 * nb[n][1] + nb[n][2] + PAD for n in comp] + [
-        h + PAD for (_, h) in (eb.get(frozenset(e), (0.0, 0.0)) for e in sub.edges)
-    ]
+    widths = [max(nb[n][0], 2 * nb[n][1]) + PAD for n in comp] + [w + PAD for (w, _) in
+                                                                  (eb.get(frozenset(e), (0.0, 0.0)) for e in sub.edges)]
+    heights = [2 * nb[n][1] + nb[n][2] + PAD for n in comp] + [h + PAD for (_, h) in
+                                                              (eb.get(frozenset(e), (0.0, 0.0)) for e in sub.edges)]
     area = SPREAD * sum(w * h for w, h in zip(widths, heights))
     stretch = math.sqrt(max(1.0, sum(widths) / max(sum(heights), 1.0)) ** 0.5)
     if area > 0:  # sized by its labels (the separation below makes room where needed)
@@ -104,7 +100,7 @@ def _tidy_tree(sub, nb: dict, eb: dict, max_fan: int = MAX_FAN) -> dict[str, tup
     path = [list(parent)[-1]]
     while parent[path[-1]] is not None:
         path.append(parent[path[-1]])
-    mid = path[(len(path) - 1) // 2 : len(path) // 2 + 1]
+    mid = path[(len(path) - 1) // 2: len(path) // 2 + 1]
     root = min(mid, key=lambda n: (-len(adj[n]), n))
     children: dict[str, list[str]] = {n: [] for n in adj}
     depth = {root: 0}
@@ -160,16 +156,8 @@ def _tidy_tree(sub, nb: dict, eb: dict, max_fan: int = MAX_FAN) -> dict[str, tup
     return pos
 
 
-def _separate(
-    ids: list[str],
-    pos: np.ndarray,
-    comp_of: np.ndarray,
-    nb: dict,
-    edges: list[tuple[int, int]],
-    ew: np.ndarray,
-    eh: np.ndarray,
-    rounds: int = 400,
-) -> np.ndarray:
+def _separate(ids: list[str], pos: np.ndarray, comp_of: np.ndarray, nb: dict, edges: list[tuple[int, int]],
+              ew: np.ndarray, eh: np.ndarray, rounds: int = 400) -> np.ndarray:
     """Push overlapping boxes apart (only within a component): node boxes move their node, an edge
     label's box moves both ends, and an edge label on one of its own ends' boxes moves the other end
     away. Deterministic; stops when nothing overlaps."""
@@ -265,23 +253,14 @@ def _shelves(cells: list[tuple[float, float]], order: list[int], row_width: floa
     return origin, (width, y)
 
 
-def component_layout(
-    node_ids: list[str],
-    pairs: list[tuple[str, str]],
-    *,
-    unit: float = 170.0,
-    gap: float = 0.3,
-    max_row: float | None = None,
-    label_width: dict[str, float] | None = None,
-    aspect: float = 1.0,
-    label_height: float = node_box_height(15),
-    node_size: dict[str, float] | None = None,
-    edge_label_width: dict[tuple[str, str], float] | None = None,
-    edge_label_height: float = edge_box_height(13),
-    row_cap: float | None = None,
-    margin: float | None = None,
-    max_fan: int = MAX_FAN,
-) -> dict[str, tuple[float, float]]:
+def component_layout(node_ids: list[str], pairs: list[tuple[str, str]], *, unit: float = 170.0,
+                     gap: float = 0.3, max_row: float | None = None,
+                     label_width: dict[str, float] | None = None, aspect: float = 1.0,
+                     label_height: float = node_box_height(15), node_size: dict[str, float] | None = None,
+                     edge_label_width: dict[tuple[str, str], float] | None = None,
+                     edge_label_height: float = edge_box_height(13),
+                     row_cap: float | None = None, margin: float | None = None,
+                     max_fan: int = MAX_FAN) -> dict[str, tuple[float, float]]:
     """`node_id -> (x, y)` in vis-network canvas units (y grows downwards).
 
     `label_width` (canvas units per node) and `label_height` size the label under each node (of
@@ -299,10 +278,8 @@ def component_layout(
     g.add_edges_from((u, v) for u, v in pairs if u in g and v in g and u != v)
     comps = sorted((sorted(c) for c in nx.connected_components(g)), key=lambda c: (-len(c), c[0]))
     widths, sizes = label_width or {}, node_size or {}
-    nb = {
-        n: (widths.get(n, 0.0), float(sizes.get(n, 14.0)), label_height if widths.get(n, 0.0) > 0 else 0.0)
-        for n in g.nodes
-    }
+    nb = {n: (widths.get(n, 0.0), float(sizes.get(n, 14.0)), label_height if widths.get(n, 0.0) > 0 else 0.0)
+          for n in g.nodes}
     eb: dict[frozenset, tuple[float, float]] = {}
     for (u, v), w in (edge_label_width or {}).items():
         if u in g and v in g and u != v and w > 0:
@@ -323,11 +300,8 @@ def component_layout(
     edges = [tuple(sorted(index[x] for x in k)) for k in keys]
     ew = np.array([eb[k][0] for k in keys])
     eh = np.array([eb[k][1] for k in keys])
-    pos = (
-        _separate(ids, np.array(raw, dtype=float).reshape(-1, 2), np.array(comp_idx), nb, edges, ew, eh)
-        if ids
-        else np.zeros((0, 2))
-    )
+    pos = _separate(ids, np.array(raw, dtype=float).reshape(-1, 2), np.array(comp_idx), nb,
+                    edges, ew, eh) if ids else np.zeros((0, 2))
 
     # each component's true extent: its nodes' boxes and its edge labels' boxes
     ext = np.full((len(comps), 4), [np.inf, np.inf, -np.inf, -np.inf])
@@ -348,9 +322,8 @@ def component_layout(
         widths = [max(widest, min(max_row, row_cap or max_row))]
     else:  # the row width whose packing best fills a canvas of ratio `aspect`
         total = sum(w for w, _ in cells)
-        widths = sorted(
-            {max(widest, min(total, widest * (total / widest) ** (k / 15), row_cap or math.inf)) for k in range(16)}
-        )
+        widths = sorted({max(widest, min(total, widest * (total / widest) ** (k / 15), row_cap or math.inf))
+                         for k in range(16)})
     order = sorted(range(len(cells)), key=lambda c: (-round(cells[c][1], 3), c))  # tallest first
     best = None
     for row_width in widths:
@@ -364,20 +337,13 @@ def component_layout(
         ci = comp_idx[i]
         ox, oy = origin[ci]
         e = ext[ci]
-        out[nid] = (
-            round(float(ox + margin / 2 + pos[i][0] - e[0]), 1),
-            round(float(oy + margin / 2 + pos[i][1] - e[1]), 1),
-        )
+        out[nid] = (round(float(ox + margin / 2 + pos[i][0] - e[0]), 1),
+                    round(float(oy + margin / 2 + pos[i][1] - e[1]), 1))
     return out
 
 
-def drawing_extent(
-    pos: dict[str, tuple[float, float]],
-    label_width: dict[str, float],
-    label_height: float,
-    node_size: dict[str, float] | None = None,
-    **_,
-) -> tuple[float, float]:
+def drawing_extent(pos: dict[str, tuple[float, float]], label_width: dict[str, float], label_height: float,
+                   node_size: dict[str, float] | None = None, **_) -> tuple[float, float]:
     """Width and height the drawing takes with its nodes' labels (what a fit to the frame sees)."""
     if not pos:
         return 0.0, 0.0

@@ -16,10 +16,8 @@ def vis_assets() -> tuple[str, str]:
     import pyvis
 
     lib = Path(pyvis.__file__).parent / "lib" / "vis-9.1.2"
-    return (
-        (lib / "vis-network.min.js").read_text(encoding="utf-8"),
-        (lib / "vis-network.css").read_text(encoding="utf-8"),
-    )
+    return ((lib / "vis-network.min.js").read_text(encoding="utf-8"),
+            (lib / "vis-network.css").read_text(encoding="utf-8"))
 
 
 #: Longest label drawn in full; longer ones end in "…" (the whole text is in the hover and the panel).
@@ -155,8 +153,7 @@ def legend_html(items: list) -> str:
     """The legend row: a swatch per `LegendItem` (dot, ring, line or dashed line) and its text."""
     parts = []
     for it in items:
-        style = (
-            f"border-color:{esc(it.color)}" if it.kind in ("ring", "line", "dashed") else f"background:{esc(it.color)}"
-        )
+        style = (f"border-color:{esc(it.color)}" if it.kind in ("ring", "line", "dashed")
+                 else f"background:{esc(it.color)}")
         parts.append(f'<span><i class="{esc(it.kind)}" style="{style}"></i>{esc(it.text)}</span>')
     return "".join(parts)

@@ -4,7 +4,6 @@ the HTML export draws as a static SVG (components.export), with the same layout 
 Only data crosses here (strings, numbers); the export's script builds the SVG with
 createElementNS and textContent, so a label is text there as well.
 """
-
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -34,13 +33,10 @@ def graph_payload(nodes, edges, legend=None, *, directed: bool = False) -> dict 
         if need <= font or attempt == 3:
             break
         font = round(need * 1.1, 1)
-    return {
-        "nodes": [{**asdict(n), "short": short_label(n.label), "x": pos[n.id][0], "y": pos[n.id][1]} for n in nodes],
-        "edges": [{**asdict(e), "short": short_label(e.label)} for e in kept],
-        "legend": [asdict(x) for x in (legend or [])],
-        "directed": directed,
-        "font": font,
-    }
+    return {"nodes": [{**asdict(n), "short": short_label(n.label), "x": pos[n.id][0], "y": pos[n.id][1]}
+                      for n in nodes],
+            "edges": [{**asdict(e), "short": short_label(e.label)} for e in kept],
+            "legend": [asdict(x) for x in (legend or [])], "directed": directed, "font": font}
 
 
 def from_payload(payload: dict):
@@ -49,8 +45,6 @@ def from_payload(payload: dict):
 
     keys_n = set(GNode.__dataclass_fields__)
     keys_e = set(GEdge.__dataclass_fields__)
-    return (
-        [GNode(**{k: v for k, v in n.items() if k in keys_n}) for n in payload["nodes"]],
-        [GEdge(**{k: v for k, v in e.items() if k in keys_e}) for e in payload["edges"]],
-        [LegendItem(**x) for x in payload.get("legend", [])],
-    )
+    return ([GNode(**{k: v for k, v in n.items() if k in keys_n}) for n in payload["nodes"]],
+            [GEdge(**{k: v for k, v in e.items() if k in keys_e}) for e in payload["edges"]],
+            [LegendItem(**x) for x in payload.get("legend", [])])

@@ -8,7 +8,6 @@ verdict makes visible, and the stories rest on retrieval and the trace, not on a
 the offline reasoner: tests/test_landing_showcase.py checks the properties (the methods differ,
 T2RAG ran at least two rounds), not the answers.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,22 +17,14 @@ import streamlit as st
 from components.safe import esc, html_block
 
 PRODUCT = "Triplet Lens"
-WHAT = (
-    "Ask a multi-hop question of your documents and watch two knowledge-graph RAG methods reason step "
-    "by step.<br>See who answered correctly, from which evidence, at what cost, and export the run as one "
-    "HTML file."
-)
+WHAT = ("Ask a multi-hop question of your documents and watch two knowledge-graph RAG methods reason step "
+        "by step.<br>See who answered correctly, from which evidence, at what cost, and export the run as one "
+        "HTML file.")
 METHOD_LINES = (
-    (
-        "T2RAG",
-        "turns the question into triplets with placeholders (?city) and fills them round by round from "
-        "retrieved facts and their paragraphs.",
-    ),
-    (
-        "KG2RAG",
-        "takes the most similar chunks as seeds, expands over the entity graph, and answers from the "
-        "best-ranked spanning trees.",
-    ),
+    ("T2RAG", "turns the question into triplets with placeholders (?city) and fills them round by round from "
+              "retrieved facts and their paragraphs."),
+    ("KG2RAG", "takes the most similar chunks as seeds, expands over the entity graph, and answers from the "
+               "best-ranked spanning trees."),
 )
 
 
@@ -49,23 +40,16 @@ SHOWCASE = (
     # T2RAG fills ?city from Kerry Saxby-Junna's paragraph in round 1 and reads the census figure
     # from Young, New South Wales' paragraph in round 2; KG2RAG's seeds miss the town's paragraph
     # and its one hop does not reach it: the two methods differ, and T2RAG needs two rounds.
-    Showcase(
-        "hotpotqa-sample",
-        "5ac3983a554299657fa290f5",
-        "The methods differ: T2RAG needs two rounds to chain athlete → town → census figure",
-    ),
+    Showcase("hotpotqa-sample", "5ac3983a554299657fa290f5",
+             "The methods differ: T2RAG needs two rounds to chain athlete → town → census figure"),
     # Both right, by different routes: T2RAG's second round finds the team's paragraph, KG2RAG's
     # expansion reaches it in hop 1 (the seeds alone miss it).
-    Showcase(
-        "hotpotqa-sample",
-        "5ae3b0005542992f92d82341",
-        "Both right, two routes: a second T2RAG round vs a KG2RAG expansion hop",
-    ),
+    Showcase("hotpotqa-sample", "5ae3b0005542992f92d82341",
+             "Both right, two routes: a second T2RAG round vs a KG2RAG expansion hop"),
     # A comparison question: both gold paragraphs in the first round / the seeds; T2RAG fills one
     # placeholder per band.
-    Showcase(
-        "hotpotqa-sample", "5a7c1f325542996dd594b892", "A comparison: one placeholder per band, both filled in round 1"
-    ),
+    Showcase("hotpotqa-sample", "5a7c1f325542996dd594b892",
+             "A comparison: one placeholder per band, both filled in round 1"),
 )
 
 
@@ -99,13 +83,9 @@ def _go(qid: str) -> None:
 
 
 def _intro_html() -> str:
-    methods = "".join(
-        f"<div style='margin:.15em 0'><b>{esc(name)}</b> {esc(line)}</div>" for name, line in METHOD_LINES
-    )
-    return (
-        f"<div class='tl-landing'><div style='font-size:2em;font-weight:700;line-height:1.2'>🔺 {esc(PRODUCT)}</div>"
-        f"<div style='font-size:1.05em;margin:.3em 0 .5em 0'>{WHAT}</div>{methods}</div>"
-    )
+    methods = "".join(f"<div style='margin:.15em 0'><b>{esc(name)}</b> {esc(line)}</div>" for name, line in METHOD_LINES)
+    return (f"<div class='tl-landing'><div style='font-size:2em;font-weight:700;line-height:1.2'>🔺 {esc(PRODUCT)}</div>"
+            f"<div style='font-size:1.05em;margin:.3em 0 .5em 0'>{WHAT}</div>{methods}</div>")
 
 
 def landing_card() -> None:
@@ -122,26 +102,17 @@ def landing_card() -> None:
         if not items:
             st.caption("Create a corpus (or build the bundled samples) to try a question.")
             return
-        st.markdown(
-            "**🚀 Start here**: pick a question; Compare runs both methods on it and says who did better, and why."
-        )
+        st.markdown("**🚀 Start here**: pick a question; Compare runs both methods on it and says who did better, "
+                    "and why.")
         for i, (q, story) in enumerate(items):
             c1, c2 = st.columns([5, 2], vertical_alignment="center")
             with c1:
-                html_block(
-                    f"<span style='font-size:1.05em'>“{esc(q.question)}”</span><br>"
-                    f"<small style='color:#555'>{esc(story)}</small>"
-                )
+                html_block(f"<span style='font-size:1.05em'>“{esc(q.question)}”</span><br>"
+                           f"<small style='color:#555'>{esc(story)}</small>")
             label = "Compare the two methods on this question" if i == 0 else "Compare on this question"
-            if c2.button(
-                label,
-                type="primary" if i == 0 else "secondary",
-                key="landing_go" if i == 0 else f"landing_go_{i}",
-                on_click=_go,
-                args=(q.qid,),
-                width="stretch",
-            ):
+            if c2.button(label, type="primary" if i == 0 else "secondary",
+                         key="landing_go" if i == 0 else f"landing_go_{i}", on_click=_go, args=(q.qid,),
+                         width="stretch"):
                 # the link names the view at once (a page switch starts from these parameters)
-                st.switch_page(
-                    "pages/compare.py", query_params={"corpus": corpus.name, "q": q.qid, "methods": "t2rag,kg2rag"}
-                )
+                st.switch_page("pages/compare.py", query_params={"corpus": corpus.name, "q": q.qid,
+                                                                  "methods": "t2rag,kg2rag"})

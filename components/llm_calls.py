@@ -1,5 +1,4 @@
 """One LLM call, openable: prompt as sent, raw reply, parsed result, tokens, cost, latency, cache."""
-
 from __future__ import annotations
 
 import json
@@ -17,17 +16,9 @@ def call_summary(call) -> str:
         head = f"{call.job} · offline rules (no LLM call)"
     else:
         cost = "price unknown" if call.cost is None else f"${call.cost:.5f}"
-        head = (
-            f"{call.job} · {call.model} · {call.prompt_tokens}+{call.completion_tokens} tokens · {cost} · "
-            f"{call.latency:.2f}s"
-            + (
-                " · replayed from an earlier run"
-                if getattr(call, "replayed", False)
-                else " · cached"
-                if call.cached
-                else ""
-            )
-        )
+        head = (f"{call.job} · {call.model} · {call.prompt_tokens}+{call.completion_tokens} tokens · {cost} · "
+                f"{call.latency:.2f}s" + (" · replayed from an earlier run" if getattr(call, "replayed", False)
+                                           else " · cached" if call.cached else ""))
     return head + (" · ERROR" if call.error else "")
 
 

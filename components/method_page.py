@@ -1,17 +1,16 @@
 """The page body shared by the single-method steppers (Ask with T2RAG, KG2RAG): open a saved run or
 ask a question, then step through the method's trace."""
-
 from __future__ import annotations
 
 import streamlit as st
 
 from components import state
-from components.answer_box import show_answer
 from components.question_input import ask_question, result_area
 from components.result_view import show_result
 from components.run_controls import open_saved, save_and_export
 from components.runner import run_methods
 from components.safe import engine_errors, esc, html_block
+from components.answer_box import show_answer
 from components.timeline_view import show_timeline
 from components.whatif_view import replayed_note, show_whatif
 

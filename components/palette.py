@@ -1,6 +1,5 @@
 """Colours for the views: as many distinct tree colours as there are trees, never repeated; the
 first twelve from colour-blind-safe palettes."""
-
 from __future__ import annotations
 
 import colorsys
@@ -11,20 +10,8 @@ import colorsys
 #: (pruned edges are grey), no black (the seed ring is black). tests/test_graph_readability.py.
 #: Ordered so that trees next to each other in rank (drawn near each other) get the most different
 #: hues: a blue, a green or an orange comes back only four or more places later, darker or lighter.
-_BASE = [
-    "#0072B2",
-    "#D55E00",
-    "#009E73",
-    "#CC79A7",
-    "#332288",
-    "#AD6800",
-    "#117733",
-    "#882255",
-    "#2B8CC4",
-    "#868630",
-    "#AA4499",
-    "#3A8F82",
-]
+_BASE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#332288", "#AD6800",
+         "#117733", "#882255", "#2B8CC4", "#868630", "#AA4499", "#3A8F82"]
 
 
 def distinct_colors(n: int) -> list[str]:
@@ -51,13 +38,13 @@ def contrast_on_white(color: str) -> float:
         x = v / 255
         return x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4
 
-    r, g, b = (linear(int(c[i : i + 2], 16)) for i in (0, 2, 4))
+    r, g, b = (linear(int(c[i:i + 2], 16)) for i in (0, 2, 4))
     return 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05)
 
 
 def tint(color: str, amount: float = 0.55) -> str:
     """`color` mixed with white (0 = unchanged, 1 = white): for parts that were not selected."""
     c = color.lstrip("#")
-    r, g, b = (int(c[i : i + 2], 16) for i in (0, 2, 4))
+    r, g, b = (int(c[i:i + 2], 16) for i in (0, 2, 4))
     mix = [round(v + (255 - v) * amount) for v in (r, g, b)]
     return "#" + "".join(f"{v:02x}" for v in mix)

@@ -1,19 +1,19 @@
 """Presentation mode's steps: the question, each method's steps in turn, then the verdict."""
-
 from __future__ import annotations
 
 import re
 
 import streamlit as st
 
+
 from components import compare_view as cv
 from components.answer_box import verdict
 from components.chunk_names import chunk_names
 from components.compare_sync import show_answers_row
 from components.compare_verdict import show_method_line
+from components.preset_badge import show_preset_badges
 from components.graph import WIDE_FRAME, show_graph
 from components.graph_static import from_payload
-from components.preset_badge import show_preset_badges
 from components.safe import esc, html_block
 from components.state import content_key, sticky_expander
 from components.steps import METHOD_TITLES, result_steps
@@ -109,14 +109,8 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
     if s.graph:  # the picture first: it is what the audience looks at
         nodes, edges, legend = from_payload(s.graph)
         small = len(nodes) <= SMALL_GRAPH_NODES
-        show_graph(
-            nodes,
-            edges,
-            height=SMALL_GRAPH_HEIGHT if small else PRESENT_GRAPH_HEIGHT,
-            width=WIDE_FRAME[0],
-            directed=s.graph.get("directed", False),
-            legend=legend,
-        )
+        show_graph(nodes, edges, height=SMALL_GRAPH_HEIGHT if small else PRESENT_GRAPH_HEIGHT, width=WIDE_FRAME[0],
+                   directed=s.graph.get("directed", False), legend=legend)
     for sec in s.sections:
         st.markdown(f"**{sec.heading}**")
         if any(_STATE.match(line) for line in sec.lines):

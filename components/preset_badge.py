@@ -5,7 +5,6 @@ the first stage, and one token line drawn the same way for every method.
 
 The names and reasons come from the engine's one registry (engine/methods/presets.py); a trace
 made before presets existed gets them computed from its recorded settings."""
-
 from __future__ import annotations
 
 import dataclasses
@@ -46,21 +45,14 @@ def _cell(text: str) -> str:
 
 def _settings_table(deps: list) -> str:
     """A markdown table (not a dataframe: pages index their dataframes, a popover's must not count)."""
-    rows = [
-        f"| {_cell(d.name)} | {_cell(d.value)} | {_cell(d.paper)} | {_cell(d.reason)} |"
-        for d in deps
-        if d.kind == "setting"
-    ]
+    rows = [f"| {_cell(d.name)} | {_cell(d.value)} | {_cell(d.paper)} | {_cell(d.reason)} |" for d in deps
+            if d.kind == "setting"]
     return "| setting | this run | paper | why |\n|---|---|---|---|\n" + "\n".join(rows)
 
 
 def _fixes_text(deps: list) -> str:
-    return "\n".join(
-        f"- **{_cell(d.name)}**{' (engine behaviour)' if d.kind == 'engine' else ''}: {_cell(d.value)} "
-        f"(reference code: {_cell(d.paper)})"
-        for d in deps
-        if d.kind in ("fix", "engine")
-    )
+    return "\n".join(f"- **{_cell(d.name)}**{' (engine behaviour)' if d.kind == 'engine' else ''}: {_cell(d.value)} "
+                     f"(reference code: {_cell(d.paper)})" for d in deps if d.kind in ("fix", "engine"))
 
 
 def show_preset_badge(result, key: str) -> None:
@@ -78,9 +70,8 @@ def show_preset_badge(result, key: str) -> None:
             st.markdown("Every setting is the paper's.")
         fixes = _fixes_text(deps)
         if fixes:
-            st.markdown(
-                "**SPEC's bug fixes of the authors' code, and engine behaviour** (every preset keeps them)\n\n" + fixes
-            )
+            st.markdown("**SPEC's bug fixes of the authors' code, and engine behaviour** (every preset keeps them)"
+                        "\n\n" + fixes)
 
 
 def show_settings_badge(method: str, settings, key: str) -> None:
@@ -94,13 +85,8 @@ def preset_picker(method: str, disabled: bool = False) -> str | None:
 
     picked = None
     for col, preset in zip(st.columns(len(PRESETS)), PRESETS):
-        if col.button(
-            f"Load the {preset} preset",
-            key=f"preset_{method}_{preset}",
-            disabled=disabled,
-            help=HELP.get(preset, ""),
-            width="stretch",
-        ):
+        if col.button(f"Load the {preset} preset", key=f"preset_{method}_{preset}", disabled=disabled,
+                      help=HELP.get(preset, ""), width="stretch"):
             picked = preset
     return picked
 
@@ -121,20 +107,12 @@ def preset_lines(result) -> list[str]:
         return []
     changed = [d for d in deps if d.kind == "setting"]
     head = f"Preset: {name}" + ("" if changed else " (every setting is the paper's)")
-    return (
-        [head]
-        + [f"departs from the paper: {d.name} = {d.value} (paper: {d.paper}): {d.reason}" for d in changed]
-        + [
-            f"{'bug fix' if d.kind == 'fix' else 'engine behaviour'} kept: {d.name}: {d.value} "
-            f"(reference code: {d.paper})"
-            for d in deps
-            if d.kind in ("fix", "engine")
-        ]
-    )
+    return ([head] + [f"departs from the paper: {d.name} = {d.value} (paper: {d.paper}): {d.reason}" for d in changed]
+            + [f"{'bug fix' if d.kind == 'fix' else 'engine behaviour'} kept: {d.name}: {d.value} "
+               f"(reference code: {d.paper})" for d in deps if d.kind in ("fix", "engine")])
 
 
 # --- a fair comparison: budget, first stage, tokens ------------------------------------------------
-
 
 def _get(settings: Any, name: str, default: Any = None) -> Any:
     return getattr(settings, name, default) if settings is not None else default
@@ -151,10 +129,8 @@ def seed_order(tr) -> list[tuple[Any, str]]:
     """KG2RAG's seeds with the score that ordered them: the fused score for hybrid seeds (their
     cosine is the edge weight, not their rank), else the cosine."""
     hybrid = any(getattr(s, "fused_score", None) is not None for s in tr.seeds)
-    return [
-        (s, f"fused {s.fused_score:.4f} · cosine {s.score:.3f}" if hybrid else f"cosine {s.score:.3f}")
-        for s in tr.seeds
-    ]
+    return [(s, f"fused {s.fused_score:.4f} · cosine {s.score:.3f}" if hybrid else f"cosine {s.score:.3f}")
+            for s in tr.seeds]
 
 
 def seed_lines(tr, name) -> list[str]:
@@ -188,9 +164,7 @@ def chunk_budget(result) -> str:
     if _get(s, "rounds") is not None:  # a method that retrieves k chunks each round (T2RAG)
         rounds = len(getattr(tr, "rounds", []) or [])
         shown = len(tr.chunk_ids_shown()) if hasattr(tr, "chunk_ids_shown") else len(result.evidence_chunk_ids)
-        return (
-            f"budget: k = {k} chunks per round × {rounds} of up to {_get(s, 'rounds')} rounds ({shown} shown in total)"
-        )
+        return f"budget: k = {k} chunks per round × {rounds} of up to {_get(s, 'rounds')} rounds ({shown} shown in total)"
     if _get(s, "steps") is not None:  # a method that retrieves k chunks each step (IRCoT)
         return f"budget: k = {k} chunks per step × up to {_get(s, 'steps')} steps"
     return f"budget: k = {k} chunks in total ({len(result.evidence_chunk_ids)} used)"
@@ -202,10 +176,8 @@ def token_line(result) -> str:
     needed = u.prompt_tokens + u.completion_tokens
     billed = u.billed_prompt_tokens + u.billed_completion_tokens
     cost = "price unknown" if u.cost is None else f"${u.cost:.5f}"
-    return (
-        f"{u.calls} LLM calls ({u.cached_calls} cached) · {needed} tokens needed · {billed} billed · {cost}"
-        f" · engine {u.engine_time:.2f}s · LLM {u.llm_time:.2f}s"
-    )
+    return (f"{u.calls} LLM calls ({u.cached_calls} cached) · {needed} tokens needed · {billed} billed · {cost}"
+            f" · engine {u.engine_time:.2f}s · LLM {u.llm_time:.2f}s")
 
 
 def show_column_facts(result, run, key: str) -> None:

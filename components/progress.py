@@ -1,5 +1,4 @@
 """The engine's `on_progress(done, total, label)` and `on_step(label, payload)` drawn in Streamlit."""
-
 from __future__ import annotations
 
 import streamlit as st

@@ -5,7 +5,6 @@ The typed question and its button are one form, so typing then clicking runs on 
 Enter submits too. The button is never disabled: a bad question is refused on the click with a
 message under the box that names the problem and the limit, which is shown before submitting.
 """
-
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -32,20 +31,14 @@ class Asked:
 def _pending_warning(corpus) -> None:
     c = corpus.counts()
     if c.pending or c.failed:
-        st.warning(
-            f"{c.pending + c.failed} of {c.chunks} chunks have no triplets yet, so the methods cannot "
-            "use them: run the extraction on the Corpora page."
-        )
+        st.warning(f"{c.pending + c.failed} of {c.chunks} chunks have no triplets yet, so the methods cannot "
+                   "use them: run the extraction on the Corpora page.")
 
 
 def _picked(questions, key: str):
     by_id = {q.qid: q for q in questions}
-    qid = st.selectbox(
-        f"Corpus question ({len(questions)})",
-        list(by_id),
-        key=f"{key}_qid",
-        format_func=lambda i: f"{by_id[i].question}  [{i}]",
-    )
+    qid = st.selectbox(f"Corpus question ({len(questions)})", list(by_id), key=f"{key}_qid",
+                       format_func=lambda i: f"{by_id[i].question}  [{i}]")
     q = by_id.get(qid)
     if q is None:
         return "", None

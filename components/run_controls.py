@@ -1,44 +1,27 @@
 """Save, download, export and reopen runs: the controls every result page shares."""
-
 from __future__ import annotations
 
 import streamlit as st
 
 from components import state
 from components.export import export_file_name, export_html
-from components.safe import engine_errors
 from engine.runs import Run, describe_run, list_runs, load_run, run_from_json, run_to_json
+from components.safe import engine_errors
 
 
 def save_and_export(run: Run, corpus, key: str) -> None:
     """Save under <corpus>/runs (not in demo mode), download the JSON, download an offline HTML page."""
     c1, c2, c3 = st.columns(3)
-    if c1.button(
-        "💾 Save run",
-        key=f"{key}_save",
-        disabled=state.is_demo() or corpus is None,
-        help="Saved runs reopen with the full step-through, no LLM needed",
-    ):
+    if c1.button("💾 Save run", key=f"{key}_save", disabled=state.is_demo() or corpus is None,
+                 help="Saved runs reopen with the full step-through, no LLM needed"):
         with engine_errors("Saving the run"):
             path = state.session().save_run(corpus, run)
             st.success(f"Saved as runs/{path.name}")
     name = export_file_name(run)
-    c2.download_button(
-        "⬇ Trace (JSON)",
-        run_to_json(run),
-        file_name=f"{name}.json",
-        mime="application/json",
-        key=f"{key}_json",
-        on_click="ignore",
-    )
-    c3.download_button(
-        "⬇ Offline HTML",
-        export_html(run, corpus=corpus),
-        file_name=f"{name}.html",
-        mime="text/html",
-        key=f"{key}_html",
-        on_click="ignore",
-    )
+    c2.download_button("⬇ Trace (JSON)", run_to_json(run), file_name=f"{name}.json",
+                       mime="application/json", key=f"{key}_json", on_click="ignore")
+    c3.download_button("⬇ Offline HTML", export_html(run, corpus=corpus), file_name=f"{name}.html",
+                       mime="text/html", key=f"{key}_html", on_click="ignore")
 
 
 def open_saved(corpus, key: str, methods: tuple[str, ...] | None = None) -> Run | None:
@@ -47,21 +30,16 @@ def open_saved(corpus, key: str, methods: tuple[str, ...] | None = None) -> Run 
         runs = list_runs(corpus) if corpus is not None else []
         runs_by_name = {p.name: p for p in runs}
         if runs:
-            pick = st.selectbox(
-                "Saved runs of this corpus",
-                [p.name for p in runs],
-                key=f"{key}_pick",
-                format_func=lambda name: describe_run(runs_by_name[name]),
-            )
+            pick = st.selectbox("Saved runs of this corpus", [p.name for p in runs], key=f"{key}_pick",
+                                format_func=lambda name: describe_run(runs_by_name[name]))
             if st.button("Open", key=f"{key}_open"):
                 with engine_errors("Opening the run"):
                     run = load_run(runs_by_name[pick])
                     return _check(run, methods)
         else:
             st.caption("No saved runs in this corpus yet.")
-        up = st.file_uploader(
-            "…or upload a trace / comparison file", type=["json"], key=f"{key}_upload", disabled=state.is_demo()
-        )
+        up = st.file_uploader("…or upload a trace / comparison file", type=["json"], key=f"{key}_upload",
+                              disabled=state.is_demo())
         if up is not None and st.button("Open uploaded file", key=f"{key}_open_up"):
             with engine_errors("Reading the uploaded trace"):
                 run = run_from_json(up.getvalue().decode("utf-8", errors="replace"))

@@ -1,13 +1,13 @@
 """Run methods on one question with the session's reasoner and settings, showing steps as they go."""
-
 from __future__ import annotations
 
 import time
 
 from components import state
 from components.progress import StepLog
-from components.steps import METHOD_TITLES
 from engine.runs import Run
+from components.steps import METHOD_TITLES
+
 
 #: Corpora whose models and indexes this server process has already warmed (see _warm_up).
 _WARM: set[tuple[str, str]] = set()
@@ -35,9 +35,10 @@ def _warm_up(corpus, question: str) -> None:
 
 def run_methods(methods: list[str], corpus, question: str, q=None) -> Run:
     """One Run holding each method's Result for `question` (gold answers from the corpus question)."""
-    from engine.limits import check_question
     from engine.llm.deadline import within
     from engine.methods import build_method
+
+    from engine.limits import check_question
 
     question = check_question(question)
     _warm_up(corpus, question)
@@ -49,16 +50,11 @@ def run_methods(methods: list[str], corpus, question: str, q=None) -> Run:
         for name in methods:
             log = StepLog(f"{METHOD_TITLES.get(name, name)}: running")
             with within(session.question_deadline, "question"):
-                result = build_method(name, reasoner).answer(question, corpus, session.settings_for(name), on_step=log)
+                result = build_method(name, reasoner).answer(question, corpus, session.settings_for(name),
+                                                             on_step=log)
             log.finish(f"{METHOD_TITLES.get(name, name)}: {result.answer or '(no answer)'}", ok=not result.error)
             results.append(result)
     finally:
         session.record(results)
-    return Run(
-        question=question,
-        results=results,
-        gold=list(q.answers) if q is not None else [],
-        qid=q.qid if q is not None else "",
-        corpus=corpus.name,
-        created=time.time(),
-    )
+    return Run(question=question, results=results, gold=list(q.answers) if q is not None else [],
+               qid=q.qid if q is not None else "", corpus=corpus.name, created=time.time())

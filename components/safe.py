@@ -4,7 +4,6 @@ Chunks, entities and relations come from user files and LLM replies. Whatever th
 (`<img src=x onerror=alert(1)>`, `</script>`) is shown as text. Every helper here escapes first
 and adds its own markup after, so the only tags on the page are the ones this module wrote.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -12,7 +11,7 @@ import html
 import json
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from typing import Iterable, Iterator
 
 import streamlit as st
 
@@ -28,13 +27,8 @@ def json_for_script(data: object) -> str:
     """JSON that can sit inside a <script> element: `<`, `>`, `&` and line separators become
     escapes, so a string holding `</script>` cannot close the element."""
     text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-    return (
-        text.replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
 def script_hash(source: str) -> str:
@@ -49,10 +43,8 @@ def csp_meta(scripts: Iterable[str], extra: str = "") -> str:
     """A Content-Security-Policy meta element allowing exactly these inline scripts (by hash):
     a script injected through a slip in escaping has another hash and does not run."""
     hashes = " ".join(script_hash(x) for x in scripts)
-    return (
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        f"script-src {hashes}; style-src 'unsafe-inline'; img-src data:{extra}\">"
-    )
+    return ('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+            f"script-src {hashes}; style-src 'unsafe-inline'; img-src data:{extra}\">")
 
 
 def sandboxed(page: str, scripts: Iterable[str], height: int) -> str:
@@ -61,12 +53,10 @@ def sandboxed(page: str, scripts: Iterable[str], height: int) -> str:
     websocket). Streamlit's own iframe (same-origin) holds only this wrapper, which runs no script
     of its own; the wrapper's CSP is inherited by the inner page and allows only its scripts."""
     scripts = list(scripts)
-    return (
-        f'<!doctype html><html><head><meta charset="utf-8">{csp_meta(scripts)}'
-        "<style>html,body{margin:0;padding:0;overflow:hidden}</style></head><body>"
-        f'<iframe sandbox="allow-scripts" title="graph" srcdoc="{esc(page)}" '
-        f'style="border:0;width:100%;height:{int(height)}px;display:block"></iframe></body></html>'
-    )
+    return (f"<!doctype html><html><head><meta charset=\"utf-8\">{csp_meta(scripts)}"
+            "<style>html,body{margin:0;padding:0;overflow:hidden}</style></head><body>"
+            f'<iframe sandbox="allow-scripts" title="graph" srcdoc="{esc(page)}" '
+            f'style="border:0;width:100%;height:{int(height)}px;display:block"></iframe></body></html>')
 
 
 def _spans(text: str, needles: Iterable[str]) -> list[tuple[int, int]]:

@@ -1,5 +1,4 @@
 """The sidebar every page shares: corpus picker, model in use, demo badge, presentation toggle."""
-
 from __future__ import annotations
 
 import streamlit as st
@@ -28,17 +27,12 @@ def sidebar() -> None:
             corpus = state.current_corpus()
             if corpus is not None:
                 c = corpus.counts()
-                st.caption(
-                    f"{c.documents} documents · {c.chunks} chunks · {c.triplets} triplets · {c.questions} questions"
-                )
+                st.caption(f"{c.documents} documents · {c.chunks} chunks · {c.triplets} triplets · "
+                           f"{c.questions} questions")
         else:
             st.info("No corpus yet: create one on the Corpora page, or run `python -m engine sample ensure`.")
         st.caption(f"Reasoner: **{state.model_label()}**")
         if state.is_demo():
             st.warning("Read-only demo: uploads, deletes, extraction and key entry are off.")
-        st.button(
-            "🎬 Presentation mode",
-            on_click=_enter_presentation,
-            key="w_present_on",
-            help="Hide the controls and walk one saved comparison step by step",
-        )
+        st.button("🎬 Presentation mode", on_click=_enter_presentation, key="w_present_on",
+                  help="Hide the controls and walk one saved comparison step by step")

@@ -13,7 +13,6 @@ Two kinds of state, kept apart on purpose:
 The API key typed on the Settings page lives in the session object only: it is handed to the
 reasoner for the duration of a run and is never written to disk or put in a trace.
 """
-
 from __future__ import annotations
 
 import os
@@ -35,43 +34,40 @@ METHOD_LABELS = {name: method_info(name).label for name in app_methods()}
 
 # key -> default; factories for mutable defaults so sessions never share one dict
 _DEFAULTS: dict[str, Any] = {
-    "corpus": None,  # name of the selected corpus
-    "session": None,  # engine.session.SessionConfig: model, endpoint, key, method settings
-    "ask_result": None,  # engine.runs.Run of the last T2RAG run (or a reopened trace)
+    "corpus": None,          # name of the selected corpus
+    "session": None,         # engine.session.SessionConfig: model, endpoint, key, method settings
+    "ask_result": None,      # engine.runs.Run of the last T2RAG run (or a reopened trace)
     "ask_round": 0,
-    "ask_whatif": None,  # the last what-if on the Ask page: {"base": Result, "new": Result, "diff": RunDiff}
-    "kg_result": None,  # engine.runs.Run of the last KG2RAG run
+    "ask_whatif": None,      # the last what-if on the Ask page: {"base": Result, "new": Result, "diff": RunDiff}
+    "kg_result": None,       # engine.runs.Run of the last KG2RAG run
     "kg_step": 0,
-    "kg_whatif": None,  # the same on the KG2RAG page
-    "compare": None,  # engine.runs.Run with several results
-    "cmp_step_t2rag": 0,  # one stepper per method on the Compare page
+    "kg_whatif": None,       # the same on the KG2RAG page
+    "compare": None,         # engine.runs.Run with several results
+    "cmp_step_t2rag": 0,     # one stepper per method on the Compare page
     "cmp_step_kg2rag": 0,
-    "cmp_sync": 0,  # the one stepper driving both columns of Compare
-    "cmp_autorun": False,  # set by the landing card: Compare runs its question once on arrival
-    "cmp_whatif": None,  # the last what-if on Compare: {"base": Run, "items": {method: (Result, RunDiff)}}
-    "eval_step_t2rag": 0,  # drill-down steppers on the Evaluate page
+    "cmp_sync": 0,           # the one stepper driving both columns of Compare
+    "cmp_autorun": False,    # set by the landing card: Compare runs its question once on arrival
+    "cmp_whatif": None,      # the last what-if on Compare: {"base": Run, "items": {method: (Result, RunDiff)}}
+    "eval_step_t2rag": 0,    # drill-down steppers on the Evaluate page
     "eval_step_kg2rag": 0,
-    "present_run": None,  # the Run presentation mode walks
+    "present_run": None,     # the Run presentation mode walks
     "eval_report": None,
-    "present": False,  # presentation mode: controls hidden
+    "present": False,        # presentation mode: controls hidden
     "present_step": 0,
-    "present_from": "",  # the page presentation mode was entered from (Exit returns there)
-    "flash": None,  # one message to show after a rerun: (kind, text)
-    "check_findings": 0,  # damages the last integrity check named (the Repair button shows then)
-    "preset": "",  # the settings preset a link names (`?preset=`), kept in the URL
-    "url_restored": False,  # the link's question, methods and step were read into this session
-    "url_autorun": "",  # the page (url path) that runs the linked question once on arrival
-    "url_step": 0,  # the step the linked view opens on, once its result is there
+    "present_from": "",      # the page presentation mode was entered from (Exit returns there)
+    "flash": None,           # one message to show after a rerun: (kind, text)
+    "check_findings": 0,     # damages the last integrity check named (the Repair button shows then)
+    "preset": "",            # the settings preset a link names (`?preset=`), kept in the URL
+    "url_restored": False,   # the link's question, methods and step were read into this session
+    "url_autorun": "",       # the page (url path) that runs the linked question once on arrival
+    "url_step": 0,           # the step the linked view opens on, once its result is there
     "cmp_verdict_slot": None,  # this run's place for Compare's verdict at the top (reset every run)
 }
 
 #: Pages whose view the URL names beyond the corpus: url path -> (question widget prefix, result
 #: key, stepper key). `?q=<qid>` (a corpus question) or `?question=<text>`, `?methods=`, `?step=`.
-URL_PAGES = {
-    "ask": ("ask_q", "ask_result", "ask_round"),
-    "kg2rag": ("kg_q", "kg_result", "kg_step"),
-    "compare": ("cmp_q", "compare", "cmp_sync"),
-}
+URL_PAGES = {"ask": ("ask_q", "ask_result", "ask_round"), "kg2rag": ("kg_q", "kg_result", "kg_step"),
+             "compare": ("cmp_q", "compare", "cmp_sync")}
 
 
 def init_state() -> None:
@@ -118,7 +114,6 @@ def session():
 
 
 # --- shared resources ---------------------------------------------------------------------------
-
 
 @st.cache_resource(show_spinner="Loading the embedding model...")
 def _workspace(root: str):
@@ -192,18 +187,13 @@ def reset_steppers(prefix: str) -> None:
     """Put every stepper whose state key starts with `prefix` back on its first step (or, right
     after a link's question ran, on the step the link names)."""
     ss = st.session_state
-    for key in [
-        k
-        for k in ss.keys()
-        if isinstance(k, str) and k.startswith(prefix) and not k.endswith(("_prev", "_next", "_slider"))
-    ]:
+    for key in [k for k in ss.keys() if isinstance(k, str) and k.startswith(prefix) and not k.endswith(("_prev", "_next", "_slider"))]:
         ss[key] = 0
         if ss.get("url_step") and key in {spec[2] for spec in URL_PAGES.values()}:
             open_url_step(key)
 
 
 # --- reasoner and method settings ---------------------------------------------------------------
-
 
 def model_label() -> str:
     return session().label()

@@ -3,7 +3,6 @@ chunks with the matched spans, placeholders filled and where from, dependency gr
 
 Every string from the trace is escaped before any <mark> or link is added (components.safe).
 """
-
 from __future__ import annotations
 
 import re
@@ -21,15 +20,11 @@ from components.stepper import stepper
 
 QUEUE_COLORS = {"resolved": "#2a9d8f", "searchable": "#e9a23b", "fuzzy": "#e76f51"}
 QUEUES = ("resolved", "searchable", "fuzzy")
-DEP_LEGEND = [
-    LegendItem("resolved triplet", QUEUE_COLORS["resolved"], "line"),
-    LegendItem("searchable (one placeholder)", QUEUE_COLORS["searchable"], "line"),
-    LegendItem("fuzzy (two or more)", QUEUE_COLORS["fuzzy"], "line"),
-    LegendItem("open placeholder", "#e76f51"),
-    LegendItem("filled placeholder", "#2a9d8f"),
-    LegendItem("filled this round", "#f4a261"),
-    LegendItem("entity", "#a8c5e6"),
-]
+DEP_LEGEND = [LegendItem("resolved triplet", QUEUE_COLORS["resolved"], "line"),
+              LegendItem("searchable (one placeholder)", QUEUE_COLORS["searchable"], "line"),
+              LegendItem("fuzzy (two or more)", QUEUE_COLORS["fuzzy"], "line"),
+              LegendItem("open placeholder", "#e76f51"), LegendItem("filled placeholder", "#2a9d8f"),
+              LegendItem("filled this round", "#f4a261"), LegendItem("entity", "#a8c5e6")]
 
 
 def step_labels(trace) -> list[str]:
@@ -52,10 +47,8 @@ def _state_html(snapshot, fresh: set[str], title: str) -> str:
     parts = [f"<b>{esc(title)}</b>"]
     for q in QUEUES:
         items = getattr(snapshot, q)
-        parts.append(
-            f'<div style="margin-top:.4em"><span style="color:{QUEUE_COLORS[q]};font-weight:600">'
-            f"{q} ({len(items)})</span><ul style='margin:.1em 0 .1em 1.2em;padding:0'>"
-        )
+        parts.append(f'<div style="margin-top:.4em"><span style="color:{QUEUE_COLORS[q]};font-weight:600">'
+                     f"{q} ({len(items)})</span><ul style='margin:.1em 0 .1em 1.2em;padding:0'>")
         for t in items:
             text = esc(f"{t.id}: {t.text()}")
             parts.append(f"<li><mark>{text}</mark> 🆕</li>" if t.id in fresh else f"<li>{text}</li>")
@@ -94,9 +87,8 @@ def _source_text(rnd: int, b, chunks: dict[str, tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def dependency_graph(
-    trace, round_pos: int, chunks: dict[str, tuple[str, str]] | None = None
-) -> tuple[list[GNode], list[GEdge]]:
+def dependency_graph(trace, round_pos: int, chunks: dict[str, tuple[str, str]] | None = None
+                     ) -> tuple[list[GNode], list[GEdge]]:
     """Placeholders and entities of the decomposition, edges coloured by each triplet's queue after
     round `round_pos` (0 = right after decomposing); placeholders filled in that round stand out.
     A click on a filled placeholder, or on a triplet that holds one, shows the value's source
@@ -137,17 +129,8 @@ def dependency_graph(
         now = current.get(t.id)
         title = f"{t.id} [{q}] {now.text() if now else t.text()}"
         filled = [_source_text(*sources[p], chunks) for p in t.placeholders if p in sources]
-        edges.append(
-            GEdge(
-                a,
-                b,
-                label=t.predicate,
-                title=title,
-                color=QUEUE_COLORS[q],
-                width=3 if q == "resolved" else 2,
-                detail="\n\n".join([title, *filled]),
-            )
-        )
+        edges.append(GEdge(a, b, label=t.predicate, title=title, color=QUEUE_COLORS[q],
+                           width=3 if q == "resolved" else 2, detail="\n\n".join([title, *filled])))
     return list(nodes.values()), edges
 
 
@@ -159,13 +142,8 @@ def _chunk_needles(rnd, corpus) -> dict[str, list[str]]:
     walked proposition marks nearly every name in the chunk, which tells the reader nothing.
     """
     filling = {b.proposition_triplet_id for b in rnd.bindings if b.proposition_triplet_id is not None}
-    chain = [
-        p.strip()
-        for q in ("searchable", "fuzzy")
-        for t in getattr(rnd.state_before, q)
-        for p in (t.subject, t.object)
-        if p and not p.strip().startswith("?")
-    ]
+    chain = [p.strip() for q in ("searchable", "fuzzy") for t in getattr(rnd.state_before, q)
+             for p in (t.subject, t.object) if p and not p.strip().startswith("?")]
     by_tid = {}
     if corpus is not None and filling:
         try:
@@ -184,34 +162,22 @@ def _chunk_needles(rnd, corpus) -> dict[str, list[str]]:
 def _body(text: str, title: str) -> str:
     """Chunk text without a leading copy of its title (the card's header already names it)."""
     t = (text or "").lstrip()
-    return t[len(title) :].lstrip(" :.-\n") if title and t.startswith(title) else t
+    return t[len(title):].lstrip(" :.-\n") if title and t.startswith(title) else t
 
 
 def chunk_card(chunk_id: str, name: str, body_html: str, shared: bool = False) -> str:
     """One chunk as a card with an anchor that links can scroll to (clear of the page header)."""
-    badge = (
-        (
-            ' <span style="background:#e3ecfa;color:#2b4c7e;border-radius:8px;padding:0 .5em;'
-            'font-size:.8em">⇄ used by both methods</span>'
-        )
-        if shared
-        else ""
-    )
-    return (
-        f'<div id="{_anchor(chunk_id)}" style="border-left:3px solid {"#3b6ea8" if shared else "#ccc"};'
-        f'padding-left:.6em;margin:.4em 0;scroll-margin-top:5rem"><small><b>{esc(name)}</b></small>{badge}'
-        f"<br>{body_html}</div>"
-    )
+    badge = (' <span style="background:#e3ecfa;color:#2b4c7e;border-radius:8px;padding:0 .5em;'
+             'font-size:.8em">⇄ used by both methods</span>') if shared else ""
+    return (f'<div id="{_anchor(chunk_id)}" style="border-left:3px solid {"#3b6ea8" if shared else "#ccc"};'
+            f'padding-left:.6em;margin:.4em 0;scroll-margin-top:5rem"><small><b>{esc(name)}</b></small>{badge}'
+            f"<br>{body_html}</div>")
 
 
 def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -> None:
     rnd = trace.rounds[pos - 1]
-    names = chunk_names(
-        corpus,
-        [c.chunk_id for c in rnd.chunks]
-        + [c for w in rnd.walked for c in w.chunk_ids]
-        + [c for b in rnd.bindings for c in b.chunk_ids],
-    )
+    names = chunk_names(corpus, [c.chunk_id for c in rnd.chunks] + [c for w in rnd.walked for c in w.chunk_ids]
+                        + [c for b in rnd.bindings for c in b.chunk_ids])
     fresh = set(rnd.newly_resolved) | set(rnd.new_searchable)
     c1, c2 = st.columns(2)
     with c1:
@@ -228,51 +194,30 @@ def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -
         src = f" ← <i>{esc(b.proposition)}</i>" if b.proposition else ""
         note = f" <small>({esc(b.note)})</small>" if b.note else ""
         badge = f" {source_badge(b.source_kind)}" if b.applied_to else ""
-        rows.append(
-            f"<li><code>{esc(b.placeholder)}</code> = <mark>{esc(b.value)}</mark>{badge}{src}"
-            f"{' · from ' + links if links else ''}{note}</li>"
-        )
+        rows.append(f"<li><code>{esc(b.placeholder)}</code> = <mark>{esc(b.value)}</mark>{badge}{src}"
+                    f"{' · from ' + links if links else ''}{note}</li>")
     if rows:
         html_block("<ul>" + "".join(rows) + "</ul>")
     if rnd.unmatched:
-        fate = (
-            f" · {len(rnd.adopted)} taken into the state as new clues (adopt_proposed, the paper)"
-            if getattr(rnd, "adopted", None)
-            else " · shown only, not searched with"
-        )
+        fate = (f" · {len(rnd.adopted)} taken into the state as new clues (adopt_proposed, the paper)"
+                if getattr(rnd, "adopted", None) else " · shown only, not searched with")
         st.caption("Solver triplets matching no open triplet: " + "; ".join(rnd.unmatched) + fate)
 
     st.markdown(f"**Queries** ({len(rnd.queries)}) and **walked propositions** (pool of {rnd.pool_size})")
-    st.dataframe(
-        pd.DataFrame([{"#": i, "query": q.text, "kind": q.kind} for i, q in enumerate(rnd.queries)]),
-        hide_index=True,
-        width="stretch",
-    )
+    st.dataframe(pd.DataFrame([{"#": i, "query": q.text, "kind": q.kind} for i, q in enumerate(rnd.queries)]),
+                 hide_index=True, width="stretch")
     filling = {b.proposition_triplet_id for b in rnd.bindings if b.proposition_triplet_id is not None}
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "order": i,
-                    "score": round(w.score, 4),
-                    "proposition": w.text,
-                    "query": w.query_index,
-                    "chunks": ", ".join(names.get(c, c) for c in w.chunk_ids),
-                    "new chunks": ", ".join(names.get(c, c) for c in w.new_chunk_ids),
-                    "filled a placeholder": "yes" if w.triplet_id in filling else "",
-                }
-                for i, w in enumerate(rnd.walked, 1)
-            ],
-            columns=["order", "score", "proposition", "query", "chunks", "new chunks", "filled a placeholder"],
-        ),
-        hide_index=True,
-        width="stretch",
-    )
+    st.dataframe(pd.DataFrame([{"order": i, "score": round(w.score, 4), "proposition": w.text,
+                                "query": w.query_index, "chunks": ", ".join(names.get(c, c) for c in w.chunk_ids),
+                                "new chunks": ", ".join(names.get(c, c) for c in w.new_chunk_ids),
+                                "filled a placeholder": "yes" if w.triplet_id in filling else ""}
+                               for i, w in enumerate(rnd.walked, 1)],
+                              columns=["order", "score", "proposition", "query", "chunks", "new chunks",
+                                       "filled a placeholder"]),
+                 hide_index=True, width="stretch")
 
-    st.markdown(
-        f"**Chunks shown to the solver** ({len(rnd.chunks)}); entities of the question's chain "
-        "marked, filled values in orange"
-    )
+    st.markdown(f"**Chunks shown to the solver** ({len(rnd.chunks)}); entities of the question's chain "
+                "marked, filled values in orange")
     needles = _chunk_needles(rnd, corpus)
     values = [b.value for b in rnd.bindings]
     for c in rnd.chunks:
@@ -281,10 +226,8 @@ def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -
             body = body.replace(f"<mark>{esc(v)}</mark>", f'<mark style="background:#f4a261">{esc(v)}</mark>')
         html_block(chunk_card(c.chunk_id, names.get(c.chunk_id, c.chunk_id), body, c.chunk_id in shared))
 
-    st.markdown(
-        "**Placeholder dependency graph** (edges: green resolved, amber searchable, red fuzzy; "
-        "orange node = filled this round)"
-    )
+    st.markdown("**Placeholder dependency graph** (edges: green resolved, amber searchable, red fuzzy; "
+                "orange node = filled this round)")
     src = chunk_texts(corpus, [c for r in trace.rounds[:pos] for b in r.bindings for c in b.chunk_ids[:2]])
     nodes, edges = dependency_graph(trace, pos, src)
     show_graph(nodes, edges, height=320, directed=True, legend=DEP_LEGEND)
@@ -334,9 +277,8 @@ def show_answer_box(result, gold: list[str] | None = None) -> None:
     show_answer(result, gold)
 
 
-def show_t2rag_step(
-    result, pos: int, corpus=None, gold: list[str] | None = None, shared: frozenset[str] = frozenset()
-) -> None:
+def show_t2rag_step(result, pos: int, corpus=None, gold: list[str] | None = None,
+                    shared: frozenset[str] = frozenset()) -> None:
     """Draw step `pos` of the T2RAG trace (the stepper lives with the caller); `shared` chunks
     (used by the other method too, on Compare) are marked."""
     tr = result.trace

@@ -1,6 +1,5 @@
 """Small layout rules for phones, injected once per page (st.html with only a style element adds
 no block to the page)."""
-
 from __future__ import annotations
 
 import streamlit as st

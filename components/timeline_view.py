@@ -5,7 +5,6 @@ Plotly draws it: a Gantt chart is a bar chart with a base per bar, and plotly's 
 patterns (the hatch of a cached or replayed call) come with it. Every string from a trace is
 escaped for plotly's small HTML subset before it reaches a label or a hover.
 """
-
 from __future__ import annotations
 
 import html
@@ -103,35 +102,20 @@ def figure(spans: list[Span], height: int | None = None, x_max: float | None = N
     free = [is_free(s) and not s.error for s in ordered]
     # a long bar carries its text inside, a short one beside it (so no text runs off the chart)
     inside = [s.duration > total * 0.45 for s in ordered]
-    fig = go.Figure(
-        go.Bar(
-            orientation="h",
-            y=rows,
-            base=[s.start for s in ordered],
-            x=[max(s.duration, total * 0.004) for s in ordered],  # a free call still shows as a sliver
-            marker=dict(
-                color=[bar_color(s) for s in ordered],
-                pattern=dict(shape=["/" if f else "" for f in free], fgcolor="#777"),
-            ),
-            text=[_p(bar_text(s)) for s in ordered],
-            textposition=["inside" if i else "outside" for i in inside],
-            insidetextanchor="end",
-            textfont=dict(size=11),
-            cliponaxis=False,
-            hovertext=[_hover(s) for s in ordered],
-            hoverinfo="text",
-            showlegend=False,
-        )
-    )
+    fig = go.Figure(go.Bar(
+        orientation="h", y=rows, base=[s.start for s in ordered],
+        x=[max(s.duration, total * 0.004) for s in ordered],  # a free call still shows as a sliver
+        marker=dict(color=[bar_color(s) for s in ordered],
+                    pattern=dict(shape=["/" if f else "" for f in free], fgcolor="#777")),
+        text=[_p(bar_text(s)) for s in ordered], textposition=["inside" if i else "outside" for i in inside],
+        insidetextanchor="end", textfont=dict(size=11), cliponaxis=False,
+        hovertext=[_hover(s) for s in ordered], hoverinfo="text", showlegend=False))
     # right-aligned tick labels padded to one width read as a left-aligned tree
-    fig.update_yaxes(
-        tickvals=rows,
-        ticktext=[_p(x.ljust(width, "\u00a0")) for x in labels],
-        tickfont=dict(family="ui-monospace, Menlo, Consolas, monospace", size=11),
-        autorange="reversed",
-        automargin=True,
-    )
-    fig.update_xaxes(title_text="seconds into the run", range=[0, total * 1.5], zeroline=True, ticksuffix="s")
+    fig.update_yaxes(tickvals=rows, ticktext=[_p(x.ljust(width, "\u00a0")) for x in labels],
+                     tickfont=dict(family="ui-monospace, Menlo, Consolas, monospace", size=11),
+                     autorange="reversed", automargin=True)
+    fig.update_xaxes(title_text="seconds into the run", range=[0, total * 1.5], zeroline=True,
+                     ticksuffix="s")
     fig.update_layout(height=height or 90 + 24 * len(ordered), margin=dict(l=10, r=10, t=10, b=40), bargap=0.25)
     return fig
 
@@ -175,15 +159,8 @@ def legend(spans: list[Span]) -> str:
     return "Bars: " + "; ".join(parts) + "."
 
 
-def show_timeline(
-    result,
-    key: str,
-    expanded: bool = False,
-    height: int | None = None,
-    in_expander: bool = True,
-    x_max: float | None = None,
-    title: str = "**⏱ Timeline**",
-) -> None:
+def show_timeline(result, key: str, expanded: bool = False, height: int | None = None,
+                  in_expander: bool = True, x_max: float | None = None, title: str = "**⏱ Timeline**") -> None:
     """The timeline of one result, in an expander unless `in_expander` is off (Streamlit allows no
     expander inside another); nothing when the trace has no step to draw. Timelines drawn side by
     side pass the longest run's seconds as `x_max`, so equal lengths mean equal times."""
@@ -198,9 +175,8 @@ def show_timeline(
         _draw(spans, key, height, x_max, summary_below=True)
 
 
-def _draw(
-    spans: list[Span], key: str, height: int | None, x_max: float | None = None, summary_below: bool = False
-) -> None:
+def _draw(spans: list[Span], key: str, height: int | None, x_max: float | None = None,
+          summary_below: bool = False) -> None:
     # side by side, the one-line summary goes under the chart: its length differs per method, and a
     # line that wraps in one column only would set that chart lower than its neighbour
     if not summary_below:

@@ -8,7 +8,6 @@ the work is done. It goes through the same cached resources the pages use (`stat
 so what it loads is what the question uses. A failure is only logged: the question then loads
 what it needs itself and reports any error where the user sees it.
 """
-
 from __future__ import annotations
 
 import logging

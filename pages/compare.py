@@ -1,18 +1,17 @@
 """Compare: one question through T2RAG and KG2RAG (plus an optional baseline), side by side."""
-
 import streamlit as st
 
 from components import compare_sync as sync
 from components import compare_view as cv
-from components import state
 from components.compare_whatif import show_compare_whatif
+from components.whatif_view import replayed_note
+from components import state
 from components.question_input import ask_question, result_area
 from components.result_view import show_result
 from components.run_controls import open_saved, save_and_export
 from components.runner import run_methods
 from components.safe import engine_errors, esc, html_block
 from components.steps import METHOD_TITLES
-from components.whatif_view import replayed_note
 from engine.methods.registry import COMPARED, app_methods
 
 state.ensure_app()
@@ -28,12 +27,8 @@ if opened is not None:
     state.reset_steppers("cmp_step_")
     state.reset_steppers("cmp_sync")
 
-baseline = st.selectbox(
-    "Baseline (optional)",
-    [""] + app_methods(baselines=True),
-    key="cmp_baseline",
-    format_func=lambda m: METHOD_TITLES.get(m, m) if m else "(no baseline)",
-)
+baseline = st.selectbox("Baseline (optional)", [""] + app_methods(baselines=True), key="cmp_baseline",
+                        format_func=lambda m: METHOD_TITLES.get(m, m) if m else "(no baseline)")
 asked = ask_question(corpus, "cmp_q", "Compare", "cmp_go")
 autorun = bool(ss.get("cmp_autorun")) and bool(asked.question)  # the landing card's one click
 ss["cmp_autorun"] = False
@@ -53,9 +48,8 @@ def _adopt(new_run) -> None:
 with result_area(fresh or asked.pressed):
     if fresh:
         with engine_errors("The comparison"):
-            ss["compare"] = run_methods(
-                list(COMPARED) + ([baseline] if baseline else []), corpus, asked.question, asked.q
-            )
+            ss["compare"] = run_methods(list(COMPARED) + ([baseline] if baseline else []), corpus, asked.question,
+                                        asked.q)
             state.reset_steppers("cmp_step_")
         state.reset_steppers("cmp_sync")
     run = ss.get("compare")
@@ -74,8 +68,6 @@ with result_area(fresh or asked.pressed):
             cv.cost_charts(run)
         for r in run.results:
             if r.method not in COMPARED:
-                with state.sticky_expander(
-                    f"Baseline: {METHOD_TITLES.get(r.method, r.method)}", f"cmp_{r.method}_open"
-                ):
+                with state.sticky_expander(f"Baseline: {METHOD_TITLES.get(r.method, r.method)}", f"cmp_{r.method}_open"):
                     show_result(r, corpus, f"cmp_step_{r.method}", run.gold)
         save_and_export(run, corpus, "cmp")

@@ -1,12 +1,11 @@
 """Presentation mode: controls hidden, one saved comparison walked step by step."""
-
 import streamlit as st
 
 from components import state
 from components.present_view import present_steps, show_present_step, steady_layout
+from engine.runs import describe_run, list_runs, load_run
 from components.safe import engine_errors
 from components.stepper import stepper
-from engine.runs import describe_run, list_runs, load_run
 
 state.ensure_app()
 steady_layout()
@@ -29,9 +28,8 @@ if run is None:
         st.info("Nothing to present yet: run a comparison on the Compare page (or save one) first.")
         st.stop()
     by_name = {p.name: p for p in saved}
-    pick = st.selectbox(
-        "Saved run to present", list(by_name), key="present_pick", format_func=lambda name: describe_run(by_name[name])
-    )
+    pick = st.selectbox("Saved run to present", list(by_name), key="present_pick",
+                        format_func=lambda name: describe_run(by_name[name]))
     if st.button("Start", key="present_start", type="primary"):
         with engine_errors("Opening the run"):
             ss["present_run"] = load_run(by_name[pick])

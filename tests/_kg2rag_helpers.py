@@ -1,6 +1,5 @@
 """Test helpers for KG2RAG and the baselines: a scripted reasoner, and the suite's one in-memory
 corpus (tests/doubles.py) and the engine's entity graph for hand-made triplets."""
-
 from __future__ import annotations
 
 from engine.store.graph import entity_graph_of
@@ -24,3 +23,4 @@ def entity_graph(triplets: list[Triplet]):
 def MemoryCorpus(embedder, chunks: list[Chunk], triplets=()) -> _MemoryCorpus:  # noqa: N802 - a constructor
     """The suite's one in-memory corpus (tests/doubles.py) with triplet ids from 0."""
     return _MemoryCorpus(embedder, chunks, triplets, first_tid=0)
+

@@ -1,5 +1,4 @@
 """Shared fixtures: the bundled embedder (loaded once per session) and a temporary workspace."""
-
 from __future__ import annotations
 
 import os

@@ -1,7 +1,6 @@
 """Adding documents embeds the next batch while the previous one is written: nothing is lost or
 reordered by that, progress is reported on the caller's thread (where the app draws it), and a
 failure part-way keeps every batch before it (adding the same files again finishes the job)."""
-
 from __future__ import annotations
 
 import threading
@@ -27,9 +26,8 @@ class FailingEmbedder(HashEmbedder):
 
 
 def _docs(n: int) -> list[Document]:
-    return [
-        Document(f"d{i}", f"Title {i}", f"Paragraph number {i} talks about topic {i}.", "t", "text") for i in range(n)
-    ]
+    return [Document(f"d{i}", f"Title {i}", f"Paragraph number {i} talks about topic {i}.", "t", "text")
+            for i in range(n)]
 
 
 def test_every_batch_is_stored_in_order_with_progress_on_the_callers_thread(tmp_path):

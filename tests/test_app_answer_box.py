@@ -1,5 +1,4 @@
 """The answer box's colour follows the verdict against gold, and it is neutral without gold."""
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,14 +38,8 @@ def test_the_evidence_chain_comes_from_the_trace_and_stays_text():
     from components.evidence_chain import chain_html
 
     xss = "<img src=x onerror=alert(1)>"
-    binding = NS(
-        placeholder="?city",
-        value="Lisbon",
-        proposition=f"{xss} was born in Lisbon",
-        chunk_ids=["d1#0"],
-        applied_to=["t1"],
-        source_kind="proposition",
-    )
+    binding = NS(placeholder="?city", value="Lisbon", proposition=f"{xss} was born in Lisbon", chunk_ids=["d1#0"],
+                 applied_to=["t1"], source_kind="proposition")
     chunk = NS(chunk_id="d1#0", title=f"Poem {xss}", text=f"A poem. The poet {xss} was born in Lisbon. Later more.")
     trace = NS(rounds=[NS(bindings=[binding], chunks=[chunk])])
     result = NS(method="t2rag", trace=trace, answer="Lisbon", evidence_chunk_ids=["d1#0"])

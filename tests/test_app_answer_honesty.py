@@ -1,6 +1,5 @@
 """The answer box says when an answer is only a best guess and why a question got no answer, from
 the method's own trace (a half-way value shown as the final answer misled a demo audience)."""
-
 from __future__ import annotations
 
 from components.answer_box import answer_box_html, caveat
@@ -16,9 +15,7 @@ def _half_way(answer: str):
     """T2RAG fills ?performer in round 1, never ?answer, hits the round cap: a forced synthesis."""
     reasoner = ScriptedReasoner(
         decomposition=[Q("Me and Bobby McGee", "performer", "?performer"), Q("?performer", "child", "?answer")],
-        solves=[SolveResult(bindings={"?performer": "Kris Kristofferson"})],
-        answers=[answer],
-    )
+        solves=[SolveResult(bindings={"?performer": "Kris Kristofferson"})], answers=[answer])
     return T2RAG(reasoner).answer(BRIDGE, bobby_mcgee_corpus(), T2RAGSettings(rounds=1))
 
 
@@ -34,12 +31,9 @@ def test_a_forced_synthesis_is_shown_as_a_best_guess_naming_the_open_placeholder
 def test_a_complete_run_carries_no_caveat():
     reasoner = ScriptedReasoner(
         decomposition=[Q("Me and Bobby McGee", "performer", "?performer"), Q("?performer", "child", "?child")],
-        solves=[
-            SolveResult(bindings={"?performer": "Kris Kristofferson"}),
-            SolveResult(bindings={"?child": "Tracy Kristofferson"}),
-        ],
-        answers=["Tracy Kristofferson"],
-    )
+        solves=[SolveResult(bindings={"?performer": "Kris Kristofferson"}),
+                SolveResult(bindings={"?child": "Tracy Kristofferson"})],
+        answers=["Tracy Kristofferson"])
     result = T2RAG(reasoner).answer(BRIDGE, bobby_mcgee_corpus())
     assert result.stop_reason == "complete"
     assert caveat(result) == ("", "")
@@ -76,11 +70,8 @@ def test_an_offline_chain_with_its_last_hop_unfilled_is_no_answer_with_the_hop_n
     from engine.reasoners.offline import OfflineReasoner
 
     question = "Where was the founder of Saltlight Studio born?"
-    answer, call = OfflineReasoner().answer(
-        question,
-        "Saltlight Studio\nIt was founded by Orla Vennick.",
-        facts=["Saltlight Studio | founder | Orla Vennick"],
-    )
+    answer, call = OfflineReasoner().answer(question, "Saltlight Studio\nIt was founded by Orla Vennick.",
+                                            facts=["Saltlight Studio | founder | Orla Vennick"])
     assert answer == "" and not call.error
     result = _half_way("")
     result.trace.synthesis.call = call

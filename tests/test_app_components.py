@@ -1,5 +1,4 @@
 """Pure pieces of the app's components: the capped, searchable corpus graph and settings forms."""
-
 from __future__ import annotations
 
 import networkx as nx

@@ -3,7 +3,6 @@ result and no error box or exception (Evaluate's "Run evaluation" failed with it
 test had pressed it without first changing a setting). Also: the question box submits on its first
 press, refuses an empty or too-long question beside the box with the limit, and a new question
 clears the old result. Offline reasoner, a small real HotpotQA corpus in a temp workspace."""
-
 from __future__ import annotations
 
 import pytest
@@ -16,10 +15,8 @@ from tests._apptest import ok as _ok
 pytestmark = pytest.mark.timeout(600)
 
 
-@pytest.mark.parametrize(
-    "page,button,result_key,method",
-    [("ask", "ask_go", "ask_result", "t2rag"), ("kg2rag", "kg_go", "kg_result", "kg2rag")],
-)
+@pytest.mark.parametrize("page,button,result_key,method", [("ask", "ask_go", "ask_result", "t2rag"),
+                                                            ("kg2rag", "kg_go", "kg_result", "kg2rag")])
 def test_a_method_page_answers_its_default_question(app, page, button, result_key, method):
     at = _goto(app, page)
     at.button(key=button).click().run()
@@ -81,10 +78,8 @@ def test_presentation_starts_from_a_saved_comparison_and_walks_it(app):
 
 
 def test_corpus_creation_ends_with_extract_triplets_now(app, app_workspace):
-    text = (
-        b"Ada Lovelace was an English mathematician. She worked with Charles Babbage on the "
-        b"Analytical Engine. Charles Babbage was born in London."
-    )
+    text = (b"Ada Lovelace was an English mathematician. She worked with Charles Babbage on the "
+            b"Analytical Engine. Charles Babbage was born in London.")
     app.text_input(key="create_name").input("fresh")
     app.file_uploader(key="create_files").set_value(("ada.txt", text, "text/plain"))
     app.button(key="create_go").click().run()
@@ -118,11 +113,11 @@ def test_a_typed_question_runs_on_the_first_press_and_bad_ones_are_refused_besid
     assert len(_answer_boxes(at)) == 1
 
     _type(at, "ask", "   ")
-    assert [e.value for e in at.error] == [
-        f"The question is empty: type one (up to {MAX_QUESTION_CHARS:,} characters)."
-    ]
+    assert [e.value for e in at.error] == [f"The question is empty: type one (up to {MAX_QUESTION_CHARS:,} "
+                                           "characters)."]
     assert at.session_state["ask_result"] is None and not _answer_boxes(at)  # the old result is gone
 
     _type(at, "ask", "x" * 3000)
-    assert [e.value for e in at.error] == [f"The question has 3,000 characters; the limit is {MAX_QUESTION_CHARS:,}."]
+    assert [e.value for e in at.error] == [f"The question has 3,000 characters; the limit is "
+                                           f"{MAX_QUESTION_CHARS:,}."]
     assert not at.exception and not _answer_boxes(at)

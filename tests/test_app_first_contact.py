@@ -1,6 +1,5 @@
 """AppTest: first contact with the app (the landing card's one click, tabs that stay open).
 Shares the app fixtures of tests/test_app_pages.py."""
-
 from __future__ import annotations
 
 from tests._apptest import answer_boxes as _answer_boxes

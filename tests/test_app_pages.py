@@ -1,6 +1,5 @@
 """AppTest for every page, offline reasoner, a small real HotpotQA corpus in a temp workspace:
 each page renders, its main action runs, the stepper moves, nothing raises."""
-
 from __future__ import annotations
 
 import json
@@ -39,20 +38,14 @@ def test_create_corpus_from_an_upload_then_extract(app, app_workspace, monkeypat
 
     monkeypatch.setattr(CorpusReads, "pending_chunks", whole_list)
     at = app
-    text = (
-        b"Ada Lovelace was an English mathematician. She worked with Charles Babbage on the "
-        b"Analytical Engine. Charles Babbage was born in London."
-    )
+    text = (b"Ada Lovelace was an English mathematician. She worked with Charles Babbage on the "
+            b"Analytical Engine. Charles Babbage was born in London.")
     at.text_input(key="create_name").input("uploaded")
     at.file_uploader(key="create_files").set_value(("ada.txt", text, "text/plain"))
     at.button(key="create_go").click().run()
     _ok(at)
     assert at.session_state["corpus"] == "uploaded"
-    assert any("Created uploaded" in s.value for s in at.success), (
-        [s.value for s in at.success],
-        [w.value for w in at.warning],
-        [i.value for i in at.info],
-    )
+    assert any("Created uploaded" in s.value for s in at.success), ([s.value for s in at.success], [w.value for w in at.warning], [i.value for i in at.info])
     assert (app_workspace / "uploaded" / "corpus.sqlite").exists()
     # the estimate is shown before the run, then the extraction fills the triplets
     n_chunks = len(_chunks_of(app_workspace, "uploaded"))
@@ -82,7 +75,6 @@ def test_ask_page_runs_t2rag_steps_saves_and_reopens(app, app_workspace):
     assert boxes and "Gold:" in boxes[0]
     # coloured by the verdict against gold, never "correct" by default
     from components.answer_box import verdict
-
     kind = verdict(run.results[0], run.gold).kind
     assert f"tl-answer-{kind}" in boxes[0] and kind != "unknown"
     steps = 1
@@ -140,7 +132,6 @@ def test_compare_page_shows_both_methods_overlap_and_charts(app):
     specs = [c.proto.spec for c in at.get("plotly_chart")]
     assert len([s for s in specs if "seconds into the run" not in s]) == 1 and len(specs) == 3
     from components.compare_sync import joint_steps
-
     steps = joint_steps(run.results[0].trace, run.results[1].trace)
     assert _next(at, "cmp_sync")  # one control moves both columns
     assert steps[1].t2rag == 1 and steps[1].kg2rag == 1  # round 1 beside hop 1 (or the graph)
@@ -292,8 +283,7 @@ def test_a_provider_refusing_the_key_is_a_readable_error(app, loopback_llm):
     assert not at.exception, [e.value for e in at.exception]
     assert at.error and all("Traceback" not in e.value for e in at.error)
     assert any("t2rag could not finish" in e.value for e in at.error) or any(
-        "tl-answer-error" in b and "could not finish" in b for b in _answer_boxes(at)
-    ), [e.value for e in at.error]
+        "tl-answer-error" in b and "could not finish" in b for b in _answer_boxes(at)), [e.value for e in at.error]
     assert all("tl-answer-correct" not in b for b in _answer_boxes(at))
     assert len(loopback_llm.requests) - asked <= 2  # a refused key is not retried
 
@@ -316,12 +306,8 @@ def test_manage_tab_imports_triplets_deletes_documents_and_drops_the_corpus(app,
     from engine.types import Document
 
     corpus = Workspace(app_workspace, embedder=embedder).create("manage")
-    corpus.add_documents(
-        [
-            Document("d1", "Lisbon", "Lisbon is the capital of Portugal.", "a.txt"),
-            Document("d2", "Porto", "Porto lies on the Douro river.", "b.txt"),
-        ]
-    )
+    corpus.add_documents([Document("d1", "Lisbon", "Lisbon is the capital of Portugal.", "a.txt"),
+                          Document("d2", "Porto", "Porto lies on the Douro river.", "b.txt")])
     cid = corpus.chunks(doc_id="d1")[0].chunk_id
     corpus.close()
     at = app
@@ -350,10 +336,8 @@ def test_manage_tab_imports_triplets_deletes_documents_and_drops_the_corpus(app,
     at.text_input(key="restore_as").input("manage-before").run()
     at.button(key="restore_new").click().run()
     _ok(at)
-    assert {d.doc_id for d in Workspace(app_workspace, embedder=embedder).open("manage-before").documents()} == {
-        "d1",
-        "d2",
-    }
+    assert {d.doc_id for d in Workspace(app_workspace, embedder=embedder).open("manage-before").documents()} == \
+        {"d1", "d2"}
     at.button(key="check_go").click().run()
     _ok(at)
     assert any("ok" in m.value for m in at.success)

@@ -1,7 +1,6 @@
 """Presets in the app (AppTest, offline reasoner): Settings loads `paper` or `tuned` per method, Ask
 then runs it and the result carries its badge; the seed view names the first stage and shows the
 scores that ordered the seeds; Compare columns state budget, first stage and one token line."""
-
 from __future__ import annotations
 
 import pytest

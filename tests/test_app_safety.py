@@ -1,7 +1,6 @@
 """Document text stays text in every rendering the app builds itself: highlights, graph pages,
 the offline HTML export; saved runs reopen unchanged. Uses real T2RAG and KG2RAG traces over a
 corpus whose entity and chunk text are an HTML payload."""
-
 from __future__ import annotations
 
 import json
@@ -27,9 +26,8 @@ def xss_run(tmp_path_factory, embedder):
     reasoner = make_reasoner("", embedder=corpus.embedder)
     q = corpus.questions()[0]
     results = [build_method(m, reasoner).answer(q.question, corpus) for m in ("t2rag", "kg2rag")]
-    return corpus, Run(
-        question=q.question + " " + BREAKOUT, results=results, gold=list(q.answers), qid=q.qid, corpus=corpus.name
-    )
+    return corpus, Run(question=q.question + " " + BREAKOUT, results=results, gold=list(q.answers), qid=q.qid,
+                       corpus=corpus.name)
 
 
 def test_highlight_escapes_text_and_marks_only_the_needles():
@@ -56,9 +54,8 @@ def test_graph_page_keeps_labels_as_data_and_runs_sandboxed():
     from components.graph_page import vis_assets as _vis_assets
     from components.safe import sandboxed, script_hash
 
-    html = graph_html(
-        [GNode("a", XSS, title=BREAKOUT), GNode("b", "Lisbon")], [GEdge("a", "b", label=f"born in {XSS}")]
-    )
+    html = graph_html([GNode("a", XSS, title=BREAKOUT), GNode("b", "Lisbon")],
+                      [GEdge("a", "b", label=f"born in {XSS}")])
     assert "<img" not in html
     # only the three script elements this module writes: vis-network, the data, the bootstrap
     assert html.lower().count("</script>") == 3

@@ -1,7 +1,6 @@
 """AppTest: the demo path's showcase pieces. The verdict strip on Compare (per step and at the end),
 in presentation mode and in the export; page state kept in the URL. Shares the app fixtures of
 tests/test_app_pages.py (a small real HotpotQA corpus, offline reasoner)."""
-
 from __future__ import annotations
 
 import re
@@ -99,11 +98,8 @@ def test_a_copied_compare_link_opens_the_same_question_methods_and_step(app, app
 
     other = _open_link(app_workspace, monkeypatch, "compare", link)  # reload / the link in a new tab
     again = other.session_state["compare"]
-    assert (
-        again is not None
-        and again.qid == run.qid
-        and [r.method for r in again.results] == ["t2rag", "kg2rag", "semantic"]
-    )
+    assert again is not None and again.qid == run.qid and [r.method for r in again.results] == [
+        "t2rag", "kg2rag", "semantic"]
     assert other.session_state["cmp_sync"] == 2
     assert other.selectbox(key="cmp_q_qid").value == run.qid  # the picker names the result's question
     assert dict(other.query_params) == link  # and the address bar still names the same view

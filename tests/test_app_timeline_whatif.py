@@ -1,7 +1,6 @@
 """Issue 12 items 4 and 5 in the app (AppTest, offline reasoner, a small real corpus): the timeline
 renders under a result on Ask, KG2RAG and each Compare column, and the What-if expander re-runs a
 question with changed settings and shows the two runs side by side with what changed."""
-
 from __future__ import annotations
 
 import json
@@ -53,10 +52,7 @@ def test_ask_page_shows_the_timeline_and_a_whatif_rerun_with_its_diff(app):
     evidence = [h.proto.body for h in at.get("html") if "<b>Evidence</b>:" in h.proto.body]
     removed = len(shown["diff"].chunks_removed)
     assert removed and f"{removed} removed" in evidence[0] and evidence[0].count("tl-chunk-removed") == removed
-    assert [m.value for m in at.markdown if m.value in ("**First run**", "**Re-run**")] == [
-        "**First run**",
-        "**Re-run**",
-    ]
+    assert [m.value for m in at.markdown if m.value in ("**First run**", "**Re-run**")] == ["**First run**", "**Re-run**"]
     assert len(timeline_charts(at)) == 3  # the result's own, then the first run's and the re-run's side by side
 
     # adopt the re-run: it becomes the page's result, the stepper walks its trace from step 1

@@ -1,5 +1,4 @@
 """View logic without a browser: joint compare steps, chunk names, colours, graph layout."""
-
 from __future__ import annotations
 
 from types import SimpleNamespace as NS
@@ -52,20 +51,14 @@ def test_components_get_separate_regions():
 
     comps = [box("abc"), box("de"), box("f"), box("g")]
     for i, p in enumerate(comps):  # no two components' bounding boxes overlap
-        for q in comps[i + 1 :]:
+        for q in comps[i + 1:]:
             assert p[1] < q[0] or q[1] < p[0] or p[3] < q[2] or q[3] < p[2], (p, q)
 
 
 def _summary(calls: float, cost):
     a = NS(em=0.5, f1=0.6, retrieval_recall=0.7, recall_at_k=0.7, retrieval_f1=0.5, avg_evidence_chunks=4)
-    m = NS(
-        method="t2rag",
-        answer=a,
-        calls_per_q=calls,
-        cost_per_q=cost,
-        engine_time_per_q=0.2,
-        llm_time_per_q=1.5 if calls else 0.0,
-    )
+    m = NS(method="t2rag", answer=a, calls_per_q=calls, cost_per_q=cost, engine_time_per_q=0.2,
+           llm_time_per_q=1.5 if calls else 0.0)
     return NS(methods=[m, NS(**{**m.__dict__, "method": "kg2rag"})])
 
 

@@ -5,7 +5,6 @@ indexes", 8.7 s of a 16 s first question in issue 28). Here the first page view 
 the warm-up; by the time the thread is done, the corpus the question will use (the same cached
 object the pages use) has both vector indexes in memory and finds the right chunk.
 """
-
 from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest

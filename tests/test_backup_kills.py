@@ -4,7 +4,6 @@ finishes or rolls back what was interrupted, and `corpus list` (or `snapshots`/`
 the corpus with the very content it had. Before the manifest came first, a drop killed after its
 move left the corpus in `.snapshots/NAME/<stamp>-drop/` where neither `snapshots` nor `undo-drop`
 saw it (issue 26)."""
-
 from __future__ import annotations
 
 import hashlib
@@ -52,21 +51,17 @@ def content(corpus) -> dict[str, str]:
     chunks = corpus.chunks()
     trips = corpus.triplets()
     h = lambda b: hashlib.sha256(b).hexdigest()  # noqa: E731
-    return {
-        "documents": h(repr(sorted(d.doc_id for d in corpus.documents())).encode()),
-        "chunks": h(repr([(c.chunk_id, c.title, c.text) for c in chunks]).encode()),
-        "triplets": h(repr([(t.subject, t.predicate, t.object, t.chunk_ids) for t in trips]).encode()),
-        "chunk_vectors": h(corpus.chunk_vectors([c.chunk_id for c in chunks]).tobytes()),
-        "prop_vectors": h(corpus.proposition_vectors([t.triplet_id for t in trips]).tobytes()),
-    }
+    return {"documents": h(repr(sorted(d.doc_id for d in corpus.documents())).encode()),
+            "chunks": h(repr([(c.chunk_id, c.title, c.text) for c in chunks]).encode()),
+            "triplets": h(repr([(t.subject, t.predicate, t.object, t.chunk_ids) for t in trips]).encode()),
+            "chunk_vectors": h(corpus.chunk_vectors([c.chunk_id for c in chunks]).tobytes()),
+            "prop_vectors": h(corpus.proposition_vectors([t.triplet_id for t in trips]).tobytes())}
 
 
 def _fill(ws: Workspace) -> dict[str, str]:
     c = ws.create("demo")
-    docs = [
-        Document(f"d{i}", f"Place{i}", f"Place{i} is a town where person{i} was born. " * 8, f"p{i}.txt")
-        for i in range(12)
-    ]
+    docs = [Document(f"d{i}", f"Place{i}", f"Place{i} is a town where person{i} was born. " * 8, f"p{i}.txt")
+            for i in range(12)]
     c.add_documents(docs)
     c.import_triplets([(ch.chunk_id, f"Person{k}", "born in", f"Place{k}") for k, ch in enumerate(c.chunks())])
     c.refresh_indexes()
@@ -77,35 +72,20 @@ def _fill(ws: Workspace) -> dict[str, str]:
 
 def _run(root, op: str, fault: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "TRIPLET_LENS_FAULT": fault}
-    return subprocess.run(
-        [sys.executable, "-c", WORKER.format(repo=str(REPO), root=str(root), op=op)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return subprocess.run([sys.executable, "-c", WORKER.format(repo=str(REPO), root=str(root), op=op)], env=env,
+                          capture_output=True, text=True, timeout=300)
 
 
 # (operation, fault point@n). Each is reached: the worker must die by SIGKILL there.
-KILLS = [
-    ("drop", "manifest.before_rename@1"),
-    ("drop", "drop.after_manifest@1"),
-    ("drop", "drop.after_move@1"),
-    ("undo-drop", "manifest.before_rename@1"),
-    ("undo-drop", "restore.after_move@1"),
-    ("restore", "backup.after_database@1"),
-    ("restore", "backup.before_rename@1"),
-    ("restore", "restore.mid_copy@1"),
-    ("restore", "restore.mid_copy@3"),
-    ("restore", "restore.after_aside@1"),
-    ("restore", "restore.after_move@1"),
-    ("restore-as", "restore.mid_copy@2"),
-    ("restore-as", "restore.after_move@1"),
-    ("backup", "backup.after_database@1"),
-    ("backup", "manifest.before_rename@1"),
-    ("backup", "backup.before_rename@1"),
-    ("repair", "repair.after_unlink@1"),
-]
+KILLS = [("drop", "manifest.before_rename@1"), ("drop", "drop.after_manifest@1"), ("drop", "drop.after_move@1"),
+         ("undo-drop", "manifest.before_rename@1"), ("undo-drop", "restore.after_move@1"),
+         ("restore", "backup.after_database@1"), ("restore", "backup.before_rename@1"),
+         ("restore", "restore.mid_copy@1"), ("restore", "restore.mid_copy@3"), ("restore", "restore.after_aside@1"),
+         ("restore", "restore.after_move@1"), ("restore-as", "restore.mid_copy@2"),
+         ("restore-as", "restore.after_move@1"),
+         ("backup", "backup.after_database@1"), ("backup", "manifest.before_rename@1"),
+         ("backup", "backup.before_rename@1"),
+         ("repair", "repair.after_unlink@1")]
 
 
 @pytest.mark.parametrize("op, fault", KILLS, ids=[f"{o}-{f}" for o, f in KILLS])
@@ -196,7 +176,7 @@ def test_a_salvage_killed_before_its_rename_leaves_the_damaged_original_and_no_h
     page = con.execute("SELECT rootpage FROM sqlite_master WHERE name='chunks'").fetchone()[0] - 1
     con.close()
     data = bytearray(db.read_bytes())
-    data[page * 4096 : (page + 1) * 4096] = os.urandom(4096)  # the chunks b-tree's root: a salvage case
+    data[page * 4096:(page + 1) * 4096] = os.urandom(4096)  # the chunks b-tree's root: a salvage case
     db.write_bytes(bytes(data))
     damaged = hashlib.sha256(db.read_bytes()).hexdigest()
     proc = _run(root, "repair", "repair.before_rename@1")

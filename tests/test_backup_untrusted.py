@@ -1,7 +1,6 @@
 """Backups are untrusted input (issue 26): a manifest naming `../`, an absolute path or a symlink
 is refused with the entry named, and nothing is written outside the workspace. Before, an entry
 `"../../PWNED"` with its correct SHA-256 was copied to that path, and symlinks were followed."""
-
 from __future__ import annotations
 
 import hashlib
@@ -36,10 +35,8 @@ def _files_outside(tmp_path, ws) -> set[str]:
     return {str(p) for p in tmp_path.rglob("*") if ws.root not in p.parents and p != ws.root}
 
 
-@pytest.mark.parametrize(
-    "entry",
-    ["../../PWNED", "../../../../../../tmp/PWNED-tl-test", "/tmp/PWNED-tl-abs", "sub/../../PWNED", "..", ".hidden"],
-)
+@pytest.mark.parametrize("entry", ["../../PWNED", "../../../../../../tmp/PWNED-tl-test", "/tmp/PWNED-tl-abs",
+                                   "sub/../../PWNED", "..", ".hidden"])
 def test_a_manifest_naming_a_path_is_refused_with_the_name(snap, tmp_path, entry):
     ws, folder = snap
     payload = b"owned"

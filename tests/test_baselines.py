@@ -1,5 +1,4 @@
 """The baselines and the rerankers on a small hand-made corpus (bundled embedder, scripted reasoner)."""
-
 from __future__ import annotations
 
 import sys
@@ -23,20 +22,8 @@ from engine.methods.baselines import (
 from engine.rerank import CrossEncoderReranker, EmbeddingCosineReranker, LiteLLMReranker, RerankerError, make_reranker
 from tests._kg2rag_helpers import MemoryCorpus, ScriptedReasoner, chunk
 
-TOPICS = [
-    "apple orchards",
-    "river deltas",
-    "jazz trumpet",
-    "glacier ice",
-    "desert cacti",
-    "steam engines",
-    "coral reefs",
-    "medieval castles",
-    "honey bees",
-    "volcanic islands",
-    "chess openings",
-    "paper kites",
-]
+TOPICS = ["apple orchards", "river deltas", "jazz trumpet", "glacier ice", "desert cacti", "steam engines",
+          "coral reefs", "medieval castles", "honey bees", "volcanic islands", "chess openings", "paper kites"]
 CHUNKS = [chunk(f"c{i}", t.title(), f"This paragraph is about {t} and nothing else.") for i, t in enumerate(TOPICS)]
 # a paragraph whose only match to the question below is a rare code word: BM25 finds it, dense may not
 CHUNKS.append(chunk("code", "Registry", "Form XQ-7731 must be filed with the county clerk."))
@@ -75,8 +62,7 @@ class _ReverseReranker:
 
 def test_semantic_rerank_reorders_candidates_and_keeps_k(corpus):
     res = SemanticRerankRAG(ScriptedReasoner(), reranker=_ReverseReranker()).answer(
-        "apple orchards", corpus, SemanticRerankSettings(candidates=13, k=3)
-    )
+        "apple orchards", corpus, SemanticRerankSettings(candidates=13, k=3))
     dense, rerank = res.trace.stages
     assert len(dense.chunks) == 13
     assert res.evidence_chunk_ids[0] == "c7"  # the castle paragraph the fake reranker loves
@@ -96,8 +82,7 @@ def test_hybrid_fuses_bm25_and_dense_and_finds_the_rare_code_word(corpus):
 
 def test_hybrid_reranks_the_fused_candidates_when_a_reranker_is_set(corpus):
     res = HybridRAG(ScriptedReasoner(), reranker=_ReverseReranker()).answer(
-        "apple orchards", corpus, HybridSettings(candidates=13, k=2)
-    )
+        "apple orchards", corpus, HybridSettings(candidates=13, k=2))
     assert [s.name for s in res.trace.stages] == ["dense", "bm25", "fusion", "rerank"]
     assert res.evidence_chunk_ids[0] == "c7"
     cos = HybridRAG(ScriptedReasoner()).answer(Q, corpus, HybridSettings(candidates=5, k=3, reranker="cosine"))
@@ -160,9 +145,8 @@ def test_litellm_reranker_puts_scores_back_in_input_order(monkeypatch):
     def fake_rerank(**kw):
         sent.update(kw)
         # providers return results sorted by relevance, not in input order
-        return types.SimpleNamespace(
-            results=[{"index": 2, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.5}]
-        )
+        return types.SimpleNamespace(results=[{"index": 2, "relevance_score": 0.9},
+                                              {"index": 0, "relevance_score": 0.5}])
 
     monkeypatch.setitem(sys.modules, "litellm", types.SimpleNamespace(rerank=fake_rerank))
     _operator_lists(monkeypatch, "http://127.0.0.1:9")

@@ -4,7 +4,6 @@ extraction at the batch price; failed, expired and partly answered batches leave
 unanswered chunks pending; a run killed after submitting, after creating a batch whose id it never
 stored, and in the middle of an import resumes with 0 chunks lost and 0 billed twice.
 """
-
 from __future__ import annotations
 
 import json
@@ -91,8 +90,7 @@ def pending(corpus) -> set[str]:
 
 
 def test_batch_extraction_sends_the_normal_prompts_and_stores_the_same_triplets_at_the_batch_price(
-    pristine, tmp_path, embedder
-):
+        pristine, tmp_path, embedder):
     from engine.reasoners import make_reasoner
 
     normal = clone(pristine, tmp_path, "normal", embedder)
@@ -124,7 +122,8 @@ def test_batch_extraction_sends_the_normal_prompts_and_stores_the_same_triplets_
     assert KEY not in (batched.path / STATE_FILE).read_bytes().decode("latin-1")
 
 
-def test_failed_expired_and_partial_batches_leave_exactly_their_unanswered_chunks_pending(pristine, tmp_path, embedder):
+def test_failed_expired_and_partial_batches_leave_exactly_their_unanswered_chunks_pending(
+        pristine, tmp_path, embedder):
     corpus = clone(pristine, tmp_path, "modes", embedder)
     chunks = corpus.chunks()
     size = -(-len(chunks) // 4)
@@ -136,9 +135,8 @@ def test_failed_expired_and_partial_batches_leave_exactly_their_unanswered_chunk
         assert KEY not in repr(first.failures) and any("Bearer ***" in e for _, e in first.failures)
         groups = [[cid.rpartition("#")[0] for cid in b] for b in srv.batches]
         assert len(groups) == 4
-        expected = (
-            set(groups[1]) | set(groups[2][len(groups[2]) // 2 :]) | {c for i, c in enumerate(groups[3]) if i % 3 == 1}
-        )
+        expected = set(groups[1]) | set(groups[2][len(groups[2]) // 2:]) | {c for i, c in enumerate(groups[3])
+                                                                             if i % 3 == 1}
         assert pending(corpus) == expected and expected
         assert first.chunks_requeued == len(expected) and first.chunks_failed == 0 and not first.ok
         assert [s for _, s in first.closed] == ["completed", "failed", "expired", "completed"]
@@ -223,8 +221,7 @@ KILLS = [
 
 
 def test_killed_after_submit_and_mid_import_then_resumed_loses_and_double_bills_nothing(
-    pristine, tmp_path, embedder, monkeypatch, capsys
-):
+        pristine, tmp_path, embedder, monkeypatch, capsys):
     corpus = clone(pristine, tmp_path, "killed", embedder)
     chunks = corpus.chunks()
     corpus.close()
@@ -234,11 +231,11 @@ def test_killed_after_submit_and_mid_import_then_resumed_loses_and_double_bills_
         srv.polls_before_done = 1
         done_before: set[str] = set()
         for point, nth in KILLS:
-            script = WORKER.format(
-                repo=str(REPO), root=str(tmp_path), name="killed", model=MODEL, base=srv.base_url, key=KEY, size=size
-            )
+            script = WORKER.format(repo=str(REPO), root=str(tmp_path), name="killed", model=MODEL,
+                                   base=srv.base_url, key=KEY, size=size)
             env = {**os.environ, FAULT_ENV: f"{point}@{nth}"}
-            proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+            proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                                  timeout=120)
             assert proc.returncode == -signal.SIGKILL, (point, proc.returncode, proc.stderr[-2000:])
             c = Workspace(tmp_path, embedder=embedder).open("killed")
             assert c.check() == []
@@ -258,15 +255,12 @@ def test_killed_after_submit_and_mid_import_then_resumed_loses_and_double_bills_
     assert srv.billed == Counter({f"{c.chunk_id}#extract": 1 for c in chunks})  # 0 billed twice, 0 lost
     assert corpus.check() == []
     assert {(t.subject, t.predicate, t.object) for t in corpus.triplets()} == expected_triples(chunks)
-    print(
-        f"kills survived {len(KILLS)}; chunks {len(chunks)}; batches {len(srv.batches)}; "
-        f"requests billed {sum(srv.billed.values())}; billed twice 0"
-    )
+    print(f"kills survived {len(KILLS)}; chunks {len(chunks)}; batches {len(srv.batches)}; "
+          f"requests billed {sum(srv.billed.values())}; billed twice 0")
 
 
-def test_cli_estimate_shows_both_prices_and_extract_batch_runs_end_to_end(
-    pristine, tmp_path, embedder, monkeypatch, capsys
-):
+def test_cli_estimate_shows_both_prices_and_extract_batch_runs_end_to_end(pristine, tmp_path, embedder,
+                                                                        monkeypatch, capsys):
     from engine.cli import main
 
     corpus = clone(pristine, tmp_path, "cli", embedder)
@@ -277,27 +271,12 @@ def test_cli_estimate_shows_both_prices_and_extract_batch_runs_end_to_end(
     assert main(["extract", "cli", "--model", MODEL, "--estimate"]) == 0
     out = capsys.readouterr().out
     normal, batch = (float(x) for x in re.findall(r"\$([0-9.]+)", out))
-    assert (
-        "through the batch API" in out
-        and "litellm's batch price" in out
-        and batch == pytest.approx(normal / 2, abs=2e-4)
-    )
+    assert "through the batch API" in out and "litellm's batch price" in out and batch == pytest.approx(normal / 2, abs=2e-4)
     with BatchLoopbackServer() as srv:
         srv.reply, _ = scripted(chunks)
         srv.batch_modes.append("failed")
-        args = [
-            "extract",
-            "cli",
-            "--model",
-            MODEL,
-            "--api-base",
-            srv.base_url,
-            "--batch",
-            "--batch-size",
-            "10",
-            "--poll-seconds",
-            "0",
-        ]
+        args = ["extract", "cli", "--model", MODEL, "--api-base", srv.base_url, "--batch", "--batch-size", "10",
+                "--poll-seconds", "0"]
         assert main(args) == 1  # the first batch failed: its chunks are pending, the command says so
         out = capsys.readouterr()
         assert "were not answered" in out.out and "rerun the same command" in out.err and KEY not in out.out + out.err

@@ -4,7 +4,6 @@ console, saves screenshots; then opens a corpus whose entity is an HTML payload 
 script ran and no such element exists anywhere on the page (iframes included). The demo walk also
 opens Compare's timelines and runs a what-if on Ask against a loopback OpenAI-compatible provider
 (tests/loopback.py), so replies are really replayed."""
-
 from __future__ import annotations
 
 import json
@@ -96,21 +95,15 @@ def provider():
 @pytest.fixture()
 def browser(chromium, tmp_path):
     b = Browser(chromium, tmp_path / "profile")
-    b.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 1400, "height": 2200, "deviceScaleFactor": 1, "mobile": False},
-        session=True,
-    )
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": 1400, "height": 2200, "deviceScaleFactor": 1, "mobile": False}, session=True)
     yield b
     b.close()
 
 
 def _nav(b: Browser, label: str) -> None:
-    clicked = b.eval(
-        "(() => { const a = [...document.querySelectorAll('a')].find(x => x.innerText.trim().endsWith("
-        + json.dumps(label)
-        + ")); if (!a) return false; a.click(); return true; })()"
-    )
+    clicked = b.eval("(() => { const a = [...document.querySelectorAll('a')].find(x => x.innerText.trim().endsWith("
+                     + json.dumps(label) + ")); if (!a) return false; a.click(); return true; })()")
     assert clicked, f"no navigation link {label!r}"
 
 
@@ -165,51 +158,30 @@ def test_ask_and_compare_in_a_real_browser(server, browser, tmp_path):
     assert not b.dialogs()
 
 
-_OPEN_CONTEXT = (
-    "(() => [...document.querySelectorAll('details')].filter(d => d.open && d.querySelector('summary')"
-    ".innerText.includes('Context exactly as sent')).length)()"
-)
+_OPEN_CONTEXT = ("(() => [...document.querySelectorAll('details')].filter(d => d.open && d.querySelector('summary')"
+                 ".innerText.includes('Context exactly as sent')).length)()")
 
 
 def _baseline_context_stays_open(b: Browser) -> None:
     """Compare with a baseline: the baseline's "Context exactly as sent", opened under the
     side-by-side, stays open when the step control above it changes what the columns show (a
     plain expander there was redrawn as new, closed, on every step)."""
-    _wait_js(
-        b,
-        "(() => { const i = [...document.querySelectorAll('input')].find(x => (x.getAttribute("
-        "'aria-label') || '').includes('Baseline (optional)')); if (!i) return false; i.click(); i.focus();"
-        " return document.activeElement === i; })()",
-        what="the baseline select box",
-    )
+    _wait_js(b, "(() => { const i = [...document.querySelectorAll('input')].find(x => (x.getAttribute("
+             "'aria-label') || '').includes('Baseline (optional)')); if (!i) return false; i.click(); i.focus();"
+             " return document.activeElement === i; })()", what="the baseline select box")
     b.send("Input.insertText", {"text": "Semantic RAG"}, session=True)
-    box = _wait_js(
-        b,
-        "(() => { const o = [...document.querySelectorAll('[role=option]')].find(x => "
-        "x.innerText.trim() === 'Semantic RAG'); if (!o) return null; const r = o.getBoundingClientRect();"
-        " return [r.left + r.width / 2, r.top + r.height / 2]; })()",
-        what="the Semantic RAG option",
-    )
+    box = _wait_js(b, "(() => { const o = [...document.querySelectorAll('[role=option]')].find(x => "
+                   "x.innerText.trim() === 'Semantic RAG'); if (!o) return null; const r = o.getBoundingClientRect();"
+                   " return [r.left + r.width / 2, r.top + r.height / 2]; })()", what="the Semantic RAG option")
     _click_at(b, *box)
-    _wait_js(
-        b,
-        "[...document.querySelectorAll('input')].some(x => x.getAttribute('aria-label') === "
-        "'Baseline (optional)' && x.value === 'Semantic RAG')",
-        what="Semantic RAG chosen",
-    )
+    _wait_js(b, "[...document.querySelectorAll('input')].some(x => x.getAttribute('aria-label') === "
+             "'Baseline (optional)' && x.value === 'Semantic RAG')", what="Semantic RAG chosen")
     _click(b, "Compare")
-    _wait_js(
-        b,
-        "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Baseline: Semantic RAG'))",
-        timeout=180,
-        what="the baseline's expander",
-    )
+    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes("
+             "'Baseline: Semantic RAG'))", timeout=180, what="the baseline's expander")
     assert _open_expanders(b, "Baseline: Semantic RAG") == 1
-    _wait_js(
-        b,
-        "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Context exactly as sent'))",
-        what="the baseline's context",
-    )
+    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes("
+             "'Context exactly as sent'))", what="the baseline's context")
     assert _open_expanders(b, "Context exactly as sent") == 1
     _wait_js(b, _OPEN_CONTEXT + " === 1", what="the context opened")
     for step in (2, 3):
@@ -287,12 +259,8 @@ def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, 
     corpus = Workspace(tmp_path / "ws", embedder=embedder).open("xss")
     q = corpus.questions()[0]
     reasoner = make_reasoner("", embedder=corpus.embedder)
-    run = Run(
-        question=q.question,
-        gold=list(q.answers),
-        corpus="xss",
-        results=[build_method(m, reasoner).answer(q.question, corpus) for m in ("t2rag", "kg2rag")],
-    )
+    run = Run(question=q.question, gold=list(q.answers), corpus="xss",
+              results=[build_method(m, reasoner).answer(q.question, corpus) for m in ("t2rag", "kg2rag")])
     page = tmp_path / "export.html"
     page.write_text(export_html(run, corpus=corpus), encoding="utf-8")
 
@@ -305,10 +273,8 @@ def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, 
             b.pump(0.2)
         assert "Answer" in b.text() and "Lisbon" in b.text()
         assert b.eval("document.querySelectorAll('.graph svg circle').length") == 0  # the answer step has none
-        assert b.eval(
-            "[...document.querySelectorAll('.tabs button')].find(x => x.innerText.startsWith('KG2RAG: '))"
-            ".click() || true"
-        )
+        assert b.eval("[...document.querySelectorAll('.tabs button')].find(x => x.innerText.startsWith('KG2RAG: '))"
+                      ".click() || true")
         b.wait_text("Seed chunks")
         assert XSS in b.text()  # drawn as text
         while "Spanning trees" not in b.text() and b.click_button("Next ▶"):
@@ -338,7 +304,8 @@ def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, 
         b.close()
 
 
-def test_the_offline_export_opens_a_chunk_with_its_span_from_a_citation_and_a_graph_node(chromium, tmp_path, embedder):
+def test_the_offline_export_opens_a_chunk_with_its_span_from_a_citation_and_a_graph_node(chromium, tmp_path,
+                                                                                         embedder):
     """The export opened as a file (no server): a citation of the evidence chain and a node of the
     tree graph each open their chunk under the step, with the sentence they point at marked."""
     from components.export import export_html
@@ -351,12 +318,8 @@ def test_the_offline_export_opens_a_chunk_with_its_span_from_a_citation_and_a_gr
     corpus = Workspace(tmp_path / "ws", embedder=embedder).open("small")
     q = corpus.questions()[0]
     reasoner = make_reasoner("", embedder=corpus.embedder)
-    run = Run(
-        question=q.question,
-        gold=list(q.answers),
-        corpus="small",
-        results=[build_method(m, reasoner).answer(q.question, corpus) for m in ("t2rag", "kg2rag")],
-    )
+    run = Run(question=q.question, gold=list(q.answers), corpus="small",
+              results=[build_method(m, reasoner).answer(q.question, corpus) for m in ("t2rag", "kg2rag")])
     page = tmp_path / "export.html"
     page.write_text(export_html(run, corpus=corpus), encoding="utf-8")
     view = """(() => { const v = document.getElementById('chunk-view'); if (!v) return null;
@@ -366,22 +329,16 @@ def test_the_offline_export_opens_a_chunk_with_its_span_from_a_citation_and_a_gr
 
     b = Browser(chromium, tmp_path / "profile")
     try:
-        b.send(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": 1440, "height": 900, "deviceScaleFactor": 1, "mobile": False},
-            session=True,
-        )
+        b.send("Emulation.setDeviceMetricsOverride",
+               {"width": 1440, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=True)
         b.navigate(page.as_uri())
         b.wait_text("Step 1 of")
         # KG2RAG: the evidence chain cites the selected trees' chunks
-        assert b.eval(
-            "[...document.querySelectorAll('.tabs button')].find(x => x.innerText.startsWith('KG2RAG: '))"
-            ".click() || true"
-        )
+        assert b.eval("[...document.querySelectorAll('.tabs button')].find(x => x.innerText.startsWith('KG2RAG: '))"
+                      ".click() || true")
         b.wait_text("Evidence chain")
-        cite = b.eval(
-            "(() => { const c = document.querySelector('.chain button.cite'); c.click(); return c.textContent; })()"
-        )
+        cite = b.eval("(() => { const c = document.querySelector('.chain button.cite'); c.click();"
+                      " return c.textContent; })()")
         b.pump(0.3)
         got = b.eval(view)
         assert got and got["name"] == cite and got["visible"]
@@ -394,11 +351,8 @@ def test_the_offline_export_opens_a_chunk_with_its_span_from_a_citation_and_a_gr
           c.scrollIntoView({block: 'center'}); const r = c.getBoundingClientRect();
           return {x: r.left + r.width / 2, y: r.top + r.height / 2, label: c.querySelector('title').textContent}; })()""")
         b.pump(0.3)
-        node = {
-            **node,
-            **b.eval("""(() => { const r = document.querySelector('.graph svg circle.has-chunk')
-          .getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()"""),
-        }
+        node = {**node, **b.eval("""(() => { const r = document.querySelector('.graph svg circle.has-chunk')
+          .getBoundingClientRect(); return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()""")}
         _click_at(b, node["x"], node["y"])
         b.pump(0.3)
         got = b.eval(view)
@@ -414,9 +368,7 @@ def test_the_offline_export_opens_a_chunk_with_its_span_from_a_citation_and_a_gr
 
 # --- the demo walk: landing card -> Compare -> both methods stepped in sync -> click a graph node ---
 
-_ANSWER_BOXES = (
-    """(() => [...document.querySelectorAll('.tl-answer')].map(e => ({cls: e.className, text: e.innerText})))()"""
-)
+_ANSWER_BOXES = """(() => [...document.querySelectorAll('.tl-answer')].map(e => ({cls: e.className, text: e.innerText})))()"""
 # The wrapper frame of every graph (same origin as the app) and where its sandboxed page sits.
 _GRAPH_FRAMES = """(() => [...document.querySelectorAll('iframe')].map(f => {
   let d = null; try { d = f.contentDocument; } catch (e) {}
@@ -431,21 +383,18 @@ def _in_graph_frames(b: Browser, expression: str) -> list:
     """`expression` evaluated in every graph page. The pages run in sandboxed frames (an opaque
     origin, which Chromium puts in a process of its own), so they are reached as DevTools
     targets attached to the page, not through the app's DOM."""
-    b.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True}, session=True)
+    b.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True},
+           session=True)
     b.pump(0.5)
-    sessions = {
-        e["params"]["sessionId"]
-        for e in b.events
-        if e["method"] == "Target.attachedToTarget" and e["params"]["targetInfo"]["type"] == "iframe"
-    }
+    sessions = {e["params"]["sessionId"] for e in b.events if e["method"] == "Target.attachedToTarget"
+                and e["params"]["targetInfo"]["type"] == "iframe"}
     sessions -= {e["params"]["sessionId"] for e in b.events if e["method"] == "Target.detachedFromTarget"}
     out, page = [], b.session
     for sid in sessions:
         b.session = sid  # Browser.send(session=True) talks to b.session
         try:
-            res = b.send(
-                "Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True, timeout=10
-            )
+            res = b.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True,
+                         timeout=10)
         except (RuntimeError, TimeoutError):
             continue
         finally:
@@ -473,9 +422,8 @@ def _show_each_graph(b: Browser) -> None:
 
 def _click_at(b: Browser, x: float, y: float) -> None:
     for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
-        b.send(
-            "Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}, session=True
-        )
+        b.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
+               session=True)
         b.pump(0.1)
 
 
@@ -512,52 +460,35 @@ _TIMELINES = """(() => [...document.querySelectorAll('.js-plotly-plot')].map(p =
 
 
 def _open_expanders(b: Browser, needle: str) -> int:
-    return b.eval(
-        "(() => { const s = [...document.querySelectorAll('details')].filter(d => !d.open && "
-        "d.querySelector('summary').innerText.includes(" + json.dumps(needle) + "));"
-        " s.forEach(d => d.querySelector('summary').click()); return s.length; })()"
-    )
+    return b.eval("(() => { const s = [...document.querySelectorAll('details')].filter(d => !d.open && "
+                  "d.querySelector('summary').innerText.includes(" + json.dumps(needle) + "));"
+                  " s.forEach(d => d.querySelector('summary').click()); return s.length; })()")
 
 
 def _type_into(b: Browser, label_start: str, text: str) -> None:
     """Type into the text input whose label starts with `label_start`, as a user would."""
-    _wait_js(
-        b,
-        "(() => { const i = [...document.querySelectorAll('input')].find(x => (x.getAttribute("
-        "'aria-label') || '').startsWith(" + json.dumps(label_start) + ")); if (!i) return false;"
-        " i.focus(); i.select(); return document.activeElement === i; })()",
-        timeout=60,
-        what=f"an input labelled {label_start!r}",
-    )  # widgets load after the page's skeleton
+    _wait_js(b, "(() => { const i = [...document.querySelectorAll('input')].find(x => (x.getAttribute("
+             "'aria-label') || '').startsWith(" + json.dumps(label_start) + ")); if (!i) return false;"
+             " i.focus(); i.select(); return document.activeElement === i; })()", timeout=60,
+             what=f"an input labelled {label_start!r}")  # widgets load after the page's skeleton
     b.send("Input.insertText", {"text": text}, session=True)
     b.pump(0.2)
 
 
 def _check_compare_timelines(b: Browser) -> None:
     """The timeline of each Compare column, opened: plotly drew a bar for every row of the tree."""
-    _wait_js(
-        b,
-        "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Timelines'))",
-        what="the timelines expander",
-    )
+    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Timelines'))",
+             what="the timelines expander")
     _open_expanders(b, "Timelines")
-    tls = _wait_js(
-        b,
-        "(() => { const t = " + _TIMELINES + "; return t.length >= 2 && t.every(x => x.bars > 0)"
-        " && t.every(x => x.visible) ? t : null; })()",
-        what="two drawn timelines",
-    )
+    tls = _wait_js(b, "(() => { const t = " + _TIMELINES + "; return t.length >= 2 && t.every(x => x.bars > 0)"
+                   " && t.every(x => x.visible) ? t : null; })()", what="two drawn timelines")
     heads = [t["rows"][0] for t in tls]
     assert heads[:2] == ["T2RAG", "KG2RAG"], heads
     # level once both have settled (a caption above one may still be re-flowing)
-    boxes = _wait_js(
-        b,
-        "(() => { const r = [...document.querySelectorAll('.js-plotly-plot')].map(p => "
-        "p.getBoundingClientRect()).filter(r => r.height > 50).map(r => [r.left, r.top]);"
-        " return r.length >= 2 && Math.abs(r[0][1] - r[1][1]) < 5 ? r : null; })()",
-        timeout=20,
-        what="two level timelines",
-    )
+    boxes = _wait_js(b, "(() => { const r = [...document.querySelectorAll('.js-plotly-plot')].map(p => "
+                     "p.getBoundingClientRect()).filter(r => r.height > 50).map(r => [r.left, r.top]);"
+                     " return r.length >= 2 && Math.abs(r[0][1] - r[1][1]) < 5 ? r : null; })()",
+                     timeout=20, what="two level timelines")
     assert len(boxes) >= 2 and boxes[0][0] < boxes[1][0] and abs(boxes[0][1] - boxes[1][1]) < 5, boxes  # level
     for t in tls:
         assert t["bars"] == len(t["rows"]) >= 4, t  # one bar per span: the run, its steps, their calls
@@ -565,10 +496,8 @@ def _check_compare_timelines(b: Browser) -> None:
     assert "├ round 1" in tls[0]["rows"] and "├ seed" in tls[1]["rows"]
 
 
-_OPEN_CALLS = (
-    "(() => [...document.querySelectorAll('details')].filter(d => d.open && d.querySelector('summary')"
-    ".innerText.includes('🔎 solve')).length)()"
-)
+_OPEN_CALLS = ("(() => [...document.querySelectorAll('details')].filter(d => d.open && d.querySelector('summary')"
+               ".innerText.includes('🔎 solve')).length)()")
 
 
 def _check_call_stays_open_while_the_other_column_steps(b: Browser) -> None:
@@ -583,9 +512,8 @@ def _check_call_stays_open_while_the_other_column_steps(b: Browser) -> None:
     _wait_js(b, _OPEN_CALLS + " >= 1", what="the solve call opened")
     before = b.eval("document.body.innerText.match(/Step (\\d+) of/)[1]")
     _click(b, "Next ▶")
-    _wait_js(
-        b, "document.body.innerText.match(/Step (\\d+) of/)[1] !== " + json.dumps(before), what="the next joint step"
-    )
+    _wait_js(b, "document.body.innerText.match(/Step (\\d+) of/)[1] !== " + json.dumps(before),
+             what="the next joint step")
     b.pump(2)
     assert "🔎 solve" in b.text(), "T2RAG left its round"
     assert b.eval(_OPEN_CALLS) >= 1, "the opened LLM call closed when the other column stepped"
@@ -609,58 +537,34 @@ def _whatif_on_ask_with_a_model(b: Browser, provider) -> None:
     _click(b, "Ask")
     b.wait_text("openai/gpt-4o-mini · ", timeout=180)  # the usage line of the model's run
     assert len(provider.chat_requests()) > asked  # the model answered this question
-    _wait_js(
-        b,
-        "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('What if'))",
-        what="the What if… expander",
-    )
+    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('What if'))",
+             what="the What if… expander")
     assert _open_expanders(b, "What if") == 1
-    step_down = (
-        "(() => { const i = [...document.querySelectorAll('input')].find(x => x.getAttribute('aria-label')"
-        " === 'Chunks retrieved (k)'); if (!i) return null; const box = i.closest("
-        "'[data-testid=stNumberInput]'); return box; })()"
-    )
+    step_down = ("(() => { const i = [...document.querySelectorAll('input')].find(x => x.getAttribute('aria-label')"
+                 " === 'Chunks retrieved (k)'); if (!i) return null; const box = i.closest("
+                 "'[data-testid=stNumberInput]'); return box; })()")
     _wait_js(b, step_down + " !== null", what="the k input")
-    b.eval(
-        step_down.replace(
-            "return box;", "box.querySelector('[data-testid=stNumberInputStepDown]').click(); return true;"
-        )
-    )
-    _wait_js(
-        b,
-        "(() => { const i = [...document.querySelectorAll('input')].find(x => x.getAttribute('aria-label')"
-        " === 'Chunks retrieved (k)'); return i && i.value === '4'; })()",
-        what="k = 4",
-    )
+    b.eval(step_down.replace("return box;", "box.querySelector('[data-testid=stNumberInputStepDown]').click();"
+                             " return true;"))
+    _wait_js(b, "(() => { const i = [...document.querySelectorAll('input')].find(x => x.getAttribute('aria-label')"
+             " === 'Chunks retrieved (k)'); return i && i.value === '4'; })()", what="k = 4")
     _click(b, "🔁 Re-run")
-    marked = _wait_js(
-        b,
-        "(() => { const r = document.querySelector('.tl-whatif-diff .tl-replayed');"
-        " return r && r.getBoundingClientRect().height > 0 ? r.textContent : null; })()",
-        timeout=180,
-        what="the diff with its replayed calls, in view",
-    )
+    marked = _wait_js(b, "(() => { const r = document.querySelector('.tl-whatif-diff .tl-replayed');"
+                      " return r && r.getBoundingClientRect().height > 0 ? r.textContent : null; })()",
+                      timeout=180, what="the diff with its replayed calls, in view")
     assert int(marked.split()[0]) >= 1 and marked.endswith("replayed"), marked  # the decomposition at least
     diff = b.eval("document.querySelector('.tl-whatif-diff').innerText")
     assert "→ 4" in diff and "new" in diff, diff
     # the re-run's timeline draws the replayed calls as such (grey, "replayed, $0"); the first run's none
-    tls = _wait_js(
-        b,
-        "(() => { const t = " + _TIMELINES + "; return t.some(x => x.texts.some(y => "
-        "y.startsWith('replayed, $0'))) ? t : null; })()",
-        what="a timeline with replayed calls",
-    )
+    tls = _wait_js(b, "(() => { const t = " + _TIMELINES + "; return t.some(x => x.texts.some(y => "
+                   "y.startsWith('replayed, $0'))) ? t : null; })()", what="a timeline with replayed calls")
     replayed = [t for t in tls if any(x.startswith("replayed, $0") for x in t["texts"])]
     assert len(replayed) == 1 and len(tls) >= 3, tls
     # stepping the trace above redraws the page: the opened what-if stays open, its diff in view
     _click(b, "Next ▶")
     b.wait_text("Step 2 of")
-    _wait_js(
-        b,
-        "(() => { const r = document.querySelector('.tl-whatif-diff .tl-replayed');"
-        " return r && r.getBoundingClientRect().height > 0; })()",
-        what="the what-if still open after Next",
-    )
+    _wait_js(b, "(() => { const r = document.querySelector('.tl-whatif-diff .tl-replayed');"
+             " return r && r.getBoundingClientRect().height > 0; })()", what="the what-if still open after Next")
 
 
 def _adopt_the_rerun(b: Browser) -> None:
@@ -678,11 +582,8 @@ def _adopt_the_rerun(b: Browser) -> None:
 
 def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, provider, tmp_path):
     b = browser
-    b.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 1440, "height": 1800, "deviceScaleFactor": 1, "mobile": False},
-        session=True,
-    )
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": 1440, "height": 1800, "deviceScaleFactor": 1, "mobile": False}, session=True)
     b.navigate(server.url + "/?corpus=hotpotqa-sample")
     b.wait_text("Start here", timeout=120)
     _click(b, "Compare the two methods on this question")
@@ -692,13 +593,8 @@ def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, pr
     assert len(boxes) >= 2, boxes
     for box in boxes:
         kind = next(c for c in box["cls"].split() if c.startswith("tl-answer-")).removeprefix("tl-answer-")
-        word = {
-            "correct": "correct",
-            "partial": "partly",
-            "wrong": "wrong",
-            "error": "no answer",
-            "unknown": "no gold",
-        }[kind]
+        word = {"correct": "correct", "partial": "partly", "wrong": "wrong", "error": "no answer",
+                "unknown": "no gold"}[kind]
         assert word in box["text"], box
     # one control steps both columns until KG2RAG shows its weighted graph
     for _ in range(8):
@@ -711,9 +607,7 @@ def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, pr
     b.pump(3)
     _show_each_graph(b)
     srcdocs = [f["srcdoc"] for f in b.eval(_GRAPH_FRAMES)]
-    assert srcdocs and not any(
-        "&quot;" in s.split('id="graph-data">', 1)[1] for s in srcdocs if 'id="graph-data">' in s
-    )
+    assert srcdocs and not any("&quot;" in s.split('id="graph-data">', 1)[1] for s in srcdocs if 'id="graph-data">' in s)
     end = time.monotonic() + 60  # every graph reports its probe once drawn (slow on a busy machine)
     probes = [p for p in _in_graph_frames(b, _PROBE) if p]
     while time.monotonic() < end and not (probes and all(p["probe"] for p in probes)):
@@ -724,42 +618,31 @@ def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, pr
     for p in probes:  # fitted: every node's box inside its canvas; labels at a readable size
         assert p["probe"] and p["probe"]["total"] > 0 and p["probe"]["outside"] == 0, p["probe"]
         assert p["probe"]["screenFont"] >= 11.5, p["probe"]
-    assert any(x.startswith("Tree 1") for x in kg[0]["legend"]) and any(
-        "pruned" in x or "Tree" in x for x in kg[0]["legend"]
-    )
+    assert any(x.startswith("Tree 1") for x in kg[0]["legend"]) and any("pruned" in x or "Tree" in x
+                                                                         for x in kg[0]["legend"])
     # clicking a node writes its triplets and source chunk into the panel under the graph
-    b.eval(
-        "[...document.querySelectorAll('iframe')].find(f => { try { const i = f.contentDocument"
-        ".querySelector('iframe[sandbox]'); return i && i.getAttribute('srcdoc').includes('seed entity'); }"
-        " catch (e) { return false; } }).scrollIntoView({block: 'center'})"
-    )
+    b.eval("[...document.querySelectorAll('iframe')].find(f => { try { const i = f.contentDocument"
+           ".querySelector('iframe[sandbox]'); return i && i.getAttribute('srcdoc').includes('seed entity'); }"
+           " catch (e) { return false; } }).scrollIntoView({block: 'center'})")
     b.pump(1.5)
     kg = [p for p in _in_graph_frames(b, _PROBE) if p and any("seed entity" in x for x in p["legend"])]
     frame = next(f for f in b.eval(_GRAPH_FRAMES) if "seed entity" in f["srcdoc"])
     fx, fy = kg[0]["probe"]["first"]
     _click_at(b, frame["x"] + fx, frame["y"] + fy)
     b.pump(1)
-    detail = next(
-        p["detail"] for p in _in_graph_frames(b, _PROBE) if p and any("seed entity" in x for x in p["legend"])
-    )
+    detail = next(p["detail"] for p in _in_graph_frames(b, _PROBE) if p and any("seed entity" in x for x in p["legend"]))
     assert "Triplets (source chunk)" in detail and "chunk" in detail, detail
     b.screenshot(tmp_path / "compare_sync.png")
     print(f"screenshot: {tmp_path / 'compare_sync.png'}")
     # a phone: the graphs refit and keep labels readable
-    b.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True},
-        session=True,
-    )
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}, session=True)
     b.pump(3)
     _show_each_graph(b)
     for p in [p for p in _in_graph_frames(b, _PROBE) if p]:
         assert p["probe"]["outside"] == 0 and p["probe"]["screenFont"] >= 11.5, p["probe"]
-    b.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 1440, "height": 1800, "deviceScaleFactor": 1, "mobile": False},
-        session=True,
-    )
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": 1440, "height": 1800, "deviceScaleFactor": 1, "mobile": False}, session=True)
     # each column's timeline, drawn by plotly
     _check_compare_timelines(b)
     b.screenshot(tmp_path / "compare_timelines.png")
@@ -775,10 +658,8 @@ def test_demo_walk_landing_compare_in_sync_and_a_graph_click(server, browser, pr
     assert not b.dialogs()
 
 
-_OPEN_DETAILS = (
-    "[...document.querySelectorAll('details')].filter(d => d.open)"
-    ".map(d => d.querySelector('summary').innerText.split('\\n').pop())"
-)
+_OPEN_DETAILS = ("[...document.querySelectorAll('details')].filter(d => d.open)"
+                 ".map(d => d.querySelector('summary').innerText.split('\\n').pop())")
 
 
 def test_an_opened_settings_expander_stays_open_when_a_message_appears_above_it(server, browser):
@@ -789,11 +670,8 @@ def test_an_opened_settings_expander_stays_open_when_a_message_appears_above_it(
     b.wait_text("Corpus: hotpotqa-sample", timeout=120)
     _nav(b, "Settings")
     b.wait_text("Method settings")
-    _wait_js(
-        b,
-        "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Semantic RAG'))",
-        what="the Semantic RAG settings",
-    )
+    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Semantic RAG'))",
+             what="the Semantic RAG settings")
     assert _open_expanders(b, "Semantic RAG") == 1
     _wait_js(b, "(" + _OPEN_DETAILS + ").some(x => x.startsWith('Semantic RAG'))", what="Semantic RAG opened")
     _click(b, "Use the offline reasoner")
@@ -831,12 +709,8 @@ def _step_to_the_end(b: Browser, where: str, limit: int = 12, on_step=None) -> i
         before = b.eval("document.body.innerText.match(/Step (\\d+) of (\\d+)/)?.[0] || ''")
         if not b.click_button("Next ▶"):
             return n - 1
-        _wait_js(
-            b,
-            "(document.body.innerText.match(/Step (\\d+) of (\\d+)/)?.[0] || '') !== " + json.dumps(before),
-            timeout=60,
-            what=f"{where}: the step after {before!r}",
-        )
+        _wait_js(b, "(document.body.innerText.match(/Step (\\d+) of (\\d+)/)?.[0] || '') !== "
+                 + json.dumps(before), timeout=60, what=f"{where}: the step after {before!r}")
         b.pump(1)
         _clean(b, f"{where}, step {n + 1}")
     return n
@@ -855,11 +729,8 @@ def _graph_probes(b: Browser) -> list[dict]:
 @pytest.mark.parametrize("width,height", [(1440, 900), (390, 844)], ids=["laptop", "phone"])
 def test_the_demo_path_works_the_first_time(server, browser, tmp_path, width, height):
     b = browser
-    b.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
-        session=True,
-    )
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}, session=True)
     b.navigate(server.url + "/?corpus=hotpotqa-sample")
     b.wait_text("Start here", timeout=120)
     b.wait_text("Triplet Lens", timeout=30)
@@ -929,23 +800,15 @@ def test_the_demo_path_works_the_first_time(server, browser, tmp_path, width, he
 def test_the_demo_path_evaluate_and_settings_with_their_defaults(server, browser, width, height):
     """The walk's last pages, as they open: Evaluate's main button with every default, then Settings."""
     b = browser
-    b.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
-        session=True,
-    )
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}, session=True)
     b.navigate(server.url + "/?corpus=hotpotqa-sample")
     b.wait_text("Start here", timeout=120)
     _nav(b, "Evaluate")
     b.wait_text("Run evaluation", timeout=120)
     _click(b, "Run evaluation")  # with every default as the page opens
-    _wait_js(
-        b,
-        'document.querySelector(\'[data-testid="stDataFrame"], [data-testid="stAlertContentError"], '
-        '[data-testid="stException"]\') !== null',
-        timeout=300,
-        what="the evaluation's table or an error",
-    )
+    _wait_js(b, "document.querySelector('[data-testid=\"stDataFrame\"], [data-testid=\"stAlertContentError\"], "
+             "[data-testid=\"stException\"]') !== null", timeout=300, what="the evaluation's table or an error")
     b.pump(2)
     _clean(b, "Evaluate with its defaults")
 

@@ -1,7 +1,6 @@
 """A real browser loads the paper's KG2RAG: Settings → KG2RAG → "Load the paper preset", then Ask on
 the KG2RAG page; the result's badge names the `paper` preset and opens (one click) on "every setting
 is the paper's" and SPEC's named fixes. Headless Chromium over DevTools (tests/_app_helpers.py)."""
-
 from __future__ import annotations
 
 import json
@@ -29,11 +28,8 @@ def server(tmp_path_factory, embedder):
 @pytest.fixture()
 def browser(server, tmp_path):
     b = Browser(find_chromium(), tmp_path / "profile")
-    b.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 1400, "height": 2200, "deviceScaleFactor": 1, "mobile": False},
-        session=True,
-    )
+    b.send("Emulation.setDeviceMetricsOverride",
+           {"width": 1400, "height": 2200, "deviceScaleFactor": 1, "mobile": False}, session=True)
     yield b
     b.close()
 
@@ -49,36 +45,23 @@ def _until(b: Browser, js: str, what: str, timeout: float = 60):
 
 
 def _nav(b: Browser, label: str) -> None:
-    _until(
-        b,
-        "(() => { const a = [...document.querySelectorAll('a')].find(x => x.innerText.trim().endsWith("
-        + json.dumps(label)
-        + ")); if (!a) return false; a.click(); return true; })()",
-        f"link {label!r}",
-    )
+    _until(b, "(() => { const a = [...document.querySelectorAll('a')].find(x => x.innerText.trim().endsWith("
+              + json.dumps(label) + ")); if (!a) return false; a.click(); return true; })()", f"link {label!r}")
 
 
 def _click_in_section(b: Browser, section: str, label: str) -> None:
     """Click the button `label` inside the expander whose title starts with `section`."""
-    _until(
-        b,
-        "(() => { const d = [...document.querySelectorAll('details')].find(x => x.querySelector('summary')"
-        ".innerText.trim().endsWith(" + json.dumps(section) + ")); if (!d) return false; const btn = "
-        "[...d.querySelectorAll('button')].find(x => x.innerText.trim() === " + json.dumps(label) + ");"
-        " if (!btn || btn.disabled) return false; btn.click(); return true; })()",
-        f"button {label!r} in {section!r}",
-    )
+    _until(b, "(() => { const d = [...document.querySelectorAll('details')].find(x => x.querySelector('summary')"
+              ".innerText.trim().endsWith(" + json.dumps(section) + ")); if (!d) return false; const btn = "
+              "[...d.querySelectorAll('button')].find(x => x.innerText.trim() === " + json.dumps(label) + ");"
+              " if (!btn || btn.disabled) return false; btn.click(); return true; })()",
+           f"button {label!r} in {section!r}")
 
 
 def _click(b: Browser, label: str, timeout: float = 60) -> None:
-    _until(
-        b,
-        "(() => { const x = [...document.querySelectorAll('button')].find(x => x.innerText.trim()"
-        ".startsWith(" + json.dumps(label) + ")); if (!x || x.disabled) return false; x.click(); return true;"
-        " })()",
-        f"button {label!r}",
-        timeout,
-    )
+    _until(b, "(() => { const x = [...document.querySelectorAll('button')].find(x => x.innerText.trim()"
+              ".startsWith(" + json.dumps(label) + ")); if (!x || x.disabled) return false; x.click(); return true;"
+              " })()", f"button {label!r}", timeout)
 
 
 def test_settings_paper_preset_then_ask_kg2rag_shows_the_paper_badge(server, browser, tmp_path):

@@ -2,7 +2,6 @@
 dollar share, in one locked transaction before it runs, and settled after. Before, the cap was only
 checked before a question and usage recorded after it: 5 browser sessions asking at once against
 `questions=2` per day all got answers."""
-
 from __future__ import annotations
 
 import threading
@@ -14,11 +13,8 @@ from engine.budget import Budget, BudgetExceeded
 from engine.session import SessionConfig
 from tests.doubles import HashEmbedder, MemoryCorpus, ScriptedReasoner, chunk
 
-CORPUS = MemoryCorpus(
-    HashEmbedder(),
-    [chunk("a#0", "Lisbon", "Ada Vale was born in Lisbon.")],
-    [("Ada Vale", "born in", "Lisbon", ("a#0",))],
-)
+CORPUS = MemoryCorpus(HashEmbedder(), [chunk("a#0", "Lisbon", "Ada Vale was born in Lisbon.")],
+                      [("Ada Vale", "born in", "Lisbon", ("a#0",))])
 
 
 class SlowReasoner(ScriptedReasoner):
@@ -35,11 +31,8 @@ def _ask_at_once(sessions: list[SessionConfig]) -> tuple[list, list[str]]:
     def ask(session: SessionConfig) -> None:
         start.wait()
         try:
-            answers.append(
-                session.answer(
-                    "standard", "Where was Ada Vale born?", CORPUS, reasoner=SlowReasoner(answers=["Lisbon"])
-                )
-            )
+            answers.append(session.answer("standard", "Where was Ada Vale born?", CORPUS,
+                                          reasoner=SlowReasoner(answers=["Lisbon"])))
         except BudgetExceeded as exc:
             refusals.append(str(exc))
 
@@ -58,10 +51,8 @@ def test_eight_concurrent_questions_against_a_day_cap_of_two_give_two_answers_an
     answers, refusals = _ask_at_once(sessions)
     assert len(answers) == 2 and all(a.answer == "Lisbon" for a in answers), [a.answer for a in answers]
     assert len(refusals) == 6, refusals
-    assert all(
-        r == "the operator's budget for this server today is used up (questions: 2); it resets at 00:00 UTC"
-        for r in refusals
-    ), refusals
+    assert all(r == "the operator's budget for this server today is used up (questions: 2); it resets at 00:00 UTC"
+               for r in refusals), refusals
     assert Budget(path).day_usage().questions == 2
 
 
@@ -75,7 +66,7 @@ def test_a_token_cap_counts_the_estimated_share_of_questions_in_flight(tmp_path)
     with pytest.raises(BudgetExceeded, match="this server today is used up \\(tokens: 100\\)"):
         b.reserve("s3")  # refused while s2 runs, not after
     b.settle(held, tokens=10)
-    assert b.day_usage().tokens == 70 and b.day_usage().questions == 2
+    assert b.day_usage() .tokens == 70 and b.day_usage().questions == 2
     b.reserve("s3")
 
 
@@ -83,8 +74,7 @@ def test_a_failed_question_is_still_settled(tmp_path):
     path = tmp_path / "budget.sqlite"
     session = SessionConfig(workspace=tmp_path, budget=Budget(path, {"questions": 5}, {}))
     with pytest.raises(RuntimeError, match="boom"):
-        session.answer(
-            "standard", "Where was Ada Vale born?", CORPUS, reasoner=ScriptedReasoner(answers=[RuntimeError("boom")])
-        )
+        session.answer("standard", "Where was Ada Vale born?", CORPUS,
+                       reasoner=ScriptedReasoner(answers=[RuntimeError("boom")]))
     assert session._reserved == {}  # settled, nothing left booked for this thread
     assert session.budget.session_usage(session.session_id).questions == 1

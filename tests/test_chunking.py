@@ -1,5 +1,4 @@
 """Sentence splitting and chunking: what a user sees as the corpus's retrievable units."""
-
 from __future__ import annotations
 
 import re
@@ -34,16 +33,10 @@ def _doc(title: str, text: str, sentences=None) -> Document:
         ('He said "Stop." She left.', ['He said "Stop."', "She left."]),
         ("Yahoo! is a site. Approx. five people came.", ["Yahoo! is a site.", "Approx. five people came."]),
         ("He earned a Ph.D. in physics. Later he taught.", ["He earned a Ph.D. in physics.", "Later he taught."]),
-        (
-            "Mr. and Mrs. Smith (née Jones) married. They moved.",
-            ["Mr. and Mrs. Smith (née Jones) married.", "They moved."],
-        ),
+        ("Mr. and Mrs. Smith (née Jones) married. They moved.", ["Mr. and Mrs. Smith (née Jones) married.", "They moved."]),
         ("It was composed (c. 1711) by Handel. It is short.", ["It was composed (c. 1711) by Handel.", "It is short."]),
         ("At 12:25\u00a0a.m. EST, a watch began. Then rain.", ["At 12:25\u00a0a.m. EST, a watch began.", "Then rain."]),
-        (
-            "Founded by George T. Delacorte Jr. in 1921. It grew.",
-            ["Founded by George T. Delacorte Jr. in 1921.", "It grew."],
-        ),
+        ("Founded by George T. Delacorte Jr. in 1921. It grew.", ["Founded by George T. Delacorte Jr. in 1921.", "It grew."]),
         ("He met Martin Luther King Jr. He was moved.", ["He met Martin Luther King Jr.", "He was moved."]),
         ("No final period", ["No final period"]),
         ("Stop. . . . Go on.", ["Stop.", ". . . Go on."]),  # a lone dot is no sentence of its own

@@ -1,5 +1,4 @@
 """`python -m engine` as a shell user meets it: exit codes, messages, and the corpus it leaves."""
-
 from __future__ import annotations
 
 import json
@@ -27,10 +26,8 @@ def run(capsys, *argv):
 
 @pytest.fixture()
 def files(tmp_path):
-    (tmp_path / "beatles.md").write_text(
-        "# The Beatles\n\nThe Beatles were an English rock band formed in "
-        "Liverpool in 1960.\n\nJohn Lennon was a member of the Beatles.\n"
-    )
+    (tmp_path / "beatles.md").write_text("# The Beatles\n\nThe Beatles were an English rock band formed in "
+                                         "Liverpool in 1960.\n\nJohn Lennon was a member of the Beatles.\n")
     (tmp_path / "paris.txt").write_text("Paris is the capital of France. The Eiffel Tower is in Paris.\n")
     (tmp_path / "broken.json").write_text('{"docs": [1, 2')
     (tmp_path / "empty.txt").write_text("")
@@ -38,16 +35,8 @@ def files(tmp_path):
 
 
 def test_create_list_show_add_delete_drop(ws, files, capsys):
-    code, out, err = run(
-        capsys,
-        "corpus",
-        "create",
-        "notes",
-        "--from",
-        str(files / "beatles.md"),
-        str(files / "broken.json"),
-        str(files / "empty.txt"),
-    )
+    code, out, err = run(capsys, "corpus", "create", "notes", "--from", str(files / "beatles.md"),
+                         str(files / "broken.json"), str(files / "empty.txt"))
     assert code == 0
     assert "broken.json" in err and "empty.txt" in err  # each rejected file named, the batch still loaded
     assert "+1 documents" in out
@@ -90,9 +79,7 @@ def test_dataset_questions_and_triplet_import_export(ws, tmp_path, capsys):
     assert code == 0 and "+2 questions" in out
     csv = tmp_path / "t.csv"
     title = json.loads(src.read_text())[0]["context"][0][0]
-    csv.write_text(
-        f"subject,predicate,object,chunk\n{title},is about,testing,{title}\nNobody,knows,nothing,No Such Title\n"
-    )
+    csv.write_text(f"subject,predicate,object,chunk\n{title},is about,testing,{title}\nNobody,knows,nothing,No Such Title\n")
     code, out, err = run(capsys, "triplets", "import", "hp", str(csv))
     assert code == 0 and "imported 1 triplet" in out and "1 rows named no chunk" in out
     out_file = tmp_path / "export.jsonl"
@@ -102,14 +89,8 @@ def test_dataset_questions_and_triplet_import_export(ws, tmp_path, capsys):
 
 
 def test_module_entry_point_runs_in_a_fresh_process(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "engine", "corpus", "list"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={"TRIPLET_LENS_WORKSPACE": str(tmp_path), "PATH": "/usr/bin:/bin"},
-        timeout=120,
-    )
+    proc = subprocess.run([sys.executable, "-m", "engine", "corpus", "list"], cwd=REPO, capture_output=True,
+                          text=True, env={"TRIPLET_LENS_WORKSPACE": str(tmp_path), "PATH": "/usr/bin:/bin"}, timeout=120)
     assert proc.returncode == 0 and "no corpora" in proc.stdout
 
 

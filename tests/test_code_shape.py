@@ -106,9 +106,7 @@ def test_no_file_is_over_420_lines():
 def test_the_measure_sees_methods_nested_functions_and_their_full_length():
     # the checks above can fail: a 61-line method and a nested function are measured by name
     body = "\n".join(f"        x{i} = {i}" for i in range(59))
-    source = (
-        f"class A:\n    def run(self):\n{body}\n        return x0\n\n\ndef outer():\n    def inner():\n        pass\n"
-    )
+    source = f"class A:\n    def run(self):\n{body}\n        return x0\n\n\ndef outer():\n    def inner():\n        pass\n"
     got = function_lengths(source)
     assert got == {"A.run": 61, "outer": 3, "outer.inner": 2}
     assert got["A.run"] > MAX_FUNCTION_LINES

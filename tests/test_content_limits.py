@@ -1,5 +1,4 @@
 """Work bounded by content, not only by bytes: small hostile files are refused or read at once."""
-
 from __future__ import annotations
 
 import io
@@ -41,6 +40,4 @@ def test_megabyte_of_empty_headings_reads_in_linear_time():
 
 def test_headings_still_end_their_sentence():
     assert html_to_text("<h1>Title</h1><p>Some text</p><h2>Sub</h2><h3></h3><p>More</p>") == (
-        "Title",
-        "Title.\n\nSome text\n\nSub.\n\nMore",
-    )
+        "Title", "Title.\n\nSome text\n\nSub.\n\nMore")

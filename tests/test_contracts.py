@@ -12,7 +12,6 @@ other tests rely on, so a double cannot drift from the real thing):
 
 The vector-store contract (FAISS exact, FAISS HNSW, milvus-lite) lives in tests/test_vector_backends.py.
 """
-
 from __future__ import annotations
 
 import json
@@ -42,7 +41,6 @@ def server():
 
 # --- LLM ------------------------------------------------------------------------------------------
 
-
 def _scripted_llm(_server, _tmp):
     from engine.llm.scripted import ScriptedLLM
 
@@ -58,9 +56,8 @@ def _litellm(server, _tmp):
 def _litellm_cached(server, tmp):
     from engine.llm.litellm_client import LiteLLMClient
 
-    llm = LiteLLMClient(
-        "openai/gpt-4o-mini", api_base=server.base_url, api_key=KEY, backoff=0.01, timeout=5, cache=tmp / "cache.sqlite"
-    )
+    llm = LiteLLMClient("openai/gpt-4o-mini", api_base=server.base_url, api_key=KEY, backoff=0.01, timeout=5,
+                        cache=tmp / "cache.sqlite")
     llm.complete(MSG)
     llm.complete(MSG, json_mode=True)  # warm: the contract calls below are answered from the cache
     return llm
@@ -95,7 +92,6 @@ def test_llm_never_mutates_the_messages(llm):
 
 # --- Reasoner ------------------------------------------------------------------------------------
 
-
 def _llm_reasoner(embedder):
     from engine.llm.scripted import ScriptedLLM
     from engine.reasoners.llm_reasoner import LLMReasoner
@@ -124,12 +120,9 @@ def _offline(embedder):
 def _scripted_reasoner(_embedder):
     from tests._t2rag_helpers import Q, ScriptedReasoner
 
-    return ScriptedReasoner(
-        decomposition=[Q("Alien", "directed by", "?director")],
-        solves=[SolveResult(bindings={"?director": "Ridley Scott"})] * 4,
-        answers=["Ridley Scott"] * 4,
-        chats=["So the answer is: Ridley Scott."] * 4,
-    )
+    return ScriptedReasoner(decomposition=[Q("Alien", "directed by", "?director")],
+                            solves=[SolveResult(bindings={"?director": "Ridley Scott"})] * 4,
+                            answers=["Ridley Scott"] * 4, chats=["So the answer is: Ridley Scott."] * 4)
 
 
 REASONERS = {"llm": _llm_reasoner, "offline": _offline, "scripted": _scripted_reasoner}
@@ -156,7 +149,8 @@ def test_reasoner_jobs_return_typed_values_and_a_call(reasoner):
     if hasattr(reasoner, "extract") and not type(reasoner).__name__ == "ScriptedReasoner":
         triplets, call = reasoner.extract("Alien", TEXT)
         _check_call(call, "extract")
-        assert all(isinstance(t, tuple) and len(t) == 3 and all(isinstance(p, str) and p for p in t) for t in triplets)
+        assert all(isinstance(t, tuple) and len(t) == 3 and all(isinstance(p, str) and p for p in t)
+                   for t in triplets)
     query, call = reasoner.decompose(QUESTION)
     _check_call(call, "decompose")
     assert all(isinstance(t, QueryTriplet) for t in query) and query, call.error
@@ -176,9 +170,8 @@ def test_reasoner_answers_nothing_from_nothing_without_raising(kind, embedder):
     reasoner = REASONERS[kind](embedder)
     answer, call = reasoner.answer(QUESTION, "", facts=[])
     _check_call(call, "answer")
-    solved, call = reasoner.solve(
-        QUESTION, [], [QueryTriplet("Alien", "directed by", "?d")], Evidence(propositions=(), chunks=())
-    )
+    solved, call = reasoner.solve(QUESTION, [], [QueryTriplet("Alien", "directed by", "?d")],
+                                  Evidence(propositions=(), chunks=()))
     assert isinstance(solved, SolveResult)
 
 
@@ -194,7 +187,6 @@ def test_reasoner_free_text_is_supported_or_refused_clearly(reasoner):
 
 
 # --- Embedder ------------------------------------------------------------------------------------
-
 
 def _bundled(embedder, _server):
     return embedder
@@ -228,7 +220,6 @@ def test_embedder_gives_unit_float32_rows_in_order(any_embedder):
 
 
 # --- Reranker ------------------------------------------------------------------------------------
-
 
 def _cosine(embedder, _monkeypatch):
     from engine.rerank import EmbeddingCosineReranker
@@ -275,19 +266,15 @@ def test_reranker_scores_every_text_in_the_order_given(reranker):
 
 # --- Corpus (CorpusView) --------------------------------------------------------------------------
 
-CORPUS_DOCS = [
-    ("Me and Bobby McGee", "Me and Bobby McGee is a song written and performed by Kris Kristofferson."),
-    ("Kris Kristofferson", "Kris Kristofferson is an American singer. His child is Tracy Kristofferson."),
-    ("Roger Miller", "Roger Miller recorded Me and Bobby McGee first. His child is Dean Miller."),
-    ("Alice Smith", "Alice Smith was born in Canada."),
-]
-CORPUS_TRIPLETS = [
-    ("Me and Bobby McGee", "performer", "Kris Kristofferson", 0),
-    ("Kris Kristofferson", "child", "Tracy Kristofferson", 1),
-    ("Roger Miller", "recorded", "Me and Bobby McGee", 2),
-    ("Roger Miller", "child", "Dean Miller", 2),
-    ("Alice Smith", "born in", "Canada", 3),
-]
+CORPUS_DOCS = [("Me and Bobby McGee", "Me and Bobby McGee is a song written and performed by Kris Kristofferson."),
+               ("Kris Kristofferson", "Kris Kristofferson is an American singer. His child is Tracy Kristofferson."),
+               ("Roger Miller", "Roger Miller recorded Me and Bobby McGee first. His child is Dean Miller."),
+               ("Alice Smith", "Alice Smith was born in Canada.")]
+CORPUS_TRIPLETS = [("Me and Bobby McGee", "performer", "Kris Kristofferson", 0),
+                   ("Kris Kristofferson", "child", "Tracy Kristofferson", 1),
+                   ("Roger Miller", "recorded", "Me and Bobby McGee", 2),
+                   ("Roger Miller", "child", "Dean Miller", 2),
+                   ("Alice Smith", "born in", "Canada", 3)]
 
 
 def _sqlite_corpus(embedder, tmp_path):
@@ -338,10 +325,8 @@ def test_corpus_view_answers_the_methods_calls_alike(corpus_view):
     assert (best.subject, best.predicate, best.object) == ("Alice Smith", "born in", "Canada")
     assert np.allclose(c.proposition_vectors([best.triplet_id]) @ q[1], props[0][1], atol=1e-4)
     roger = next(x for x in c.chunks() if x.title == "Roger Miller")
-    assert {(t.subject, t.predicate, t.object) for t in c.triplets([roger.chunk_id])} == {
-        ("Roger Miller", "recorded", "Me and Bobby McGee"),
-        ("Roger Miller", "child", "Dean Miller"),
-    }
+    assert {(t.subject, t.predicate, t.object) for t in c.triplets([roger.chunk_id])} == \
+        {("Roger Miller", "recorded", "Me and Bobby McGee"), ("Roger Miller", "child", "Dean Miller")}
     one = c.entity_neighbourhood(["kris kristofferson"], 1)
     assert {d["predicate"] for _, _, d in one.edges(data=True)} == {"performer", "child"}
     two = c.entity_neighbourhood(["kris kristofferson"], 2)

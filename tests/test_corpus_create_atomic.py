@@ -3,7 +3,6 @@ read, no half-built one after a failure mid-build, from the CLI and from Python.
 
 Data under tests/fixtures/qa (copied with attribution): MuSiQue (CC BY 4.0).
 """
-
 from __future__ import annotations
 
 import json
@@ -28,15 +27,9 @@ def _left(root) -> list[str]:
 
 def _ircot_file(shared_data, tmp_path, n=3):
     recs = json.loads((shared_data / "musique_kag_100" / "musique_qa_100.json").read_text())[:n]
-    lines = [
-        {
-            "question_id": r["id"],
-            "question_text": r["question"],
-            "answers_objects": [{"number": "", "date": {"day": "", "month": "", "year": ""}, "spans": [r["answer"]]}],
-            "contexts": r["paragraphs"],
-        }
-        for r in recs
-    ]
+    lines = [{"question_id": r["id"], "question_text": r["question"],
+              "answers_objects": [{"number": "", "date": {"day": "", "month": "", "year": ""}, "spans": [r["answer"]]}],
+              "contexts": r["paragraphs"]} for r in recs]
     path = tmp_path / "musique_dev_subsampled.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines))
     return path
@@ -61,7 +54,6 @@ def test_cli_create_failing_mid_build_leaves_no_corpus(ws_root, tmp_path, capsys
     def half_then_fail(self, docs, *a, **k):
         real(self, docs, *a, **k)  # chunks embedded and stored, then the build fails
         raise OSError("disk full")
-
     monkeypatch.setattr(Corpus, "add_documents", half_then_fail)
     code = main(["corpus", "create", "notes", "--from", str(doc)])
     assert code != 0 and "disk full" in capsys.readouterr().err
@@ -83,10 +75,8 @@ def test_cli_creates_a_corpus_from_an_ircot_file(ws_root, shared_data, tmp_path,
 
 
 def _docs() -> list[Document]:
-    return [
-        Document("d1", "Paris", "Paris is the capital of France."),
-        Document("d2", "Lyon", "Lyon is a city in France."),
-    ]
+    return [Document("d1", "Paris", "Paris is the capital of France."),
+            Document("d2", "Lyon", "Lyon is a city in France.")]
 
 
 def test_python_create_from_is_all_or_nothing(workspace, monkeypatch):
@@ -96,10 +86,8 @@ def test_python_create_from_is_all_or_nothing(workspace, monkeypatch):
     assert _left(root) == []
 
     for exc in (RuntimeError("embedder broke"), KeyboardInterrupt()):
-
         def fail(self, *a, _exc=exc, **k):
             raise _exc
-
         monkeypatch.setattr(Corpus, "add_questions", fail)
         with pytest.raises(type(exc)):
             workspace.create_from("half", _docs(), [Question("q1", "Capital of France?", ("Paris",))])

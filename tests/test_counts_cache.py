@@ -1,6 +1,5 @@
 """`Corpus.counts()` is asked per question by the methods: it is cached until the database
 changes, by this connection or another process's, and never stale."""
-
 from __future__ import annotations
 
 from engine.store import Workspace

@@ -2,7 +2,6 @@
 or an extraction store, between an add's commit and its index sync, mid index-file write, before the
 new index file is renamed into place); the corpus always reopens and passes the integrity check, and
 no committed document is half there. The points are chosen by name, not by sleeping and hoping."""
-
 from __future__ import annotations
 
 import os
@@ -44,20 +43,10 @@ WRITER = textwrap.dedent("""
 
 # (point, n): killed the n-th time the writer reaches the point. Write transactions come in the
 # order add, extraction stores x3, then (odd rounds) a delete: the counts reach each kind.
-FAULTS = [
-    ("write.before_commit", 1),
-    ("write.before_commit", 3),
-    ("write.before_commit", 9),
-    ("write.after_commit", 1),
-    ("write.after_commit", 4),
-    ("write.after_commit", 9),
-    ("add.before_index_sync", 1),
-    ("add.before_index_sync", 3),
-    ("index.mid_write", 1),
-    ("index.mid_write", 4),
-    ("index.before_rename", 2),
-    ("index.before_rename", 5),
-]
+FAULTS = [("write.before_commit", 1), ("write.before_commit", 3), ("write.before_commit", 9),
+          ("write.after_commit", 1), ("write.after_commit", 4), ("write.after_commit", 9),
+          ("add.before_index_sync", 1), ("add.before_index_sync", 3),
+          ("index.mid_write", 1), ("index.mid_write", 4), ("index.before_rename", 2), ("index.before_rename", 5)]
 
 
 @pytest.mark.parametrize("point, nth", FAULTS, ids=[f"{p}@{n}" for p, n in FAULTS])
@@ -65,13 +54,8 @@ def test_sigkill_at_any_point_leaves_a_consistent_corpus(tmp_path, point, nth):
     root = tmp_path / "ws"
     Workspace(root, embedder=HashEmbedder()).create("crash")
     env = {**os.environ, "TRIPLET_LENS_FAULT": f"{point}@{nth}"}
-    proc = subprocess.run(
-        [sys.executable, "-c", WRITER.format(repo=str(REPO), root=str(root))],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = subprocess.run([sys.executable, "-c", WRITER.format(repo=str(REPO), root=str(root))], env=env,
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-2000:])  # the point was reached
     corpus = Workspace(root, embedder=HashEmbedder()).open("crash")
     assert corpus.check() == []

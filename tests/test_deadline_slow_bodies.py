@@ -2,7 +2,6 @@
 huge reply is refused (issue 26). Before: one byte a second kept a 25 s question waiting past 300 s
 (each byte reset the HTTP read timeout; the deadline was only checked between attempts), a reset
 mid-body overshot by 60-70 s, and a 50 MB completion went whole into a 52 MB trace."""
-
 from __future__ import annotations
 
 import os
@@ -30,24 +29,11 @@ def _corpus(root, base_url: str):
     `python -m engine` subprocess needs no embedding model of its own."""
     ws = Workspace(root)
     c = ws.create("slow", CorpusSettings(embedder="litellm:openai/text-embedding-3-small", embedder_api_base=base_url))
-    c.add_documents(
-        [
-            Document("d1", "Lisbon", "Ada Vale was born in Lisbon. Lisbon is in Portugal.", "a.txt"),
-            Document("d2", "Porto", "Ben Ode was born in Porto.", "b.txt"),
-        ]
-    )
+    c.add_documents([Document("d1", "Lisbon", "Ada Vale was born in Lisbon. Lisbon is in Portugal.", "a.txt"),
+                     Document("d2", "Porto", "Ben Ode was born in Porto.", "b.txt")])
     c.add_questions([Question("q1", "Where was Ada Vale born?", ["Lisbon"])])
-    c.import_triplets(
-        [
-            (
-                ch.chunk_id,
-                "Ada Vale" if "Ada" in ch.text else "Ben Ode",
-                "born in",
-                "Lisbon" if "Ada" in ch.text else "Porto",
-            )
-            for ch in c.chunks()
-        ]
-    )
+    c.import_triplets([(ch.chunk_id, "Ada Vale" if "Ada" in ch.text else "Ben Ode", "born in",
+                        "Lisbon" if "Ada" in ch.text else "Porto") for ch in c.chunks()])
     c.refresh_indexes()
     return c
 
@@ -71,17 +57,12 @@ def warm_litellm():
 
 
 @pytest.mark.parametrize("mode", ["drip", "reset"])
-def test_a_dripping_or_reset_reply_ends_the_question_at_its_deadline(
-    tmp_path,
-    loopback_llm,
-    warm_litellm,  # noqa: F811
-    mode,
-):
+def test_a_dripping_or_reset_reply_ends_the_question_at_its_deadline(tmp_path, loopback_llm, warm_litellm,  # noqa: F811
+                                                                      mode):
     corpus = _corpus(tmp_path / "ws", loopback_llm.base_url)
     loopback_llm.chat_mode = mode
-    reasoner = make_reasoner(
-        MODEL, api_base=loopback_llm.base_url, api_key="sk-test-drip-1", timeout=60.0, max_attempts=4
-    )
+    reasoner = make_reasoner(MODEL, api_base=loopback_llm.base_url, api_key="sk-test-drip-1", timeout=60.0,
+                             max_attempts=4)
     start = time.monotonic()
     with within(DEADLINE, "question"):
         result = build_method("standard", reasoner).answer("Where was Ada Vale born?", corpus)
@@ -101,36 +82,12 @@ def test_a_dripping_provider_ends_a_cli_question_at_its_deadline(tmp_path, loopb
     root = tmp_path / "ws"
     _corpus(root, loopback_llm.base_url).close()
     loopback_llm.chat_mode = "drip"
-    env = {
-        **os.environ,
-        "TRIPLET_LENS_WORKSPACE": str(root),
-        "TRIPLET_LENS_QUESTION_DEADLINE": str(DEADLINE),
-        "OPENAI_API_KEY": "sk-test-drip-2",
-        "PYTHONPATH": str(REPO),
-    }
+    env = {**os.environ, "TRIPLET_LENS_WORKSPACE": str(root), "TRIPLET_LENS_QUESTION_DEADLINE": str(DEADLINE),
+           "OPENAI_API_KEY": "sk-test-drip-2", "PYTHONPATH": str(REPO)}
     env.pop("TRIPLET_LENS_FAULT", None)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "engine",
-            "ask",
-            "slow",
-            "Where was Ada Vale born?",
-            "--method",
-            "standard",
-            "--quiet",
-            "--model",
-            MODEL,
-            "--api-base",
-            loopback_llm.base_url,
-        ],
-        env=env,
-        cwd=str(REPO),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "ask", "slow", "Where was Ada Vale born?",
+                             "--method", "standard", "--quiet", "--model", MODEL, "--api-base", loopback_llm.base_url],
+                            env=env, cwd=str(REPO), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     said_at, lines = None, []
     for line in proc.stderr:  # the moment the user reads why the question stopped
         lines.append(line)
@@ -145,24 +102,16 @@ def test_a_dripping_provider_ends_a_cli_question_at_its_deadline(tmp_path, loopb
     assert DEADLINE - 2.0 <= waited <= DEADLINE + 2.0, waited
 
 
-def test_a_dripping_provider_ends_an_app_question_at_its_deadline(
-    tmp_path,
-    loopback_llm,
-    warm_litellm,  # noqa: F811
-    monkeypatch,
-):
+def test_a_dripping_provider_ends_an_app_question_at_its_deadline(tmp_path, loopback_llm, warm_litellm,  # noqa: F811
+                                                                  monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     root = tmp_path / "ws"
     _corpus(root, loopback_llm.base_url).close()
     loopback_llm.chat_mode = "drip"
-    for var, value in (
-        ("TRIPLET_LENS_WORKSPACE", str(root)),
-        ("TRIPLET_LENS_QUESTION_DEADLINE", str(DEADLINE)),
-        ("TRIPLET_LENS_MODEL", MODEL),
-        ("TRIPLET_LENS_API_BASE", loopback_llm.base_url),
-        ("OPENAI_API_KEY", "sk-test-drip-3"),
-    ):
+    for var, value in (("TRIPLET_LENS_WORKSPACE", str(root)), ("TRIPLET_LENS_QUESTION_DEADLINE", str(DEADLINE)),
+                       ("TRIPLET_LENS_MODEL", MODEL), ("TRIPLET_LENS_API_BASE", loopback_llm.base_url),
+                       ("OPENAI_API_KEY", "sk-test-drip-3")):
         monkeypatch.setenv(var, value)
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
     at.run()
@@ -178,20 +127,14 @@ def test_a_dripping_provider_ends_an_app_question_at_its_deadline(
     assert DEADLINE - 2.0 <= waited <= DEADLINE + 2.0, waited
 
 
-def test_a_50_mb_reply_is_refused_with_the_cap_named_and_stays_out_of_the_trace(
-    tmp_path,
-    loopback_llm,  # noqa: F811
-    warm_litellm,
-):
+def test_a_50_mb_reply_is_refused_with_the_cap_named_and_stays_out_of_the_trace(tmp_path, loopback_llm,  # noqa: F811
+                                                                               warm_litellm):
     from engine.llm.litellm_client import LiteLLMClient
 
     loopback_llm.chat_mode = "huge"
     client = LiteLLMClient(MODEL, api_base=loopback_llm.base_url, api_key="sk-test-huge-1", max_attempts=3)
-    with pytest.raises(
-        LLMError,
-        match=r"the reply is 50.0 MB, over the 4 MB limit of one reply "
-        r"\(TRIPLET_LENS_MAX_REPLY_MB\)",
-    ) as err:
+    with pytest.raises(LLMError, match=r"the reply is 50.0 MB, over the 4 MB limit of one reply "
+                                       r"\(TRIPLET_LENS_MAX_REPLY_MB\)") as err:
         client.complete([{"role": "user", "content": "say a lot"}])
     assert err.value.kind == "too_large" and len(loopback_llm.chat_started) == 1  # not retried
     corpus = _corpus(tmp_path / "ws", loopback_llm.base_url)

@@ -1,6 +1,5 @@
 """A provider that accepts the connection and never answers stops a question within its deadline
 (+10%), with the reason in the result, in Python and on the command line."""
-
 from __future__ import annotations
 
 import time
@@ -31,9 +30,8 @@ def test_a_hanging_provider_stops_the_question_at_its_deadline(corpus_root, embe
     from engine.llm.litellm_call import import_litellm
 
     import_litellm()  # litellm's import (seconds, once per process) is not the provider's wait
-    reasoner = make_reasoner(
-        "openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-test-dl-1", timeout=60.0, max_attempts=4
-    )
+    reasoner = make_reasoner("openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-test-dl-1",
+                             timeout=60.0, max_attempts=4)
     start = time.monotonic()
     with within(DEADLINE, "question"):
         result = build_method(method, reasoner).answer(corpus.questions()[0].question, corpus)
@@ -51,20 +49,8 @@ def test_the_cli_question_deadline(corpus_root, loopback_llm, monkeypatch, capsy
     monkeypatch.setenv("TRIPLET_LENS_QUESTION_DEADLINE", str(DEADLINE))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dl-2")
     start = time.monotonic()
-    code = main(
-        [
-            "ask",
-            "c",
-            "Who was born in Lisbon?",
-            "--method",
-            "standard",
-            "--quiet",
-            "--model",
-            "openai/gpt-4o-mini",
-            "--api-base",
-            loopback_llm.base_url,
-        ]
-    )
+    code = main(["ask", "c", "Who was born in Lisbon?", "--method", "standard", "--quiet",
+                 "--model", "openai/gpt-4o-mini", "--api-base", loopback_llm.base_url])
     took = time.monotonic() - start
     assert code == 1 and "did not answer within 3 s" in capsys.readouterr().err
     assert took < DEADLINE * 1.1 + 8  # + loading the embedding model in this process
@@ -78,13 +64,9 @@ def test_the_app_question_deadline(corpus_root, loopback_llm, monkeypatch):  # n
 
     import_litellm()
     loopback_llm.fail_after, loopback_llm.fail_mode, loopback_llm.hang_seconds = 0, "hang", 30
-    for var, value in (
-        ("TRIPLET_LENS_WORKSPACE", str(corpus_root)),
-        ("TRIPLET_LENS_QUESTION_DEADLINE", str(DEADLINE)),
-        ("TRIPLET_LENS_MODEL", "openai/gpt-4o-mini"),
-        ("TRIPLET_LENS_API_BASE", loopback_llm.base_url),
-        ("OPENAI_API_KEY", "sk-test-dl-3"),
-    ):
+    for var, value in (("TRIPLET_LENS_WORKSPACE", str(corpus_root)), ("TRIPLET_LENS_QUESTION_DEADLINE", str(DEADLINE)),
+                       ("TRIPLET_LENS_MODEL", "openai/gpt-4o-mini"), ("TRIPLET_LENS_API_BASE", loopback_llm.base_url),
+                       ("OPENAI_API_KEY", "sk-test-dl-3")):
         monkeypatch.setenv(var, value)
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.run()

@@ -1,6 +1,5 @@
 """KG2RAG's m-hop neighbourhood read from the indexed edge table equals the same walk over the
 whole entity graph, and its queries use the indexes (EXPLAIN QUERY PLAN)."""
-
 from __future__ import annotations
 
 import os
@@ -21,15 +20,9 @@ from engine.types import Document
 from tests._fake_embedder import HashEmbedder
 from tests.conftest import REPO
 
-CHAIN = [
-    ("Ann", "mother of", "Bob"),
-    ("Bob", "born in", "Cork"),
-    ("Cork", "located in", "Ireland"),
-    ("Ireland", "member of", "EU"),
-    ("Dan", "friend of", "Ann"),
-    ("Eve", "lives in", "Oslo"),
-    ("Bob", "plays", "Bob"),
-]
+CHAIN = [("Ann", "mother of", "Bob"), ("Bob", "born in", "Cork"), ("Cork", "located in", "Ireland"),
+         ("Ireland", "member of", "EU"), ("Dan", "friend of", "Ann"), ("Eve", "lives in", "Oslo"),
+         ("Bob", "plays", "Bob")]
 
 
 @pytest.fixture()
@@ -69,9 +62,8 @@ def test_neighbourhood_equals_the_walk_over_the_whole_graph(corpus, seeds, hops)
 def test_edges_follow_deletes_and_older_corpora_get_the_table(corpus):
     cid = corpus.chunks()[2].chunk_id  # Cork located in Ireland: replaced by nothing
     corpus.store_extraction(cid, [], corpus.extraction_statuses()[cid])
-    assert {k for *_, k in corpus.entity_neighbourhood(["ann"], 9).edges(keys=True)} == {
-        t.triplet_id for t in corpus.triplets() if t.subject in ("Ann", "Bob", "Dan")
-    }
+    assert {k for *_, k in corpus.entity_neighbourhood(["ann"], 9).edges(keys=True)} == \
+        {t.triplet_id for t in corpus.triplets() if t.subject in ("Ann", "Bob", "Dan")}
     path = corpus.path
     corpus.close()
     con = sqlite3.connect(path / "corpus.sqlite")  # as a corpus made before the table existed
@@ -86,11 +78,8 @@ def test_edges_follow_deletes_and_older_corpora_get_the_table(corpus):
 def test_hot_queries_use_indexes(corpus):
     db = corpus._db
     plans = {
-        "neighbourhood": (
-            "SELECT tid, head, tail FROM entity_edges WHERE head IN (?) UNION "
-            "SELECT tid, head, tail FROM entity_edges WHERE tail IN (?)",
-            ("a", "a"),
-        ),
+        "neighbourhood": ("SELECT tid, head, tail FROM entity_edges WHERE head IN (?) UNION "
+                          "SELECT tid, head, tail FROM entity_edges WHERE tail IN (?)", ("a", "a")),
         "triplets of chunks": ("SELECT tid FROM triplet_sources WHERE chunk_id IN (?)", ("x",)),
         "chunks by id": ("SELECT chunk_id FROM chunks WHERE chunk_id IN (?)", ("x",)),
         "rids of chunks": ("SELECT chunk_id, rid FROM chunks WHERE chunk_id IN (?)", ("x",)),
@@ -167,13 +156,8 @@ def test_a_kill_while_the_covering_indexes_are_built_leaves_them_to_the_next_ope
     corpus.close()
     _old_edge_indexes(path)
     env = {**os.environ, "TRIPLET_LENS_FAULT": "write.before_commit@1"}
-    proc = subprocess.run(
-        [sys.executable, "-c", OPENER.format(repo=str(REPO), root=str(path.parent))],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = subprocess.run([sys.executable, "-c", OPENER.format(repo=str(REPO), root=str(path.parent))], env=env,
+                          capture_output=True, text=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]  # killed inside the build
     assert _edge_indexes(path) == {"edges_head", "edges_tail"}  # rolled back: the old ones, both still there
     c = Workspace(path.parent, embedder=HashEmbedder()).open("kg")
@@ -192,9 +176,8 @@ def test_a_capped_neighbourhood_reads_each_entitys_first_edges_by_triplet_id(cor
         same = neighbourhood_of(corpus.entity_graph(), ["bob"], 1, per_entity=cap)
         assert sorted(k for *_, k in same.edges(keys=True)) == bob_edges[:cap]
     # two hops: each entity reached is capped on its own; uncapped equals the plain walk
-    assert {k for *_, k in corpus.entity_neighbourhood(["ann"], 3, per_entity=-1).edges(keys=True)} == _walk(
-        corpus.entity_graph(), ["ann"], 3
-    )
+    assert {k for *_, k in corpus.entity_neighbourhood(["ann"], 3, per_entity=-1).edges(keys=True)} == \
+        _walk(corpus.entity_graph(), ["ann"], 3)
     tid = {(t.subject, t.object): t.triplet_id for t in corpus.triplets()}
     # ann's first two: ann-bob, dan-ann; then bob's first two (ann-bob again, bob-cork) and dan's one
     two = {k for *_, k in corpus.entity_neighbourhood(["ann"], 2, per_entity=2).edges(keys=True)}

@@ -1,5 +1,4 @@
 """`python -m engine eval`: the table, resume, probes and readable errors."""
-
 from __future__ import annotations
 
 import json
@@ -44,33 +43,16 @@ def test_eval_prints_the_table_and_resumes(ws_env, tmp_path, capsys):
     assert main(["eval", "hp", "--methods", "standard", "--k", "2", "--out", str(out)]) == 2
     assert "other settings" in capsys.readouterr().err
     assert main(["eval", "hp", "--methods", "standard", "--k", "2", "--questions", "1", "--out", str(out) + "-k2"]) == 0
-    assert (
-        json.loads((tmp_path / "run-k2" / "summary.json").read_text())["methods"][0]["answer"]["avg_evidence_chunks"]
-        == 2.0
-    )
+    assert json.loads((tmp_path / "run-k2" / "summary.json").read_text())["methods"][0]["answer"][
+        "avg_evidence_chunks"] == 2.0
 
 
 def test_eval_on_a_triplet_drop_copy(ws_env, tmp_path, capsys):
     ids = tmp_path / "ids.txt"
     qid = ws_env.open("hp").questions()[0].qid
     ids.write_text(qid + "\n")
-    assert (
-        main(
-            [
-                "eval",
-                "hp",
-                "--methods",
-                "t2rag",
-                "--ids",
-                str(ids),
-                "--drop-triplets",
-                "0.1",
-                "--out",
-                str(tmp_path / "d"),
-            ]
-        )
-        == 0
-    )
+    assert main(["eval", "hp", "--methods", "t2rag", "--ids", str(ids), "--drop-triplets", "0.1",
+                 "--out", str(tmp_path / "d")]) == 0
     captured = capsys.readouterr()
     assert "| t2rag | 1/1 |" in captured.out and "failure labels" in captured.out
     assert "hp-drop10-s0" in captured.err and ws_env.exists("hp-drop10-s0")

@@ -3,7 +3,6 @@ punctuation, across chunk boundaries), retrieval scored against them, unlocated 
 
 Data under tests/fixtures/qa (copied with attribution): HotpotQA (CC BY-SA 4.0).
 """
-
 from __future__ import annotations
 
 import json
@@ -36,15 +35,8 @@ def _evidence_records(n: int) -> tuple[list[dict], dict[str, list[tuple[str, int
         first_t, first_i = r["supporting_facts"][0]
         if first_i + 1 < len(sents[first_t]):  # two sentences in one quote: may cross a chunk boundary
             spans.append(sents[first_t][first_i] + " " + sents[first_t][first_i + 1])
-        recs.append(
-            {
-                "_id": r["_id"],
-                "question": r["question"],
-                "answer": r["answer"],
-                "context": r["context"],
-                "evidence": spans + ([NOWHERE] if not recs else []),
-            }
-        )
+        recs.append({"_id": r["_id"], "question": r["question"], "answer": r["answer"], "context": r["context"],
+                     "evidence": spans + ([NOWHERE] if not recs else [])})
     return recs, facts
 
 
@@ -56,9 +48,8 @@ def corpus_and_facts(tmp_path_factory, embedder):
     data = read_dataset("evidence.json", json.dumps(recs))
     assert all(q.evidence and not q.supporting_facts and not q.supporting_titles for q in data.questions)
     ws = Workspace(tmp_path_factory.mktemp("ws"), embedder=embedder)
-    corpus, _, _ = ws.create_from(
-        "ev", data.documents, data.questions, CorpusSettings(ChunkingSettings(max_words=25))
-    )  # several chunks per paragraph
+    corpus, _, _ = ws.create_from("ev", data.documents, data.questions,
+                                  CorpusSettings(ChunkingSettings(max_words=25)))  # several chunks per paragraph
     return corpus, facts
 
 
@@ -73,9 +64,7 @@ def test_spans_are_located_in_the_chunks_holding_their_sentence(corpus_and_facts
     report = locate_evidence(corpus, corpus.questions())
     assert report.n_questions == 5 and report.n_unlocated == 1
     assert report.unlocated_examples[0][1] == NOWHERE
-    assert (
-        "could not be located" in report.message() and f"{report.n_spans - 1} of {report.n_spans}" in report.message()
-    )
+    assert "could not be located" in report.message() and f"{report.n_spans - 1} of {report.n_spans}" in report.message()
     by_title = {}
     for c in corpus.chunks():
         by_title.setdefault(c.title, []).append(c)
@@ -124,9 +113,7 @@ class _FirstGoldChunk:
 def test_eval_scores_evidence_questions_and_reports_unlocated_spans(corpus_and_facts, tmp_path):
     corpus, _ = corpus_and_facts
     gold = locate_evidence(corpus, corpus.questions())
-    summary = run_eval(
-        corpus, ["first"], None, out_dir=tmp_path / "run", method_factory=lambda n, r: _FirstGoldChunk(gold)
-    )
+    summary = run_eval(corpus, ["first"], None, out_dir=tmp_path / "run", method_factory=lambda n, r: _FirstGoldChunk(gold))
     avg = summary.methods[0].by_unit[PARAGRAPH]
     assert avg.retrieval_n == 5 and 0.0 < avg.retrieval_recall < 1.0
     assert "could not be located" in summary.evidence and "could not be located" in summary.markdown()

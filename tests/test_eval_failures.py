@@ -1,5 +1,4 @@
 """T2RAG failure labels on hand-built traces (engine/methods/t2rag/trace.py dataclasses)."""
-
 from __future__ import annotations
 
 from engine import serde
@@ -18,13 +17,9 @@ from engine.methods.t2rag.trace import (
 from engine.types import Question
 from tests.doubles import HashEmbedder, MemoryCorpus, chunk
 
-Q = Question(
-    "q1",
-    "Who is the child of the performer of Me and Bobby McGee?",
-    ("Tracy Kristofferson",),
-    supporting_facts=(("Me and Bobby McGee", 0), ("Kris Kristofferson", 3)),
-    supporting_titles=("Me and Bobby McGee", "Kris Kristofferson"),
-)
+Q = Question("q1", "Who is the child of the performer of Me and Bobby McGee?", ("Tracy Kristofferson",),
+             supporting_facts=(("Me and Bobby McGee", 0), ("Kris Kristofferson", 3)),
+             supporting_titles=("Me and Bobby McGee", "Kris Kristofferson"))
 WRONG = QuestionMetrics(em=0.0, f1=0.0)
 
 
@@ -46,12 +41,8 @@ def trace(triplets, shown, final: StateSnapshot, failure="") -> T2RAGTrace:
 
 T1 = T("t1", "Me and Bobby McGee", "performer", "?performer")
 T2 = T("t2", "?performer", "child", "?child")
-DONE = StateSnapshot(
-    resolved=[
-        T("t1", "Me and Bobby McGee", "performer", "Kris Kristofferson"),
-        T("t2", "Kris Kristofferson", "child", "Tracy Kristofferson"),
-    ]
-)
+DONE = StateSnapshot(resolved=[T("t1", "Me and Bobby McGee", "performer", "Kris Kristofferson"),
+                               T("t2", "Kris Kristofferson", "child", "Tracy Kristofferson")])
 
 
 def label(tr, metrics=WRONG):
@@ -75,9 +66,7 @@ def test_retrieval_when_a_gold_paragraph_was_never_shown():
 
 
 def test_filling_when_a_placeholder_stays_open_or_is_bound_wrong():
-    open_state = StateSnapshot(
-        resolved=[DONE.resolved[0]], searchable=[T("t2", "Kris Kristofferson", "child", "?child")]
-    )
+    open_state = StateSnapshot(resolved=[DONE.resolved[0]], searchable=[T("t2", "Kris Kristofferson", "child", "?child")])
     assert label(trace([T1, T2], ["m#0", "k#0"], open_state)) == "filling"
     wrong = StateSnapshot(resolved=[DONE.resolved[0], T("t2", "Kris Kristofferson", "child", "Kelly Kristofferson")])
     assert label(trace([T1, T2], ["m#0", "k#0"], wrong)) == "filling"

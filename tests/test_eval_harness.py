@@ -1,5 +1,4 @@
 """The harness: scores, per-question records, resume after an interruption, errors, summaries."""
-
 from __future__ import annotations
 
 import json
@@ -58,14 +57,8 @@ def test_resume_after_interrupt_redoes_no_question(corpus, tmp_path):
 
 def test_question_errors_are_recorded_and_count_zero(corpus, tmp_path):
     target = corpus.questions()[1]
-    summary = run_eval(
-        corpus,
-        ["oracle"],
-        None,
-        questions=3,
-        out_dir=tmp_path / "r",
-        method_factory=lambda n, r: OracleMethod(fail_on=target.question),
-    )
+    summary = run_eval(corpus, ["oracle"], None, questions=3, out_dir=tmp_path / "r",
+                       method_factory=lambda n, r: OracleMethod(fail_on=target.question))
     recs = read_records(tmp_path / "r" / "oracle.jsonl")
     assert len(recs) == 3
     assert recs[target.qid].error == "RuntimeError: boom" and recs[target.qid].failure == "error"
@@ -92,24 +85,12 @@ def test_fatal_provider_error_stops_the_whole_run(corpus, tmp_path):
 
 def test_selecting_questions_by_id_and_unknown_ids(corpus, tmp_path):
     qs = corpus.questions()
-    summary = run_eval(
-        corpus,
-        ["oracle"],
-        None,
-        questions=[qs[3].qid],
-        out_dir=tmp_path / "r",
-        method_factory=lambda n, r: OracleMethod(),
-    )
+    summary = run_eval(corpus, ["oracle"], None, questions=[qs[3].qid], out_dir=tmp_path / "r",
+                       method_factory=lambda n, r: OracleMethod())
     assert summary.n_questions == 1 and summary.methods[0].n_done == 1
     with pytest.raises(ValueError, match="not in corpus"):
-        run_eval(
-            corpus,
-            ["oracle"],
-            None,
-            questions=["nope"],
-            out_dir=tmp_path / "r2",
-            method_factory=lambda n, r: OracleMethod(),
-        )
+        run_eval(corpus, ["oracle"], None, questions=["nope"], out_dir=tmp_path / "r2",
+                 method_factory=lambda n, r: OracleMethod())
 
 
 def test_fatal_error_caught_inside_a_real_method_still_stops_the_run(corpus, tmp_path):
@@ -139,9 +120,8 @@ def test_real_methods_with_a_scripted_llm_record_usage_and_cost(corpus, tmp_path
 
 def test_concurrent_run_records_every_question_once(corpus, tmp_path):
     method = OracleMethod()
-    summary = run_eval(
-        corpus, ["oracle"], None, out_dir=tmp_path / "r", concurrency=3, method_factory=lambda n, r: method
-    )
+    summary = run_eval(corpus, ["oracle"], None, out_dir=tmp_path / "r", concurrency=3,
+                       method_factory=lambda n, r: method)
     lines = (tmp_path / "r" / "oracle.jsonl").read_text().splitlines()
     assert sorted(json.loads(line)["qid"] for line in lines) == sorted(q.qid for q in corpus.questions())
     assert summary.methods[0].answer.em == 1.0 and method.calls == 4
@@ -154,9 +134,8 @@ def test_resuming_into_a_folder_of_another_run_is_refused(corpus, tmp_path):
     out = tmp_path / "r"
     run_eval(corpus, ["standard"], LLMReasoner(ScriptedLLM(lambda m: "x", model="model-a")), questions=1, out_dir=out)
     with pytest.raises(ValueError, match="reasoner 'model-a'"):
-        run_eval(
-            corpus, ["standard"], LLMReasoner(ScriptedLLM(lambda m: "x", model="model-b")), questions=1, out_dir=out
-        )
+        run_eval(corpus, ["standard"], LLMReasoner(ScriptedLLM(lambda m: "x", model="model-b")), questions=1,
+                 out_dir=out)
 
 
 class GoldSentenceMethod:
@@ -191,15 +170,8 @@ def test_each_record_carries_where_its_gold_went_and_the_summary_adds_them_up(co
     from engine.llm.scripted import ScriptedLLM
     from engine.reasoners.llm_reasoner import LLMReasoner
 
-    summary = run_eval(
-        corpus,
-        ["standard"],
-        LLMReasoner(ScriptedLLM(lambda messages: "Paris")),
-        questions=3,
-        out_dir=tmp_path / "r",
-        k=2,
-        settings_by_method={"standard": _standard_k(2)},
-    )
+    summary = run_eval(corpus, ["standard"], LLMReasoner(ScriptedLLM(lambda messages: "Paris")), questions=3,
+                       out_dir=tmp_path / "r", k=2, settings_by_method={"standard": _standard_k(2)})
     recs = read_records(tmp_path / "r" / "standard.jsonl")
     assert all(isinstance(r.recall_loss, RecallLoss) for r in recs.values())  # typed after the round trip
     for r in recs.values():
@@ -221,13 +193,7 @@ def _standard_k(k):
 def test_an_errored_question_loses_its_gold_to_the_error(corpus, tmp_path):
     from engine.eval.recall_loss import METHOD_ERROR
 
-    summary = run_eval(
-        corpus,
-        ["oracle"],
-        None,
-        questions=2,
-        out_dir=tmp_path / "r",
-        method_factory=lambda n, r: OracleMethod(exc=RuntimeError("boom")),
-    )
+    summary = run_eval(corpus, ["oracle"], None, questions=2, out_dir=tmp_path / "r",
+                       method_factory=lambda n, r: OracleMethod(exc=RuntimeError("boom")))
     loss = summary.methods[0].recall_loss
     assert loss.found == 0 and loss.lost_units == {METHOD_ERROR: 4} and loss.lost_questions == {METHOD_ERROR: 2}

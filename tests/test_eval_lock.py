@@ -1,6 +1,5 @@
 """Two evaluations into one output folder: the second is refused, so no question runs (or is
 billed) twice."""
-
 from __future__ import annotations
 
 import fcntl

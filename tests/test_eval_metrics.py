@@ -1,5 +1,4 @@
 """Metrics pinned against hand-computed cases (SPEC section 4)."""
-
 from __future__ import annotations
 
 import pytest
@@ -64,13 +63,8 @@ def test_empty_prediction_and_missing_gold():
 
 
 def _q(**kw) -> Question:
-    base = dict(
-        qid="q1",
-        question="?",
-        answers=("Paris",),
-        supporting_facts=(("France", 0), ("Paris", 2)),
-        supporting_titles=("France", "Paris"),
-    )
+    base = dict(qid="q1", question="?", answers=("Paris",),
+                supporting_facts=(("France", 0), ("Paris", 2)), supporting_titles=("France", "Paris"))
     base.update(kw)
     return Question(**base)
 

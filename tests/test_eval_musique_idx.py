@@ -1,9 +1,8 @@
-"""MuSiQue gold paragraphs (scored by paragraph, not title) survive what the engine does to a
-corpus: a pooled corpus file next to the questions, and the renamed copy the shuffle probe builds.
+"""MuSiQue gold paragraphs (scored by paragraph, not title) survive what the engine does to a corpus: a pooled corpus file next to
+the questions, and the renamed copy the shuffle probe builds.
 
 Data under tests/fixtures/qa (copied with attribution): MuSiQue (CC BY 4.0).
 """
-
 from __future__ import annotations
 
 import json
@@ -22,9 +21,8 @@ def _gold_chunks(corpus, q):
 def test_idx_scoring_in_a_pooled_corpus_and_its_shuffled_copy(workspace, shared_data, tmp_path):
     recs = json.loads((shared_data / "musique_kag_100" / "musique_qa_100.json").read_text())[:3]
     corpus_file = tmp_path / "corpus.json"  # HippoRAG layout: passages apart from the questions
-    corpus_file.write_text(
-        json.dumps([{"title": p["title"], "text": p["paragraph_text"]} for r in recs for p in r["paragraphs"]])
-    )
+    corpus_file.write_text(json.dumps([{"title": p["title"], "text": p["paragraph_text"]}
+                                       for r in recs for p in r["paragraphs"]]))
     q_file = tmp_path / "musique.json"
     q_file.write_text(json.dumps(recs))
     batch = load_paths([corpus_file, q_file], BIG)

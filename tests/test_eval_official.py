@@ -4,7 +4,6 @@ the published scripts), on real records and perturbed predictions: every score m
 Data under tests/fixtures/qa (copied with attribution): HotpotQA (CC BY-SA 4.0), MuSiQue (CC BY 4.0),
 2WikiMultihopQA (Apache-2.0).
 """
-
 from __future__ import annotations
 
 import json
@@ -23,33 +22,17 @@ BIG = 100 * 1024 * 1024
 
 def _records(path) -> list[dict]:
     text = path.read_text(encoding="utf-8")
-    return (
-        [json.loads(line) for line in text.splitlines() if line.strip()]
-        if path.suffix == ".jsonl"
+    return [json.loads(line) for line in text.splitlines() if line.strip()] if path.suffix == ".jsonl" \
         else json.loads(text)
-    )
 
 
 def _predictions(gold: str, other: str) -> list[str]:
     """Real gold answers turned into the predictions a method makes: exact, cased and punctuated,
     with an article, truncated, padded, reordered, someone else's answer, yes/no/empty."""
     toks = gold.split()
-    return [
-        gold,
-        gold.upper() + ".",
-        f"The {gold}",
-        " ".join(toks[:1]),
-        " ".join(toks[1:]),
-        f"{gold} and more",
-        " ".join(reversed(toks)),
-        other,
-        "yes",
-        "no",
-        "",
-        "no answer",
-        "noanswer",
-        f"{gold}, {other}",
-    ]
+    return [gold, gold.upper() + ".", f"The {gold}", " ".join(toks[:1]), " ".join(toks[1:]),
+            f"{gold} and more", " ".join(reversed(toks)), other, "yes", "no", "", "no answer", "noanswer",
+            f"{gold}, {other}"]
 
 
 def _close(ours: float, theirs: float) -> None:
@@ -57,17 +40,13 @@ def _close(ours: float, theirs: float) -> None:
 
 
 def test_hotpotqa_answers_equal_the_official_script(shared_data):
-    recs = _records(shared_data / "hotpotqa_hipporag_train100" / "hotpotqa_train.json") + _records(
-        shared_data / "hoprag_quickstart" / "hotpot_example.jsonl"
-    )
+    recs = _records(shared_data / "hotpotqa_hipporag_train100" / "hotpotqa_train.json") \
+        + _records(shared_data / "hoprag_quickstart" / "hotpot_example.jsonl")
     n = 0
     for i, r in enumerate(recs):
         other = recs[(i + 7) % len(recs)]["answer"]
         for pred in _predictions(r["answer"], other):
-            ours, theirs = (
-                answer_score(pred, [r["answer"]], "hotpotqa"),
-                hotpot_official.answer_scores(pred, r["answer"]),
-            )
+            ours, theirs = answer_score(pred, [r["answer"]], "hotpotqa"), hotpot_official.answer_scores(pred, r["answer"])
             _close(ours.em, theirs["em"]), _close(ours.f1, theirs["f1"])
             _close(ours.precision, theirs["prec"]), _close(ours.recall, theirs["recall"])
             n += 1
@@ -75,9 +54,8 @@ def test_hotpotqa_answers_equal_the_official_script(shared_data):
 
 
 def test_musique_answers_equal_the_official_script(shared_data):
-    recs = _records(shared_data / "musique_kag_100" / "musique_qa_100.json") + _records(
-        shared_data / "hoprag_quickstart" / "musique_example.jsonl"
-    )
+    recs = _records(shared_data / "musique_kag_100" / "musique_qa_100.json") \
+        + _records(shared_data / "hoprag_quickstart" / "musique_example.jsonl")
     n = 0
     for i, r in enumerate(recs):
         golds = musique_official.gold_answers(r)
@@ -180,14 +158,11 @@ def test_musique_unanswerable_questions_are_left_out_of_the_averages():
     assert avg.n == 1 and avg.unscored == 1 and avg.em == 1.0
 
 
-@pytest.mark.parametrize(
-    "folder,name,dataset,official",
-    [
-        ("hotpotqa_hipporag_train100", "hotpotqa_train.json", "hotpotqa", hotpot_official),
-        ("hoprag_quickstart", "hotpot_example.jsonl", "hotpotqa", hotpot_official),
-        ("hoprag_quickstart", "wiki_example.jsonl", "2wiki", twowiki_official),
-    ],
-)
+@pytest.mark.parametrize("folder,name,dataset,official", [
+    ("hotpotqa_hipporag_train100", "hotpotqa_train.json", "hotpotqa", hotpot_official),
+    ("hoprag_quickstart", "hotpot_example.jsonl", "hotpotqa", hotpot_official),
+    ("hoprag_quickstart", "wiki_example.jsonl", "2wiki", twowiki_official),
+])
 @pytest.mark.parametrize("mode", ["paragraph", "sentence"])
 def test_sentence_support_equals_the_official_script(shared_data, folder, name, dataset, official, mode):
     path = shared_data / folder / name
@@ -201,14 +176,8 @@ def test_sentence_support_equals_the_official_script(shared_data, folder, name, 
         assert q.dataset == dataset
         rec = recs[q.qid]
         ctx = [c for t, _ in rec["context"] if t in by_title for c in chunks[by_title[t]]]
-        gold_chunks = [
-            c
-            for c in ctx
-            if any(
-                t == c.title and c.sent_start <= i < max(c.sent_end, c.sent_start + 1)
-                for t, i in rec["supporting_facts"]
-            )
-        ]
+        gold_chunks = [c for c in ctx if any(t == c.title and c.sent_start <= i < max(c.sent_end, c.sent_start + 1)
+                                             for t, i in rec["supporting_facts"])]
         for used in ([], gold_chunks, gold_chunks[:1], rng.sample(ctx, min(4, len(ctx))), gold_chunks + ctx[:3]):
             pred = [[c.title, i] for c in used for i in range(c.sent_start, max(c.sent_end, c.sent_start + 1))]
             ours = score_retrieval(used, q, SENTENCE, k=5)

@@ -1,5 +1,4 @@
 """Robustness probes: triplet drop on a copy, and the entity-shuffled copy (consistency on real data)."""
-
 from __future__ import annotations
 
 import json
@@ -117,9 +116,8 @@ def test_shuffled_corpus_copy_renames_documents_questions_and_triplets(corpus, w
     assert corpus.questions() == orig_q  # original untouched
 
 
-@pytest.mark.parametrize(
-    "path, n", [("hoprag_quickstart/wiki_example.jsonl", 10), ("musique_kag_100/musique_qa_100.json", 15)]
-)
+@pytest.mark.parametrize("path, n", [("hoprag_quickstart/wiki_example.jsonl", 10),
+                                     ("musique_kag_100/musique_qa_100.json", 15)])
 def test_shuffle_keeps_2wiki_and_musique_answers_findable(shared_data, path, n):
     # 2Wiki writes "Come with Me( Pure Imagination)" where the answer says "Come With Me (Pure ...":
     # the answer check has to see through such differences

@@ -1,5 +1,4 @@
 """bench/run_all.py: runs every script, tolerates missing and failing ones, describes the machine."""
-
 from __future__ import annotations
 
 import importlib.util

@@ -1,7 +1,6 @@
 """`eval` over thousands of questions in bounded memory: resume reads only the ids already done,
 the summary is accumulated from the records streamed off the jsonl (at most one record alive at a
 time), and the streamed averages equal metrics.average_metrics over the whole list."""
-
 from __future__ import annotations
 
 import random
@@ -20,7 +19,6 @@ from tests._fake_embedder import HashEmbedder
 
 class Echo:
     """Answers 'Paris' to every question, citing the one chunk, at no cost."""
-
     name = "echo"
 
     def __init__(self, interrupt_at: int = 0):
@@ -32,32 +30,16 @@ class Echo:
         if self.calls == self.interrupt_at:
             raise KeyboardInterrupt
         cid = corpus._db.execute("SELECT chunk_id FROM chunks LIMIT 1").fetchone()[0]
-        return Result(
-            "echo",
-            question,
-            "Paris",
-            Usage(calls=1, prompt_tokens=3, engine_time=0.001),
-            [cid],
-            "complete",
-            reasoner="fake",
-        )
+        return Result("echo", question, "Paris", Usage(calls=1, prompt_tokens=3, engine_time=0.001), [cid],
+                      "complete", reasoner="fake")
 
 
 def _corpus(tmp_path, n):
     c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create("qs")
     c.add_documents([Document("d0", "France", "Paris is the capital of France.", "t")])
-    c.add_questions(
-        [
-            Question(
-                f"q{i:05d}",
-                f"Capital number {i}?",
-                ("Paris" if i % 3 else "Lyon",),
-                qtype="bridge" if i % 2 else "comparison",
-                supporting_titles=("France",),
-            )
-            for i in range(n)
-        ]
-    )
+    c.add_questions([Question(f"q{i:05d}", f"Capital number {i}?", ("Paris" if i % 3 else "Lyon",),
+                              qtype="bridge" if i % 2 else "comparison", supporting_titles=("France",))
+                     for i in range(n)])
     return c
 
 
@@ -101,18 +83,12 @@ def test_eval_of_thousands_of_questions_streams_its_records_and_resumes(tmp_path
 
 def _random_metrics(rng):
     def score():
-        return RetrievalScore(*(rng.random() for _ in range(4)), n_retrieved=3, n_gold=2, em=float(rng.random() < 0.3))
+        return RetrievalScore(*(rng.random() for _ in range(4)), n_retrieved=3, n_gold=2, em=float(rng.random() < .3))
 
-    return QuestionMetrics(
-        em=float(rng.random() < 0.5),
-        f1=rng.random(),
-        precision=rng.random(),
-        recall=rng.random(),
-        paragraph=score() if rng.random() < 0.8 else None,
-        sentence=score() if rng.random() < 0.5 else None,
-        n_evidence_chunks=rng.randrange(6),
-        scored=rng.random() < 0.9,
-    )
+    return QuestionMetrics(em=float(rng.random() < .5), f1=rng.random(), precision=rng.random(), recall=rng.random(),
+                           paragraph=score() if rng.random() < .8 else None,
+                           sentence=score() if rng.random() < .5 else None,
+                           n_evidence_chunks=rng.randrange(6), scored=rng.random() < .9)
 
 
 class _Rec:
@@ -126,7 +102,7 @@ class _Rec:
 def test_streamed_averages_equal_the_whole_list_averages(seed):
     rng = random.Random(seed)
     qs = [Question(f"q{i}", "?", ("a",), qtype=rng.choice(["bridge", "comparison", "2hop"])) for i in range(300)]
-    records = {q.qid: _Rec(q.qid, _random_metrics(rng), rng) for q in qs if rng.random() < 0.85}
+    records = {q.qid: _Rec(q.qid, _random_metrics(rng), rng) for q in qs if rng.random() < .85}
     order = list(records.values())
     rng.shuffle(order)  # the jsonl order (concurrent runs finish out of order)
     by_qid = {q.qid: q for q in qs}

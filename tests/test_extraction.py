@@ -1,6 +1,5 @@
 """Triplet extraction: the SPEC filters, the concurrent resumable runner (fake and real corpora,
 scripted LLM and the loopback server through litellm), the estimate and the `extract` command."""
-
 from __future__ import annotations
 
 import json
@@ -25,16 +24,16 @@ TEXT = "Alien is a 1979 science fiction film directed by Ridley Scott. It stars 
 def test_filters_of_spec_section_0():
     raw = [
         ("Alien", "directed by", "Ridley Scott"),
-        ("alien", "Directed  by", "ridley scott"),  # duplicate up to case and spaces
+        ("alien", "Directed  by", "ridley scott"),        # duplicate up to case and spaces
         ("Alien", "stars", "Sigourney Weaver", "extra"),  # arity 4
-        ("Alien", "budget"),  # arity 2
-        ("Alien", "", "Ridley Scott"),  # empty part
-        ("Alien", "director", "Unknown"),  # placeholder
-        ("N/A", "stars", "Sigourney Weaver"),  # placeholder
-        ("Alien", "is", "alien"),  # subject == object
-        ("Alien", "won", "Academy Award"),  # neither predicate nor object in the text
-        ("Alien", "released in", "1979"),  # object grounded, predicate paraphrased
-        ("Alien", "stars", "Tom Skerritt"),  # predicate grounded, object not: kept
+        ("Alien", "budget"),                              # arity 2
+        ("Alien", "", "Ridley Scott"),                    # empty part
+        ("Alien", "director", "Unknown"),                 # placeholder
+        ("N/A", "stars", "Sigourney Weaver"),             # placeholder
+        ("Alien", "is", "alien"),                         # subject == object
+        ("Alien", "won", "Academy Award"),                # neither predicate nor object in the text
+        ("Alien", "released in", "1979"),                 # object grounded, predicate paraphrased
+        ("Alien", "stars", "Tom Skerritt"),               # predicate grounded, object not: kept
         ("Alien", "genre", "science fiction film"),
         "not a triple",
     ]
@@ -54,7 +53,6 @@ def test_grounding_is_token_level_and_case_insensitive():
 
 
 # --- the runner over a fake corpus ----------------------------------------------------------------
-
 
 class FakeCorpus:
     """The part of the Corpus API extraction uses, in memory, checking writes come one at a time."""
@@ -83,9 +81,8 @@ class FakeCorpus:
             self._writing.release()
 
     def store_extraction(self, chunk_id, triplets, status):
-        self._write(
-            lambda: (self.triplets.__setitem__(chunk_id, list(triplets)), self.status.__setitem__(chunk_id, status))
-        )
+        self._write(lambda: (self.triplets.__setitem__(chunk_id, list(triplets)),
+                             self.status.__setitem__(chunk_id, status)))
 
     def mark_extraction_failed(self, chunk_id, error, model=""):
         self._write(lambda: self.status.__setitem__(chunk_id, ExtractionStatus(chunk_id, "failed", model, error)))
@@ -99,12 +96,8 @@ def person_reply(messages) -> str:
 def test_runner_stores_every_chunk_with_its_usage_and_reports_progress():
     corpus = FakeCorpus(20)
     seen = []
-    summary = run_extraction(
-        corpus,
-        LLMReasoner(ScriptedLLM(person_reply, cost_per_call=0.001)),
-        concurrency=4,
-        on_progress=lambda d, t, label: seen.append((d, t)),
-    )
+    summary = run_extraction(corpus, LLMReasoner(ScriptedLLM(person_reply, cost_per_call=0.001)), concurrency=4,
+                             on_progress=lambda d, t, label: seen.append((d, t)))
     assert summary.chunks_done == 20 and summary.chunks_failed == 0 and summary.triplets == 20 and summary.ok
     assert corpus.triplets["c7"] == [("Person7", "born in", "City7")]
     st = corpus.status["c7"]
@@ -148,12 +141,10 @@ def test_auth_failure_stops_early_with_one_message_and_leaves_chunks_pending():
 
 # --- the runner over a real corpus and the real client --------------------------------------------
 
-
 def people_corpus(workspace, n: int, name: str = "people"):
     corpus = workspace.create(name)
-    corpus.add_documents(
-        [Document(f"doc{i}", f"Person{i}", f"Person{i} was born in City{i}.", "t.txt") for i in range(n)]
-    )
+    corpus.add_documents([Document(f"doc{i}", f"Person{i}", f"Person{i} was born in City{i}.", "t.txt")
+                          for i in range(n)])
     return corpus
 
 
@@ -169,9 +160,8 @@ def test_resume_after_the_server_fails_midway_bills_each_chunk_once(workspace, l
     assert len(corpus.pending_chunks()) == n
     loopback_llm.reply = lambda m, b: person_reply(m)
     loopback_llm.fail_after, loopback_llm.fail_mode = 3, "500"  # the provider breaks after 3 requests
-    reasoner = make_reasoner(
-        "openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-loopback-0000", backoff=0.01, max_attempts=2
-    )  # no cache: the server count is the bill
+    reasoner = make_reasoner("openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-loopback-0000",
+                             backoff=0.01, max_attempts=2)  # no cache: the server count is the bill
     first = run_extraction(corpus, reasoner, concurrency=4)
     assert first.chunks_done == 3 and first.chunks_failed == n - 3
     assert "provider error after 2 attempts" in first.failures[0][1]
@@ -196,12 +186,8 @@ def test_cached_replies_rebuild_a_corpus_for_free(workspace, loopback_llm, tmp_p
 
     loopback_llm.reply = lambda m, b: person_reply(m)
     cache = tmp_path / "llm_cache.sqlite"
-
-    def make():
-        return make_reasoner(
-            "openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-loopback-0000", cache_path=cache
-        )
-
+    make = lambda: make_reasoner("openai/gpt-4o-mini", api_base=loopback_llm.base_url,  # noqa: E731
+                                 api_key="sk-loopback-0000", cache_path=cache)
     one = run_extraction(people_corpus(workspace, 4, "one"), make())
     two = run_extraction(people_corpus(workspace, 4, "two"), make())
     assert one.cache_hits == 0 and one.cost > 0
@@ -229,7 +215,6 @@ def test_estimate_prices_known_models_and_admits_unknown_ones():
 
 
 # --- the command ----------------------------------------------------------------------------------
-
 
 def test_extract_command_estimates_runs_and_fails_clearly(workspace, loopback_llm, monkeypatch, capsys):
     from engine.cli import main

@@ -1,7 +1,6 @@
 """Extraction streams its pending chunks a page at a time: the rows read per query are bounded
 by the page size whatever the corpus size (the whole pending list is never loaded), every chunk is
 extracted exactly once, and an interrupted run resumes with the rest, as before."""
-
 from __future__ import annotations
 
 import pytest
@@ -19,7 +18,6 @@ PAGE = 7
 class Counting:
     """A reasoner that extracts one triplet per chunk and records which chunks it saw; it raises
     KeyboardInterrupt (a Ctrl-C) on call number `stop_at`."""
-
     name = "counting"
     calls_per_extract = 0
 

@@ -1,6 +1,5 @@
 """A provider that fails (500s after every retry) is an error everywhere, never a silent empty
 answer: the result's error, a non-zero CLI exit, an error row in eval counted apart."""
-
 from __future__ import annotations
 
 import pytest
@@ -22,9 +21,8 @@ def corpus_root(tmp_path_factory, embedder):
 def test_a_failing_provider_sets_the_result_error(corpus_root, embedder, loopback_llm, method):  # noqa: F811
     loopback_llm.fail_after, loopback_llm.fail_mode = 0, "500"
     corpus = Workspace(corpus_root, embedder=embedder).open("c")
-    reasoner = make_reasoner(
-        "openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-test-fail-1", max_attempts=1
-    )
+    reasoner = make_reasoner("openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-test-fail-1",
+                             max_attempts=1)
     result = build_method(method, reasoner).answer(corpus.questions()[0].question, corpus)
     assert result.error and result.answer == "", (result.answer, result.stop_reason)
 

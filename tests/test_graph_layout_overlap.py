@@ -9,7 +9,6 @@ The boxes are built from what is drawn, the way each drawing places its text:
   node text's baseline at y + size + fs, edge text's baseline 4 above the midpoint at 0.85 fs.
 A character is taken as 0.55 em wide, a line as 1 em high (plus the baseline's descent).
 """
-
 from __future__ import annotations
 
 import itertools
@@ -37,10 +36,10 @@ def vis_boxes(vnodes: list[dict], vedges: list[dict], font: float = VIS_NODE_FON
     font the page sets after fitting the drawing to its frame)."""
     at = {n["id"]: n for n in vnodes}
     fs, fe = font, font * VIS_EDGE_FONT / VIS_NODE_FONT
-    labels = [
-        (n["id"], _text_box(n["x"], n["y"] + n["size"] + fs / 2 + 4 - 2, n["label"], fs)) for n in vnodes if n["label"]
-    ]
-    dots = [(n["id"], (n["x"] - n["size"], n["y"] - n["size"], n["x"] + n["size"], n["y"] + n["size"])) for n in vnodes]
+    labels = [(n["id"], _text_box(n["x"], n["y"] + n["size"] + fs / 2 + 4 - 2, n["label"], fs))
+              for n in vnodes if n["label"]]
+    dots = [(n["id"], (n["x"] - n["size"], n["y"] - n["size"], n["x"] + n["size"], n["y"] + n["size"]))
+            for n in vnodes]
     elabels = []
     for e in vedges:
         if e.get("label"):
@@ -77,18 +76,10 @@ def svg_boxes(payload: dict) -> dict[str, list]:
     xs = [n["x"] for n in nodes]
     fs = payload.get("font") or max(14.0, (max(xs) - min(xs) + 320) / 60)
     fe = fs * 0.85
-    labels = [
-        (n["id"], _text_box(n["x"], n["y"] + n["size"] + fs - 0.8 * fs, n["short"], fs * 1.0))
-        for n in nodes
-        if n["short"]
-    ]
-    dots = [
-        (
-            n["id"],
-            (n["x"] - 0.8 * n["size"], n["y"] - 0.8 * n["size"], n["x"] + 0.8 * n["size"], n["y"] + 0.8 * n["size"]),
-        )
-        for n in nodes
-    ]
+    labels = [(n["id"], _text_box(n["x"], n["y"] + n["size"] + fs - 0.8 * fs, n["short"], fs * 1.0))
+              for n in nodes if n["short"]]
+    dots = [(n["id"], (n["x"] - 0.8 * n["size"], n["y"] - 0.8 * n["size"],
+                       n["x"] + 0.8 * n["size"], n["y"] + 0.8 * n["size"])) for n in nodes]
     elabels = []
     for e in payload["edges"]:
         if e["short"]:
@@ -129,60 +120,22 @@ def count(boxes: dict[str, list]) -> int:
 
 # --- graphs ------------------------------------------------------------------------------------
 
-NAMES = [
-    "Blue Demon's Revenge of the Masked Wrestlers",
-    "The Church of Jesus Christ of Latter-day Saints",
-    "Mount Kilimanjaro National Park",
-    "Ludwig van Beethoven",
-    "Universidad Nacional Autónoma de México",
-    "Ed Wood",
-    "Scott Derrickson",
-    "Kiss and Tell (1945 film)",
-    "Shirley Temple",
-    "Blue Demon",
-    "Adriana Trigiani",
-    "Big Stone Gap (film)",
-    "Greenwich Village, New York City",
-    "Eenasul Fateh",
-    "Lisbon",
-    "Portugal",
-    "The Football Association Challenge Cup",
-    "Royal Australian Air Force",
-    "Sir Arthur Conan Doyle",
-    "Meet Corliss Archer (radio series)",
-    "Los Angeles",
-    "Ann Arbor, Michigan",
-    "Oberoi family",
-    "The Oberoi Group",
-    "Terry Richardson",
-    "Hillary Clinton",
-    "New York University",
-    "Black Swan (2010 American psychological thriller)",
-    "Jean Rhys",
-    "Wide Sargasso Sea",
-]
-PREDS = [
-    "directed by",
-    "starred in",
-    "is located in",
-    "was born in",
-    "is the capital of",
-    "was a member of the national legislature of",
-    "won",
-    "founded",
-    "wrote",
-    "played for",
-]
+NAMES = ["Blue Demon's Revenge of the Masked Wrestlers", "The Church of Jesus Christ of Latter-day Saints",
+         "Mount Kilimanjaro National Park", "Ludwig van Beethoven", "Universidad Nacional Autónoma de México",
+         "Ed Wood", "Scott Derrickson", "Kiss and Tell (1945 film)", "Shirley Temple", "Blue Demon",
+         "Adriana Trigiani", "Big Stone Gap (film)", "Greenwich Village, New York City", "Eenasul Fateh",
+         "Lisbon", "Portugal", "The Football Association Challenge Cup", "Royal Australian Air Force",
+         "Sir Arthur Conan Doyle", "Meet Corliss Archer (radio series)", "Los Angeles", "Ann Arbor, Michigan",
+         "Oberoi family", "The Oberoi Group", "Terry Richardson", "Hillary Clinton", "New York University",
+         "Black Swan (2010 American psychological thriller)", "Jean Rhys", "Wide Sargasso Sea"]
+PREDS = ["directed by", "starred in", "is located in", "was born in", "is the capital of",
+         "was a member of the national legislature of", "won", "founded", "wrote", "played for"]
 
 
 def _graph(pairs: list[tuple[int, int]], names=NAMES) -> tuple[list[GNode], list[GEdge]]:
     ids = sorted({i for p in pairs for i in p})
-    nodes = [
-        GNode(
-            id=f"n{i}", label=names[i % len(names)] + ("" if i < len(names) else f" {i}"), size=18 if i % 5 == 0 else 12
-        )
-        for i in ids
-    ]
+    nodes = [GNode(id=f"n{i}", label=names[i % len(names)] + ("" if i < len(names) else f" {i}"),
+                   size=18 if i % 5 == 0 else 12) for i in ids]
     edges = [GEdge(f"n{u}", f"n{v}", label=f"{k + 1}. {PREDS[(u + v) % len(PREDS)]}") for k, (u, v) in enumerate(pairs)]
     return nodes, edges
 
@@ -212,19 +165,11 @@ def kg2rag_trace_graph() -> tuple[list[GNode], list[GEdge]]:
     def obj(i: int) -> str:
         return NAMES[(i * 7 + 3) % len(NAMES)]
 
-    chunks = [
-        chunk(
-            f"c{i}",
-            NAMES[i],
-            f"{NAMES[i]} {PREDS[i % len(PREDS)]} {obj(i)}. {NAMES[i]} "
-            f"{PREDS[(i + 3) % len(PREDS)]} {NAMES[(i + 11) % len(NAMES)]}.",
-        )
-        for i in range(12)
-    ]
+    chunks = [chunk(f"c{i}", NAMES[i], f"{NAMES[i]} {PREDS[i % len(PREDS)]} {obj(i)}. {NAMES[i]} "
+                    f"{PREDS[(i + 3) % len(PREDS)]} {NAMES[(i + 11) % len(NAMES)]}.") for i in range(12)]
     triplets = [(NAMES[i], PREDS[i % len(PREDS)], obj(i), (f"c{i}",)) for i in range(12)]
-    triplets += [
-        (NAMES[i], PREDS[(i + 3) % len(PREDS)], NAMES[(i + 11) % len(NAMES)], (f"c{i}",)) for i in range(0, 12, 2)
-    ]
+    triplets += [(NAMES[i], PREDS[(i + 3) % len(PREDS)], NAMES[(i + 11) % len(NAMES)], (f"c{i}",))
+                 for i in range(0, 12, 2)]
     corpus = MemoryCorpus(HashEmbedder(), chunks, triplets)
     q = f"Who {PREDS[0]} {NAMES[0]}?"
     res = KG2RAG(ScriptedReasoner({q: "Ed Wood"})).answer(q, corpus)
@@ -232,48 +177,21 @@ def kg2rag_trace_graph() -> tuple[list[GNode], list[GEdge]]:
     return nodes, edges
 
 
-SAMPLE_NAMES = [
-    "Alû",
-    "Arthur? Arthur!",
-    "Blue Demon's",
-    "Demon Dice",
-    "Fridays",
-    "legendary tribe or state of ancient China",
-    "Lester Smith",
-    "Leyenda de Azul",
-    "Lilu",
-    "Maha Sona",
-    "masculine Akkadian word for a spirit",
-    'mentioned in many other ancient texts including "Zhuangzi',
-    "most feared god or demon in Sri Lanka",
-    "name of a malevolent spirit in Chinese mythology and folklore",
-    "Professor Li Yujie of Henan University",
-    "ranked the fourth among the thirteen",
-    "Samuel Gallu",
-    "Tim Brown",
-    "vengeful spirit of the Utukku",
-    "Wangliang",
-]
+SAMPLE_NAMES = ["Alû", "Arthur? Arthur!", "Blue Demon's", "Demon Dice", "Fridays",
+                "legendary tribe or state of ancient China", "Lester Smith", "Leyenda de Azul", "Lilu", "Maha Sona",
+                "masculine Akkadian word for a spirit", 'mentioned in many other ancient texts including "Zhuangzi',
+                "most feared god or demon in Sri Lanka",
+                "name of a malevolent spirit in Chinese mythology and folklore",
+                "Professor Li Yujie of Henan University", "ranked the fourth among the thirteen", "Samuel Gallu",
+                "Tim Brown", "vengeful spirit of the Utukku", "Wangliang"]
 
 
 def sample_compare_graph() -> tuple[list[GNode], list[GEdge]]:
     """The KG2RAG weighted graph the Compare page draws for the hotpotqa-sample demo question (the
     browser test's): 20 entities, 13 edges, 8 trees, the walk numbering its edges."""
-    walk = [
-        (8, 10, "1. is"),
-        (8, 5, "2. was"),
-        (8, 15, "3. was"),
-        (8, 11, "4. is"),
-        (14, 8, "5. believes that"),
-        (0, 18, "1. is"),
-        (7, 2, "1. endorsed by"),
-        (7, 4, "2. held on"),
-        (9, 12, "1. is"),
-        (19, 13, "1. is"),
-        (3, 6, "1. created by"),
-        (3, 17, "2. created by"),
-        (1, 16, "1. directed by"),
-    ]
+    walk = [(8, 10, "1. is"), (8, 5, "2. was"), (8, 15, "3. was"), (8, 11, "4. is"), (14, 8, "5. believes that"),
+            (0, 18, "1. is"), (7, 2, "1. endorsed by"), (7, 4, "2. held on"), (9, 12, "1. is"), (19, 13, "1. is"),
+            (3, 6, "1. created by"), (3, 17, "2. created by"), (1, 16, "1. directed by")]
     nodes = [GNode(id=f"n{i}", label=name, size=18) for i, name in enumerate(SAMPLE_NAMES)]
     return nodes, [GEdge(f"n{u}", f"n{v}", label=label) for u, v, label in walk]
 
@@ -358,10 +276,8 @@ PHONE_FRAME = (270.0, 400.0)
 
 def narrow_view(vnodes: list[dict], vedges: list[dict]) -> tuple[list[dict], list[dict]]:
     """The drawing as the page shows it in a narrow frame: narrow positions, narrow labels."""
-    return (
-        [{**n, "x": n["narrow"][0], "y": n["narrow"][1], "label": n.get("label_narrow", n["label"])} for n in vnodes],
-        [{**e, "label": e.get("label_narrow", e["label"])} for e in vedges],
-    )
+    return ([{**n, "x": n["narrow"][0], "y": n["narrow"][1], "label": n.get("label_narrow", n["label"])}
+             for n in vnodes], [{**e, "label": e.get("label_narrow", e["label"])} for e in vedges])
 
 
 @pytest.mark.parametrize("frame", [COMPARE_FRAME, PHONE_FRAME], ids=["compare column", "phone"])

@@ -1,6 +1,5 @@
 """The graphs read well: tree colours told apart (colour-blind-safe palette) and dark enough to see,
 KG2RAG edges as wide as their weight, and a T2RAG node click opens the chunk its value came from."""
-
 from __future__ import annotations
 
 from components.palette import contrast_on_white, distinct_colors, tint
@@ -42,20 +41,10 @@ def test_a_t2rag_graph_click_on_a_filled_placeholder_shows_its_source_chunk():
     )
 
     t1 = StateTriplet("t1", "Me and Bobby McGee", "performer", "?performer")
-    binding = BindingRecord(
-        "?performer",
-        "Kris Kristofferson",
-        source="P1",
-        chunk_ids=["song#0"],
-        quote="a song performed by Kris Kristofferson",
-    )
-    trace = T2RAGTrace(
-        T2RAGSettings(),
-        "scripted",
-        "q",
-        DecompositionTrace(LLMCall("decompose", "m"), triplets=[t1]),
-        rounds=[RoundTrace(1, StateSnapshot(), bindings=[binding])],
-    )
+    binding = BindingRecord("?performer", "Kris Kristofferson", source="P1", chunk_ids=["song#0"],
+                            quote="a song performed by Kris Kristofferson")
+    trace = T2RAGTrace(T2RAGSettings(), "scripted", "q", DecompositionTrace(LLMCall("decompose", "m"), triplets=[t1]),
+                       rounds=[RoundTrace(1, StateSnapshot(), bindings=[binding])])
     chunks = {"song#0": ("Me and Bobby McGee · chunk 1", "Me and Bobby McGee is a song performed by Kris K.")}
     nodes, edges = dependency_graph(trace, 1, chunks)
     filled = next(n for n in nodes if n.id == "?performer")

@@ -1,7 +1,6 @@
 """The Corpora graph tab's bounded view: at most `cap` entities read from the indexed edge table
 (the whole entity graph is never loaded), the induced edges among them with the same attributes
 as the whole graph's, and counts of what was left out."""
-
 from __future__ import annotations
 
 import pytest
@@ -20,10 +19,8 @@ def corpus(tmp_path):
     chunk = dict(c._db.execute("SELECT doc_id, chunk_id FROM chunks").fetchall())
     rows = []
     for i in range(60):
-        rows += [
-            (chunk[f"d{i}"], f"Hub{i % 3}", "met", f"Person{i}"),
-            (chunk[f"d{i}"], f"Person{i}", "in", f"City{i % 7}"),
-        ]
+        rows += [(chunk[f"d{i}"], f"Hub{i % 3}", "met", f"Person{i}"),
+                 (chunk[f"d{i}"], f"Person{i}", "in", f"City{i % 7}")]
     rows.append((chunk["d0"], "Alpha Lake", "near", "Hub0"))
     c.import_triplets(rows)
     return c

@@ -10,7 +10,6 @@ engine verified.
 - KG2RAG's read cap (`max_entity_reads`: an entity's first edges by triplet id) never cuts a seed
   chunk's own triplets, and the cap record carries the entity's true degree.
 """
-
 from __future__ import annotations
 
 import re
@@ -42,14 +41,11 @@ def _badges(html: str) -> list[str]:
 # --- source-kind badges ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "sources, value, badge",
-    [
-        ({"?performer": "C1"}, "Kris Kristofferson", "cited"),  # the first chunk shown states it
-        ({}, "Kris Kristofferson", "guessed"),  # no source named: matched in a walked proposition
-        ({"?performer": "C1"}, "Antonio Vivaldi", "unverified"),  # the named chunk does not state it
-    ],
-)
+@pytest.mark.parametrize("sources, value, badge", [
+    ({"?performer": "C1"}, "Kris Kristofferson", "cited"),  # the first chunk shown states it
+    ({}, "Kris Kristofferson", "guessed"),  # no source named: matched in a walked proposition
+    ({"?performer": "C1"}, "Antonio Vivaldi", "unverified"),  # the named chunk does not state it
+])
 def test_a_bindings_link_is_drawn_with_how_it_was_made(sources, value, badge):
     result = _run([SolveResult(bindings={"?performer": value}, sources=sources)])
     (b,) = result.trace.rounds[0].bindings
@@ -60,7 +56,8 @@ def test_a_bindings_link_is_drawn_with_how_it_was_made(sources, value, badge):
 
 
 def test_a_guessed_link_does_not_look_like_a_cited_one():
-    cited = chain_html(_run([SolveResult(bindings={"?performer": "Kris Kristofferson"}, sources={"?performer": "C1"})]))
+    cited = chain_html(_run([SolveResult(bindings={"?performer": "Kris Kristofferson"},
+                                         sources={"?performer": "C1"})]))
     guessed = chain_html(_run([SolveResult(bindings={"?performer": "Kris Kristofferson"})]))
     assert "cited" in _badges(cited) and "cited" not in _badges(guessed)
 
@@ -70,12 +67,8 @@ def test_a_guessed_link_does_not_look_like_a_cited_one():
 
 def test_a_binding_the_state_ignored_is_left_out_of_the_chain():
     # round 2 binds ?performer again (to another value): the state keeps the first, ignores this one
-    result = _run(
-        [
-            SolveResult(bindings={"?performer": "Kris Kristofferson"}),
-            SolveResult(bindings={"?performer": "Roger Miller", "?child": "Tracy Kristofferson"}),
-        ]
-    )
+    result = _run([SolveResult(bindings={"?performer": "Kris Kristofferson"}),
+                   SolveResult(bindings={"?performer": "Roger Miller", "?child": "Tracy Kristofferson"})])
     r2 = result.trace.rounds[1]
     ignored = next(b for b in r2.bindings if b.value == "Roger Miller")
     assert not ignored.applied_to and ignored.note.startswith("ignored")
@@ -86,11 +79,9 @@ def test_a_binding_the_state_ignored_is_left_out_of_the_chain():
 
 def test_a_refused_binding_reaches_no_chain():
     # a bare ? binding that is ambiguous is refused (not applied); nothing of it reaches the chain
-    result = _run(
-        [SolveResult(bindings={"?": "Kris Kristofferson"})],
-        decomposition=[Q("Film A", "director", "?"), Q("Film B", "director", "?")],
-        question="Who directed Film A and Film B?",
-    )
+    result = _run([SolveResult(bindings={"?": "Kris Kristofferson"})],
+                  decomposition=[Q("Film A", "director", "?"), Q("Film B", "director", "?")],
+                  question="Who directed Film A and Film B?")
     assert result.trace.rounds[0].bindings[0].note.endswith("ambiguous")
     assert all("Kris" not in c.claim for c in chain_for(result))
     assert "?" + " = Kris" not in chain_html(result)
@@ -101,12 +92,8 @@ def test_a_refused_binding_reaches_no_chain():
 
 def test_a_fallback_round_asks_the_question_once_and_shows_only_new_chunks():
     # all fuzzy: every round is a fallback round; the solver finds nothing, so the rounds go on
-    result = _run(
-        [SolveResult(), SolveResult(), SolveResult()],
-        T2RAGSettings(k=3, rounds=3),
-        decomposition=[Q("?film", "directed by", "?director")],
-        question="Which film was directed by whom?",
-    )
+    result = _run([SolveResult(), SolveResult(), SolveResult()], T2RAGSettings(k=3, rounds=3),
+                  decomposition=[Q("?film", "directed by", "?director")], question="Which film was directed by whom?")
     rounds = result.trace.rounds
     assert len(rounds) >= 2
     for r in rounds:
@@ -118,12 +105,8 @@ def test_a_fallback_round_asks_the_question_once_and_shows_only_new_chunks():
 
 def test_with_question_query_off_the_fallback_is_the_question_as_typed():
     q = "Which film was directed by whom?"
-    result = _run(
-        [SolveResult()],
-        T2RAGSettings(question_query=False, rounds=1),
-        decomposition=[Q("?film", "directed by", "?director")],
-        question=q,
-    )
+    result = _run([SolveResult()], T2RAGSettings(question_query=False, rounds=1),
+                  decomposition=[Q("?film", "directed by", "?director")], question=q)
     assert [(x.kind, x.text) for x in result.trace.rounds[0].queries] == [("question", q)]
 
 
@@ -138,13 +121,12 @@ def test_a_triplet_round_still_adds_the_stripped_question_once():
 
 @pytest.fixture()
 def hub_corpus(tmp_path):
-    """ "Paris" and "France" each have 12 edges stored before the one fact a seed chunk states about
+    """"Paris" and "France" each have 12 edges stored before the one fact a seed chunk states about
     both ("Paris capital of France"): each hub's first edges by triplet id are other facts."""
     c = Workspace(tmp_path / "ws", embedder=HashEmbedder()).create("hub")
     docs = [Document(f"town{i}", f"Town {i}", f"Town {i} is twinned with Paris.", f"town{i}.txt") for i in range(12)]
-    docs += [
-        Document(f"region{i}", f"Region {i}", f"Region {i} is part of France.", f"region{i}.txt") for i in range(12)
-    ]
+    docs += [Document(f"region{i}", f"Region {i}", f"Region {i} is part of France.", f"region{i}.txt")
+             for i in range(12)]
     docs.append(Document("seed", "Paris", "Paris is the capital of France.", "seed.txt"))
     c.add_documents(docs)
     by_doc = {ch.doc_id: ch.chunk_id for ch in c.chunks()}
@@ -193,12 +175,8 @@ def test_kg2rag_under_a_read_cap_organizes_the_seed_fact_and_notes_the_true_degr
 def test_the_dependency_graph_shows_the_value_the_state_took_not_an_ignored_one():
     from components.t2rag_view import dependency_graph
 
-    result = _run(
-        [
-            SolveResult(bindings={"?performer": "Kris Kristofferson"}),
-            SolveResult(bindings={"?performer": "Roger Miller", "?child": "Tracy Kristofferson"}),
-        ]
-    )
+    result = _run([SolveResult(bindings={"?performer": "Kris Kristofferson"}),
+                   SolveResult(bindings={"?performer": "Roger Miller", "?child": "Tracy Kristofferson"})])
     nodes, _ = dependency_graph(result.trace, 2)
     labels = {n.label for n in nodes}
     assert "?performer = Kris Kristofferson" in labels and not any("Roger Miller" in x for x in labels)

@@ -7,7 +7,6 @@ module under engine/ (lazy imports inside functions included), read with `ast`, 
     engine/methods      never eval, session, CLI or the front end; the store only through its protocol
     engine/triplet_rules, engine/limits, engine/textnorm, engine/types: leaves (no engine layer above them)
 """
-
 from __future__ import annotations
 
 import ast
@@ -32,13 +31,9 @@ def _imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = _module_name(path).rsplit(".", 1)[0] if path.name != "__init__.py" else _module_name(path)
     out: set[str] = set()
-    type_only = {
-        id(n)
-        for block in ast.walk(tree)
-        if isinstance(block, ast.If) and getattr(block.test, "id", getattr(block.test, "attr", "")) == "TYPE_CHECKING"
-        for stmt in block.body
-        for n in ast.walk(stmt)
-    }  # `if TYPE_CHECKING:` imports run never
+    type_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                 and getattr(block.test, "id", getattr(block.test, "attr", "")) == "TYPE_CHECKING"
+                 for stmt in block.body for n in ast.walk(stmt)}  # `if TYPE_CHECKING:` imports run never
     for node in ast.walk(tree):
         if id(node) in type_only:
             continue
@@ -52,12 +47,8 @@ def _imports(path: Path) -> set[str]:
                 mod = node.module or ""
             for a in node.names:
                 sub = f"{mod}.{a.name}"
-                out.add(
-                    sub
-                    if (ROOT / Path(*sub.split("."))).with_suffix(".py").exists()
-                    or (ROOT / Path(*sub.split(".")) / "__init__.py").exists()
-                    else mod
-                )
+                out.add(sub if (ROOT / Path(*sub.split("."))).with_suffix(".py").exists()
+                        or (ROOT / Path(*sub.split(".")) / "__init__.py").exists() else mod)
     return out
 
 
@@ -70,9 +61,8 @@ def _offenders(layer: str, forbidden: tuple[str, ...], allowed: tuple[str, ...] 
         if mod != layer and not mod.startswith(layer + "."):
             continue
         for imp in imports:
-            if any(imp == f or imp.startswith(f + ".") for f in forbidden) and not any(
-                imp == a or imp.startswith(a + ".") for a in allowed
-            ):
+            if any(imp == f or imp.startswith(f + ".") for f in forbidden) and \
+                    not any(imp == a or imp.startswith(a + ".") for a in allowed):
                 bad.append(f"{mod} imports {imp}")
     return sorted(set(bad))
 
@@ -86,38 +76,19 @@ def test_the_engine_never_imports_streamlit():
     assert _offenders("engine", ("streamlit", "components", "pages", "app")) == []
 
 
-@pytest.mark.parametrize(
-    "layer, forbidden",
-    [
-        (
-            "engine.llm",
-            (
-                "engine.reasoners",
-                "engine.methods",
-                "engine.store",
-                "engine.eval",
-                "engine.cli",
-                "engine.session",
-                "engine.extraction",
-            ),
-        ),
-        (
-            "engine.reasoners",
-            ("engine.methods", "engine.store", "engine.eval", "engine.cli", "engine.session", "engine.extraction"),
-        ),
-        (
-            "engine.methods",
-            ("engine.eval", "engine.cli", "engine.session", "engine.extraction", "engine.backup", "engine.integrity"),
-        ),
-        (
-            "engine.triplet_rules",
-            ("engine.llm", "engine.reasoners", "engine.methods", "engine.store", "engine.extraction"),
-        ),
-        ("engine.limits", ("engine.llm", "engine.reasoners", "engine.methods", "engine.store")),
-        ("engine.textnorm", ("engine.llm", "engine.reasoners", "engine.methods", "engine.store")),
-        ("engine.types", ("engine.llm", "engine.reasoners", "engine.methods", "engine.store")),
-    ],
-)
+@pytest.mark.parametrize("layer, forbidden", [
+    ("engine.llm", ("engine.reasoners", "engine.methods", "engine.store", "engine.eval", "engine.cli",
+                    "engine.session", "engine.extraction")),
+    ("engine.reasoners", ("engine.methods", "engine.store", "engine.eval", "engine.cli", "engine.session",
+                          "engine.extraction")),
+    ("engine.methods", ("engine.eval", "engine.cli", "engine.session", "engine.extraction", "engine.backup",
+                        "engine.integrity")),
+    ("engine.triplet_rules", ("engine.llm", "engine.reasoners", "engine.methods", "engine.store",
+                              "engine.extraction")),
+    ("engine.limits", ("engine.llm", "engine.reasoners", "engine.methods", "engine.store")),
+    ("engine.textnorm", ("engine.llm", "engine.reasoners", "engine.methods", "engine.store")),
+    ("engine.types", ("engine.llm", "engine.reasoners", "engine.methods", "engine.store")),
+])
 def test_each_layer_imports_only_below_it(layer, forbidden):
     assert _offenders(layer, forbidden) == []
 
@@ -141,9 +112,8 @@ def test_no_import_cycles_in_the_engine():
     for mod, imports in MODULES.items():
         for imp in imports:
             parts = imp.split(".")
-            target = next(
-                (".".join(parts[:k]) for k in range(len(parts), 0, -1) if ".".join(parts[:k]) in MODULES), None
-            )
+            target = next((".".join(parts[:k]) for k in range(len(parts), 0, -1) if ".".join(parts[:k]) in MODULES),
+                          None)
             if target and target != mod and not mod.startswith(target + "."):
                 g.add_edge(mod, target)
     cycles = [frozenset(c) for c in nx.strongly_connected_components(g) if len(c) > 1]

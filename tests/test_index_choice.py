@@ -51,10 +51,8 @@ def test_auto_uses_exact_search_below_the_threshold_and_finer_ivf_cells_above(tm
     c = ws.create("auto", CorpusSettings(index_kind="auto"))
     from engine.types import Document
 
-    docs = [
-        Document(f"d{i}", f"Doc {i}", f"Paragraph {i} is about topic {i % 17} and place {i % 5}.", "t")
-        for i in range(400)
-    ]
+    docs = [Document(f"d{i}", f"Doc {i}", f"Paragraph {i} is about topic {i % 17} and place {i % 5}.", "t")
+            for i in range(400)]
     c.add_documents(docs[:100])
     assert c._index("chunks").kind == "flat" and c.index_kinds()["chunks"] == ("flat", 1.0)
     monkeypatch.setattr(indexes, "AUTO_IVF_AT", 200)

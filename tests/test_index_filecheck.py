@@ -1,7 +1,6 @@
 """A cold open checks a fixed sample of an index file it checked whole before, not every byte
 (engine/vectors/filecheck.py); a file written since, or damaged where a sample falls, gets the
 whole check; `corpus check` always checks every byte."""
-
 from __future__ import annotations
 
 import hashlib

@@ -1,7 +1,6 @@
 """After an add or a delete, an index that was in step with the previous state is brought forward
 by ids (added rows appended, deleted rows removed), not rebuilt from every stored vector; an HNSW
 index, which cannot drop nodes, is rebuilt after a delete. The store's result equals a rebuild."""
-
 from __future__ import annotations
 
 import re
@@ -20,10 +19,8 @@ def _triplets(c, docs):
 
 
 def _docs(n, start=0):
-    return [
-        Document(f"d{i:03d}", f"Town{i}", f"Town{i} lies on river R{i}. Person{i} was born in Town{i}.", "t")
-        for i in range(start, start + n)
-    ]
+    return [Document(f"d{i:03d}", f"Town{i}", f"Town{i} lies on river R{i}. Person{i} was born in Town{i}.", "t")
+            for i in range(start, start + n)]
 
 
 @pytest.mark.parametrize("kind", ["flat", "ivf", "hnsw"])
@@ -107,10 +104,8 @@ def test_a_damaged_delta_is_rebuilt_and_a_leftover_one_ignored(tmp_path):
     c = Workspace(root, embedder=HashEmbedder(), keep_snapshots=0).open("d")
     assert len(c._index("chunks")) == 82 and c.check() == [] and not delta.exists()
     q = c.embed(["Town201 lies on river R201. Person201 was born in Town201."])
-    assert (
-        c._db.execute("SELECT doc_id FROM chunks WHERE chunk_id=?", (c.search_chunks(q, 1)[0][0][0],)).fetchone()[0]
-        == "d201"
-    )
+    assert c._db.execute("SELECT doc_id FROM chunks WHERE chunk_id=?",
+                         (c.search_chunks(q, 1)[0][0][0],)).fetchone()[0] == "d201"
     delta.write_bytes(bytes(raw))  # a delta of an older index file beside the new one: ignored
     c.close()
     assert inspect(root / "d") == []
@@ -120,9 +115,7 @@ def test_a_damaged_delta_is_rebuilt_and_a_leftover_one_ignored(tmp_path):
 def test_an_ivf_rebuild_in_pages_trains_on_a_sample_of_the_whole_table(tmp_path, monkeypatch, which):
     from engine.vectors import FaissVectorStore
 
-    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create(
-        "s", CorpusSettings(index_kind="ivf")
-    )
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create("s", CorpusSettings(index_kind="ivf"))
     c.add_documents(_docs(120))
     c.import_triplets(_triplets(c, _docs(120)))
     c.refresh_indexes()
@@ -196,9 +189,7 @@ def test_an_ivf_index_grown_past_the_retrain_factor_gets_new_cells(tmp_path, mon
 
     from engine.vectors import faiss_store
 
-    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create(
-        "g", CorpusSettings(index_kind="ivf")
-    )
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create("g", CorpusSettings(index_kind="ivf"))
     c.add_documents(_docs(80))
     first = c._index("chunks")
     assert first.kind == "ivf" and first._index.nlist == 2 and first.trained_for() == 78

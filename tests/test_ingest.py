@@ -1,9 +1,7 @@
 """Ingestion: every supported format from real files, and every kind of bad input a user can drop.
 
-Data under tests/fixtures/qa (copied with attribution): HotpotQA (CC BY-SA 4.0), MuSiQue (CC BY 4.0),
-2WikiMultihopQA (Apache-2.0).
+Data under tests/fixtures/qa (copied with attribution): HotpotQA (CC BY-SA 4.0), MuSiQue (CC BY 4.0), 2WikiMultihopQA (Apache-2.0).
 """
-
 from __future__ import annotations
 
 import codecs
@@ -77,7 +75,7 @@ def test_hoprag_quickstart_jsonl_files_in_all_three_formats(shared_data):
     assert wiki.supporting_facts == (("Come with Me (Pure Imagination)", 1), ("Hold on Me (Grinspoon song)", 1))
     wiki_docs = {d.title: d for d in batch.documents if d.kind == "2wiki"}
     # 2Wiki sentences have no leading space; the joined text must not glue them together
-    assert 'Pills". It was released' in wiki_docs["Hold on Me (Grinspoon song)"].text
+    assert "Pills\". It was released" in wiki_docs["Hold on Me (Grinspoon song)"].text
     assert batch.datasets == ["2wiki", "hotpotqa", "musique"]
 
 
@@ -95,25 +93,14 @@ def test_limit_questions_takes_only_their_paragraphs_from_a_corpus_file(shared_d
     records = json.loads((shared_data / "musique_kag_100" / "musique_qa_100.json").read_text())[:6]
     corpus = [{"title": p["title"], "text": p["paragraph_text"]} for r in records for p in r["paragraphs"]]
     questions = [
-        {
-            "id": r["id"],
-            "question": r["question"],
-            "answer": [r["answer"], *r["answer_aliases"]],
-            "paragraphs": [
-                {"title": p["title"], "paragraph_text": p["paragraph_text"], "is_supporting": p["is_supporting"]}
-                for p in r["paragraphs"]
-            ],
-        }
+        {"id": r["id"], "question": r["question"], "answer": [r["answer"], *r["answer_aliases"]], "paragraphs": [
+            {"title": p["title"], "paragraph_text": p["paragraph_text"], "is_supporting": p["is_supporting"]}
+            for p in r["paragraphs"]
+        ]}
         for r in records
     ]
-    gold_only = [
-        {
-            "_id": "g1",
-            "question": records[0]["question"],
-            "answer": records[0]["answer"],
-            "supporting_facts": [[t, 0] for t in ("My Fair Lady (film)",)],
-        }
-    ]
+    gold_only = [{"_id": "g1", "question": records[0]["question"], "answer": records[0]["answer"],
+                  "supporting_facts": [[t, 0] for t in ("My Fair Lady (film)",)]}]
     (tmp_path / "corpus.json").write_text(json.dumps(corpus))
     (tmp_path / "musique.json").write_text(json.dumps(questions))
     (tmp_path / "gold_only.json").write_text(json.dumps(gold_only))
@@ -149,9 +136,7 @@ def test_text_markdown_html_and_pdf_documents():
         assert hidden not in html.text
     pdf = docs["pdf"]
     assert pdf.title == "Ada Lovelace notes" and "Charles Babbage" in pdf.text
-    assert all(
-        d.source == p for d, p in zip(batch.documents, ("turing.txt", "notes.md", "page.html", "text_layer.pdf"))
-    )
+    assert all(d.source == p for d, p in zip(batch.documents, ("turing.txt", "notes.md", "page.html", "text_layer.pdf")))
 
 
 def test_default_size_limit_lets_callers_omit_it(shared_data):
@@ -278,9 +263,8 @@ def test_truncated_jsonl_keeps_the_complete_records(shared_data):
 
 
 def test_records_without_questions_are_skipped_with_a_count():
-    data = json.dumps(
-        [{"question": "Who?", "answer": "A", "context": [["T", ["T is a thing."]]]}, {"question": "", "answer": "B"}, 7]
-    ).encode()
+    data = json.dumps([{"question": "Who?", "answer": "A", "context": [["T", ["T is a thing."]]]},
+                       {"question": "", "answer": "B"}, 7]).encode()
     batch = load_bytes("qa.json", data, MB)
     assert len(batch.questions) == 1 and len(batch.documents) == 1
     assert "skipped 2 record(s)" in batch.errors[0][1]

@@ -1,5 +1,4 @@
 """Questions and triplet parts are bounded by content, each refusal naming its limit."""
-
 from __future__ import annotations
 
 import pytest
@@ -8,15 +7,11 @@ from engine.limits import MAX_QUESTION_CHARS, InputRejected, check_question
 from engine.triplet_io import filter_reason
 
 
-@pytest.mark.parametrize(
-    "question, message",
-    [
-        ("", "the question is empty"),
-        ("   \n", "the question is empty"),
-        ("x" * (MAX_QUESTION_CHARS + 1), f"the limit is {MAX_QUESTION_CHARS:,}"),
-        ("Where was \udcff born?", "not valid UTF-8"),  # what a bad byte in argv becomes
-    ],
-)
+@pytest.mark.parametrize("question, message", [
+    ("", "the question is empty"), ("   \n", "the question is empty"),
+    ("x" * (MAX_QUESTION_CHARS + 1), f"the limit is {MAX_QUESTION_CHARS:,}"),
+    ("Where was \udcff born?", "not valid UTF-8"),  # what a bad byte in argv becomes
+])
 def test_bad_questions_are_refused_naming_the_problem(question, message):
     with pytest.raises(InputRejected, match=message):
         check_question(question)

@@ -1,6 +1,5 @@
 """The IRCoT baseline: interleaved reasoning sentences and retrievals over a scripted LLM, its call and
 token bill, and its refusal to run on the offline reasoner."""
-
 from __future__ import annotations
 
 from engine.llm.base import LLMError
@@ -15,40 +14,30 @@ BRIDGE = "Who is the child of the performer of Me and Bobby McGee?"
 
 
 def test_scripted_run_interleaves_sentences_and_retrievals():
-    llm = ScriptedLLM(
-        [
-            "Me and Bobby McGee was performed by Kris Kristofferson. Extra words here.",
-            "Kris Kristofferson has a child named Tracy Kristofferson.",
-            "So the answer is: Tracy Kristofferson.",
-            "Tracy Kristofferson",
-        ]
-    )
+    llm = ScriptedLLM(["Me and Bobby McGee was performed by Kris Kristofferson. Extra words here.",
+                       "Kris Kristofferson has a child named Tracy Kristofferson.",
+                       "So the answer is: Tracy Kristofferson.",
+                       "Tracy Kristofferson"])
     steps = []
-    result = IRCoT(LLMReasoner(llm)).answer(
-        BRIDGE, bobby_mcgee_corpus(), IRCoTSettings(k=2, steps=5), on_step=lambda label, payload: steps.append(label)
-    )
+    result = IRCoT(LLMReasoner(llm)).answer(BRIDGE, bobby_mcgee_corpus(), IRCoTSettings(k=2, steps=5),
+                                            on_step=lambda label, payload: steps.append(label))
     trace = result.trace
     assert result.answer == "Tracy Kristofferson" and result.stop_reason == "answer_found"
     # 3 reasoning calls (the third says "answer is", so the loop stops before the cap) + 1 answer call
     assert result.usage.calls == llm.calls == 4
     prompt_tokens = sum(len(m["content"].split()) for msgs in llm.prompts for m in msgs)
     assert result.usage.prompt_tokens == prompt_tokens
-    assert result.usage.completion_tokens == sum(
-        len(r.split())
-        for r in [
-            "Me and Bobby McGee was performed by Kris Kristofferson. Extra words here.",
-            "Kris Kristofferson has a child named Tracy Kristofferson.",
-            "So the answer is: Tracy Kristofferson.",
-            "Tracy Kristofferson",
-        ]
-    )
+    assert result.usage.completion_tokens == sum(len(r.split()) for r in [
+        "Me and Bobby McGee was performed by Kris Kristofferson. Extra words here.",
+        "Kris Kristofferson has a child named Tracy Kristofferson.",
+        "So the answer is: Tracy Kristofferson.", "Tracy Kristofferson"])
     # one sentence kept per step, and each non-final sentence is the next retrieval query
     assert trace.steps[0].sentence == "Me and Bobby McGee was performed by Kris Kristofferson."
     assert trace.steps[0].retrieval.query == trace.steps[0].sentence and trace.steps[2].retrieval is None
     # the reasoning so far and every collected passage go into the next step's prompt
     second_prompt = llm.prompts[1][-1]["content"]
     assert "performed by Kris Kristofferson." in second_prompt
-    assert all(c.text in second_prompt for c in trace.chunks[: len(trace.initial.new_chunk_ids)])
+    assert all(c.text in second_prompt for c in trace.chunks[:len(trace.initial.new_chunk_ids)])
     assert len(trace.initial.hits) == 2
     assert result.evidence_chunk_ids == [c.chunk_id for c in trace.chunks]
     assert len(set(result.evidence_chunk_ids)) == len(result.evidence_chunk_ids)

@@ -1,5 +1,4 @@
 """KG2RAG end to end on a small hand-made corpus (bundled embedder, scripted reasoner)."""
-
 from __future__ import annotations
 
 import pytest

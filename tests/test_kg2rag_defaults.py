@@ -1,6 +1,5 @@
 """KG2RAG's measured defaults (docs/benchmarks.md, "Retrieval quality (issue 16)") against the
 paper's pipeline, on the hand-made corpus of test_kg2rag (bundled embedder, scripted reasoner)."""
-
 from __future__ import annotations
 
 import numpy as np
@@ -61,11 +60,8 @@ def test_a_chunk_in_two_selected_trees_is_shown_once_and_the_fill_has_its_own_se
     assert ctx.split("\n\n") == [
         "Me and Bobby McGee is a song written by Kris Kristofferson and Fred Foster.",
         "Kris Kristofferson is an American singer and actor born in Brownsville.",
-        TREE_SEPARATOR,
-        "Brownsville, Texas\nBrownsville is a city in Cameron County on the Rio Grande.",
-        FILL_SEPARATOR,
-        "Banana\nA banana is an elongated edible fruit produced by several kinds of plants.",
-    ]
+        TREE_SEPARATOR, "Brownsville, Texas\nBrownsville is a city in Cameron County on the Rio Grande.",
+        FILL_SEPARATOR, "Banana\nA banana is an elongated edible fruit produced by several kinds of plants."]
     # only seeds, no tree: no separator at all
     assert tree_context([], ["d1"], corpus).startswith("Banana")
 
@@ -87,13 +83,8 @@ def test_hybrid_seeds_add_a_keyword_match_and_keep_cosine_scores(corpus):
 def test_the_paper_preset_and_the_defaults_differ_only_where_measured():
     p, d = KG2RAGSettings.paper(), KG2RAGSettings()
     assert (p.seeds, p.tree_score, p.overflow, p.seed_trees, p.fill) == ("dense", "max", "skip", False, "half")
-    assert (d.seeds, d.tree_score, d.overflow, d.seed_trees, d.fill) == (
-        "hybrid",
-        "max+chunk",
-        "cut-share",
-        True,
-        "half",
-    )
+    assert (d.seeds, d.tree_score, d.overflow, d.seed_trees, d.fill) == ("hybrid", "max+chunk", "cut-share", True,
+                                                                        "half")
     assert (p.k, p.hops) == (d.k, d.hops) == (10, 1)
     with pytest.raises(ValueError, match="overflow"):
         KG2RAGSettings(overflow="truncate")

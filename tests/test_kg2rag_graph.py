@@ -1,5 +1,4 @@
 """KG2RAG's graph steps on graphs small enough to check by hand."""
-
 from __future__ import annotations
 
 from engine.methods.kg2rag.graph import GraphEdge, Tree, dfs_walk, expand, spanning_trees, weighted_edges
@@ -13,11 +12,9 @@ def E(u, v, chunk, w, tid=0, rel="r"):
 
 
 def test_spanning_tree_keeps_the_heaviest_of_parallel_edges():
-    edges = [
-        E("a", "b", "c_light", 0.4, tid=1, rel="born in"),
-        E("a", "b", "c_heavy", 0.9, tid=2, rel="lives in"),
-        E("b", "c", "c3", 0.6, tid=3),
-    ]
+    edges = [E("a", "b", "c_light", 0.4, tid=1, rel="born in"),
+             E("a", "b", "c_heavy", 0.9, tid=2, rel="lives in"),
+             E("b", "c", "c3", 0.6, tid=3)]
     (tree,) = spanning_trees(edges)
     kept = {(e.triplet_id, e.chunk_id) for e in tree.kept_edges}
     assert kept == {(2, "c_heavy"), (3, "c3")}
@@ -35,7 +32,8 @@ def test_cycle_loses_its_lightest_edge():
 
 
 def test_two_components_give_two_trees_heaviest_first():
-    edges = [E("a", "b", "c1", 0.3, 1), E("b", "c", "c2", 0.2, 2), E("x", "y", "c3", 0.8, 3)]
+    edges = [E("a", "b", "c1", 0.3, 1), E("b", "c", "c2", 0.2, 2),
+             E("x", "y", "c3", 0.8, 3)]
     trees = spanning_trees(edges)
     assert len(trees) == 2
     assert trees[0].nodes == ["x", "y"] and trees[0].chunk_ids == ["c3"]
@@ -44,7 +42,8 @@ def test_two_components_give_two_trees_heaviest_first():
 
 def test_walk_starts_at_the_heaviest_edge_and_goes_depth_first():
     # a - b (0.5), b - c (0.9, heaviest), c - d (0.6), b - e (0.7)
-    edges = [E("a", "b", "ab", 0.5, 1), E("b", "c", "bc", 0.9, 2), E("c", "d", "cd", 0.6, 3), E("b", "e", "be", 0.7, 4)]
+    edges = [E("a", "b", "ab", 0.5, 1), E("b", "c", "bc", 0.9, 2), E("c", "d", "cd", 0.6, 3),
+             E("b", "e", "be", 0.7, 4)]
     walk = dfs_walk(edges)
     # from b over the heaviest edge to c, down to d, back up to b's next heaviest edge
     assert [e.chunk_id for e in walk] == ["bc", "cd", "be", "ab"]
@@ -82,42 +81,26 @@ def test_fill_triggers_below_half_of_k():
 
 
 def _graph():
-    trips = [
-        Triplet("Alice", "born in", "Paris", ("seed1",), 0),
-        Triplet("Paris", "capital of", "France", ("p2",), 1),
-        Triplet("France", "member of", "EU", ("p3",), 2),
-        Triplet("The Paris", "twinned with", "Rome", ("p4", "p5"), 3),
-    ]
+    trips = [Triplet("Alice", "born in", "Paris", ("seed1",), 0),
+             Triplet("Paris", "capital of", "France", ("p2",), 1),
+             Triplet("France", "member of", "EU", ("p3",), 2),
+             Triplet("The Paris", "twinned with", "Rome", ("p4", "p5"), 3)]
     return entity_graph(trips)
 
 
 def test_expansion_reaches_neighbours_hop_by_hop_through_normalized_entities():
     g = _graph()
     sims = {"p2": 0.5, "p3": 0.4, "p4": 0.3, "p5": 0.2}
-    exp = expand(
-        g,
-        {"seed1": 0.9},
-        {0: ("seed1",)},
-        hops=1,
-        score_chunks=lambda ids: {i: sims[i] for i in ids},
-        expansion_cap=50,
-        max_entity_edges=30,
-    )
+    exp = expand(g, {"seed1": 0.9}, {0: ("seed1",)}, hops=1, score_chunks=lambda ids: {i: sims[i] for i in ids},
+                 expansion_cap=50, max_entity_edges=30)
     assert exp.seed_entities == ["alice", "paris"]
     (hop,) = exp.hops
     # "The Paris" normalizes to "paris", so its triplet is one hop away too
     assert [c.chunk_id for c in hop.chunks_added] == ["p2", "p4", "p5"]
     assert hop.entities_reached == ["france", "rome"]
     assert sorted(exp.triplet_ids) == [0, 1, 3]
-    two = expand(
-        g,
-        {"seed1": 0.9},
-        {0: ("seed1",)},
-        hops=2,
-        score_chunks=lambda ids: {i: sims[i] for i in ids},
-        expansion_cap=50,
-        max_entity_edges=30,
-    )
+    two = expand(g, {"seed1": 0.9}, {0: ("seed1",)}, hops=2, score_chunks=lambda ids: {i: sims[i] for i in ids},
+                 expansion_cap=50, max_entity_edges=30)
     assert [c.chunk_id for c in two.hops[1].chunks_added] == ["p3"]
 
 
@@ -126,15 +109,8 @@ def test_caps_cut_hub_edges_and_the_total_and_the_trace_lists_them():
     trips += [Triplet("Hub", "has", f"Leaf{i}", (f"c{i}",), i + 1) for i in range(6)]
     g = entity_graph(trips)
     sims = {f"c{i}": 0.1 * i for i in range(6)}
-    exp = expand(
-        g,
-        {"seed": 1.0},
-        {0: ("seed",)},
-        hops=1,
-        score_chunks=lambda ids: {i: sims[i] for i in ids},
-        expansion_cap=2,
-        max_entity_edges=4,
-    )
+    exp = expand(g, {"seed": 1.0}, {0: ("seed",)}, hops=1, score_chunks=lambda ids: {i: sims[i] for i in ids},
+                 expansion_cap=2, max_entity_edges=4)
     (hop,) = exp.hops
     (cap,) = hop.entity_caps
     assert cap.entity == "hub" and cap.degree == 6 and cap.kept == 4
@@ -148,14 +124,13 @@ def test_weighted_edges_one_per_stating_chunk_oriented_subject_to_object():
     trips = [Triplet("Paris", "capital of", "France", ("p1", "p2", "far"), 7)]
     g = entity_graph(trips)
     edges = weighted_edges(g, [7], {"p1": 0.8, "p2": 0.3})
-    assert [(e.u, e.v, e.chunk_id, e.weight) for e in edges] == [
-        ("paris", "france", "p1", 0.8),
-        ("paris", "france", "p2", 0.3),
-    ]
+    assert [(e.u, e.v, e.chunk_id, e.weight) for e in edges] == [("paris", "france", "p1", 0.8),
+                                                                 ("paris", "france", "p2", 0.3)]
 
 
 def test_a_component_of_self_loops_only_keeps_its_best_chunk_as_the_reference_does():
-    trees = spanning_trees([E("a", "a", "loop_light", 0.4, 3), E("a", "a", "loop", 0.9, 1), E("x", "y", "c2", 0.5, 2)])
+    trees = spanning_trees([E("a", "a", "loop_light", 0.4, 3), E("a", "a", "loop", 0.9, 1),
+                            E("x", "y", "c2", 0.5, 2)])
     loop = [t for t in trees if t.nodes == ["a"]][0]
     assert loop.kept_edges == [] and loop.kind == "self-loops"
     assert [p.reason for p in loop.pruned_edges] == ["self-loop", "self-loop"]
@@ -172,13 +147,8 @@ def test_the_walk_root_is_recorded():
 
 def _chain():
     # root b: b-c (0.9), c-d (0.2), d-f (0.1), b-e (0.8), e-g (0.7): walk bc, cd, df, be, eg
-    edges = [
-        E("b", "c", "bc", 0.9, 1),
-        E("c", "d", "cd", 0.2, 2),
-        E("d", "f", "df", 0.1, 3),
-        E("b", "e", "be", 0.8, 4),
-        E("e", "g", "eg", 0.7, 5),
-    ]
+    edges = [E("b", "c", "bc", 0.9, 1), E("c", "d", "cd", 0.2, 2), E("d", "f", "df", 0.1, 3),
+             E("b", "e", "be", 0.8, 4), E("e", "g", "eg", 0.7, 5)]
     (tree,) = spanning_trees(edges)
     assert tree.chunk_ids == ["bc", "cd", "df", "be", "eg"]
     return tree

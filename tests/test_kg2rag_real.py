@@ -6,7 +6,6 @@ Philadelphia, Pennsylvania). The second one is not among the seeds, whose simila
 question is low; the entity "Philadelphia Eagles" of the first seed reaches it in one hop.
 The triplets below were written by hand from the paragraphs' text and checked against it.
 """
-
 from __future__ import annotations
 
 import json
@@ -22,22 +21,14 @@ from tests._kg2rag_helpers import ScriptedReasoner
 
 QUESTION_ID = "5ae3b0005542992f92d82341"
 HAND_TRIPLETS = {
-    "Dick Humbert": [
-        ("Dick Humbert", "played for", "Philadelphia Eagles"),
-        ("Dick Humbert", "born on", "December 31, 1918"),
-    ],
-    "Philadelphia Eagles": [
-        ("Philadelphia Eagles", "based in", "Philadelphia, Pennsylvania"),
-        ("The Eagles", "compete in", "National Football League"),
-    ],
-    "1946 NFL season": [
-        ("Bert Bell", "co-founder of", "Philadelphia Eagles"),
-        ("Elmer Layden", "resigned as", "NFL Commissioner"),
-    ],
-    "Dallas Texans (NFL)": [
-        ("Dallas Texans", "played in", "National Football League"),
-        ("Dallas Texans", "based in", "Hershey, Pennsylvania"),
-    ],
+    "Dick Humbert": [("Dick Humbert", "played for", "Philadelphia Eagles"),
+                     ("Dick Humbert", "born on", "December 31, 1918")],
+    "Philadelphia Eagles": [("Philadelphia Eagles", "based in", "Philadelphia, Pennsylvania"),
+                            ("The Eagles", "compete in", "National Football League")],
+    "1946 NFL season": [("Bert Bell", "co-founder of", "Philadelphia Eagles"),
+                        ("Elmer Layden", "resigned as", "NFL Commissioner")],
+    "Dallas Texans (NFL)": [("Dallas Texans", "played in", "National Football League"),
+                            ("Dallas Texans", "based in", "Hershey, Pennsylvania")],
     "Kansas City Chiefs": [("Kansas City Chiefs", "based in", "Kansas City, Missouri")],
 }
 

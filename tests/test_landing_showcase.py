@@ -3,7 +3,6 @@ promise. Checked as properties on the showcase questions' own HotpotQA paragraph
 bundled sample_corpora/hotpotqa_30.json into a temp corpus, extracted offline), not as answers, so
 a better offline reasoner does not break it: on the first ("Start here") question the two methods
 reach different verdicts and T2RAG runs at least two rounds."""
-
 from __future__ import annotations
 
 import json

@@ -5,7 +5,6 @@ corpus was indexed by sentence-transformers and is searched with numpy-encoded q
 drift would change which chunks a question finds. The texts are real HotpotQA and MuSiQue
 questions and paragraphs from tests/fixtures/qa (attribution there).
 """
-
 from __future__ import annotations
 
 import json
@@ -92,25 +91,12 @@ def test_ask_from_the_command_line_does_not_import_torch(tmp_path, embedder):
 
     ws = Workspace(tmp_path / "ws", embedder=embedder)
     corpus = ws.create("tiny")
-    corpus.add_documents(
-        [
-            Document(
-                "d1",
-                "Arthur's Magazine",
-                "Arthur's Magazine was an American literary periodical first published in Philadelphia in 1844.",
-                "test",
-                "text",
-            ),
-            Document(
-                "d2",
-                "First for Women",
-                "First for Women is a woman's magazine published by Bauer Media "
-                "Group in the USA. The magazine was started in 1989.",
-                "test",
-                "text",
-            ),
-        ]
-    )
+    corpus.add_documents([
+        Document("d1", "Arthur's Magazine", "Arthur's Magazine was an American literary periodical first "
+                 "published in Philadelphia in 1844.", "test", "text"),
+        Document("d2", "First for Women", "First for Women is a woman's magazine published by Bauer Media "
+                 "Group in the USA. The magazine was started in 1989.", "test", "text"),
+    ])
     corpus.close()
     probe = (
         "import runpy, sys\n"

@@ -1,6 +1,5 @@
 """The real litellm path against the loopback OpenAI-compatible server: usage, cost, retries,
 timeouts, malformed replies, clear errors, the response cache and key hygiene."""
-
 from __future__ import annotations
 
 import socket
@@ -156,9 +155,8 @@ def test_cache_hit_is_free_marked_and_skips_the_server(loopback_llm, tmp_path):
     path = tmp_path / "llm_cache.sqlite"
     first = client(loopback_llm, cache=path).complete(MSG)
     # a fresh client (another run, another key) over the same file
-    again = LiteLLMClient(
-        "openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-other-key-123456", cache=path
-    ).complete(MSG)
+    again = LiteLLMClient("openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-other-key-123456",
+                          cache=path).complete(MSG)
     assert len(loopback_llm.chat_requests()) == 1
     assert again.cached and again.cost == 0.0 and again.latency == 0.0 and again.attempts == 0
     assert again.text == first.text
@@ -192,7 +190,7 @@ def test_cache_is_safe_under_threads_and_processes(tmp_path):
     path = tmp_path / "llm_cache.sqlite"
     code = textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {str(__import__("engine").__path__[0] + "/..")!r})
+        sys.path.insert(0, {str(__import__('engine').__path__[0] + '/..')!r})
         from engine.llm.cache import ResponseCache, CachedResponse
         c = ResponseCache({str(path)!r})
         for i in range(100):
@@ -240,9 +238,8 @@ def test_list_ollama_models_without_a_server_is_empty():
 def test_loopback_serves_deterministic_embeddings(loopback_llm):
     import litellm  # noqa: F401 - already imported by the client
 
-    resp = import_litellm().embedding(
-        model="openai/text-embedding-3-small", input=["a", "b", "a"], api_base=loopback_llm.base_url, api_key=KEY
-    )
+    resp = import_litellm().embedding(model="openai/text-embedding-3-small", input=["a", "b", "a"],
+                                      api_base=loopback_llm.base_url, api_key=KEY)
     vecs = [d["embedding"] for d in resp.data]
     assert len(vecs) == 3 and len(vecs[0]) == 8
     assert vecs[0] == vecs[2] and vecs[0] != vecs[1]

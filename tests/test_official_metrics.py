@@ -1,7 +1,6 @@
 """Our metrics agree with the official scripts (tests/official/) on a few hundred real pairs: the
 gold answers of the HotpotQA and MuSiQue samples against predictions made from them (exact,
 re-cased, punctuated, padded, cut, another question's answer, yes/no, empty)."""
-
 from __future__ import annotations
 
 import json
@@ -17,20 +16,8 @@ from tests.official import hotpot, musique
 
 def _predictions(answer: str, other: str) -> list[str]:
     words = answer.split()
-    return [
-        answer,
-        answer.upper(),
-        f"The {answer}.",
-        f"{answer} (born 1900)",
-        " ".join(words[:1]),
-        " ".join(words[1:]),
-        other,
-        "yes",
-        "no",
-        "",
-        f"{answer}, {other}",
-        "noanswer",
-    ]
+    return [answer, answer.upper(), f"The {answer}.", f"{answer} (born 1900)", " ".join(words[:1]),
+            " ".join(words[1:]), other, "yes", "no", "", f"{answer}, {other}", "noanswer"]
 
 
 def _load(path):

@@ -35,67 +35,33 @@ def real_questions(shared_data) -> set[str]:
 
 # --- decomposition: one real question per rule ----------------------------------------------------
 
-
-@pytest.mark.parametrize(
-    "rule, question, inner, outer",
-    [
-        # contact clause: "the city CKIS-FM serves" (MuSiQue)
-        (
-            "contact",
-            "From where do buses leave the city CKIS-FM serves?",
-            ("CKIS-FM", "serves", "?city"),
-            ("?city", "buses leave", "?answer"),
-        ),
-        # object relative with its subject named: "the country that the German Socialist Party was part of" (MuSiQue)
-        (
-            "object relative",
-            "Who constituted the freikorps in the country that the German Socialist Party was part of?",
-            ("German Socialist Party", "part of", "?country"),
-            ("?country", "constituted freikorps", "?answer"),
-        ),
-        # where-clause under a longer noun phrase: "the body of water where X is located" (MuSiQue)
-        (
-            "where",
-            "What is the source of the body of water where Augrabies Falls is located?",
-            ("Augrabies Falls", "located in", "?water"),
-            ("?water", "source", "?answer"),
-        ),
-        # subject relative with a named object (HotpotQA)
-        (
-            "subject relative",
-            'What is the abbreviation to the magazine that called Qvwm  "an unusually impressive imposter"?',
-            ("?magazine", "called", "Qvwm"),
-            None,
-        ),
-        # possessive noun phrase followed by more question (MuSiQue)
-        (
-            "possessive",
-            "What film features Anil Devgan's sibling?",
-            ("Anil Devgan", "sibling", "?sibling"),
-            ("?sibling", "film features", "?answer"),
-        ),
-        # a role noun hanging off a name (MuSiQue)
-        (
-            "role",
-            "Who did the creator of Derech Mitzvosecha follow?",
-            ("Derech Mitzvosecha", "creator", "?creator"),
-            ("?creator", "follow", "?answer"),
-        ),
-        (
-            "role",
-            "What did the actress in My Fair Lady win a Tony for?",
-            ("My Fair Lady", "actress", "?actress"),
-            ("?actress", "win Tony", "?answer"),
-        ),
-        # a name modifying a role noun (MuSiQue)
-        (
-            "premodified",
-            "Who won the Indy car race in the largest city and capitol of the state where the Oh Yeah performer is from?",  # noqa: E501
-            ("Oh Yeah", "performer", "?performer"),
-            None,
-        ),
-    ],
-)
+@pytest.mark.parametrize("rule, question, inner, outer", [
+    # contact clause: "the city CKIS-FM serves" (MuSiQue)
+    ("contact", "From where do buses leave the city CKIS-FM serves?",
+     ("CKIS-FM", "serves", "?city"), ("?city", "buses leave", "?answer")),
+    # object relative with its subject named: "the country that the German Socialist Party was part of" (MuSiQue)
+    ("object relative", "Who constituted the freikorps in the country that the German Socialist Party was part of?",
+     ("German Socialist Party", "part of", "?country"), ("?country", "constituted freikorps", "?answer")),
+    # where-clause under a longer noun phrase: "the body of water where X is located" (MuSiQue)
+    ("where", "What is the source of the body of water where Augrabies Falls is located?",
+     ("Augrabies Falls", "located in", "?water"), ("?water", "source", "?answer")),
+    # subject relative with a named object (HotpotQA)
+    ("subject relative",
+     'What is the abbreviation to the magazine that called Qvwm  "an unusually impressive imposter"?',
+     ("?magazine", "called", "Qvwm"), None),
+    # possessive noun phrase followed by more question (MuSiQue)
+    ("possessive", "What film features Anil Devgan's sibling?",
+     ("Anil Devgan", "sibling", "?sibling"), ("?sibling", "film features", "?answer")),
+    # a role noun hanging off a name (MuSiQue)
+    ("role", "Who did the creator of Derech Mitzvosecha follow?",
+     ("Derech Mitzvosecha", "creator", "?creator"), ("?creator", "follow", "?answer")),
+    ("role", "What did the actress in My Fair Lady win a Tony for?",
+     ("My Fair Lady", "actress", "?actress"), ("?actress", "win Tony", "?answer")),
+    # a name modifying a role noun (MuSiQue)
+    ("premodified",
+     "Who won the Indy car race in the largest city and capitol of the state where the Oh Yeah performer is from?",
+     ("Oh Yeah", "performer", "?performer"), None),
+])
 def test_a_described_noun_becomes_a_typed_hop(reasoner, real_questions, rule, question, inner, outer):
     assert question in real_questions
     ts, call = reasoner.decompose(question)
@@ -140,16 +106,12 @@ def test_no_rule_names_an_entity():
     for path in RULES.glob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docstrings = {
-            id(n.body[0].value)
-            for n in ast.walk(tree)
-            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
-            and n.body
-            and isinstance(n.body[0], ast.Expr)
-            and isinstance(n.body[0].value, ast.Constant)
+            id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)
         }
         exports = {  # the module's public names (`__all__`) are code, not rules
-            id(c)
-            for n in ast.walk(tree)
+            id(c) for n in ast.walk(tree)
             if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
             for c in ast.walk(n.value)
         }
@@ -161,22 +123,15 @@ def test_no_rule_names_an_entity():
 
 # --- filling respects the placeholder's type -------------------------------------------------------
 
-
 def test_a_placeholder_takes_a_value_of_its_type(reasoner):
-    props = (
-        "Saltlight Studio founded in 1989",
-        "Saltlight Studio founded by Orla Vennick",
-        "Orla Vennick born in Brisk Harbor",
-        "Orla Vennick born on 4 May 1958",
-    )
+    props = ("Saltlight Studio founded in 1989", "Saltlight Studio founded by Orla Vennick",
+             "Orla Vennick born in Brisk Harbor", "Orla Vennick born on 4 May 1958")
     ev = Evidence(propositions=props, chunks=())
-    res, call = reasoner.solve(
-        "Who founded Saltlight Studio?", [], [QueryTriplet("Saltlight Studio", "founded", "?answer")], ev
-    )
+    res, call = reasoner.solve("Who founded Saltlight Studio?", [],
+                               [QueryTriplet("Saltlight Studio", "founded", "?answer")], ev)
     assert res.bindings == {"?answer": "Orla Vennick"} and call.parsed["candidates"][0]["type"] == "person"
-    res, _ = reasoner.solve(
-        "When was Saltlight Studio founded?", [], [QueryTriplet("Saltlight Studio", "founded", "?answer")], ev
-    )
+    res, _ = reasoner.solve("When was Saltlight Studio founded?", [],
+                            [QueryTriplet("Saltlight Studio", "founded", "?answer")], ev)
     assert res.bindings == {"?answer": "1989"}
     res, _ = reasoner.solve("Where was Orla Vennick born?", [], [QueryTriplet("Orla Vennick", "born", "?answer")], ev)
     assert res.bindings == {"?answer": "Brisk Harbor"}
@@ -188,42 +143,30 @@ def test_a_placeholder_takes_a_value_of_its_type(reasoner):
 
 # --- synthesis answers the final placeholder only --------------------------------------------------
 
-
 def test_an_intermediate_value_is_never_the_answer(reasoner):
-    context = (
-        "Saltlight Studio\nSaltlight Studio is an animation studio based in Dunmore Quay. "
-        "It was founded by Orla Vennick in 1989."
-    )
-    answer, call = reasoner.answer(
-        "Where was the founder of Saltlight Studio born?", context, facts=["Saltlight Studio | founder | Orla Vennick"]
-    )
+    context = ("Saltlight Studio\nSaltlight Studio is an animation studio based in Dunmore Quay. "
+               "It was founded by Orla Vennick in 1989.")
+    answer, call = reasoner.answer("Where was the founder of Saltlight Studio born?", context,
+                                   facts=["Saltlight Studio | founder | Orla Vennick"])
     assert answer == ""
     # not a failed call: an answer of "not found", the unfilled hop as its reason
     assert not call.error and "?answer unfilled" in call.parsed["why"] and "Orla Vennick" in call.parsed["why"]
     # once the last hop is stated, the answer is its value
-    answer, call = reasoner.answer(
-        "Where was the founder of Saltlight Studio born?",
-        context,
-        facts=["Saltlight Studio | founder | Orla Vennick", "Orla Vennick | born | Brisk Harbor"],
-    )
+    answer, call = reasoner.answer("Where was the founder of Saltlight Studio born?", context,
+                                   facts=["Saltlight Studio | founder | Orla Vennick",
+                                          "Orla Vennick | born | Brisk Harbor"])
     assert answer == "Brisk Harbor" and call.error == ""
 
 
 def test_the_last_hop_can_come_from_a_sentence_about_the_bound_value(reasoner):
-    context = (
-        "Brisk Harbor\nBrisk Harbor is a fishing town. Tamsin Oakhurst has led the council of "
-        "Brisk Harbor since 2015.\n\nOrla Vennick\nOrla Vennick was born in Brisk Harbor."
-    )
-    answer, call = reasoner.answer(
-        "Who is the mayor of the town Orla Vennick was born in?",
-        context,
-        facts=["Orla Vennick | born in | Brisk Harbor"],
-    )
+    context = ("Brisk Harbor\nBrisk Harbor is a fishing town. Tamsin Oakhurst has led the council of "
+               "Brisk Harbor since 2015.\n\nOrla Vennick\nOrla Vennick was born in Brisk Harbor.")
+    answer, call = reasoner.answer("Who is the mayor of the town Orla Vennick was born in?", context,
+                                   facts=["Orla Vennick | born in | Brisk Harbor"])
     assert answer == "Tamsin Oakhurst", call.parsed
 
 
 # --- end to end: T2RAG on invented documents ------------------------------------------------------
-
 
 def test_t2rag_offline_walks_two_hops_on_invented_documents(reasoner, workspace):
     from engine.chunking import make_doc_id
@@ -252,13 +195,8 @@ def test_t2rag_offline_walks_two_hops_on_invented_documents(reasoner, workspace)
 
 def test_a_hop_no_triplet_states_is_read_off_its_sentence(reasoner):
     """ "Her first novel ... was published by X": no rule triplet, the pronoun names the paragraph's subject."""
-    chunks = (
-        (
-            "c1",
-            'Mira Ostend\nMira Ostend is a writer. Her first novel, "Salt Lamps", was published by '
-            "Harrow Lane Press in 2011.",
-        ),
-    )
+    chunks = (("c1", "Mira Ostend\nMira Ostend is a writer. Her first novel, \"Salt Lamps\", was published by "
+                     "Harrow Lane Press in 2011."),)
     ev = Evidence(propositions=(), chunks=chunks)
     res, call = reasoner.solve("q", [], [QueryTriplet("Mira Ostend", "first novel published by", "?house")], ev)
     assert res.bindings == {"?house": "Harrow Lane Press"} and res.sources == {"?house": "C1"}

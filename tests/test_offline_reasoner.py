@@ -4,7 +4,6 @@ Hand-written sentences pin each rule; real HotpotQA paragraphs and questions (fr
 samples) check the rules hold on text nobody wrote for them. The end-to-end check at the bottom
 runs the T2RAG-style loop (extract -> decompose -> solve -> answer) on ten real questions.
 """
-
 from __future__ import annotations
 
 import json
@@ -42,7 +41,6 @@ def _question(records, text: str) -> dict:
 
 # --- the record every job leaves in the trace --------------------------------------------------
 
-
 def test_every_job_is_labelled_offline_rules_and_free(reasoner):
     assert isinstance(reasoner, Reasoner)
     assert reasoner.name == "offline-rules" and reasoner.supports_free_text is False
@@ -59,12 +57,9 @@ def test_every_job_is_labelled_offline_rules_and_free(reasoner):
 
 # --- 1. extract ------------------------------------------------------------------------------
 
-
 def test_extract_copula_birth_passive_pronoun_and_possessive(reasoner):
-    text = (
-        "Christopher Edward Nolan (born 30 July 1970) is an English-American film director. "
-        "He was born in London. His wife is Emma Thomas. Nolan married Emma Thomas in 1997."
-    )
+    text = ("Christopher Edward Nolan (born 30 July 1970) is an English-American film director. "
+            "He was born in London. His wife is Emma Thomas. Nolan married Emma Thomas in 1997.")
     triplets, _ = reasoner.extract("Christopher Nolan", text)
     assert ("Christopher Nolan", "born on", "30 July 1970") in triplets
     assert ("Christopher Nolan", "is", "English-American film director") in triplets
@@ -74,11 +69,8 @@ def test_extract_copula_birth_passive_pronoun_and_possessive(reasoner):
     assert ("Christopher Nolan", "married", "Emma Thomas") in triplets  # "Nolan" is the title's name
     assert ("Christopher Nolan", "full name", "Nolan") not in triplets
 
-    film, _ = reasoner.extract(
-        "Inception",
-        "Inception is a 2010 science fiction film written and directed "
-        "by Christopher Nolan. The film stars Leonardo DiCaprio.",
-    )
+    film, _ = reasoner.extract("Inception", "Inception is a 2010 science fiction film written and directed "
+                                            "by Christopher Nolan. The film stars Leonardo DiCaprio.")
     assert ("Inception", "directed by", "Christopher Nolan") in film
     assert ("Inception", "written by", "Christopher Nolan") in film
     assert ("Inception", "is", "2010 science fiction film") in film
@@ -94,21 +86,15 @@ def test_extract_keeps_quiet_when_no_rule_is_sure(reasoner):
 
 def test_extract_real_hotpotqa_paragraphs(reasoner, hotpot):
     cases = {
-        "Maximum Overdrive": [
-            ("Maximum Overdrive", "directed by", "Stephen King"),
-            ("Maximum Overdrive", "written by", "Stephen King"),
-        ],
-        "Grace Krilanovich": [
-            ("Grace Krilanovich", "born on", "October 5, 1979"),
-            ("Grace Krilanovich", "is", "American author"),
-        ],
+        "Maximum Overdrive": [("Maximum Overdrive", "directed by", "Stephen King"),
+                              ("Maximum Overdrive", "written by", "Stephen King")],
+        "Grace Krilanovich": [("Grace Krilanovich", "born on", "October 5, 1979"),
+                              ("Grace Krilanovich", "is", "American author")],
         "The Exies": [("The Exies", "formed in", "1997")],
         "Circus Diablo": [("Circus Diablo", "formed in", "2006"), ("Circus Diablo", "is", "American rock band")],
         "Two Dollar Radio": [("Two Dollar Radio", "based in", "Columbus, Ohio")],
-        "Carl Philipp Emanuel Bach": [
-            ("Carl Philipp Emanuel Bach", "born on", "8 March 1714"),
-            ("Carl Philipp Emanuel Bach", "died on", "14 December 1788"),
-        ],
+        "Carl Philipp Emanuel Bach": [("Carl Philipp Emanuel Bach", "born on", "8 March 1714"),
+                                      ("Carl Philipp Emanuel Bach", "died on", "14 December 1788")],
         "Sid Haig": [("Sid Haig", "born on", "July 14, 1939")],
         "Formula One Arcade": [("Formula One Arcade", "developed by", "Studio 33")],
         "Kerry Saxby-Junna": [("Kerry Saxby-Junna", "born in", "Young, New South Wales")],
@@ -120,7 +106,6 @@ def test_extract_real_hotpotqa_paragraphs(reasoner, hotpot):
 
 
 # --- 2. decompose ----------------------------------------------------------------------------
-
 
 def _parts(triplets):
     return [t.parts for t in triplets]
@@ -136,7 +121,8 @@ def test_decompose_bridge_chains(reasoner):
     assert _parts(ts) == [("Inception", "director", "?director"), ("?director", "born", "?answer")]
     ts, call = reasoner.decompose("Who directed the film that was shot in or around Leland, North Carolina in 1986")
     assert call.parsed["type"] == "relative"
-    assert _parts(ts) == [("?film", "shot in or around", "Leland, North Carolina"), ("?film", "directed by", "?answer")]
+    assert _parts(ts) == [("?film", "shot in or around", "Leland, North Carolina"),
+                          ("?film", "directed by", "?answer")]
 
 
 def test_decompose_comparisons_from_hotpotqa(reasoner):
@@ -161,12 +147,9 @@ def test_decompose_2wiki_shapes(reasoner, shared_data):
     q = "Which film has the director born earlier, The Temptation Of Carlton Earle or The Steel Helmet?"
     assert q in questions
     ts, call = reasoner.decompose(q)
-    assert _parts(ts) == [
-        ("The Temptation Of Carlton Earle", "director", "?director_a"),
-        ("?director_a", "born on", "?a"),
-        ("The Steel Helmet", "director", "?director_b"),
-        ("?director_b", "born on", "?b"),
-    ]
+    assert _parts(ts) == [("The Temptation Of Carlton Earle", "director", "?director_a"),
+                          ("?director_a", "born on", "?a"), ("The Steel Helmet", "director", "?director_b"),
+                          ("?director_b", "born on", "?b")]
     assert call.parsed["via"] == "director" and call.parsed["op"] == "earlier"
     q = "Where was the place of death of the director of film The Hi-Jackers?"
     assert q in questions
@@ -200,34 +183,19 @@ def test_decompose_falls_back_to_one_triplet(reasoner):
     assert ts == [] and call.error
 
 
-@pytest.mark.parametrize(
-    "question, triplets",
-    [
-        (
-            "Scott Howell is a consultant who has worked with the mayor of what city?",
-            [("Scott Howell", "worked with", "?mayor"), ("?mayor", "mayor of", "?answer")],
-        ),
-        (
-            "From 1945-1949 Dick Humbert played for an NFL team based in what state?",
-            [("Dick Humbert", "played for", "?team"), ("?team", "based in", "?answer")],
-        ),
-        (
-            "At the 2011 census, what was the population of the city where Kerry Saxby-Junna was born?",
-            [("Kerry Saxby-Junna", "born in", "?city"), ("?city", "population", "?answer")],
-        ),
-        (
-            "The Women's National Basketball League includes the Adelaide team that was formed in what year?",
-            [("The Women's National Basketball League", "includes", "?team"), ("?team", "formed in", "?answer")],
-        ),
-        (
-            "Notable speakers at the Brisbane Institute include a painter known for his precisionist depictions of what?",  # noqa: E501
-            [
-                ("Brisbane Institute", "include", "?painter"),
-                ("?painter", "known for his precisionist depictions of", "?answer"),
-            ],
-        ),
-    ],
-)
+@pytest.mark.parametrize("question, triplets", [
+    ("Scott Howell is a consultant who has worked with the mayor of what city?",
+     [("Scott Howell", "worked with", "?mayor"), ("?mayor", "mayor of", "?answer")]),
+    ("From 1945-1949 Dick Humbert played for an NFL team based in what state?",
+     [("Dick Humbert", "played for", "?team"), ("?team", "based in", "?answer")]),
+    ("At the 2011 census, what was the population of the city where Kerry Saxby-Junna was born?",
+     [("Kerry Saxby-Junna", "born in", "?city"), ("?city", "population", "?answer")]),
+    ("The Women's National Basketball League includes the Adelaide team that was formed in what year?",
+     [("The Women's National Basketball League", "includes", "?team"), ("?team", "formed in", "?answer")]),
+    ("Notable speakers at the Brisbane Institute include a painter known for his precisionist depictions of what?",
+     [("Brisbane Institute", "include", "?painter"),
+      ("?painter", "known for his precisionist depictions of", "?answer")]),
+])
 def test_decompose_bridge_questions_into_two_hops(reasoner, question, triplets):
     """A described but unnamed noun between the named entity and the asked property is the bridge."""
     ts, call = reasoner.decompose(question)
@@ -245,43 +213,27 @@ def test_a_typed_placeholder_picks_a_value_of_its_type(reasoner):
 
 
 def test_the_answer_to_what_state_is_the_state(reasoner):
-    answer, _ = reasoner.answer(
-        "From 1945-1949 Dick Humbert played for an NFL team based in what state?",
-        "",
-        facts=[
-            "Dick Humbert | played for | Philadelphia Eagles",
-            "Philadelphia Eagles | based in | Philadelphia, Pennsylvania",
-        ],
-    )
+    answer, _ = reasoner.answer("From 1945-1949 Dick Humbert played for an NFL team based in what state?", "",
+                                facts=["Dick Humbert | played for | Philadelphia Eagles",
+                                       "Philadelphia Eagles | based in | Philadelphia, Pennsylvania"])
     assert answer == "Pennsylvania"
-    answer, _ = reasoner.answer(
-        "Where are the Philadelphia Eagles based?",
-        "",
-        facts=["Philadelphia Eagles | based in | Philadelphia, Pennsylvania"],
-    )
+    answer, _ = reasoner.answer("Where are the Philadelphia Eagles based?", "",
+                                facts=["Philadelphia Eagles | based in | Philadelphia, Pennsylvania"])
     assert answer == "Philadelphia, Pennsylvania"
 
 
 # --- 3. solve --------------------------------------------------------------------------------
 
-PROPS = (
-    "Inception directed by Christopher Nolan",
-    "Inception stars Leonardo DiCaprio",
-    "Christopher Nolan is English-American film director",
-    "Christopher Nolan born on 30 July 1970",
-    "Me and Bobby McGee performed by Roger Miller",
-    "Roger Miller son Dean Miller",
-)
+PROPS = ("Inception directed by Christopher Nolan", "Inception stars Leonardo DiCaprio",
+         "Christopher Nolan is English-American film director", "Christopher Nolan born on 30 July 1970",
+         "Me and Bobby McGee performed by Roger Miller", "Roger Miller son Dean Miller")
 
 
 def test_solve_binds_placeholders_from_propositions(reasoner):
     ev = Evidence(propositions=PROPS, chunks=())
-    res, call = reasoner.solve(
-        "Who is the child of the performer of Me and Bobby McGee?",
-        [],
-        [QueryTriplet("Me and Bobby McGee", "performer", "?performer"), QueryTriplet("?performer", "child", "?answer")],
-        ev,
-    )
+    res, call = reasoner.solve("Who is the child of the performer of Me and Bobby McGee?", [],
+                               [QueryTriplet("Me and Bobby McGee", "performer", "?performer"),
+                                QueryTriplet("?performer", "child", "?answer")], ev)
     assert res.bindings == {"?performer": "Roger Miller"}  # the fuzzy triplet waits for the next round
     # the source is the label the proposition has in the solve prompt: the 5th one shown
     assert res.sources["?performer"] == "P5" and PROPS[4] == "Me and Bobby McGee performed by Roger Miller"
@@ -294,21 +246,16 @@ def test_solve_binds_placeholders_from_propositions(reasoner):
 
 
 def test_solve_reads_chunk_text_when_propositions_miss(reasoner):
-    ev = Evidence(
-        propositions=(),
-        chunks=(
-            ("c1", "The Exies\nThe Exies were an American rock band from Los Angeles, California, formed in 1997."),
-        ),
-    )
+    ev = Evidence(propositions=(), chunks=(("c1", "The Exies\nThe Exies were an American rock band from "
+                                                  "Los Angeles, California, formed in 1997."),))
     res, _ = reasoner.solve("", [], [QueryTriplet("The Exies", "formed", "?a")], ev)
     assert res.bindings == {"?a": "1997"}
 
 
 def test_solve_leaves_unconvincing_placeholders_open(reasoner):
     ev = Evidence(propositions=PROPS, chunks=())
-    res, call = reasoner.solve(
-        "", [], [QueryTriplet("Inception", "budget", "?budget"), QueryTriplet("Pulp Fiction", "director", "?d")], ev
-    )
+    res, call = reasoner.solve("", [], [QueryTriplet("Inception", "budget", "?budget"),
+                                        QueryTriplet("Pulp Fiction", "director", "?d")], ev)
     assert res.bindings == {} and res.triplets == ()
     assert len(call.parsed["candidates"]) == 2  # what was tried is in the trace
     # never bind the placeholder to the entity the triplet already names
@@ -326,7 +273,6 @@ def test_solve_without_an_embedder_uses_word_overlap():
 
 # --- 4. answer -------------------------------------------------------------------------------
 
-
 def test_answer_comparisons_by_dates(reasoner):
     facts = ["Scott Derrickson | born on | July 16, 1966", "Ed Wood | born on | October 10, 1924"]
     assert reasoner.answer("Who was born earlier, Scott Derrickson or Ed Wood?", "", facts=facts)[0] == "Ed Wood"
@@ -338,21 +284,16 @@ def test_answer_comparisons_by_dates(reasoner):
 
 def test_answer_compares_through_a_related_entity(reasoner):
     q = "Which film has the director who died first, The Return Of October or Brilliant Marriage?"
-    facts = [
-        "The Return Of October | director | Joseph H. Lewis",
-        "Brilliant Marriage | director | Phil Rosen",
-        "Joseph H. Lewis | died on | August 30, 2000",
-        "Phil Rosen | died in | Hollywood, California",
-        "Phil Rosen | died on | October 22, 1951",
-    ]
+    facts = ["The Return Of October | director | Joseph H. Lewis", "Brilliant Marriage | director | Phil Rosen",
+             "Joseph H. Lewis | died on | August 30, 2000", "Phil Rosen | died in | Hollywood, California",
+             "Phil Rosen | died on | October 22, 1951"]
     answer, call = reasoner.answer(q, "", facts=facts)
     assert answer == "Brilliant Marriage" and "1951" in call.parsed["how"]  # the city is not a date
 
 
 def test_solve_keeps_dates_and_places_apart(reasoner):
-    ev = Evidence(
-        propositions=("Phil Rosen died in Hollywood, California", "Phil Rosen died on October 22, 1951"), chunks=()
-    )
+    ev = Evidence(propositions=("Phil Rosen died in Hollywood, California", "Phil Rosen died on October 22, 1951"),
+                  chunks=())
     res, _ = reasoner.solve("", [], [QueryTriplet("Phil Rosen", "died", "?d")], ev)
     assert res.bindings == {"?d": "October 22, 1951"}
     res, _ = reasoner.solve("", [], [QueryTriplet("Phil Rosen", "place of death", "?p")], ev)
@@ -365,31 +306,25 @@ def test_answer_yes_no(reasoner):
     assert reasoner.answer(q, "", facts=same)[0] == "yes"
     differ = ["Scott Derrickson | nationality | American", "Ed Wood | nationality | English"]
     assert reasoner.answer(q, "", facts=differ)[0] == "no"
-    facts = [
-        "Christopher Nolan | is | English-American film director",
-        "Sathish Kalathil | is | Indian film and documentary Director and Producer",
-    ]
-    assert (
-        reasoner.answer("Are Christopher Nolan and Sathish Kalathil both film directors?", "", facts=facts)[0] == "yes"
-    )
-    assert reasoner.answer("Are Christopher Nolan and Sathish Kalathil both board games?", "", facts=facts)[0] == "no"
+    facts = ["Christopher Nolan | is | English-American film director",
+             "Sathish Kalathil | is | Indian film and documentary Director and Producer"]
+    assert reasoner.answer("Are Christopher Nolan and Sathish Kalathil both film directors?", "",
+                           facts=facts)[0] == "yes"
+    assert reasoner.answer("Are Christopher Nolan and Sathish Kalathil both board games?", "",
+                           facts=facts)[0] == "no"
 
 
 def test_answer_from_context_only(reasoner):
-    context = (
-        "Maximum Overdrive\nMaximum Overdrive is a 1986 American science fiction horror comedy film "
-        "written and directed by Stephen King. The film stars Emilio Estevez.\n\n"
-        "Leland, North Carolina\nLeland is a town in Brunswick County, North Carolina, United States."
-    )
+    context = ("Maximum Overdrive\nMaximum Overdrive is a 1986 American science fiction horror comedy film "
+               "written and directed by Stephen King. The film stars Emilio Estevez.\n\n"
+               "Leland, North Carolina\nLeland is a town in Brunswick County, North Carolina, United States.")
     answer, call = reasoner.answer("Who directed Maximum Overdrive?", context)
     assert answer == "Stephen King" and call.error == ""
     answer, _ = reasoner.answer("When was Maximum Overdrive released?", context)
     assert answer == "1986"
     # the comparison rules read the context too
-    ctx = (
-        "Sid Haig\nSid Haig (born July 14, 1939) is an American actor.\n\n"
-        "Vic Darchinyan\nVic Darchinyan (born 7 January 1976) is an Armenian professional boxer."
-    )
+    ctx = ("Sid Haig\nSid Haig (born July 14, 1939) is an American actor.\n\n"
+           "Vic Darchinyan\nVic Darchinyan (born 7 January 1976) is an Armenian professional boxer.")
     assert reasoner.answer("Who is the oldest, Sid Haig or Vic Darchinyan?", ctx)[0] == "Sid Haig"
 
 
@@ -408,7 +343,6 @@ def test_answer_prefers_resolved_facts(reasoner):
 
 # --- end to end on real questions --------------------------------------------------------------
 
-
 def _squad_norm(s: str) -> str:
     s = "".join(ch for ch in s.lower() if ch not in set(string.punctuation))
     return " ".join(re.sub(r"\b(a|an|the)\b", " ", s).split())
@@ -424,9 +358,8 @@ def test_end_to_end_on_ten_hotpotqa_questions(reasoner, hotpot, workspace):
     records = hotpot[:10]
     # the gold paragraphs only (20 chunks, as before this test ran the real loop): the test is about the
     # reasoner's hops, not about retrieval among distractors
-    gold_only = [
-        {**r, "context": [c for c in r["context"] if c[0] in {t for t, _ in r["supporting_facts"]}]} for r in records
-    ]
+    gold_only = [{**r, "context": [c for c in r["context"] if c[0] in {t for t, _ in r["supporting_facts"]}]}
+                 for r in records]
     data = read_dataset("hotpot.json", json.dumps(gold_only))
     corpus = workspace.create("hp10", chunking=ChunkingSettings(mode="paragraph"))
     corpus.add_documents(data.documents)

@@ -2,7 +2,6 @@
 pyproject.toml holds the engine and the app's components, declares the console command, and takes
 its dependencies from the exact lock in requirements.txt; the command is the same CLI as
 `python -m engine`, plus `app`."""
-
 from __future__ import annotations
 
 import shutil
@@ -17,48 +16,21 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_wheel_carries_the_engine_the_command_and_the_locked_dependencies(tmp_path):
     # built from a copy: a build writes build/ and *.egg-info beside the sources
     src = tmp_path / "src"
-    shutil.copytree(
-        ROOT,
-        src,
-        ignore=shutil.ignore_patterns(
-            ".venv", ".git", "workspace", "bench", "tests", "screenshots", "__pycache__", "*.egg-info", "build"
-        ),
-    )
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            str(src),
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "workspace", "bench", "tests",
+                                                              "screenshots", "__pycache__", "*.egg-info", "build"))
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation",
+                           "-q", "-w", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     wheel = next(tmp_path.glob("triplet_lens-*.whl"))
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         meta = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         entry = z.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
-    assert (
-        "engine/cli/__init__.py" in names
-        and "engine/methods/t2rag/method.py" in names
-        and "components/graph.py" in names
-    )
+    assert "engine/cli/__init__.py" in names and "engine/methods/t2rag/method.py" in names and "components/graph.py" in names
     assert not any(n.startswith("tests/") for n in names)
     assert "triplet-lens = engine.cli:console_main" in entry
-    locked = [
-        ln.split("==")[0]
-        for ln in (ROOT / "requirements.txt").read_text().splitlines()
-        if "==" in ln and not ln.startswith("#")
-    ]
+    locked = [ln.split("==")[0] for ln in (ROOT / "requirements.txt").read_text().splitlines()
+              if "==" in ln and not ln.startswith("#")]
     for name in ("streamlit", "faiss-cpu", "litellm", "networkx"):
         assert name in locked and f"Requires-Dist: {name}==" in meta
 

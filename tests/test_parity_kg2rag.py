@@ -19,7 +19,6 @@ the entities the question mentions by weight-0 "cooccurrence" edges before the s
 and its fill reranks every remaining candidate (with positions of the filtered list indexing the
 unfiltered one) where SPEC fills with the best remaining seeds.
 """
-
 from __future__ import annotations
 
 import pytest
@@ -191,9 +190,7 @@ def test_end_to_end_paper_settings_make_the_reference_decisions():
     tr = res.trace
     nodes = [(s.chunk_id, s.score) for s in tr.seeds]
     doc2kg, text_of = _ref_inputs()
-    grown = ref.expand(
-        nodes, doc2kg, {c.split("##")[0]: {} for c, _, _ in ROWS}, {c.split("##")[0] for c, _, _ in ROWS}
-    )
+    grown = ref.expand(nodes, doc2kg, {c.split("##")[0]: {} for c, _, _ in ROWS}, {c.split("##")[0] for c, _, _ in ROWS})
     assert grown == nodes and not any(h.chunks_added for h in tr.hops)  # nothing to add on either side
     cands, scores, wanted = ref.graph_filter(nodes, doc2kg, text_of, QUESTION, rerank, topk=k)
     ref_order = [sorted(cands[i]) for i in sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)]
@@ -227,7 +224,6 @@ def test_fix_the_expansion_follows_entities_that_are_no_title():
     from engine.types import Triplet
 
     trips = [Triplet(h, r, t, (cid,), i) for i, (cid, _, (h, r, t)) in enumerate(rows2)]
-    exp = our_expand(
-        entity_graph_of(trips), dict(seeds), {7: ("Delft##0",)}, 1, lambda ids: {c: 0.5 for c in ids}, 50, 30
-    )
+    exp = our_expand(entity_graph_of(trips), dict(seeds), {7: ("Delft##0",)}, 1,
+                     lambda ids: {c: 0.5 for c in ids}, 50, 30)
     assert "Nieuwe Maas##0" in {c.chunk_id for h in exp.hops for c in h.chunks_added}

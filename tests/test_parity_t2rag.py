@@ -12,7 +12,6 @@ reference code, a test names the fix and asserts that our behaviour differs exac
   covers all of them;
 - "(ours: the reference code silently drops them)": a triplet the solver did not return stays queued.
 """
-
 from __future__ import annotations
 
 import re
@@ -65,23 +64,15 @@ def _words(text: str) -> str:
 def _reference(question, triples, replies, triplets=TRIPLETS, k=5):
     props = [f"{s} {p} {o}" for s, p, o, _ in triplets]
     passage_of = {}
-    for s, p, o, cids in triplets:  # one passage per proposition: the last document's
+    for (s, p, o, cids) in triplets:  # one passage per proposition: the last document's
         for cid in cids:
             passage_of[f"{s} {p} {o}"] = cid
 
     def resolve(it, traceable, fuzzy, walked, passages):
         return replies[it - 1] if it - 1 < len(replies) else ([], [])
 
-    return ref.trag_qa(
-        question,
-        [clue(*t) for t in triples],
-        props,
-        hash_embed(props),
-        passage_of,
-        lambda texts: hash_embed(list(texts)),
-        resolve,
-        k=k,
-    )
+    return ref.trag_qa(question, [clue(*t) for t in triples], props, hash_embed(props), passage_of,
+                       lambda texts: hash_embed(list(texts)), resolve, k=k)
 
 
 def _ours(question, triples, solves, triplets=TRIPLETS, settings=None):
@@ -98,9 +89,7 @@ BRIDGE_REPLIES = [
 ]
 # the same replies in our solve format: the rewritten triplets
 BRIDGE_SOLVES = [
-    SolveResult(
-        triplets=(Q("Me and Bobby McGee", "performer", "Kris Kristofferson"), Q("Kris Kristofferson", "child", "?"))
-    ),
+    SolveResult(triplets=(Q("Me and Bobby McGee", "performer", "Kris Kristofferson"), Q("Kris Kristofferson", "child", "?"))),
     SolveResult(triplets=(Q("Kris Kristofferson", "child", "Tracy Kristofferson"),)),
 ]
 
@@ -117,14 +106,12 @@ def test_the_same_decisions_round_by_round_on_a_bridge_question():
         assert theirs["walked"] == [w.text for w in mine.walked]
         assert theirs["passages"] == [c.chunk_id for c in mine.chunks]
         # the same open clues going in
-        assert sorted(_words(" ".join(c.values())) for c in theirs["traceable"]) == sorted(
-            _words(" ".join(t.query.parts)) for t in mine.state_before.searchable
-        )
+        assert sorted(_words(" ".join(c.values())) for c in theirs["traceable"]) == \
+            sorted(_words(" ".join(t.query.parts)) for t in mine.state_before.searchable)
     # both end complete with the same facts
     assert result.stop_reason == "complete"
-    assert sorted(_words(" ".join(c.values())) for c in final) == sorted(
-        _words(f.replace("|", " ")) for f in trace.synthesis.facts
-    )
+    assert sorted(_words(" ".join(c.values())) for c in final) == \
+        sorted(_words(f.replace("|", " ")) for f in trace.synthesis.facts)
 
 
 def test_the_same_decisions_when_a_round_resolves_nothing():

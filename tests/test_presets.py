@@ -1,6 +1,5 @@
 """The `paper` and `tuned` presets (engine/methods/presets.py): what each runs, what the trace records,
 and the papers' own prompts (T2RAG's TRAG.py, KG2RAG's kg_rag_distractor.py) through a scripted LLM."""
-
 from __future__ import annotations
 
 import json
@@ -91,9 +90,7 @@ def test_t2rag_paper_prompts_adopt_the_solvers_new_clue_and_answer_from_clues_on
     tr = result.trace
     assert tr.preset == "paper" and {d.kind for d in tr.departures} <= {"fix", "engine"}
     assert [t.text() for t in tr.decomposition.triplets] == [
-        "(Me and Bobby McGee, performer, ?performer)",
-        "(?performer, child, ?child)",
-    ]
+        "(Me and Bobby McGee, performer, ?performer)", "(?performer, child, ?child)"]
     # the reference prompt's structure: a reasoning step and a comparison example; clue blocks back
     assert "Reasoning:" in llm.prompts[0][0]["content"] and "?directorA" in llm.prompts[0][0]["content"]
     assert "Newly Traceable Clue" in llm.prompts[1][0]["content"]
@@ -152,5 +149,4 @@ def test_docs_methods_tables_are_the_registrys():
     for method in ("t2rag", "kg2rag"):
         assert docs_block(method) in text, (
             f"docs/methods.md's {method} preset table drifted from engine/methods/presets.py: "
-            "run `python -m engine.methods.presets --write-docs docs/methods.md`"
-        )
+            "run `python -m engine.methods.presets --write-docs docs/methods.md`")

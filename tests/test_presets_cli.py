@@ -1,6 +1,5 @@
 """`ask / eval / trace rerun --preset paper|tuned --set NAME=VALUE`, and `semantic-rerank` refused
 without a reranker: what a shell user sees and what the saved traces record."""
-
 from __future__ import annotations
 
 import json
@@ -36,20 +35,8 @@ def _question(ws) -> str:
 
 def test_ask_with_the_paper_preset_records_it_and_only_specs_fixes(ws_env, tmp_path, capsys):
     trace = tmp_path / "kg.json"
-    code = main(
-        [
-            "ask",
-            "hp",
-            _question(ws_env),
-            "--method",
-            "kg2rag",
-            "--preset",
-            "paper",
-            "--quiet",
-            "--trace-out",
-            str(trace),
-        ]
-    )
+    code = main(["ask", "hp", _question(ws_env), "--method", "kg2rag", "--preset", "paper", "--quiet",
+                 "--trace-out", str(trace)])
     out = capsys.readouterr().out
     assert code == 0 and "preset: paper" in out and "departs" not in out
     tr = load_result(trace).trace
@@ -57,22 +44,8 @@ def test_ask_with_the_paper_preset_records_it_and_only_specs_fixes(ws_env, tmp_p
     assert tr.preset == "paper" and tr.departures and {d.kind for d in tr.departures} == {"fix"}
 
     # --set on top of a preset: the run is custom and the departure is named with the paper's value
-    code = main(
-        [
-            "ask",
-            "hp",
-            _question(ws_env),
-            "--method",
-            "kg2rag",
-            "--preset",
-            "paper",
-            "--set",
-            "k=3",
-            "--quiet",
-            "--trace-out",
-            str(trace),
-        ]
-    )
+    code = main(["ask", "hp", _question(ws_env), "--method", "kg2rag", "--preset", "paper", "--set", "k=3",
+                 "--quiet", "--trace-out", str(trace)])
     out = capsys.readouterr().out
     assert code == 0 and "preset: custom; departs from the paper: k=3 (paper: 10)" in out
     assert load_result(trace).trace.preset == "custom"
@@ -83,7 +56,8 @@ def test_ask_with_the_paper_preset_records_it_and_only_specs_fixes(ws_env, tmp_p
 
 def test_eval_with_the_paper_preset_runs_each_method_as_the_paper(ws_env, tmp_path, capsys):
     out = tmp_path / "paper"
-    code = main(["eval", "hp", "--methods", "t2rag,kg2rag", "--preset", "paper", "--questions", "1", "--out", str(out)])
+    code = main(["eval", "hp", "--methods", "t2rag,kg2rag", "--preset", "paper", "--questions", "1",
+                 "--out", str(out)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "t2rag: preset: paper" in captured.err and "kg2rag: preset: paper" in captured.err
@@ -109,6 +83,7 @@ def test_rerun_onto_the_paper_preset(ws_env, tmp_path, capsys):
     assert main(["ask", "hp", _question(ws_env), "--method", "kg2rag", "--quiet", "--trace-out", str(first)]) == 0
     capsys.readouterr()
     again = tmp_path / "again.json"
-    assert main(["rerun", str(first), "--corpus", "hp", "--preset", "paper", "--quiet", "--trace-out", str(again)]) == 0
+    assert main(["rerun", str(first), "--corpus", "hp", "--preset", "paper", "--quiet",
+                 "--trace-out", str(again)]) == 0
     assert "seeds hybrid -> dense" in capsys.readouterr().out
     assert load_result(again).trace.preset == "paper"

@@ -1,6 +1,5 @@
 """Read-only workspaces serve questions and change nothing; an extraction run never makes
 readers (or adds) in other processes wait."""
-
 from __future__ import annotations
 
 import os
@@ -15,10 +14,8 @@ from engine.types import Document
 from tests._fake_embedder import HashEmbedder
 from tests.conftest import REPO
 
-DOCS = [
-    Document(f"d{i}", f"Town{i}", f"Town{i} lies on river R{i}. Person{i} was born in Town{i}.", f"t{i}.txt")
-    for i in range(6)
-]
+DOCS = [Document(f"d{i}", f"Town{i}", f"Town{i} lies on river R{i}. Person{i} was born in Town{i}.", f"t{i}.txt")
+        for i in range(6)]
 
 
 def _make(root):
@@ -31,11 +28,8 @@ def _make(root):
 def _listing(root):
     """Every file with its bytes' identity (SQLite's own -wal/-shm, which a read-only connection
     to a writable folder may create, hold no content)."""
-    return sorted(
-        (str(p.relative_to(root)), p.stat().st_mtime_ns, p.stat().st_size)
-        for p in root.rglob("*")
-        if p.is_file() and not p.name.endswith(("-wal", "-shm"))
-    )
+    return sorted((str(p.relative_to(root)), p.stat().st_mtime_ns, p.stat().st_size) for p in root.rglob("*")
+                  if p.is_file() and not p.name.endswith(("-wal", "-shm")))
 
 
 @pytest.mark.parametrize("storage", ["forced", "read-only storage"])
@@ -53,11 +47,8 @@ def test_read_only_workspace_answers_and_changes_nothing(tmp_path, monkeypatch, 
     hits = c.search_chunks(c.embed(["Person3 was born in Town3"]), 2)[0]
     assert len(hits) == 2 and c.search_propositions(c.embed(["born in Town2"]), 1)[0]
     assert len(c.triplets()) == 6 and c.check() == []
-    for attempt in (
-        lambda: c.add_documents([Document("n", "N", "New text here.", "n.txt")]),
-        lambda: c.delete_document("d1"),
-        lambda: c.add_questions([]),
-    ):
+    for attempt in (lambda: c.add_documents([Document("n", "N", "New text here.", "n.txt")]),
+                    lambda: c.delete_document("d1"), lambda: c.add_questions([])):
         with pytest.raises(CorpusError, match="read-only"):
             attempt()
     if storage == "forced":
@@ -73,10 +64,7 @@ def test_questions_go_on_during_an_extraction_in_another_process(tmp_path):
     root = tmp_path / "ws"
     _make(root)
     holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            textwrap.dedent(f"""
+        [sys.executable, "-c", textwrap.dedent(f"""
             import sys, time
             sys.path.insert(0, {str(REPO)!r})
             from engine.store import Workspace
@@ -89,12 +77,7 @@ def test_questions_go_on_during_an_extraction_in_another_process(tmp_path):
                                    ExtractionStatus(chunk.chunk_id, "done", "m", "", 1, 10, 5, 0.0))
                 print("extracting", flush=True)
                 time.sleep(60)
-        """),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+        """)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "extracting", holder.stderr.read()
         c = Workspace(root, embedder=HashEmbedder()).open("demo")

@@ -6,7 +6,6 @@
 - gold evidence spans found in a copy of the text whose punctuation was stripped;
 - an imported triplet linked to the one window of its passage that states it.
 """
-
 from __future__ import annotations
 
 from engine.eval.evidence import EvidenceGold, Occurrence, locate_evidence, normalize_span
@@ -32,9 +31,8 @@ def E(u, v, cid, w, tid):  # noqa: N802 - a record constructor
 def test_a_seed_more_similar_than_every_expanded_chunk_keeps_its_place():
     # one big tree of expanded chunks (x1..x3, similarity 0.5-0.3) around seed s1 fills k = 4;
     # seed s2 (0.8) is in no selected tree
-    tree = spanning_trees(
-        [E("a", "b", "s1", 0.9, 1), E("b", "c", "x1", 0.5, 2), E("c", "d", "x2", 0.4, 3), E("d", "e", "x3", 0.3, 4)]
-    )
+    tree = spanning_trees([E("a", "b", "s1", 0.9, 1), E("b", "c", "x1", 0.5, 2), E("c", "d", "x2", 0.4, 3),
+                           E("d", "e", "x3", 0.3, 4)])
     scores = {"s1": 0.9, "s2": 0.8, "s3": 0.2, "x1": 0.5, "x2": 0.4, "x3": 0.3}
     chosen = select_trees(tree, 4, "skip", scores)
     assert sorted(chosen) == ["s1", "x1", "x2", "x3"]
@@ -50,19 +48,13 @@ def test_the_tuned_method_guards_and_the_paper_preset_does_not():
     # seeds (k = 3): "lone" (closest to the question; its triplet is off topic, so its tree ranks
     # last), "hub" and "filler" (no triplet). The top tree, hub with two expanded chunks that share
     # no word with the question, fills k on its own.
-    chunks = [
-        Chunk("lone", "lone", 0, "Lone", "Which river flows through Paris? Lutetia was a Roman city"),
-        Chunk("hub", "hub", 0, "Hub", "Paris river Seine"),
-        Chunk("filler", "filler", 0, "Filler", "Water flows downhill"),
-        Chunk("x0", "x0", 0, "X0", "Town zero market square"),
-        Chunk("x1", "x1", 0, "X1", "Town one market hall"),
-    ]
-    trips = [
-        ("Paris", "river", "Seine", ("hub",)),
-        ("Town0", "near", "Paris", ("x0",)),
-        ("Town1", "near", "Paris", ("x1",)),
-        ("Lutetia", "old name", "Roman city", ("lone",)),
-    ]
+    chunks = [Chunk("lone", "lone", 0, "Lone", "Which river flows through Paris? Lutetia was a Roman city"),
+              Chunk("hub", "hub", 0, "Hub", "Paris river Seine"),
+              Chunk("filler", "filler", 0, "Filler", "Water flows downhill"),
+              Chunk("x0", "x0", 0, "X0", "Town zero market square"),
+              Chunk("x1", "x1", 0, "X1", "Town one market hall")]
+    trips = [("Paris", "river", "Seine", ("hub",)), ("Town0", "near", "Paris", ("x0",)),
+             ("Town1", "near", "Paris", ("x1",)), ("Lutetia", "old name", "Roman city", ("lone",))]
     corpus = MemoryCorpus(HashEmbedder(), chunks, trips)
 
     class Silent:
@@ -89,23 +81,13 @@ def test_the_tuned_method_guards_and_the_paper_preset_does_not():
 
 
 def _long_doc_question():
-    windows = [
-        Chunk(f"doc#{i}", "doc", i, "Long document", text)
-        for i, text in enumerate(
-            [
-                "Alpha paragraph one says the bridge was built in 1890.",
-                "Beta paragraph two says the river is long.",
-                "Gamma paragraph three says the engineer was Jane Doe.",
-            ]
-        )
-    ]
-    q = Question(
-        "q1",
-        "Who built the bridge?",
-        ("Jane Doe",),
-        supporting_docs=("doc",),
-        evidence=("the bridge was built in 1890", "the engineer was Jane Doe"),
-    )
+    windows = [Chunk(f"doc#{i}", "doc", i, "Long document", text) for i, text in enumerate([
+        "Alpha paragraph one says the bridge was built in 1890.",
+        "Beta paragraph two says the river is long.",
+        "Gamma paragraph three says the engineer was Jane Doe.",
+    ])]
+    q = Question("q1", "Who built the bridge?", ("Jane Doe",), supporting_docs=("doc",),
+                 evidence=("the bridge was built in 1890", "the engineer was Jane Doe"))
     # each span found once, held whole by one window (chunk range (0, 0): the span on its own)
     occ = lambda i, text: (Occurrence("doc", 0, 10, ((f"doc#{i}", 0, 0),)),)  # noqa: E731
     gold = EvidenceGold("q1", q.evidence, (occ(0, ""), occ(2, "")))
@@ -122,9 +104,8 @@ def test_window_recall_is_reported_beside_document_recall():
     assert serde.from_dict(type(m), serde.to_dict(m)) == m  # the eval records keep it (jsonl round trip)
     avg = average_metrics([m])
     assert avg.retrieval_recall == 1.0 and avg.window_recall == 0.5
-    method = MethodSummary(
-        method="semantic", n_questions=1, n_done=1, n_errors=0, answer=avg, retrieval_unit="paragraph", by_unit={}, k=1
-    )
+    method = MethodSummary(method="semantic", n_questions=1, n_done=1, n_errors=0, answer=avg,
+                           retrieval_unit="paragraph", by_unit={}, k=1)
     table = summary_markdown(EvalSummary(out_dir="", corpus="c", reasoner="r", n_questions=1, methods=[method]))
     assert "window R" in table and "| 0.500 |" in table
 
@@ -169,39 +150,18 @@ def test_spans_are_found_in_text_whose_punctuation_was_stripped():
 
 def test_a_passage_triplet_links_to_the_one_window_that_states_it():
     # a long document joined from passages; its windows overlap by a sentence
-    w = [
-        Chunk(
-            "L#0",
-            "L",
-            0,
-            "Joined",
-            "Ada Lovelace wrote the first program for the Analytical Engine of Babbage. "
-            "She was the daughter of Lord Byron and Anne Milbanke in London.",
-        ),
-        Chunk(
-            "L#1",
-            "L",
-            1,
-            "Joined",
-            "She was the daughter of Lord Byron and Anne Milbanke in London. "
-            "Ada Lovelace died in 1852 and Lord Byron was a poet of renown.",
-        ),
-    ]
-    passage = (
-        "Ada Lovelace\nAda Lovelace wrote the first program for the Analytical Engine of Babbage. She was the "
-        "daughter of Lord Byron and Anne Milbanke in London. Ada Lovelace died in 1852 and Lord Byron was a "
-        "poet of renown."
-    )
-    rows = [
-        TripletRow("Ada Lovelace", "daughter of", "Lord Byron", passage, "passage"),
-        TripletRow("Ada Lovelace", "died in", "1852", passage, "passage"),
-        TripletRow("Ada Lovelace", "wrote program for", "Analytical Engine", passage, "passage"),
-    ]
+    w = [Chunk("L#0", "L", 0, "Joined", "Ada Lovelace wrote the first program for the Analytical Engine of Babbage. "
+                                           "She was the daughter of Lord Byron and Anne Milbanke in London."),
+         Chunk("L#1", "L", 1, "Joined", "She was the daughter of Lord Byron and Anne Milbanke in London. "
+                                           "Ada Lovelace died in 1852 and Lord Byron was a poet of renown.")]
+    passage = ("Ada Lovelace\nAda Lovelace wrote the first program for the Analytical Engine of Babbage. She was the "
+               "daughter of Lord Byron and Anne Milbanke in London. Ada Lovelace died in 1852 and Lord Byron was a "
+               "poet of renown.")
+    rows = [TripletRow("Ada Lovelace", "daughter of", "Lord Byron", passage, "passage"),
+            TripletRow("Ada Lovelace", "died in", "1852", passage, "passage"),
+            TripletRow("Ada Lovelace", "wrote program for", "Analytical Engine", passage, "passage")]
     links, unresolved = resolve_rows(rows, w)
     assert unresolved == 0
     # one window each: both windows name "Ada Lovelace" and "Lord Byron", the first holds "daughter"
-    assert [(cid, o) for cid, s, p, o in links] == [
-        ("L#0", "Lord Byron"),
-        ("L#1", "1852"),
-        ("L#0", "Analytical Engine"),
-    ]
+    assert [(cid, o) for cid, s, p, o in links] == [("L#0", "Lord Byron"), ("L#1", "1852"),
+                                                    ("L#0", "Analytical Engine")]

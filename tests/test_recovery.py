@@ -1,7 +1,6 @@
 """Recoverable corpora: every kind of damage is named by `check`, repaired (or salvaged, stating
 what was lost) by `check --repair`; drop, delete-doc and restore keep a way back; a database that
 goes back in time never answers from an index built later."""
-
 from __future__ import annotations
 
 import hashlib
@@ -20,10 +19,8 @@ from engine.types import Document
 from engine.vectors import FaissVectorStore
 from tests._fake_embedder import HashEmbedder
 
-WORDS = (
-    "river mountain castle painter novel harbour violin senate comet garden orchard bishop "
-    "railway glacier opera lighthouse"
-).split()
+WORDS = ("river mountain castle painter novel harbour violin senate comet garden orchard bishop "
+         "railway glacier opera lighthouse").split()
 
 
 def _docs(n: int, start: int = 0) -> list[Document]:
@@ -48,12 +45,10 @@ def content(corpus) -> dict[str, str]:
     ids = [c.chunk_id for c in chunks]
     trips = corpus.triplets()
     h = lambda b: hashlib.sha256(b).hexdigest()  # noqa: E731
-    return {
-        "chunks": h(repr([(c.chunk_id, c.title, c.text) for c in chunks]).encode()),
-        "triplets": h(repr([(t.subject, t.predicate, t.object, t.chunk_ids) for t in trips]).encode()),
-        "chunk_vectors": h(corpus.chunk_vectors(ids).tobytes()),
-        "prop_vectors": h(corpus.proposition_vectors([t.triplet_id for t in trips]).tobytes()),
-    }
+    return {"chunks": h(repr([(c.chunk_id, c.title, c.text) for c in chunks]).encode()),
+            "triplets": h(repr([(t.subject, t.predicate, t.object, t.chunk_ids) for t in trips]).encode()),
+            "chunk_vectors": h(corpus.chunk_vectors(ids).tobytes()),
+            "prop_vectors": h(corpus.proposition_vectors([t.triplet_id for t in trips]).tobytes())}
 
 
 @pytest.fixture()
@@ -81,7 +76,7 @@ def _reopen(ws):
 def _garbage_page(path, page: int) -> None:
     data = bytearray(path.read_bytes())
     size = int.from_bytes(data[16:18], "big")
-    data[page * size : (page + 1) * size] = os.urandom(size)
+    data[page * size:(page + 1) * size] = os.urandom(size)
     path.write_bytes(bytes(data))
 
 

@@ -1,6 +1,5 @@
 """The one method registry: every entry builds, has a settings class and a trace type, and the app's
 and the CLI's method lists are read from it."""
-
 from __future__ import annotations
 
 import dataclasses

@@ -3,7 +3,6 @@ duplicate document, nothing lost, a clear "busy" message when the wait runs out)
 questions asked at once from threads against one opened corpus get exactly the traces they get
 when asked one after another. (Two processes *extracting* at once: test_reliability_extraction_kill.)
 """
-
 from __future__ import annotations
 
 import json
@@ -61,12 +60,8 @@ def test_two_processes_adding_the_same_documents_store_each_once(tmp_path):
     go = tmp_path / "go"
     procs = []
     for me in ("a", "b"):
-        p = subprocess.Popen(
-            [sys.executable, "-c", ADDER.format(repo=str(REPO), root=str(root), me=me, go=str(go))],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        p = subprocess.Popen([sys.executable, "-c", ADDER.format(repo=str(REPO), root=str(root), me=me, go=str(go))],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert p.stdout.readline().strip() == "ready", p.stderr.read()
         procs.append(p)
     go.touch()
@@ -88,10 +83,7 @@ def test_a_writer_waiting_too_long_gets_a_clear_busy_message(tmp_path):
     root = tmp_path / "ws"
     Workspace(root, embedder=HashEmbedder()).create("busy")
     holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            textwrap.dedent(f"""
+        [sys.executable, "-c", textwrap.dedent(f"""
             import sys, time
             sys.path.insert(0, {str(REPO)!r})
             from engine.store import Workspace
@@ -99,12 +91,7 @@ def test_a_writer_waiting_too_long_gets_a_clear_busy_message(tmp_path):
             with c.writing():
                 print("holding", flush=True)
                 time.sleep(30)
-        """),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+        """)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "holding", holder.stderr.read()
         corpus = Workspace(root, embedder=HashEmbedder()).open("busy")
@@ -123,21 +110,18 @@ def test_a_writer_waiting_too_long_gets_a_clear_busy_message(tmp_path):
 
 # --- eight questions at once ------------------------------------------------------------------
 
-
 def _is_timing(key: str) -> bool:
     return key in ("latency", "timing", "timings", "elapsed") or key.endswith(("_time", "seconds"))
 
 
 def _normalized(result) -> dict:
     """The trace without wall-clock timings, which differ between any two runs."""
-
     def strip(x):
         if isinstance(x, dict):
             return {k: strip(v) for k, v in x.items() if not _is_timing(k)}
         if isinstance(x, list):
             return [strip(v) for v in x]
         return x
-
     return strip(json.loads(result_to_json(result)))
 
 

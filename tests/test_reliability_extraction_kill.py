@@ -9,7 +9,6 @@ right after a store, between two pages of the pending list. No sleep decides whe
 Billing is counted by the worker's reasoner, which appends one line per extract call to a log
 before answering (what a provider would bill), from a separate process that the test kills.
 """
-
 from __future__ import annotations
 
 import hashlib
@@ -88,27 +87,17 @@ def chunk_key(chunk) -> str:
     return hashlib.sha1((chunk.title + "\n" + chunk.text).encode()).hexdigest()[:16]
 
 
-def start_worker(
-    root: Path, name: str, log: Path, go: Path | None = None, fault: str = "", call_seconds: float = 0.0
-) -> subprocess.Popen:
+def start_worker(root: Path, name: str, log: Path, go: Path | None = None, fault: str = "",
+                 call_seconds: float = 0.0) -> subprocess.Popen:
     """An extraction process, started and ready (its corpus open). `fault` ("point@n") kills it at
     that named point (engine/faults.py)."""
-    script = WORKER.format(
-        repo=str(REPO),
-        root=str(root),
-        name=name,
-        log=str(log),
-        go=str(go) if go else "",
-        call_seconds=call_seconds,
-        concurrency=CONCURRENCY,
-        page=PAGE,
-    )
+    script = WORKER.format(repo=str(REPO), root=str(root), name=name, log=str(log), go=str(go) if go else "",
+                           call_seconds=call_seconds, concurrency=CONCURRENCY, page=PAGE)
     env = {k: v for k, v in os.environ.items() if k != FAULT_ENV}
     if fault:
         env[FAULT_ENV] = fault
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
     line = proc.stdout.readline().strip()
     assert line == "ready", proc.stderr.read()
     return proc
@@ -148,9 +137,8 @@ def cli_check(root: Path, name: str, monkeypatch, capsys) -> tuple[int, str]:
     return code, out.out + out.err
 
 
-def test_sigkill_during_extraction_then_resume_never_rebills_a_stored_chunk(
-    pristine, tmp_path, embedder, monkeypatch, capsys
-):
+def test_sigkill_during_extraction_then_resume_never_rebills_a_stored_chunk(pristine, tmp_path, embedder,
+                                                                           monkeypatch, capsys):
     root = tmp_path / "ws"
     ws = clone(pristine, root, "killed", embedder)
     key_to_chunk = {chunk_key(c): c.chunk_id for c in ws.open("killed").chunks()}
@@ -222,10 +210,8 @@ def test_sigkill_during_extraction_then_resume_never_rebills_a_stored_chunk(
     run_extraction(reference, OfflineReasoner(), concurrency=CONCURRENCY)
     as_set = lambda c: {(t.subject, t.predicate, t.object, t.chunk_ids) for t in c.triplets()}  # noqa: E731
     assert as_set(corpus) == as_set(reference) and len(as_set(corpus)) > 0
-    print(
-        f"kills survived {len(KILLS)}; chunks {len(key_to_chunk)}; stored before resume "
-        f"{len(stored_before_run)}; in-flight calls repeated {repeated}; stored chunks re-billed 0"
-    )
+    print(f"kills survived {len(KILLS)}; chunks {len(key_to_chunk)}; stored before resume "
+          f"{len(stored_before_run)}; in-flight calls repeated {repeated}; stored chunks re-billed 0")
 
 
 def test_two_processes_extracting_one_corpus_never_bill_a_chunk_twice(pristine, tmp_path, embedder):
@@ -281,7 +267,8 @@ def _wait_until(condition, timeout: float = 30.0) -> None:
         time.sleep(0.01)
 
 
-def test_sigkill_during_llm_extraction_never_rebills_a_stored_chunk(pristine, tmp_path, embedder, monkeypatch, capsys):
+def test_sigkill_during_llm_extraction_never_rebills_a_stored_chunk(pristine, tmp_path, embedder, monkeypatch,
+                                                                     capsys):
     from engine.reasoners import make_reasoner
     from tests.loopback import LoopbackServer
 
@@ -305,13 +292,11 @@ def test_sigkill_during_llm_extraction_never_rebills_a_stored_chunk(pristine, tm
         stored: set[str] = set()
         for point, nth in LLM_KILLS:
             seen = len(srv.answered)
-            script = LLM_WORKER.format(
-                repo=str(REPO), base=srv.base_url, cache=str(cache), root=str(root), name="llm", concurrency=CONCURRENCY
-            )
+            script = LLM_WORKER.format(repo=str(REPO), base=srv.base_url, cache=str(cache), root=str(root),
+                                       name="llm", concurrency=CONCURRENCY)
             env = {**os.environ, FAULT_ENV: f"{point}@{nth}"}
-            proc = subprocess.Popen(
-                [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-            )
+            proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, env=env)
             try:
                 assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
                 proc.wait(timeout=120)
@@ -351,16 +336,8 @@ def test_sigkill_during_llm_extraction_never_rebills_a_stored_chunk(pristine, tm
     repeated = sum(n - 1 for n in per_chunk.values())
     assert repeated <= 2 * CONCURRENCY * len(LLM_KILLS)
     # every chunk's grounded triple is there, none lost (the same triple from two chunks is one row)
-    expected = {
-        t
-        for c in chunks
-        for t in filter_triplets(
-            [json.loads(reply([], {"messages": [{"content": f"{c.title}\n{c.text}"}]}))["triples"][0]],
-            f"{c.title}\n{c.text}",
-        )
-    }
+    expected = {t for c in chunks for t in filter_triplets([json.loads(reply([], {"messages": [
+        {"content": f"{c.title}\n{c.text}"}]}))["triples"][0]], f"{c.title}\n{c.text}")}
     assert {(t.subject, t.predicate, t.object) for t in corpus.triplets()} == expected and expected
-    print(
-        f"LLM kills survived {len(LLM_KILLS)}; provider requests {len(srv.answered)} for {len(chunks)} chunks; "
-        f"repeated {repeated}; cache hits on resume {summary.cache_hits}"
-    )
+    print(f"LLM kills survived {len(LLM_KILLS)}; provider requests {len(srv.answered)} for {len(chunks)} chunks; "
+          f"repeated {repeated}; cache hits on resume {summary.cache_hits}")

@@ -6,7 +6,6 @@ The corpus is the first 5 HotpotQA questions with their 50 paragraphs, triplets 
 offline rules (free); each question is asked 5 times under distinct ids, so `standard` and
 `t2rag` run 25 questions each: 50 question runs against the faulty loopback server.
 """
-
 from __future__ import annotations
 
 import dataclasses
@@ -44,7 +43,8 @@ def scripted_provider(messages: list[dict], body: dict) -> str:
         subject = words[0] if words else "it"
         return json.dumps({"triplets": [[subject, "related to", "?x"], ["?x", "answer", "?y"]]})
     if system.startswith("You resolve the unknowns"):
-        return json.dumps({"bindings": {"?x": "Arthur", "?y": "Paris"}, "triplets": [["Arthur", "answer", "Paris"]]})
+        return json.dumps({"bindings": {"?x": "Arthur", "?y": "Paris"},
+                           "triplets": [["Arthur", "answer", "Paris"]]})
     if system.startswith("Your task is to construct an RDF graph"):
         doc = user.split("<document>")[-1].split("</document>")[0].split()
         return json.dumps({"triples": [[doc[0], "is", " ".join(doc[1:3])]] if len(doc) > 3 else []})
@@ -96,9 +96,8 @@ def test_eval_of_50_question_runs_completes_under_20pct_faults_and_every_fault_i
         srv.reply = scripted_provider
         plan = fault_plan(2000)
         srv.faults.extend(plan)
-        reasoner = make_reasoner(
-            "openai/gpt-4o-mini", api_base=srv.base_url, api_key="sk-test-faults-123456", **fast_client_opts()
-        )
+        reasoner = make_reasoner("openai/gpt-4o-mini", api_base=srv.base_url, api_key="sk-test-faults-123456",
+                                 **fast_client_opts())
         summary = run_eval(corpus, ["standard", "t2rag"], reasoner, out_dir=tmp_path / "run", concurrency=4)
         n_requests = len(srv.chat_requests())
     injected = sum(1 for f in plan[:n_requests] if f)
@@ -130,11 +129,9 @@ def test_eval_of_50_question_runs_completes_under_20pct_faults_and_every_fault_i
     # and each visible failure says what happened in words a user can act on
     readable = re.compile(r"rate limited|no reply within|provider error|empty reply")
     assert all(readable.search(c.error) for c in visible), [c.error for c in visible]
-    print(
-        f"\nfaults: {n_requests} requests, {injected} faults injected ({dict(kinds)}), {absorbed} absorbed by retries, "
-        f"{len(visible)} calls failed visibly, {failed_results} question results with Result.error, "
-        f"0 questions lost of 50"
-    )
+    print(f"\nfaults: {n_requests} requests, {injected} faults injected ({dict(kinds)}), {absorbed} absorbed by retries, "
+          f"{len(visible)} calls failed visibly, {failed_results} question results with Result.error, "
+          f"0 questions lost of 50")
 
 
 def test_extraction_under_20pct_faults_stores_or_marks_every_chunk(embedder, tmp_path):
@@ -148,7 +145,8 @@ def test_extraction_under_20pct_faults_stores_or_marks_every_chunk(embedder, tmp
         srv.faults.extend(plan)
         # two attempts only, so some chunks do run out of retries and must be marked failed
         opts = {**fast_client_opts(), "max_attempts": 2}
-        reasoner = make_reasoner("openai/gpt-4o-mini", api_base=srv.base_url, api_key="sk-test-faults-123456", **opts)
+        reasoner = make_reasoner("openai/gpt-4o-mini", api_base=srv.base_url, api_key="sk-test-faults-123456",
+                                 **opts)
         summary = run_extraction(corpus, reasoner, concurrency=4)
         n_requests = len(srv.chat_requests())
     injected = sum(1 for f in plan[:n_requests] if f)
@@ -159,10 +157,8 @@ def test_extraction_under_20pct_faults_stores_or_marks_every_chunk(embedder, tmp
     assert len(done) + len(failed) == n_chunks == summary.chunks_done + summary.chunks_failed  # none lost
     assert all(s.error for s in failed)  # each failure says why, in the corpus
     assert len(corpus.pending_chunks()) == len(failed)  # failed chunks stay pending for a rerun
-    print(
-        f"\nextraction: {n_chunks} chunks, {n_requests} requests, {injected} faults, "
-        f"{len(done)} done, {len(failed)} marked failed with a reason, 0 lost"
-    )
+    print(f"\nextraction: {n_chunks} chunks, {n_requests} requests, {injected} faults, "
+          f"{len(done)} done, {len(failed)} marked failed with a reason, 0 lost")
 
 
 def test_a_bad_key_stops_the_eval_after_one_request_with_one_message(corpus, tmp_path):
@@ -170,9 +166,8 @@ def test_a_bad_key_stops_the_eval_after_one_request_with_one_message(corpus, tmp
 
     with LoopbackServer() as srv:
         srv.fail_after, srv.fail_mode = 0, "401"
-        reasoner = make_reasoner(
-            "openai/gpt-4o-mini", api_base=srv.base_url, api_key="sk-test-wrong-123456", **fast_client_opts()
-        )
+        reasoner = make_reasoner("openai/gpt-4o-mini", api_base=srv.base_url, api_key="sk-test-wrong-123456",
+                                 **fast_client_opts())
         summary = run_eval(corpus, ["standard", "t2rag"], reasoner, out_dir=tmp_path / "run")
         n_requests = len(srv.chat_requests())
     assert n_requests == 1  # not 50 requests, not 4 retries
@@ -187,9 +182,8 @@ def test_a_bad_key_stops_a_concurrent_eval_within_the_requests_in_flight(corpus,
 
     with LoopbackServer() as srv:
         srv.fail_after, srv.fail_mode = 0, "401"
-        reasoner = make_reasoner(
-            "openai/gpt-4o-mini", api_base=srv.base_url, api_key="sk-test-wrong-123456", **fast_client_opts()
-        )
+        reasoner = make_reasoner("openai/gpt-4o-mini", api_base=srv.base_url, api_key="sk-test-wrong-123456",
+                                 **fast_client_opts())
         summary = run_eval(corpus, ["t2rag", "standard"], reasoner, out_dir=tmp_path / "run", concurrency=4)
         n_requests = len(srv.chat_requests())
     assert n_requests <= 4  # at most the questions already in flight
@@ -202,9 +196,8 @@ def test_a_bad_key_stops_extraction_with_one_message(embedder, tmp_path):
     corpus = make_hotpot_corpus(Workspace(tmp_path / "ws", embedder=embedder), n=2, name="ex")
     with LoopbackServer() as srv:
         srv.fail_after, srv.fail_mode = 0, "401"
-        reasoner = make_reasoner(
-            "openai/gpt-4o-mini", api_base=srv.base_url, api_key="sk-test-wrong-123456", **fast_client_opts()
-        )
+        reasoner = make_reasoner("openai/gpt-4o-mini", api_base=srv.base_url, api_key="sk-test-wrong-123456",
+                                 **fast_client_opts())
         summary = run_extraction(corpus, reasoner, concurrency=4)
         n_requests = len(srv.chat_requests())
     assert n_requests <= 2 * 4  # the bounded window in flight, not one per chunk (20 chunks)
@@ -220,20 +213,8 @@ def test_a_bad_key_in_the_cli_eval_is_one_message_and_exit_1(corpus, tmp_path, m
         srv.fail_after, srv.fail_mode = 0, "401"
         monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(corpus.path.parent))
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-wrong-123456")
-        code = main(
-            [
-                "eval",
-                corpus.name,
-                "--methods",
-                "standard,t2rag",
-                "--out",
-                str(tmp_path / "run"),
-                "--model",
-                "openai/gpt-4o-mini",
-                "--api-base",
-                srv.base_url,
-            ]
-        )
+        code = main(["eval", corpus.name, "--methods", "standard,t2rag", "--out", str(tmp_path / "run"),
+                     "--model", "openai/gpt-4o-mini", "--api-base", srv.base_url])
         n_requests = len(srv.chat_requests())
     out = capsys.readouterr()
     assert code == 1 and n_requests == 1

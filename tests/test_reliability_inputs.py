@@ -3,7 +3,6 @@ file gets a clear message naming it, the stored rows are byte-for-byte unchanged
 stays bounded (a 200 MB file is refused before it is read) and nothing runs unbounded (a million
 triplet rows are refused in well under a second). Reader-level cases live in test_ingest.py; this
 file checks what a user of a real corpus sees."""
-
 from __future__ import annotations
 
 import hashlib
@@ -57,10 +56,8 @@ def base(tmp_path, monkeypatch, capsys, embedder):
     assert code == 0, err
     corpus = Workspace(root, embedder=embedder).open("base")
     first = corpus.chunks()[0]
-    (tmp_path / "good.csv").write_text(
-        f"chunk_id,subject,predicate,object\n{first.chunk_id},Alan Turing,born in,"
-        f"London\n{first.chunk_id},Alan Turing,studied at,Cambridge\n"
-    )
+    (tmp_path / "good.csv").write_text(f"chunk_id,subject,predicate,object\n{first.chunk_id},Alan Turing,born in,"
+                                       f"London\n{first.chunk_id},Alan Turing,studied at,Cambridge\n")
     code, out, err = cli(capsys, "triplets", "import", "base", str(tmp_path / "good.csv"))
     assert code == 0 and "imported 2 triplet links" in out, out + err
     corpus.close()
@@ -78,16 +75,10 @@ def hostile_documents(d: Path) -> dict[str, str]:
     (d / "deep.json").write_bytes(b"[" * 10_000 + b"]" * 10_000)
     (d / "bare_nan.json").write_bytes(b"NaN")
     (d / "archive.zip").write_bytes(b"PK\x03\x04" + b"\x00" * 200)
-    return {
-        "empty.txt": "is empty",
-        "binary.txt": "binary",
-        "huge.txt": "over the 50.0 MB limit; not read",
-        "bad_utf8.txt": "not valid UTF-8",
-        "scanned.pdf": "no text layer",
-        "deep.json": "nested too deeply",
-        "bare_nan.json": "NaN",
-        "archive.zip": "unsupported file type '.zip'",
-    }
+    return {"empty.txt": "is empty", "binary.txt": "binary", "huge.txt": "over the 50.0 MB limit; not read",
+            "bad_utf8.txt": "not valid UTF-8", "scanned.pdf": "no text layer",
+            "deep.json": "nested too deeply", "bare_nan.json": "NaN",
+            "archive.zip": "unsupported file type '.zip'"}
 
 
 def test_rejected_documents_are_named_and_leave_the_corpus_unchanged(base, tmp_path, capsys):
@@ -116,12 +107,10 @@ def test_rejected_documents_are_named_and_leave_the_corpus_unchanged(base, tmp_p
 def test_html_scripts_and_styles_never_reach_the_corpus(base, tmp_path, capsys, embedder):
     corpus_dir, _ = base
     page = tmp_path / "page.html"
-    page.write_text(
-        "<html><head><title>Lighthouses</title><style>body{color:red} .STYLE_MARK{}</style>"
-        "<script>var SCRIPT_MARK = fetch('x');</script></head><body><p>The Bell Rock Lighthouse "
-        "stands off the coast of Angus.</p><script src='a.js'>SCRIPT_TWO</script>"
-        "<noscript>Enable scripts</noscript></body></html>"
-    )
+    page.write_text("<html><head><title>Lighthouses</title><style>body{color:red} .STYLE_MARK{}</style>"
+                    "<script>var SCRIPT_MARK = fetch('x');</script></head><body><p>The Bell Rock Lighthouse "
+                    "stands off the coast of Angus.</p><script src='a.js'>SCRIPT_TWO</script>"
+                    "<noscript>Enable scripts</noscript></body></html>")
     code, out, err = cli(capsys, "corpus", "add", "base", str(page))
     assert code == 0 and "+1 documents" in out, out + err
     corpus = Workspace(corpus_dir.parent, embedder=embedder).open("base")
@@ -138,35 +127,15 @@ def test_hostile_triplet_files_are_refused_or_skipped_without_touching_stored_ro
     passage = first.title + "\n" + first.text
 
     # wrong arities in every format: HippoRAG OpenIE triples of 2 and 4, short CSV / JSONL rows
-    (tmp_path / "arity_openie.json").write_text(
-        json.dumps(
-            {
-                "docs": [
-                    {
-                        "idx": 0,
-                        "passage": passage,
-                        "extracted_triples": [
-                            ["Alan Turing", "born in"],
-                            ["Alan Turing", "born in", "London", "1912"],
-                            [],
-                        ],
-                    }
-                ]
-            }
-        )
-    )
-    (tmp_path / "arity.jsonl").write_text(
-        f'["Alan Turing", "worked at"]\n["Bletchley Park"]\n'
-        f'{{"subject": "Alan Turing", "chunk_id": "{first.chunk_id}"}}\n'
-    )
+    (tmp_path / "arity_openie.json").write_text(json.dumps({"docs": [{"idx": 0, "passage": passage,
+        "extracted_triples": [["Alan Turing", "born in"], ["Alan Turing", "born in", "London", "1912"], []]}]}))
+    (tmp_path / "arity.jsonl").write_text(f'["Alan Turing", "worked at"]\n["Bletchley Park"]\n'
+                                          f'{{"subject": "Alan Turing", "chunk_id": "{first.chunk_id}"}}\n')
     (tmp_path / "arity.csv").write_text("Alan Turing,worked at\nBletchley,Park\n")
     # NaN where a part should be (bare NaN is valid in Python's JSON, and in real OpenIE files)
-    (tmp_path / "nan.json").write_text(
-        '{"docs": [{"idx": 0, "passage": '
-        + json.dumps(passage)
-        + ', "extracted_triples": [["Alan Turing", NaN, "London"], '
-        '[NaN, "born in", "London"], ["nan", "born in", "London"]]}]}'
-    )
+    (tmp_path / "nan.json").write_text('{"docs": [{"idx": 0, "passage": ' + json.dumps(passage) +
+                                       ', "extracted_triples": [["Alan Turing", NaN, "London"], '
+                                       '[NaN, "born in", "London"], ["nan", "born in", "London"]]}]}')
     for name in ("arity_openie.json", "arity.jsonl", "arity.csv", "nan.json"):
         code, out, err = cli(capsys, "triplets", "import", "base", str(tmp_path / name))
         assert "imported 0 triplet links" in out and str(tmp_path / name) in out, (name, out, err)
@@ -182,10 +151,8 @@ def test_hostile_triplet_files_are_refused_or_skipped_without_touching_stored_ro
     # a 200 MB triplet file: refused by its size before a byte is read
     with open(tmp_path / "huge.jsonl", "wb") as fh:
         fh.truncate(200 * MB)
-    for name, says, budget in (
-        ("million.csv", f"holds more than {MAX_ROWS:,} triplet records", 2.5 * size),
-        ("huge.jsonl", "is 209,715,200 bytes, over the 52,428,800-byte limit; not read", 1 * MB),
-    ):
+    for name, says, budget in (("million.csv", f"holds more than {MAX_ROWS:,} triplet records", 2.5 * size),
+                               ("huge.jsonl", "is 209,715,200 bytes, over the 52,428,800-byte limit; not read", 1 * MB)):
         tracemalloc.start()
         t0 = time.perf_counter()
         code, out, err = cli(capsys, "triplets", "import", "base", str(tmp_path / name))
@@ -223,10 +190,8 @@ def test_a_file_that_never_ends_is_cut_at_the_size_limit(base, capsys):
     # /dev/zero reports size 0 and never ends: reading it "whole" used to run out of memory
     corpus_dir, _ = base
     before = stored_checksum(corpus_dir)
-    for argv, says in (
-        (("triplets", "import", "base", "/dev/zero"), "over the 52,428,800-byte limit; not read"),
-        (("corpus", "add", "base", "/dev/zero"), "over the 50.0 MB limit; not read"),
-    ):
+    for argv, says in ((("triplets", "import", "base", "/dev/zero"), "over the 52,428,800-byte limit; not read"),
+                       (("corpus", "add", "base", "/dev/zero"), "over the 50.0 MB limit; not read")):
         tracemalloc.start()
         t0 = time.perf_counter()
         code, out, err = cli(capsys, *argv)

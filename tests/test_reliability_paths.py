@@ -1,7 +1,6 @@
 """Paths: an upload's name, a triplet file's name and a saved run never make the app read or write
 outside the workspace. Corpus names are validated in test_store; this file covers uploads through
 to the stored corpus, and the saved-run files of the app (engine/runs.py)."""
-
 from __future__ import annotations
 
 import json
@@ -43,9 +42,8 @@ def test_upload_names_keep_only_the_base_name_all_the_way_into_the_corpus(tmp_pa
     ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
     corpus = ws.create("uploads")
     before = all_files(tmp_path)
-    uploads = [
-        (name, f"Upload number {i} says something distinct {i}.".encode()) for i, name in enumerate(HOSTILE_NAMES)
-    ]
+    uploads = [(name, f"Upload number {i} says something distinct {i}.".encode()) for i, name in
+               enumerate(HOSTILE_NAMES)]
     batch = load_uploads(uploads)
     assert batch.errors == []
     assert [d.source for d in batch.documents] == list(HOSTILE_NAMES.values())
@@ -59,7 +57,7 @@ def test_upload_names_keep_only_the_base_name_all_the_way_into_the_corpus(tmp_pa
     assert all(corpus.path in p.parents for p in new), sorted(map(str, new - {corpus.path}))
     assert not any(p.name in ("passwd", "evil.txt", "win.txt", "secret.md") for p in all_files(tmp_path))
     # a rejected upload's message carries the base name only
-    ((name, msg),) = load_bytes("../../../etc/shadow.zip", b"PK\x03\x04").errors
+    (name, msg), = load_bytes("../../../etc/shadow.zip", b"PK\x03\x04").errors
     assert name == "shadow.zip" and msg.startswith("shadow.zip has an unsupported file type") and ".." not in msg
 
 
@@ -90,14 +88,9 @@ def test_an_uploaded_trace_naming_a_path_as_its_method_is_refused(corpus_dir, tm
     for method in ("../../../../escaped", "/tmp/escaped", "t2rag/../../x", "..", "a\\..\\b", "t2rag\x00"):
         with pytest.raises(ValueError, match="is not a method name"):
             result_from_json(result_to_json(_result(method)))
-        comparison = json.dumps(
-            {
-                "kind": "triplet-lens-comparison",
-                "schema_version": 1,
-                "question": "q",
-                "results": [json.loads(result_to_json(_result("t2rag"))), json.loads(result_to_json(_result(method)))],
-            }
-        )
+        comparison = json.dumps({"kind": "triplet-lens-comparison", "schema_version": 1, "question": "q",
+                                 "results": [json.loads(result_to_json(_result("t2rag"))),
+                                             json.loads(result_to_json(_result(method)))]})
         with pytest.raises(ValueError, match="is not a method name"):
             run_from_json(comparison)
     assert not any(p.name.startswith("escaped") for p in tmp_path.rglob("*"))
@@ -105,9 +98,8 @@ def test_an_uploaded_trace_naming_a_path_as_its_method_is_refused(corpus_dir, tm
 
 def test_saved_runs_stay_in_the_runs_folder_and_reopen(corpus_dir, tmp_path):
     hostile_question = "../../../etc/passwd\x00 or C:\\Windows\\x?"
-    run = Run(
-        question=hostile_question, results=[_result("t2rag", hostile_question), _result("kg2rag", hostile_question)]
-    )
+    run = Run(question=hostile_question, results=[_result("t2rag", hostile_question), _result("kg2rag",
+                                                                                              hostile_question)])
     path = save_run(corpus_dir, run)
     runs = corpus_dir.path / "runs"
     assert path.parent == runs and path.resolve().parent == runs.resolve()

@@ -7,7 +7,6 @@ logging at DEBUG (litellm's, openai's and httpx's loggers included) and the proc
 stderr at the file-descriptor level, then searches every byte written, SQLite files and their
 write-ahead logs included, for the key.
 """
-
 from __future__ import annotations
 
 import logging
@@ -45,7 +44,7 @@ def leaks(roots: list[Path], texts: list[str], key: str, core: str) -> list[str]
                 found.append(str(path))
     for i, text in enumerate(texts):
         if key in text or core in text:
-            found.append(f"captured output #{i}: ...{text[max(0, text.find(core) - 300) : text.find(core) + 60]}")
+            found.append(f"captured output #{i}: ...{text[max(0, text.find(core) - 300):text.find(core) + 60]}")
     assert n_files > 0
     return found
 
@@ -91,9 +90,8 @@ def debug_logs(caplog, capfd, monkeypatch):
     handler.stream = old
 
 
-def test_key_from_the_environment_never_reaches_disk_logs_or_messages(
-    tmp_path, monkeypatch, capfd, debug_logs, embedder
-):
+def test_key_from_the_environment_never_reaches_disk_logs_or_messages(tmp_path, monkeypatch, capfd, debug_logs,
+                                                                        embedder):
     key, core = new_key("env")
     ws, out = tmp_path / "ws", tmp_path / "out"
     out.mkdir()
@@ -112,9 +110,8 @@ def test_key_from_the_environment_never_reaches_disk_logs_or_messages(
         question = "Which city was the birthplace of the director of Blade Runner?"
         for method in ("t2rag", "kg2rag", "standard"):
             srv.faults.extend(["echo_key"])  # every method's first call gets the echoing error
-            codes[method] = main(
-                ["ask", "hp", question, "--method", method, "--trace-out", str(out / f"{method}.json")]
-            )
+            codes[method] = main(["ask", "hp", question, "--method", method, "--trace-out",
+                                  str(out / f"{method}.json")])
         srv.faults.extend(["", "echo_key", "", "", "echo_key"])
         codes["eval"] = main(["eval", "hp", "--methods", "standard,t2rag", "--out", str(out / "eval")])
         codes["export"] = main(["triplets", "export", "hp", str(out / "triplets.jsonl")])
@@ -128,7 +125,8 @@ def test_key_from_the_environment_never_reaches_disk_logs_or_messages(
     assert "Bad request with header Authorization" in captured.out + captured.err + debug_logs.text
 
     _app_export(out)
-    texts = [captured.out, captured.err, debug_logs.text, "\n".join(r.getMessage() for r in debug_logs.records)]
+    texts = [captured.out, captured.err, debug_logs.text,
+             "\n".join(r.getMessage() for r in debug_logs.records)]
     found = leaks([ws, out], texts, key, core)
     assert not found, "the key leaked into:\n" + "\n".join(found)
 
@@ -147,7 +145,8 @@ def _app_export(out: Path) -> None:
     (out / "run.json").write_text(run_to_json(run), encoding="utf-8")
 
 
-def test_key_passed_at_run_time_never_reaches_disk_logs_or_messages(tmp_path, monkeypatch, capfd, debug_logs, embedder):
+def test_key_passed_at_run_time_never_reaches_disk_logs_or_messages(tmp_path, monkeypatch, capfd, debug_logs,
+                                                                     embedder):
     from engine.eval.harness import run_eval
     from engine.extraction import run_extraction
     from engine.llm import LLMError
@@ -163,9 +162,8 @@ def test_key_passed_at_run_time_never_reaches_disk_logs_or_messages(tmp_path, mo
     messages: list[str] = []
     with LoopbackServer() as srv:
         srv.reply = scripted_provider
-        reasoner = make_reasoner(
-            MODEL, api_base=srv.base_url, api_key=key, cache_path=ws_root / "llm_cache.sqlite", backoff=0.01
-        )
+        reasoner = make_reasoner(MODEL, api_base=srv.base_url, api_key=key, cache_path=ws_root / "llm_cache.sqlite",
+                                 backoff=0.01)
         messages += [repr(reasoner), repr(reasoner.llm), str(vars(reasoner.llm).get("cache"))]
         srv.faults.extend(["", "", "echo_key"])
         summary = run_extraction(corpus, reasoner, concurrency=1)
@@ -199,3 +197,4 @@ def test_key_passed_at_run_time_never_reaches_disk_logs_or_messages(tmp_path, mo
     found = leaks([ws_root, out], texts, key, core)
     assert not found, "the key leaked into:\n" + "\n".join(found)
     assert "Bad request with header Authorization: Bearer ***" in str(exc)  # scrubbed, still readable
+

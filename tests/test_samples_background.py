@@ -2,7 +2,6 @@
 (the first `make run` no longer waits for them: `sample ensure --background` and the app start at
 once). A tiny sample cut from the bundled HotpotQA file (CC BY-SA 4.0, sample_corpora/README.md)
 keeps this fast."""
-
 from __future__ import annotations
 
 import json
@@ -61,9 +60,8 @@ def test_a_failed_build_leaves_no_corpus_and_says_why(tmp_path, embedder, tiny_s
 
 
 def test_a_build_whose_process_died_is_not_shown_as_running(tmp_path):
-    (tmp_path / samples.STATUS_FILE).write_text(
-        json.dumps({"pid": 2**22 + 12345, "running": True, "name": "hotpotqa-sample"})
-    )
+    (tmp_path / samples.STATUS_FILE).write_text(json.dumps({"pid": 2 ** 22 + 12345, "running": True,
+                                                            "name": "hotpotqa-sample"}))
     status = samples.build_status(tmp_path)
     assert not status.running and "process is gone" in status.error
 
@@ -71,34 +69,21 @@ def test_a_build_whose_process_died_is_not_shown_as_running(tmp_path):
 def test_the_first_page_shows_the_background_build_and_no_build_button(tmp_path, monkeypatch):
     root = tmp_path / "ws"
     root.mkdir()
-    (root / samples.STATUS_FILE).write_text(
-        json.dumps(
-            {
-                "pid": os.getpid(),
-                "running": True,
-                "name": "hotpotqa-sample",
-                "position": 1,
-                "count": 2,
-                "done": 150,
-                "total": 315,
-                "label": "embedding chunks",
-            }
-        )
-    )
+    (root / samples.STATUS_FILE).write_text(json.dumps({
+        "pid": os.getpid(), "running": True, "name": "hotpotqa-sample", "position": 1, "count": 2,
+        "done": 150, "total": 315, "label": "embedding chunks"}))
     monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(root))
     monkeypatch.delenv("TRIPLET_LENS_DEMO", raising=False)
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
     at.run()
     assert not at.exception and not at.error
     text = " ".join(p.proto.text for p in at.get("progress"))
-    assert (
-        "Building the sample corpus **hotpotqa-sample** (1 of 2) in the background: embedding chunks 150/315" in text
-    ), text
+    assert "Building the sample corpus **hotpotqa-sample** (1 of 2) in the background: embedding chunks 150/315" \
+        in text, text
     assert not [b for b in at.button if b.key == "samples_go"]  # no second build offered meanwhile
     # the build ends without a corpus (it failed): the page says so and offers the button again
-    (root / samples.STATUS_FILE).write_text(
-        json.dumps({"pid": os.getpid(), "running": False, "error": "RuntimeError: disk full"})
-    )
+    (root / samples.STATUS_FILE).write_text(json.dumps({"pid": os.getpid(), "running": False,
+                                                        "error": "RuntimeError: disk full"}))
     at.run()
     assert any("disk full" in w.value for w in at.warning)
     assert at.button(key="samples_go")

@@ -7,7 +7,6 @@ values in demo mode, query parameters - and the listener never receives the cana
 with the listener in the operator's list (or the CLI's local-user policy) do receive it, so these
 tests can fail.
 """
-
 from __future__ import annotations
 
 import pytest
@@ -41,7 +40,8 @@ def canary_env(monkeypatch):
 
 
 def _leaked(srv) -> bool:
-    return any(CANARY in h.get("authorization", "") for h in srv.headers) or any(CANARY in str(r) for r in srv.requests)
+    return any(CANARY in h.get("authorization", "") for h in srv.headers) or \
+        any(CANARY in str(r) for r in srv.requests)
 
 
 def test_engine_refuses_every_call_to_an_unlisted_base_before_sending(canary_env, listener):
@@ -72,19 +72,15 @@ def test_control_listed_base_or_local_user_receives_the_environment_key(canary_e
 def test_a_visitor_with_their_own_key_reaches_their_endpoint_with_their_key_only(canary_env, listener):
     mine = "sk-visitor-own-key-99999"
     LiteLLMClient("openai/gpt-4o-mini", api_base=listener.base_url, api_key=mine).complete(
-        [{"role": "user", "content": "hi"}]
-    )
+        [{"role": "user", "content": "hi"}])
     assert any(mine in h.get("authorization", "") for h in listener.headers) and not _leaked(listener)
 
 
 def test_an_echoed_key_is_scrubbed_from_the_reply(canary_env, listener):
     mine = "sk-visitor-echoed-key-777"
     listener.reply = lambda messages, body: f"the header was Bearer {mine} and {CANARY}"
-    text = (
-        LiteLLMClient("openai/gpt-4o-mini", api_base=listener.base_url, api_key=mine)
-        .complete([{"role": "user", "content": "hi"}])
-        .text
-    )
+    text = LiteLLMClient("openai/gpt-4o-mini", api_base=listener.base_url, api_key=mine).complete(
+        [{"role": "user", "content": "hi"}]).text
     assert mine not in text and CANARY not in text and "***" in text
 
 
@@ -182,12 +178,9 @@ def test_demo_configuration_cannot_change_through_any_widget(sec_workspace, monk
     # and the engine refuses what a page might pass on, whatever the widgets did
     from engine.session import ConfigLocked
 
-    for change in (
-        lambda: sess.set_model("openai/gpt-4o-mini", "http://127.0.0.1:9/v1", "sk-x-123456"),
-        lambda: sess.set_method_settings("t2rag", k=50),
-        lambda: sess.reset_method_settings("t2rag"),
-        sess.forget_key,
-    ):
+    for change in (lambda: sess.set_model("openai/gpt-4o-mini", "http://127.0.0.1:9/v1", "sk-x-123456"),
+                   lambda: sess.set_method_settings("t2rag", k=50), lambda: sess.reset_method_settings("t2rag"),
+                   sess.forget_key):
         with pytest.raises(ConfigLocked, match="read-only demo"):
             change()
     assert (sess.model, sess.api_base, sess.key_set, sess.settings_for("t2rag")) == before
@@ -217,9 +210,8 @@ def test_budget_caps_refuse_the_next_question_and_survive_a_restart(sec_workspac
     assert any("budget for this session is used up" in e.value for e in at.error), [e.value for e in at.error]
 
 
-def test_a_visitor_key_does_not_open_an_unlisted_base_for_providers_signing_with_server_credentials(
-    canary_env, listener
-):
+def test_a_visitor_key_does_not_open_an_unlisted_base_for_providers_signing_with_server_credentials(canary_env,
+                                                                                                   listener):
     for model in ("bedrock/anthropic.claude-3-haiku", "vertex_ai/gemini-pro", "sagemaker/endpoint-x"):
         client = LiteLLMClient(model, api_base=listener.base_url, api_key="sk-visitor-own-key-99999")
         with pytest.raises(LLMError, match="not one the operator configured"):

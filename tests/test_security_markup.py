@@ -1,7 +1,6 @@
 """Issue 11, Markdown import: inline HTML keeps its words (a lost phrase made the false fact
 "Zorblat Museum born in Quillton"), script/style/comment content is dropped, hostile input is
 still read in linear time. (tests/test_markdown_inline_html.py has the per-construct table.)"""
-
 from __future__ import annotations
 
 import time
@@ -10,11 +9,9 @@ from engine.ingest.documents import read_markdown, strip_markdown
 
 
 def test_inline_html_keeps_its_words_and_never_invents_a_fact():
-    md = (
-        '# Zorblat Museum\n\nThe <span class="role" title="a>b">founder of the</span> Zorblat Museum, '
-        '<b>Ada Vel</b>, was born in <a href="https://q.example">Quillton</a>.\n\n'
-        "The curator of <Zorblat Museum> is Ben<br>Ode. See <https://zorblat.example/about>.\n"
-    )
+    md = ("# Zorblat Museum\n\nThe <span class=\"role\" title=\"a>b\">founder of the</span> Zorblat Museum, "
+          "<b>Ada Vel</b>, was born in <a href=\"https://q.example\">Quillton</a>.\n\n"
+          "The curator of <Zorblat Museum> is Ben<br>Ode. See <https://zorblat.example/about>.\n")
     text = strip_markdown(md)[1]
     assert "The founder of the Zorblat Museum, Ada Vel, was born in Quillton." in text
     assert "The curator of Zorblat Museum is Ben Ode." in text
@@ -23,12 +20,10 @@ def test_inline_html_keeps_its_words_and_never_invents_a_fact():
 
 
 def test_scripts_styles_and_comments_are_dropped_with_their_content():
-    md = (
-        "Before <script>alert('x'); var secret = 1;</script> after.\n"
-        "<style>\n.hidden { display: none }\n</style>\n"
-        "<SCRIPT src=x>\nmultiline();\n</SCRIPT >Tail <!-- a hidden note --> end.\n"
-        "Keep <scripts>this</scripts> too.\n"
-    )
+    md = ("Before <script>alert('x'); var secret = 1;</script> after.\n"
+          "<style>\n.hidden { display: none }\n</style>\n"
+          "<SCRIPT src=x>\nmultiline();\n</SCRIPT >Tail <!-- a hidden note --> end.\n"
+          "Keep <scripts>this</scripts> too.\n")
     doc = read_markdown("page.md", md.encode())
     for gone in ("alert", "secret", "display", "multiline", "hidden note"):
         assert gone not in doc.text, gone

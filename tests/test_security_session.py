@@ -2,7 +2,6 @@
 page forgets to disable its widgets (only the engine stands), Apply reports the model's state after
 one request (ok / authentication failed / model not found / unreachable / no API key), the day cap
 survives an app restart, and a malformed cap stops the app with a message naming it."""
-
 from __future__ import annotations
 
 import shutil
@@ -31,14 +30,8 @@ def small_ws(tmp_path_factory, embedder) -> Path:
 
 def start_app(ws: Path, monkeypatch, **env: str) -> AppTest:
     monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(ws))
-    for var in (
-        "TRIPLET_LENS_DEMO",
-        "TRIPLET_LENS_MODEL",
-        "TRIPLET_LENS_API_BASE",
-        "TRIPLET_LENS_API_BASES",
-        "TRIPLET_LENS_CAP_SESSION",
-        "TRIPLET_LENS_CAP_DAY",
-    ):
+    for var in ("TRIPLET_LENS_DEMO", "TRIPLET_LENS_MODEL", "TRIPLET_LENS_API_BASE", "TRIPLET_LENS_API_BASES",
+                "TRIPLET_LENS_CAP_SESSION", "TRIPLET_LENS_CAP_DAY"):
         monkeypatch.delenv(var, raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -58,13 +51,8 @@ def test_demo_lock_holds_when_a_page_draws_its_widgets_enabled(small_ws, monkeyp
     """Streamlit drops forged values for disabled widgets, so that alone proves little about the
     engine. Here the page is made to draw every widget enabled (a page bug): the forged values
     reach the session, which refuses each one."""
-    at = start_app(
-        small_ws,
-        monkeypatch,
-        TRIPLET_LENS_DEMO="1",
-        TRIPLET_LENS_MODEL=MODEL,
-        TRIPLET_LENS_API_BASE="http://127.0.0.1:9/v1",
-    )
+    at = start_app(small_ws, monkeypatch, TRIPLET_LENS_DEMO="1", TRIPLET_LENS_MODEL=MODEL,
+                   TRIPLET_LENS_API_BASE="http://127.0.0.1:9/v1")
     sess = at.session_state["session"]
     before = (sess.model, sess.api_base, sess.key_set, sess.settings_for("t2rag"), sess.settings_for("kg2rag"))
     monkeypatch.setattr("components.state.is_demo", lambda: False)
@@ -77,20 +65,19 @@ def test_demo_lock_holds_when_a_page_draws_its_widgets_enabled(small_ws, monkeyp
     refusals = sum("read-only demo" in e.value for e in at.error)
     at.button(key="set_offline").click().run()
     refusals += sum("read-only demo" in e.value for e in at.error)
-    for form, name, value in (
-        ("settings_t2rag", "k", 40),
-        ("settings_t2rag", "rounds", 30),
-        ("settings_kg2rag", "k", 50),
-    ):
+    for form, name, value in (("settings_t2rag", "k", 40), ("settings_t2rag", "rounds", 30),
+                              ("settings_kg2rag", "k", 50)):
         at.number_input(key=f"{form}_{name}").set_value(value)
         at.button(key=f"{form}_apply").click().run()
         refusals += sum("read-only demo" in e.value for e in at.error)
     at.button(key="reset_t2rag").click().run()
     assert not at.exception and refusals >= 5, [e.value for e in at.error]
-    assert (sess.model, sess.api_base, sess.key_set, sess.settings_for("t2rag"), sess.settings_for("kg2rag")) == before
+    assert (sess.model, sess.api_base, sess.key_set, sess.settings_for("t2rag"),
+            sess.settings_for("kg2rag")) == before
 
 
-@pytest.mark.parametrize("fault, first_words", [("", ""), ("401", "authentication failed"), ("404", "model not found")])
+@pytest.mark.parametrize("fault, first_words", [("", ""), ("401", "authentication failed"),
+                                                ("404", "model not found")])
 def test_apply_reports_the_providers_answer_after_one_request(tmp_path, fault, first_words):
     from engine.llm.litellm_call import import_litellm
 

@@ -9,7 +9,6 @@ corpus's runs/ (then opened from the picker) or uploaded on the Ask page; then a
 The listener must receive nothing, in normal and in demo mode, and the operator's configuration is
 what ran. (A control with the listener listed: tests/test_security_endpoints.py.)
 """
-
 from __future__ import annotations
 
 import json
@@ -86,8 +85,7 @@ def hostile_trace(workspace: Path, embedder, base: str) -> str:
     corpus = Workspace(workspace, embedder=embedder).open(CORPUS)
     q = corpus.questions()[0]
     result = build_method("t2rag", make_reasoner("", embedder=embedder)).answer(
-        q.question, corpus, method_class("t2rag").settings_cls()
-    )
+        q.question, corpus, method_class("t2rag").settings_cls())
     data = json.loads(result_to_json(result))
     data.update({"reasoner": MODEL, "model": MODEL, "api_base": base, "api_key": "", "base_url": base})
     corpus.close()
@@ -127,9 +125,8 @@ def ask(at: AppTest) -> AppTest:
 
 @pytest.mark.parametrize("demo", [False, True], ids=["normal", "demo"])
 @pytest.mark.parametrize("vector", ["saved_run", "uploaded_trace"])
-def test_a_trace_naming_an_endpoint_sends_the_operator_key_nowhere(
-    vector, demo, sec_workspace, embedder, monkeypatch, operator_srv, listener
-):
+def test_a_trace_naming_an_endpoint_sends_the_operator_key_nowhere(vector, demo, sec_workspace, embedder,
+                                                                   monkeypatch, operator_srv, listener):
     at = start_app(sec_workspace, monkeypatch, operator_srv, demo=demo)
     at = open_hostile_trace(vector, at, listener.base_url, sec_workspace, embedder, demo)
     at = ask(at)

@@ -1,5 +1,4 @@
 """The suite runs from a clone in any folder: it never reads beside the repository."""
-
 from __future__ import annotations
 
 import re
@@ -29,9 +28,7 @@ def test_the_qa_samples_ship_in_the_repository_with_their_attribution():
 
 def test_no_test_names_the_shared_folder():
     pattern = re.compile(r"\.\./shared|parent\s*/\s*['\"]shared['\"]")
-    offenders = [
-        p.name
-        for p in (REPO / "tests").glob("*.py")
-        if p.name not in ("conftest.py", "test_self_contained.py") and pattern.search(p.read_text(encoding="utf-8"))
-    ]
+    offenders = [p.name for p in (REPO / "tests").glob("*.py")
+                 if p.name not in ("conftest.py", "test_self_contained.py")
+                 and pattern.search(p.read_text(encoding="utf-8"))]
     assert offenders == []

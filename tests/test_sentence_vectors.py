@@ -41,9 +41,7 @@ def records(shared_data):
 
 def _corpus(workspace, records, name="sv"):
     corpus = workspace.create(name)
-    docs = {
-        t: Document(f"d{abs(hash(t)) % 10**8}", t, "".join(s), "hotpotqa") for r in records for t, s in r["context"]
-    }
+    docs = {t: Document(f"d{abs(hash(t)) % 10**8}", t, "".join(s), "hotpotqa") for r in records for t, s in r["context"]}
     corpus.add_documents(list(docs.values()))
     return corpus
 
@@ -90,10 +88,9 @@ def test_a_corpus_made_before_sentence_vectors_answers_and_keeps_what_it_embeds(
     counting = CountingEmbedder(embedder)
     fast = make_reasoner("", embedder=counting, sentence_vectors=corpus.sentence_vectors)
     context = _context(corpus, records[1])
-    assert (
-        fast.answer(records[1]["question"], context)[0]
-        == OfflineReasoner(embedder).answer(records[1]["question"], context)[0]
-    )
+    assert fast.answer(records[1]["question"], context)[0] == OfflineReasoner(embedder).answer(
+        records[1]["question"], context
+    )[0]
     counting.texts.clear()  # the second time the sentences are stored: only the question is embedded
     fast.answer(records[1]["question"], context)
     assert not set(split_for_answers(context)) & set(counting.texts)

@@ -1,5 +1,4 @@
 """The corpus store: persistence, search, add/delete, triplet sources, index crash safety, names, locks."""
-
 from __future__ import annotations
 
 import subprocess
@@ -26,13 +25,8 @@ class CountingEmbedder:
 
 
 DOCS = [
-    Document(
-        "d-beatles",
-        "The Beatles",
-        "The Beatles were an English rock band formed in Liverpool in 1960. "
-        "The band consisted of John Lennon, Paul McCartney, George Harrison and Ringo Starr.",
-        "t.txt",
-    ),
+    Document("d-beatles", "The Beatles", "The Beatles were an English rock band formed in Liverpool in 1960. "
+             "The band consisted of John Lennon, Paul McCartney, George Harrison and Ringo Starr.", "t.txt"),
     Document("d-lennon", "John Lennon", "John Lennon was born in Liverpool. He co-founded the Beatles.", "t.txt"),
     Document("d-paris", "Paris", "Paris is the capital of France. The Eiffel Tower stands in Paris.", "t.txt"),
 ]
@@ -151,15 +145,8 @@ def test_index_save_is_atomic(tmp_path, corpus, monkeypatch):
 
 
 def test_questions_round_trip(corpus):
-    q = Question(
-        "q1",
-        "Where was John Lennon born?",
-        ("Liverpool", "Liverpool, England"),
-        "bridge",
-        (("John Lennon", 0),),
-        ("John Lennon",),
-        "test",
-    )
+    q = Question("q1", "Where was John Lennon born?", ("Liverpool", "Liverpool, England"), "bridge",
+                 (("John Lennon", 0),), ("John Lennon",), "test")
     assert corpus.add_questions([q, q]) == 1
     assert corpus.questions() == [q] and corpus.get_question("q1") == q
 
@@ -189,21 +176,13 @@ def test_sentence_chunking_setting_is_stored(tmp_path, counting):
 
 
 def test_second_writer_is_told_corpus_is_busy(corpus):
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            textwrap.dedent(f"""
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import fcntl, sys, time
-        fh = open({str(corpus.path / "write.lock")!r}, 'a+')
+        fh = open({str(corpus.path / 'write.lock')!r}, 'a+')
         fcntl.flock(fh, fcntl.LOCK_EX)
         print('locked', flush=True)
         time.sleep(30)
-    """),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    """)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(CorpusBusyError, match="busy"):

@@ -1,5 +1,4 @@
 """The store's other backends: an HNSW index, and embeddings served through litellm."""
-
 from __future__ import annotations
 
 import pytest
@@ -30,13 +29,10 @@ def test_litellm_embedder_through_an_openai_compatible_server(tmp_path, loopback
     # the environment's key may go to this endpoint because the operator listed it
     monkeypatch.setattr(litellm_call, "_policy", litellm_call.EndpointPolicy.strict([loopback_llm.base_url]))
     ws = Workspace(tmp_path / "ws")
-    corpus = ws.create(
-        "remote",
-        CorpusSettings(embedder="litellm:openai/text-embedding-3-small", embedder_api_base=loopback_llm.base_url),
-    )
-    corpus.add_documents(
-        [Document("a", "A", "Alpha text about rivers.", "t"), Document("b", "B", "Beta text about mountains.", "t")]
-    )
+    corpus = ws.create("remote", CorpusSettings(embedder="litellm:openai/text-embedding-3-small",
+                                                embedder_api_base=loopback_llm.base_url))
+    corpus.add_documents([Document("a", "A", "Alpha text about rivers.", "t"),
+                          Document("b", "B", "Beta text about mountains.", "t")])
     assert corpus.embedder.spec == "litellm:openai/text-embedding-3-small"
     first = corpus.chunks("a")[0]
     hits = corpus.search_chunks(corpus.embed([embedding_text(first)]), 2)[0]

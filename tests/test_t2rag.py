@@ -1,6 +1,5 @@
 """T2RAG end to end over a scripted reasoner and a small in-memory corpus: the round loop, the
 state updates a user sees in the trace, the stop reasons and the failure paths."""
-
 from __future__ import annotations
 
 import pytest
@@ -18,13 +17,9 @@ BRIDGE = "Who is the child of the performer of Me and Bobby McGee?"
 def _bridge_reasoner(**kw) -> ScriptedReasoner:
     return ScriptedReasoner(
         decomposition=[Q("Me and Bobby McGee", "performer", "?performer"), Q("?performer", "child", "?child")],
-        solves=[
-            SolveResult(bindings={"?performer": "Kris Kristofferson"}),
-            SolveResult(triplets=(Q("Kris Kristofferson", "child", "Tracy Kristofferson"),)),
-        ],
-        answers=["Tracy Kristofferson"],
-        **kw,
-    )
+        solves=[SolveResult(bindings={"?performer": "Kris Kristofferson"}),
+                SolveResult(triplets=(Q("Kris Kristofferson", "child", "Tracy Kristofferson"),))],
+        answers=["Tracy Kristofferson"], **kw)
 
 
 def test_bridge_question_resolves_over_two_rounds():
@@ -39,10 +34,8 @@ def test_bridge_question_resolves_over_two_rounds():
     assert [t.id for t in d.searchable] == ["t1"] and [t.id for t in d.fuzzy] == ["t2"]
     # round 1 asks with the known parts, plus the question minus its wh-words
     r1, r2 = trace.rounds
-    assert [q.text for q in r1.queries] == [
-        "Me and Bobby McGee performer",
-        "is the child of the performer of Me and Bobby McGee?",
-    ]
+    assert [q.text for q in r1.queries] == ["Me and Bobby McGee performer",
+                                            "is the child of the performer of Me and Bobby McGee?"]
     # the binding is propagated by the engine: the fuzzy triplet became searchable
     assert r1.new_searchable == ["t2"]
     assert r1.state_after.searchable[0].text() == "(Kris Kristofferson, child, ?child)"
@@ -55,10 +48,8 @@ def test_bridge_question_resolves_over_two_rounds():
     assert r2.bindings[0].value == "Tracy Kristofferson" and r2.bindings[0].origin == "triplet"
     # synthesis from the resolved facts only
     assert trace.synthesis.mode == "complete"
-    assert trace.synthesis.facts == [
-        "Me and Bobby McGee | performer | Kris Kristofferson",
-        "Kris Kristofferson | child | Tracy Kristofferson",
-    ]
+    assert trace.synthesis.facts == ["Me and Bobby McGee | performer | Kris Kristofferson",
+                                     "Kris Kristofferson | child | Tracy Kristofferson"]
     assert reasoner.answer_inputs == [("", trace.synthesis.facts)]
     # one embed and one index search per round, for all queries together
     assert corpus.embed_calls == 2 and corpus.search_calls == 2
@@ -73,10 +64,8 @@ def test_solver_sees_propositions_chunks_and_open_triplets():
     reasoner = _bridge_reasoner()
     T2RAG(reasoner).answer(BRIDGE, bobby_mcgee_corpus(), T2RAGSettings(k=2))
     resolved, open_triplets, evidence = reasoner.solve_inputs[0]
-    assert resolved == [] and [t.text() for t in open_triplets] == [
-        "(Me and Bobby McGee, performer, ?performer)",
-        "(?performer, child, ?child)",
-    ]
+    assert resolved == [] and [t.text() for t in open_triplets] == ["(Me and Bobby McGee, performer, ?performer)",
+                                                                    "(?performer, child, ?child)"]
     assert len(evidence.chunks) == 2 and evidence.propositions
     assert any("performed by Kris Kristofferson" in text for _, text in evidence.chunks)
     # round 2 gets the round-1 fact as resolved
@@ -93,18 +82,11 @@ def test_without_chunk_text_the_solver_sees_propositions_only():
 def test_comparison_binding_turns_fuzzy_triplets_searchable():
     question = "Were the directors of Film A and Film B born in the same country?"
     reasoner = ScriptedReasoner(
-        decomposition=[
-            Q("Film A", "director", "?dirA"),
-            Q("Film B", "director", "?dirB"),
-            Q("?dirA", "born in", "?countryA"),
-            Q("?dirB", "born in", "?countryB"),
-        ],
-        solves=[
-            SolveResult(bindings={"?dirA": "Alice Smith", "dirB": "Bob Jones"}),
-            SolveResult(bindings={"?countryA": "Canada", "?countryB": "Canada"}),
-        ],
-        answers=["yes"],
-    )
+        decomposition=[Q("Film A", "director", "?dirA"), Q("Film B", "director", "?dirB"),
+                       Q("?dirA", "born in", "?countryA"), Q("?dirB", "born in", "?countryB")],
+        solves=[SolveResult(bindings={"?dirA": "Alice Smith", "dirB": "Bob Jones"}),
+                SolveResult(bindings={"?countryA": "Canada", "?countryB": "Canada"})],
+        answers=["yes"])
     result = T2RAG(reasoner).answer(question, bobby_mcgee_corpus())
     r1, r2 = result.trace.rounds
     assert [t.id for t in r1.state_before.fuzzy] == ["t3", "t4"]
@@ -133,9 +115,8 @@ def test_empty_decomposition_falls_back_to_the_question_query():
 
 
 def test_early_stop_when_nothing_new_and_nothing_fuzzy():
-    reasoner = ScriptedReasoner(
-        decomposition=[Q("Roger Miller", "child", "?child")], solves=[SolveResult()], answers=["Dean Miller"]
-    )
+    reasoner = ScriptedReasoner(decomposition=[Q("Roger Miller", "child", "?child")],
+                                solves=[SolveResult()], answers=["Dean Miller"])
     result = T2RAG(reasoner).answer("Who is Roger Miller's child?", bobby_mcgee_corpus())
     assert result.stop_reason == "early_stop" and len(result.trace.rounds) == 1
     syn = result.trace.synthesis
@@ -145,12 +126,10 @@ def test_early_stop_when_nothing_new_and_nothing_fuzzy():
 
 
 def test_round_cap_is_recorded():
-    reasoner = ScriptedReasoner(
-        decomposition=[Q("?film", "directed by", "?director")], solves=[SolveResult(), SolveResult()]
-    )
-    result = T2RAG(reasoner).answer(
-        "Which film was directed by whom?", bobby_mcgee_corpus(), T2RAGSettings(rounds=2, k=1)
-    )  # k=1: round 2 has an unseen chunk left
+    reasoner = ScriptedReasoner(decomposition=[Q("?film", "directed by", "?director")],
+                                solves=[SolveResult(), SolveResult()])
+    result = T2RAG(reasoner).answer("Which film was directed by whom?", bobby_mcgee_corpus(),
+                                    T2RAGSettings(rounds=2, k=1))  # k=1: round 2 has an unseen chunk left
     assert result.stop_reason == "round_cap" and len(result.trace.rounds) == 2
     # no searchable triplet: every round asks with the question itself
     assert all(r.queries[0].kind == "question" for r in result.trace.rounds)
@@ -159,13 +138,11 @@ def test_round_cap_is_recorded():
 
 def test_a_triplet_the_solver_omits_stays_queued():
     reasoner = ScriptedReasoner(
-        decomposition=[Q("Film A", "director", "?dirA"), Q("Film B", "director", "?dirB"), Q("?dirA", "born in", "?c")],
-        solves=[
-            SolveResult(triplets=(Q("Film A", "directed by", "Alice Smith"),)),  # reworded predicate
-            SolveResult(),
-        ],
-        answers=["Alice Smith"],
-    )
+        decomposition=[Q("Film A", "director", "?dirA"), Q("Film B", "director", "?dirB"),
+                       Q("?dirA", "born in", "?c")],
+        solves=[SolveResult(triplets=(Q("Film A", "directed by", "Alice Smith"),)),  # reworded predicate
+                SolveResult()],
+        answers=["Alice Smith"])
     result = T2RAG(reasoner).answer("Who directed Film A and Film B?", bobby_mcgee_corpus())
     r1, r2 = result.trace.rounds
     assert r1.newly_resolved == ["t1"]
@@ -179,13 +156,10 @@ def test_a_triplet_the_solver_omits_stays_queued():
 def test_resolved_facts_only_accumulate():
     reasoner = ScriptedReasoner(
         decomposition=[Q("Film A", "director", "?d"), Q("?d", "born in", "?c")],
-        solves=[
-            SolveResult(bindings={"?d": "Alice Smith"}),
-            # tries to rebind ?d and to rewrite a resolved fact: both ignored
-            SolveResult(bindings={"?d": "Bob Jones"}, triplets=(Q("Film A", "director", "Bob Jones"),)),
-        ],
-        answers=["x"],
-    )
+        solves=[SolveResult(bindings={"?d": "Alice Smith"}),
+                # tries to rebind ?d and to rewrite a resolved fact: both ignored
+                SolveResult(bindings={"?d": "Bob Jones"}, triplets=(Q("Film A", "director", "Bob Jones"),))],
+        answers=["x"])
     result = T2RAG(reasoner).answer("Where was the director of Film A born?", bobby_mcgee_corpus())
     r2 = result.trace.rounds[1]
     assert [t.text() for t in r2.state_after.resolved] == ["(Film A, director, Alice Smith)"]
@@ -195,18 +169,10 @@ def test_resolved_facts_only_accumulate():
 
 def test_every_round_shows_new_evidence_and_no_solve_prompt_repeats():
     def run(skip):
-        reasoner = ScriptedReasoner(
-            decomposition=[Q("?film", "directed by", "?director")], solves=[SolveResult(), SolveResult()]
-        )
-        return (
-            T2RAG(reasoner)
-            .answer(
-                "Which film was directed by whom?",
-                bobby_mcgee_corpus(),
-                T2RAGSettings(k=2, rounds=2, skip_seen_chunks=skip),
-            )
-            .trace.rounds
-        )
+        reasoner = ScriptedReasoner(decomposition=[Q("?film", "directed by", "?director")],
+                                    solves=[SolveResult(), SolveResult()])
+        return T2RAG(reasoner).answer("Which film was directed by whom?", bobby_mcgee_corpus(),
+                                      T2RAGSettings(k=2, rounds=2, skip_seen_chunks=skip)).trace.rounds
 
     for skip in (False, True):  # a repeated query no longer shows the same chunks again
         rounds = run(skip)
@@ -217,10 +183,10 @@ def test_every_round_shows_new_evidence_and_no_solve_prompt_repeats():
 
 
 def test_a_round_with_nothing_new_to_show_stops_instead_of_asking_again():
-    reasoner = ScriptedReasoner(decomposition=[Q("?film", "directed by", "?director")], solves=[SolveResult()] * 10)
-    result = T2RAG(reasoner).answer(
-        "Which film was directed by whom?", bobby_mcgee_corpus(), T2RAGSettings(k=50, rounds=5)
-    )
+    reasoner = ScriptedReasoner(decomposition=[Q("?film", "directed by", "?director")],
+                                solves=[SolveResult()] * 10)
+    result = T2RAG(reasoner).answer("Which film was directed by whom?", bobby_mcgee_corpus(),
+                                    T2RAGSettings(k=50, rounds=5))
     rounds = result.trace.rounds  # round 1 showed every chunk: round 2 has nothing new
     assert len(rounds) == 2 and rounds[1].solve_call is None and rounds[1].solve_skipped
     assert result.trace.stop_reason == "no_new_evidence"
@@ -301,22 +267,13 @@ def test_through_llm_reasoner_and_scripted_llm():
     from engine.llm.scripted import ScriptedLLM
     from engine.reasoners.llm_reasoner import LLMReasoner
 
-    replies = [
-        json.dumps(
-            {"triplets": [["Me and Bobby McGee", "performer", "?performer"], ["?performer", "child", "?child"]]}
-        ),
-        json.dumps(
-            {
-                "bindings": {"?performer": "Kris Kristofferson"},
-                "triplets": [
-                    ["Me and Bobby McGee", "performer", "Kris Kristofferson"],
-                    ["Kris Kristofferson", "child", "?child"],
-                ],
-            }
-        ),
-        "this is not JSON",  # round 2's solver reply cannot be parsed
-        "Tracy Kristofferson",
-    ]
+    replies = [json.dumps({"triplets": [["Me and Bobby McGee", "performer", "?performer"],
+                                        ["?performer", "child", "?child"]]}),
+               json.dumps({"bindings": {"?performer": "Kris Kristofferson"},
+                           "triplets": [["Me and Bobby McGee", "performer", "Kris Kristofferson"],
+                                        ["Kris Kristofferson", "child", "?child"]]}),
+               "this is not JSON",  # round 2's solver reply cannot be parsed
+               "Tracy Kristofferson"]
     llm = ScriptedLLM(replies)
     result = T2RAG(LLMReasoner(llm)).answer(BRIDGE, bobby_mcgee_corpus())
     trace = result.trace
@@ -335,9 +292,8 @@ def test_through_llm_reasoner_and_scripted_llm():
 
 def test_forced_synthesis_context_for_the_offline_rules_holds_passages_only():
     # the offline rules read the context as prose: the "Still unresolved" lines are for an LLM only
-    reasoner = OfflineLikeReasoner(
-        decomposition=[Q("Roger Miller", "child", "?child")], solves=[SolveResult()], answers=["Dean Miller"]
-    )
+    reasoner = OfflineLikeReasoner(decomposition=[Q("Roger Miller", "child", "?child")], solves=[SolveResult()],
+                                   answers=["Dean Miller"])
     result = T2RAG(reasoner).answer("Who is Roger Miller's child?", bobby_mcgee_corpus())
     syn = result.trace.synthesis
     assert result.stop_reason == "early_stop" and "Still unresolved" not in syn.context

@@ -1,6 +1,5 @@
 """T2RAG retrieval on a real corpus: three HotpotQA questions' paragraphs, triplets from the offline
 extractor stored through `corpus.store_extraction`, and the bundled embedder."""
-
 from __future__ import annotations
 
 import json
@@ -25,11 +24,8 @@ LELAND_Q = "Who directed the film that was shot in or around Leland, North Carol
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory, embedder):
-    records = json.loads(
-        (
-            pytest.importorskip("tests.conftest").SHARED_DATA / "hotpotqa_hipporag_train100" / "hotpotqa_train.json"
-        ).read_text(encoding="utf-8")
-    )
+    records = json.loads((pytest.importorskip("tests.conftest").SHARED_DATA
+                          / "hotpotqa_hipporag_train100" / "hotpotqa_train.json").read_text(encoding="utf-8"))
     data = parse_dataset_value(records[1:4], "hotpotqa_train.json")
     # gold paragraphs plus three distractors per question: enough competition, a fast build
     keep = {t for r in records[1:4] for t in [x[0] for x in r["supporting_facts"]] + [c[0] for c in r["context"][:3]]}
@@ -93,12 +89,9 @@ def test_global_pool_takes_each_propositions_best_score(corpus):
 def test_bridge_run_on_real_corpus_reaches_the_gold_paragraphs(corpus):
     reasoner = ScriptedReasoner(
         decomposition=[Q("?film", "shot in", "Leland, North Carolina"), Q("?film", "director", "?director")],
-        solves=[
-            SolveResult(bindings={"?film": "Maximum Overdrive"}),
-            SolveResult(bindings={"?director": "Stephen King"}),
-        ],
-        answers=["Stephen King"],
-    )
+        solves=[SolveResult(bindings={"?film": "Maximum Overdrive"}),
+                SolveResult(bindings={"?director": "Stephen King"})],
+        answers=["Stephen King"])
     result = T2RAG(reasoner).answer(LELAND_Q, corpus)
     shown = {c.title for r in result.trace.rounds for c in r.chunks}
     assert {"Maximum Overdrive", "Leland, North Carolina"} <= shown

@@ -1,5 +1,4 @@
 """Placeholders count anywhere in a part, not only at its start (issue 16)."""
-
 from __future__ import annotations
 
 from engine.methods.t2rag.state import State, apply_solve, classify, known_parts_query
@@ -18,12 +17,8 @@ def test_a_placeholder_inside_a_part_keeps_the_triplet_open():
 
 
 def test_a_binding_reaches_a_placeholder_inside_a_part():
-    state = State(
-        triplets=[
-            StateTriplet("t1", "Roger Miller", "performer of", "?performer"),
-            StateTriplet("t2", "?performer's child", "born in", "?city"),
-        ]
-    )
+    state = State(triplets=[StateTriplet("t1", "Roger Miller", "performer of", "?performer"),
+                            StateTriplet("t2", "?performer's child", "born in", "?city")])
     out = apply_solve(state, SolveResult(bindings={"?performer": "Kris Kristofferson"}))
     assert [r.applied_to for r in out.bindings] == [["t1", "t2"]]
     assert state.triplets[0].subject == "Kris Kristofferson's child"  # t1 resolved, t2 searchable now

@@ -3,7 +3,6 @@
 engine verified: proposition or chunk, with the sentence that states the value. A value with no
 source named is matched against the walked propositions and marked `guessed`; a named source that
 does not hold the value, or names nothing shown, is marked `unverified`."""
-
 from __future__ import annotations
 
 import json
@@ -20,11 +19,9 @@ DECOMPOSITION = [Q("Me and Bobby McGee", "performer", "?performer"), Q("?perform
 
 
 def _round1(sources: dict[str, str], value: str = "Kris Kristofferson"):
-    reasoner = ScriptedReasoner(
-        decomposition=DECOMPOSITION,
-        solves=[SolveResult(bindings={"?performer": value}, sources=sources)],
-        answers=["x"],
-    )
+    reasoner = ScriptedReasoner(decomposition=DECOMPOSITION,
+                                solves=[SolveResult(bindings={"?performer": value}, sources=sources)],
+                                answers=["x"])
     trace = T2RAG(reasoner).answer(BRIDGE, bobby_mcgee_corpus()).trace
     evidence = reasoner.solve_inputs[0][2]
     return trace.rounds[0], trace.rounds[0].bindings[0], evidence
@@ -73,18 +70,11 @@ def test_a_source_that_names_nothing_shown_or_does_not_state_the_value_is_unveri
 
 
 def test_the_llm_reasoner_asks_for_sources_and_reads_them_back():
-    replies = [
-        json.dumps({"triplets": [list(t.parts) for t in DECOMPOSITION]}),
-        json.dumps(
-            {
-                "bindings": {"?performer": "Kris Kristofferson"},
-                "sources": {"?performer": "C1"},
-                "triplets": [["Kris Kristofferson", "child", "?child"]],
-            }
-        ),
-        json.dumps({"bindings": {"?child": "Tracy Kristofferson"}, "sources": {"?child": "C1"}}),
-        "Tracy Kristofferson",
-    ]
+    replies = [json.dumps({"triplets": [list(t.parts) for t in DECOMPOSITION]}),
+               json.dumps({"bindings": {"?performer": "Kris Kristofferson"}, "sources": {"?performer": "C1"},
+                           "triplets": [["Kris Kristofferson", "child", "?child"]]}),
+               json.dumps({"bindings": {"?child": "Tracy Kristofferson"}, "sources": {"?child": "C1"}}),
+               "Tracy Kristofferson"]
     llm = ScriptedLLM(replies)
     result = T2RAG(LLMReasoner(llm)).answer(BRIDGE, bobby_mcgee_corpus())
     solve_prompt = llm.prompts[1][-1]["content"]
@@ -109,8 +99,8 @@ def test_the_offline_reasoner_names_the_label_of_its_evidence(embedder):
     from engine.reasoners.base import Evidence, QueryTriplet
     from engine.reasoners.offline import OfflineReasoner
 
-    ev = Evidence(propositions=("Janis Joplin had a hit", "Me and Bobby McGee performed by Roger Miller"), chunks=())
-    res, _ = OfflineReasoner(embedder).solve(
-        BRIDGE, [], [QueryTriplet("Me and Bobby McGee", "performer", "?performer")], ev
-    )
+    ev = Evidence(propositions=("Janis Joplin had a hit", "Me and Bobby McGee performed by Roger Miller"),
+                  chunks=())
+    res, _ = OfflineReasoner(embedder).solve(BRIDGE, [], [QueryTriplet("Me and Bobby McGee", "performer",
+                                                                             "?performer")], ev)
     assert res.bindings == {"?performer": "Roger Miller"} and res.sources == {"?performer": "P2"}

@@ -1,6 +1,5 @@
 """T2RAG's pure rules: classification, wh-word stripping, query building, folding a solver reply, and
 the proposition walk's budget over a small in-memory corpus."""
-
 from __future__ import annotations
 
 from engine.methods.t2rag.retrieval import build_queries, retrieve
@@ -11,15 +10,8 @@ from tests._t2rag_helpers import Q, bobby_mcgee_corpus
 
 
 def test_classification_counts_distinct_placeholders_and_bare_marks():
-    state = State.from_decomposition(
-        [
-            Q("A", "born in", "B"),
-            Q("A", "child", "?c"),
-            Q("?x", "child", "?x"),
-            Q("?", "directed", "?"),
-            Q("?p", "spouse", "?q"),
-        ]
-    )
+    state = State.from_decomposition([Q("A", "born in", "B"), Q("A", "child", "?c"), Q("?x", "child", "?x"),
+                                      Q("?", "directed", "?"), Q("?p", "spouse", "?q")])
     assert [t.id for t in state.resolved] == ["t1"]
     assert [t.id for t in state.searchable] == ["t2", "t3"]  # ?x twice is one placeholder
     assert [t.id for t in state.fuzzy] == ["t4", "t5"]  # two bare ? are two unknowns
@@ -34,10 +26,8 @@ def test_wh_words_are_removed_as_whole_words_only():
 def test_queries_from_known_parts_plus_stripped_question():
     state = State.from_decomposition([Q("Roger Miller", "child", "?child"), Q("?child", "spouse", "?s")])
     queries = build_queries(state, "Who is the spouse of Roger Miller's child?", T2RAGSettings())
-    assert [(q.text, q.kind) for q in queries] == [
-        ("Roger Miller child", "triplet"),
-        ("is the spouse of Roger Miller's child?", "question_stripped"),
-    ]
+    assert [(q.text, q.kind) for q in queries] == [("Roger Miller child", "triplet"),
+                                                   ("is the spouse of Roger Miller's child?", "question_stripped")]
     off = build_queries(state, "Who?", T2RAGSettings(question_query=False))
     assert [q.text for q in off] == ["Roger Miller child"]
     assert known_parts_query(StateTriplet("t", "?a", "born in", "Paris")) == "born in Paris"
@@ -60,9 +50,8 @@ def test_empty_values_are_not_bound():
 
 
 def test_binding_is_case_insensitive_and_reaches_every_holder():
-    state = State.from_decomposition(
-        [Q("X", "performer", "?Performer"), Q("?performer", "child", "?c"), Q("?performer", "born", "?b")]
-    )
+    state = State.from_decomposition([Q("X", "performer", "?Performer"), Q("?performer", "child", "?c"),
+                                      Q("?performer", "born", "?b")])
     out = apply_solve(state, SolveResult(bindings={"?PERFORMER": "Kris"}))
     assert out.bindings[0].applied_to == ["t1", "t2", "t3"]
     assert sorted(out.new_searchable) == ["t2", "t3"] and [t.id for t in state.resolved] == ["t1"]
@@ -97,20 +86,13 @@ def test_global_pool_keeps_each_propositions_best_score_over_queries():
     # both queries' candidates merged, each once; a proposition similar to neither is no candidate
     from tests.doubles import hash_embed
 
-    sims = (
-        hash_embed([t.proposition for t in corpus.triplets()])
-        @ hash_embed(["Alice Smith born in", "Film B director"]).T
-    )
+    sims = hash_embed([t.proposition for t in corpus.triplets()]) @ hash_embed(["Alice Smith born in", "Film B director"]).T
     assert got.pool_size == int((sims.max(axis=1) > 0).sum()) < corpus.counts().triplets
 
 
 def test_skip_seen_chunks_does_not_count_or_show_them():
     corpus = bobby_mcgee_corpus()
-    got = _walk(
-        corpus,
-        ["Me and Bobby McGee song by Kris Kristofferson"],
-        T2RAGSettings(k=2, skip_seen_chunks=True),
-        seen={"song#0"},
-    )
+    got = _walk(corpus, ["Me and Bobby McGee song by Kris Kristofferson"], T2RAGSettings(k=2, skip_seen_chunks=True),
+                seen={"song#0"})
     assert "song#0" not in [c.chunk_id for c in got.chunks] and len(got.chunks) == 2
     assert got.walked[0].new_chunk_ids == ["kris#0"]

@@ -1,7 +1,6 @@
 """BM25 from the corpus's full-text table (engine/store/fts.py): kept in step with adds and deletes,
 built for a corpus made before it (also after a kill midway), the budgeted search equal to the exact
 one where its candidates reach, its bm25 formula equal to FTS5's, and its queries on indexes."""
-
 from __future__ import annotations
 
 import os
@@ -27,12 +26,8 @@ TEXTS = {
     "film": ("The film", "The film was shot near the lighthouse by a director born in Cork."),
     "born": ("Cork", "Cork is a city. Many people were born there, and some were born elsewhere."),
 }
-QUESTIONS = [
-    "Which river flows through the town where the author of the novel was born?",
-    "Who directed the film that was shot near the lighthouse?",
-    "Cork city",
-    "nothing matches zzz",
-]
+QUESTIONS = ["Which river flows through the town where the author of the novel was born?",
+             "Who directed the film that was shot near the lighthouse?", "Cork city", "nothing matches zzz"]
 
 
 @pytest.fixture()
@@ -61,14 +56,11 @@ def test_bm25_matches_the_formula_by_hand(corpus):
     import math
 
     hits = dict(corpus.search_text("lighthouse", 5))
-    ((cid, score),) = hits.items()
+    (cid, score), = hits.items()
     n = 5
     text = "The film The film was shot near the lighthouse by a director born in Cork."
-    length, avg = (
-        len(text.split()),
-        sum(len(f"{t} {x}".replace(";", " ").replace(",", " ").replace(".", " ").split()) for t, x in TEXTS.values())
-        / n,
-    )
+    length, avg = len(text.split()), sum(len(f"{t} {x}".replace(";", " ").replace(",", " ").replace(".", " ").split())
+                                          for t, x in TEXTS.values()) / n
     idf = math.log((n - 1 + 0.5) / (1 + 0.5))
     assert score == pytest.approx(idf * 1 * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length / avg)))
 
@@ -109,19 +101,15 @@ def test_a_common_terms_document_count_is_estimated_from_a_sample(corpus, monkey
 
 def test_hot_text_queries_use_their_indexes(corpus):
     plan = lambda sql, args: " | ".join(  # noqa: E731
-        r[-1] for r in corpus._db.execute("EXPLAIN QUERY PLAN " + sql, args).fetchall()
-    )
+        r[-1] for r in corpus._db.execute("EXPLAIN QUERY PLAN " + sql, args).fetchall())
     assert "VIRTUAL TABLE INDEX 32:M" in plan(TEXT_SEARCH, ('"x"', 5))  # MATCH, ranked with LIMIT
     assert "SEARCH c USING INTEGER PRIMARY KEY" in plan(TEXT_SEARCH, ('"x"', 5))
     assert "VIRTUAL TABLE INDEX 32:M" in plan(_TERM_BEST, ('"x"', 5))
     assert "VIRTUAL TABLE INDEX 0:M2><" in plan(_HITS_IN, ('"x"', 1, 5))  # MATCH within a rowid range
     assert "VIRTUAL TABLE INDEX 1:" in plan(TERM_DOCS, ("x",))  # term equality, not every term
     assert "SEARCH chunks_fts_data USING INTEGER PRIMARY KEY" in plan(_AVERAGES, ())
-    for sql in (
-        "SELECT MIN(rid) FROM chunks",
-        "SELECT MAX(rid) FROM chunks",
-        "SELECT id, sz FROM chunks_fts_docsize WHERE id IN (?)",
-    ):
+    for sql in ("SELECT MIN(rid) FROM chunks", "SELECT MAX(rid) FROM chunks",
+                "SELECT id, sz FROM chunks_fts_docsize WHERE id IN (?)"):
         assert "SCAN" not in plan(sql, (1,) if "?" in sql else ()), sql
 
 
@@ -163,13 +151,8 @@ def test_a_kill_while_the_table_is_built_leaves_it_to_the_next_open(corpus):
     corpus.close()
     _drop_fts(path)
     env = {**os.environ, "TRIPLET_LENS_FAULT": "write.before_commit@1"}
-    proc = subprocess.run(
-        [sys.executable, "-c", OPENER.format(repo=str(REPO), root=str(path.parent))],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = subprocess.run([sys.executable, "-c", OPENER.format(repo=str(REPO), root=str(path.parent))], env=env,
+                          capture_output=True, text=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]  # killed inside the build
     con = sqlite3.connect(path / "corpus.sqlite")
     assert not con.execute("SELECT name FROM sqlite_master WHERE name LIKE 'chunks_fts%'").fetchall()  # rolled back

@@ -2,7 +2,6 @@
 export's static SVG (components.timeline_svg), over real traces from a scripted LLM: the nesting
 reads as a tree, a failed call is red, a replayed call grey and free, an offline run says so
 instead of showing empty money."""
-
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -26,17 +25,9 @@ def _rows(svg: str) -> list[dict]:
     for g in root.iter(f"{SVG}g"):
         texts = [t.text or "" for t in g.iter(f"{SVG}text")]
         rect = g.find(f"{SVG}rect")
-        out.append(
-            {
-                "cls": g.get("class"),
-                "label": texts[0].replace("\u00a0", " "),
-                "bar": texts[1],
-                "fill": rect.get("fill"),
-                "stroke": rect.get("stroke"),
-                "width": float(rect.get("width")),
-                "title": g.find(f"{SVG}title").text,
-            }
-        )
+        out.append({"cls": g.get("class"), "label": texts[0].replace("\u00a0", " "), "bar": texts[1],
+                    "fill": rect.get("fill"), "stroke": rect.get("stroke"), "width": float(rect.get("width")),
+                    "title": g.find(f"{SVG}title").text})
     return out
 
 
@@ -62,11 +53,8 @@ def test_the_svg_has_one_row_per_span_with_the_apps_colours_and_texts():
     assert len(calls) == 4 and all(r["fill"] == "#e9a23b" and r["bar"].endswith("s · $0.00100") for r in calls)
     assert "prompt +" in calls[0]["title"] and "completion tokens · $0.00100" in calls[0]["title"]  # the hover
     # the axis: round ticks in seconds, within the run
-    ticks = [
-        t.text
-        for t in ET.fromstring(svg).iter(f"{SVG}text")
-        if (t.text or "").endswith("s") and t.text[0].isdigit() and t.get("text-anchor") == "middle"
-    ]
+    ticks = [t.text for t in ET.fromstring(svg).iter(f"{SVG}text") if (t.text or "").endswith("s")
+             and t.text[0].isdigit() and t.get("text-anchor") == "middle"]
     assert ticks[0] in ("0s", "0.0s", "0.00s") and len(ticks) >= 2
     assert axis_step(1.38) == 0.5 and axis_step(3.7) == 1 and axis_step(0.004) == 0.001
 
@@ -97,9 +85,8 @@ def test_an_offline_run_draws_no_money(tmp_path):
     from engine.reasoners import make_reasoner
     from tests._t2rag_helpers import bobby_mcgee_corpus
 
-    result = build_method("t2rag", make_reasoner("")).answer(
-        "Who is the child of the performer of Me and Bobby McGee?", bobby_mcgee_corpus()
-    )
+    result = build_method("t2rag", make_reasoner("")).answer("Who is the child of the performer of Me and Bobby "
+                                                              "McGee?", bobby_mcgee_corpus())
     spans = timeline(result)
     text = summary(spans)
     assert "offline rules: no LLM call, no tokens, $0" in text and "$0.00000" not in text
@@ -125,14 +112,8 @@ def test_timelines_drawn_side_by_side_share_one_time_scale():
     svgs = html.split('<svg class="timeline-svg"')[1:]
     assert len(svgs) == 2
     # the run bars (first rect of each drawing) are as long as the runs: the short one shorter
-    widths = [
-        float(
-            ET.fromstring('<svg class="timeline-svg"' + s.split("</figure>")[0].split("<p ")[0])
-            .find(f"{SVG}g/{SVG}rect")
-            .get("width")
-        )
-        for s in svgs
-    ]
+    widths = [float(ET.fromstring('<svg class="timeline-svg"' + s.split("</figure>")[0].split("<p ")[0])
+                    .find(f"{SVG}g/{SVG}rect").get("width")) for s in svgs]
     seconds = [timeline(short)[0].duration, timeline(long_)[0].duration]
     assert widths[0] / widths[1] == pytest.approx(seconds[0] / seconds[1], rel=0.02)
     fig = figure(timeline(short), x_max=seconds[1]).to_plotly_json()

@@ -1,7 +1,6 @@
 """Issue 12 items 4 and 5 in the engine: a run's timeline (engine/timeline.py) and what-if re-runs
 on the recorded LLM replies (engine/whatif.py, SessionConfig.rerun), over T2RAG, KG2RAG and a
 baseline driven by LLMReasoner over a scripted LLM that counts its calls."""
-
 from __future__ import annotations
 
 import dataclasses
@@ -28,21 +27,16 @@ def reply(messages) -> Completion:
     """The same prompt always gets the same reply, as a temperature-0 model would give."""
     system, user = messages[0]["content"], messages[-1]["content"]
     if system == prompts.DECOMPOSE.system:
-        text = json.dumps(
-            {"triplets": [["Me and Bobby McGee", "performer", "?performer"], ["?performer", "child", "?child"]]}
-        )
+        text = json.dumps({"triplets": [["Me and Bobby McGee", "performer", "?performer"],
+                                        ["?performer", "child", "?child"]]})
     elif system == prompts.SOLVE.system:
-        text = json.dumps(
-            {"bindings": {"?performer": "Kris Kristofferson"}}
-            if "?performer" in user
-            else {"bindings": {"?child": "Tracy Kristofferson"}}
-        )
+        text = json.dumps({"bindings": {"?performer": "Kris Kristofferson"}} if "?performer" in user
+                          else {"bindings": {"?child": "Tracy Kristofferson"}})
     else:
         text = "Tracy Kristofferson"
     words = sum(len(m["content"].split()) for m in messages)
-    return Completion(
-        text=text, model="scripted", prompt_tokens=words, completion_tokens=len(text.split()), cost=PRICE, latency=0.25
-    )
+    return Completion(text=text, model="scripted", prompt_tokens=words, completion_tokens=len(text.split()),
+                      cost=PRICE, latency=0.25)
 
 
 def llm() -> ScriptedLLM:
@@ -58,7 +52,6 @@ def first_run(method: str = "t2rag", **settings):
 
 
 # --- timeline ------------------------------------------------------------------------------------
-
 
 def _check_nesting_and_sums(result):
     spans = timeline(result)
@@ -130,7 +123,6 @@ def test_cached_calls_cost_nothing_on_the_timeline():
 
 
 # --- what-if -------------------------------------------------------------------------------------
-
 
 def test_a_rerun_with_unchanged_settings_makes_no_llm_call():
     result, corpus, _ = first_run()
@@ -220,7 +212,6 @@ def test_a_rerun_keeps_the_first_runs_model_label_when_the_session_uses_it():
 
 
 # --- command line --------------------------------------------------------------------------------
-
 
 def test_cli_prints_a_timeline_and_reruns_a_saved_trace(tmp_path, monkeypatch, capsys, embedder):
     from engine.cli import main

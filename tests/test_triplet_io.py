@@ -1,5 +1,4 @@
 """Triplet files: HippoRAG/T2RAG OpenIE JSON, KG2RAG per-title JSON, CSV/JSONL; export round trip."""
-
 from __future__ import annotations
 
 import json
@@ -30,8 +29,7 @@ def _doc(title: str, text: str) -> Document:
 HOPPER = _doc("Grace Hopper", "Grace Hopper was an American computer scientist. She helped create COBOL in 1959.")
 TURING = _doc(
     "Alan Turing",
-    "Alan Turing was born in Maida Vale, London.\n\n"
-    + " ".join(f"Turing fact {i} is recorded here." for i in range(40)),
+    "Alan Turing was born in Maida Vale, London.\n\n" + " ".join(f"Turing fact {i} is recorded here." for i in range(40)),
 )
 
 
@@ -50,15 +48,8 @@ def test_openie_file_with_real_world_defects_is_read_and_defects_are_counted():
     assert all(r.ref_kind == "passage" for r in tf.rows)
     assert tf.skipped == 7
     joined = "\n".join(tf.errors)
-    for reason in (
-        "2 parts instead of 3",
-        "4 parts instead of 3",
-        "placeholder object 'unknown'",
-        "subject equals object",
-        "empty subject",
-        "not a list",
-        "doc 4: not an object",
-    ):
+    for reason in ("2 parts instead of 3", "4 parts instead of 3", "placeholder object 'unknown'",
+                   "subject equals object", "empty subject", "not a list", "doc 4: not an object"):
         assert reason in joined
 
 
@@ -95,12 +86,8 @@ def test_kg2rag_directory_resolves_title_and_sentence_index(tmp_path):
     resolved, unresolved = resolve_rows(tf.rows, chunks)
     by_id = s_chunks_by_id(chunks)
     got = {(by_id[cid].title, by_id[cid].sent_start, o) for cid, s, p, o in resolved}
-    assert got == {
-        ("Grace Hopper", 0, "computer scientist"),
-        ("Grace Hopper", 0, "America"),
-        ("Grace Hopper", 1, "COBOL"),
-        ("AC/DC", 0, "hard rock"),
-    }  # "/" was "_" in the file name
+    assert got == {("Grace Hopper", 0, "computer scientist"), ("Grace Hopper", 0, "America"),
+                   ("Grace Hopper", 1, "COBOL"), ("AC/DC", 0, "hard rock")}  # "/" was "_" in the file name
     assert unresolved == 0
 
 
@@ -159,25 +146,17 @@ def test_export_then_import_round_trips_in_csv_and_jsonl(tmp_path):
         resolved, unresolved = resolve_rows(tf.rows, chunks)
         assert sorted(resolved) == expected and unresolved == 0
     first = json.loads((tmp_path / "export.jsonl").read_text().splitlines()[0])
-    assert first == {
-        "subject": "Grace Hopper",
-        "predicate": "helped create",
-        "object": "COBOL",
-        "chunk_id": chunks[0].chunk_id,
-        "title": "Grace Hopper",
-    }
+    assert first == {"subject": "Grace Hopper", "predicate": "helped create", "object": "COBOL",
+                     "chunk_id": chunks[0].chunk_id, "title": "Grace Hopper"}
     assert triplets_to_text(tricky, {c.chunk_id: c for c in chunks}, "csv").startswith(
-        "subject,predicate,object,chunk_id,title\n"
-    )
+        "subject,predicate,object,chunk_id,title\n")
     with pytest.raises(ValueError, match="name it .jsonl or .csv"):
         write_triplets(tmp_path / "export.txt", tricky, chunks)
 
 
 def test_headerless_csv_tsv_and_jsonl_lists_are_read():
     cid = _chunks()[0].chunk_id
-    tf = read_triplet_bytes(
-        "rows.csv", f"Grace Hopper,created,COBOL,{cid}\nCOBOL,year,1959,Grace Hopper\n".encode(), MB
-    )
+    tf = read_triplet_bytes("rows.csv", f"Grace Hopper,created,COBOL,{cid}\nCOBOL,year,1959,Grace Hopper\n".encode(), MB)
     assert [(r.ref_kind, r.chunk_ref) for r in tf.rows] == [("chunk_id", cid), ("title", "Grace Hopper")]
     tsv = read_triplet_bytes("rows.tsv", b"head\trelation\ttail\ttitle\tsent_id\nA\tb\tC\tT\t3\n", MB)
     assert tsv.rows == [TripletRow("A", "b", "C", "T", "title_sentence", 3)]

@@ -1,5 +1,4 @@
 """Tokens a method needs do not depend on a warm cache; what the run was billed does."""
-
 from __future__ import annotations
 
 from engine.llm.base import LLMCall
@@ -10,10 +9,10 @@ from tests._app_helpers import build_small_corpus
 
 
 def test_usage_counts_cache_hits_as_needed_not_billed():
-    calls = [
-        LLMCall(job="solve", model="m", prompt_tokens=100, completion_tokens=10, cost=0.01, latency=0.5, cached=False),
-        LLMCall(job="solve", model="m", prompt_tokens=100, completion_tokens=10, cost=0.0, latency=0.0, cached=True),
-    ]
+    calls = [LLMCall(job="solve", model="m", prompt_tokens=100, completion_tokens=10, cost=0.01, latency=0.5,
+                     cached=False),
+             LLMCall(job="solve", model="m", prompt_tokens=100, completion_tokens=10, cost=0.0, latency=0.0,
+                     cached=True)]
     u = Usage.from_calls(calls, total_time=1.0)
     assert (u.prompt_tokens, u.completion_tokens) == (200, 20)
     assert (u.billed_prompt_tokens, u.billed_completion_tokens) == (100, 10)
@@ -29,9 +28,8 @@ def test_cold_and_warm_cache_give_equal_token_totals_and_different_cost(tmp_path
     cache = tmp_path / "cache.sqlite"
     runs = []
     for _ in range(2):  # cold, then warm: the same prompts come back from the cache
-        reasoner = make_reasoner(
-            "openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-test-usage-1", cache_path=cache
-        )
+        reasoner = make_reasoner("openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-test-usage-1",
+                                 cache_path=cache)
         runs.append(build_method("t2rag", reasoner).answer(q.question, corpus).usage)
     cold, warm = runs
     assert cold.calls == warm.calls > 0 and warm.cached_calls == warm.calls and cold.cached_calls == 0

@@ -1,7 +1,6 @@
 """The VectorStore protocol's contract, run over every backend (FAISS exact, FAISS HNSW, FAISS IVF, Milvus
 embedded through milvus-lite), and a corpus kept on Milvus end to end, crash between the SQLite
 commit and the Milvus write included."""
-
 from __future__ import annotations
 
 import subprocess
@@ -75,10 +74,8 @@ def test_contract_add_search_ids_vectors_remove_save(make_store, tmp_path):
 
 
 def _docs(n, start=0):
-    return [
-        Document(f"d{i:02d}", f"Town{i}", f"Town{i} lies on river R{i}. Person{i} was born in Town{i}.", "t")
-        for i in range(start, start + n)
-    ]
+    return [Document(f"d{i:02d}", f"Town{i}", f"Town{i} lies on river R{i}. Person{i} was born in Town{i}.", "t")
+            for i in range(start, start + n)]
 
 
 def test_a_corpus_on_milvus_lite_answers_like_faiss(tmp_path):
@@ -108,11 +105,7 @@ def test_kill_between_sqlite_commit_and_milvus_write_is_repaired(tmp_path):
     c = Workspace(root, embedder=HashEmbedder()).create("mil", CorpusSettings(vectors="milvus-lite"))
     c.add_documents(_docs(5))
     c.close()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            textwrap.dedent(f"""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
         import os, sys
         sys.path.insert(0, {str(REPO)!r})
         from engine.store import Workspace
@@ -125,12 +118,7 @@ def test_kill_between_sqlite_commit_and_milvus_write_is_repaired(tmp_path):
         c = Workspace({str(root)!r}, embedder=HashEmbedder()).open("mil")
         c.search_chunks(c.embed(["x"]), 1)
         c.add_documents([Document("late", "Late", "Town9 late text.", "l")])
-    """),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 9, proc.stderr
     findings = inspect(root / "mil")
     assert [f.part for f in findings] == ["chunks.milvus.json"] and "stale" in findings[0].message

@@ -2,7 +2,6 @@
 of the database rows (a random page each in a large corpus), and equal the stored vectors exactly:
 for every index kind, in the order asked, zeros for an unknown id, and from the rows whenever the
 index is not loaded or not in step with the database."""
-
 from __future__ import annotations
 
 import numpy as np
@@ -15,10 +14,8 @@ from tests._fake_embedder import HashEmbedder
 
 
 def _docs(n, start=0):
-    return [
-        Document(f"d{i:03d}", f"Town{i}", f"Town{i} lies on river R{i}. Person{i} was born in Town{i}.", "t")
-        for i in range(start, start + n)
-    ]
+    return [Document(f"d{i:03d}", f"Town{i}", f"Town{i} lies on river R{i}. Person{i} was born in Town{i}.", "t")
+            for i in range(start, start + n)]
 
 
 def _rows(c, sql, ids):
@@ -29,8 +26,7 @@ def _rows(c, sql, ids):
 @pytest.fixture(params=["flat", "ivf", "hnsw"])
 def corpus(tmp_path, request):
     c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).create(
-        "v", CorpusSettings(index_kind=request.param)
-    )
+        "v", CorpusSettings(index_kind=request.param))
     c.add_documents(_docs(60))
     by_doc = dict(c._db.execute("SELECT doc_id, chunk_id FROM chunks").fetchall())
     c.import_triplets([(by_doc[d.doc_id], f"Person{d.doc_id}", "born in", d.title) for d in _docs(60)])

@@ -1,6 +1,5 @@
 """The Compare verdict (engine/verdict) on hand-built T2RAG and KG2RAG traces: who was right, which
 gold paragraph each found and in which step, what each spent, the shared evidence, per step."""
-
 from __future__ import annotations
 
 import json
@@ -26,18 +25,13 @@ from engine.verdict import chunk_ids_of, compare_verdict, gold_spec, stages, ver
 from tests.doubles import HashEmbedder, MemoryCorpus, chunk
 
 QUESTION = "Who is the child of the performer of Me and Bobby McGee?"
-GOLD_Q = Question(
-    "q1", QUESTION, ("Tracy Kristofferson",), supporting_titles=("Me and Bobby McGee", "Kris Kristofferson")
-)
+GOLD_Q = Question("q1", QUESTION, ("Tracy Kristofferson",),
+                  supporting_titles=("Me and Bobby McGee", "Kris Kristofferson"))
 
 
 def corpus() -> MemoryCorpus:
-    titles = {
-        "song#0": "Me and Bobby McGee",
-        "kris#0": "Kris Kristofferson",
-        "roger#0": "Roger Miller",
-        "janis#0": "Janis Joplin",
-    }
+    titles = {"song#0": "Me and Bobby McGee", "kris#0": "Kris Kristofferson", "roger#0": "Roger Miller",
+              "janis#0": "Janis Joplin"}
     return MemoryCorpus(HashEmbedder(), [chunk(i, t, "", doc_id=i.split("#")[0]) for i, t in titles.items()])
 
 
@@ -47,44 +41,26 @@ def T(i, s, p, o):
 
 def t2rag(answer="Tracy Kristofferson", second_round=("kris#0",), calls=3, open_after=None) -> Result:
     """Round 1 fills ?performer from P1 (the song paragraph); round 2 shows `second_round`."""
-    r1 = RoundTrace(
-        1,
-        StateSnapshot(),
-        chunks=[ShownChunk("song#0", "", ""), ShownChunk("roger#0", "", "")],
-        bindings=[BindingRecord("?performer", "Kris Kristofferson", source="P1")],
-        state_after=StateSnapshot(searchable=[T("t2", "Kris Kristofferson", "child", "?child")]),
-    )
+    r1 = RoundTrace(1, StateSnapshot(), chunks=[ShownChunk("song#0", "", ""), ShownChunk("roger#0", "", "")],
+                    bindings=[BindingRecord("?performer", "Kris Kristofferson", source="P1")],
+                    state_after=StateSnapshot(searchable=[T("t2", "Kris Kristofferson", "child", "?child")]))
     after = open_after or StateSnapshot(resolved=[T("t2", "Kris Kristofferson", "child", "Tracy Kristofferson")])
-    r2 = RoundTrace(
-        2,
-        StateSnapshot(),
-        chunks=[ShownChunk(c, "", "") for c in second_round],
-        bindings=[] if open_after else [BindingRecord("?child", "Tracy Kristofferson", source="C1")],
-        state_after=after,
-    )
-    trace = T2RAGTrace(
-        T2RAGSettings(),
-        "scripted",
-        QUESTION,
-        DecompositionTrace(LLMCall("decompose", "m")),
-        rounds=[r1, r2],
-        stop_reason="complete",
-        synthesis=SynthesisTrace("forced" if open_after else "complete", answer=answer),
-    )
+    r2 = RoundTrace(2, StateSnapshot(), chunks=[ShownChunk(c, "", "") for c in second_round],
+                    bindings=[] if open_after else [BindingRecord("?child", "Tracy Kristofferson", source="C1")],
+                    state_after=after)
+    trace = T2RAGTrace(T2RAGSettings(), "scripted", QUESTION, DecompositionTrace(LLMCall("decompose", "m")),
+                       rounds=[r1, r2], stop_reason="complete",
+                       synthesis=SynthesisTrace("forced" if open_after else "complete", answer=answer))
     usage = Usage(calls=calls, prompt_tokens=900, completion_tokens=100, cost=0.002, total_time=1.5)
     evidence = ["song#0", *second_round]
     return Result("t2rag", QUESTION, answer, usage, evidence, trace=trace)
 
 
 def kg2rag(answer="Dean Miller", hop_chunks=("janis#0",), context=("song#0", "roger#0", "janis#0")) -> Result:
-    trace = KG2RAGTrace(
-        QUESTION,
-        KG2RAGSettings(),
-        seeds=[SeedChunk("song#0", "", 0.8, 2), SeedChunk("roger#0", "", 0.7, 2)],
-        hops=[Hop(1, [], [], [], [ScoredChunkId(c, 0.5) for c in hop_chunks])],
-        tree_chunk_ids=list(context),
-        answer=answer,
-    )
+    trace = KG2RAGTrace(QUESTION, KG2RAGSettings(),
+                        seeds=[SeedChunk("song#0", "", 0.8, 2), SeedChunk("roger#0", "", 0.7, 2)],
+                        hops=[Hop(1, [], [], [], [ScoredChunkId(c, 0.5) for c in hop_chunks])],
+                        tree_chunk_ids=list(context), answer=answer)
     usage = Usage(calls=1, prompt_tokens=700, completion_tokens=10, cost=0.001, total_time=0.4)
     return Result("kg2rag", QUESTION, answer, usage, list(context), trace=trace)
 
@@ -104,9 +80,8 @@ def test_the_verdict_says_who_was_right_and_where_each_found_the_gold_paragraphs
     assert "?performer = “Kris Kristofferson” from P1 in round 1" in t2.sentence
     assert "found both gold paragraphs by round 2" in t2.sentence
     # KG2RAG: its seeds held the song paragraph; the performer's paragraph was never reached
-    assert (
-        "its seeds held “Me and Bobby McGee” but missed “Kris Kristofferson” and its expansion did not reach it"
-    ) in kg.sentence
+    assert ("its seeds held “Me and Bobby McGee” but missed “Kris Kristofferson” and its expansion did not "
+            "reach it") in kg.sentence
     assert "“Dean Miller”, which is wrong" in kg.sentence
     assert "Gold paragraphs in the evidence (of 2): T2RAG 2, KG2RAG 1" in v.headline
 
@@ -147,14 +122,8 @@ def test_per_step_the_verdict_knows_only_what_was_seen_by_then():
 def test_steps_follow_the_views_numbering():
     t2, kg = t2rag(), kg2rag()
     assert [s.label for s in stages(t2)] == ["the decomposition", "round 1", "round 2", "the answer"]
-    assert [s.label for s in stages(kg)] == [
-        "its seeds",
-        "hop 1",
-        "the weighted graph",
-        "the tree ranking",
-        "the context",
-        "the answer",
-    ]
+    assert [s.label for s in stages(kg)] == ["its seeds", "hop 1", "the weighted graph", "the tree ranking",
+                                             "the context", "the answer"]
 
 
 def test_a_forced_answer_says_it_is_a_best_guess():
