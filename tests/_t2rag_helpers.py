@@ -9,7 +9,8 @@ bundled embedder elsewhere.
 from __future__ import annotations
 
 from engine.types import Chunk
-from tests.doubles import HashEmbedder, MemoryCorpus, OfflineLikeReasoner, Q, ScriptedReasoner, Unparseable, hash_embed  # noqa: F401 - hash_embed re-exported  # noqa: F401 - re-exported
+from tests.doubles import HashEmbedder, MemoryCorpus, hash_embed  # noqa: F401 - hash_embed re-exported
+from tests.doubles import OfflineLikeReasoner, Q, ScriptedReasoner, Unparseable  # noqa: F401 - re-exported
 
 # --- corpus -------------------------------------------------------------------------------------
 

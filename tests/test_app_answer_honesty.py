@@ -2,10 +2,10 @@
 the method's own trace (a half-way value shown as the final answer misled a demo audience)."""
 from __future__ import annotations
 
-from components.answer_box import answer_box_html, caveat
 from engine.methods.kg2rag import KG2RAG
 from engine.methods.t2rag import T2RAG, T2RAGSettings
 from engine.reasoners.base import SolveResult
+from components.answer_box import answer_box_html, caveat
 from tests._t2rag_helpers import Q, ScriptedReasoner, bobby_mcgee_corpus
 
 BRIDGE = "Who is the child of the performer of Me and Bobby McGee?"

@@ -8,18 +8,11 @@ import pytest
 
 from engine.methods import build_method
 from engine.methods.base import result_from_json, result_to_json
-from engine.methods.baselines import (
-    HybridRAG,
-    HybridSettings,
-    NoRetrieval,
-    SemanticRAG,
-    SemanticRerankRAG,
-    SemanticRerankSettings,
-    StandardRAG,
-    bm25_index,
-    rrf,
-)
-from engine.rerank import CrossEncoderReranker, EmbeddingCosineReranker, LiteLLMReranker, RerankerError, make_reranker
+from engine.methods.baselines import (HybridRAG, HybridSettings, NoRetrieval, SemanticRAG, SemanticRerankRAG,
+                                      SemanticRerankSettings, StandardRAG, bm25_index, rrf)
+from engine.rerank import (CrossEncoderReranker, EmbeddingCosineReranker, LiteLLMReranker, RerankerError,
+                           make_reranker)
+
 from tests._kg2rag_helpers import MemoryCorpus, ScriptedReasoner, chunk
 
 TOPICS = ["apple orchards", "river deltas", "jazz trumpet", "glacier ice", "desert cacti", "steam engines",

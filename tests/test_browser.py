@@ -11,15 +11,8 @@ import time
 
 import pytest
 
-from tests._app_helpers import (
-    XSS,
-    Browser,
-    StreamlitServer,
-    build_small_corpus,
-    build_xss_corpus,
-    needs_chromium,
-    require_chromium,
-)
+from tests._app_helpers import (XSS, Browser, StreamlitServer, build_small_corpus, build_xss_corpus, needs_chromium,
+                                require_chromium)
 
 pytestmark = [pytest.mark.timeout(900), needs_chromium()]
 
@@ -250,9 +243,9 @@ def test_html_in_documents_and_entities_stays_inert(server, browser, tmp_path):
 
 def test_the_offline_html_export_steps_through_a_comparison(chromium, tmp_path, embedder):
     from components.export import export_html
-    from engine.methods import build_method
-    from engine.reasoners import make_reasoner
     from engine.runs import Run
+    from engine.reasoners import make_reasoner
+    from engine.methods import build_method
     from engine.store import Workspace
 
     build_xss_corpus(tmp_path / "ws", "xss", embedder=embedder)

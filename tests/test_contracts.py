@@ -93,8 +93,8 @@ def test_llm_never_mutates_the_messages(llm):
 # --- Reasoner ------------------------------------------------------------------------------------
 
 def _llm_reasoner(embedder):
-    from engine.llm.scripted import ScriptedLLM
     from engine.reasoners.llm_reasoner import LLMReasoner
+    from engine.llm.scripted import ScriptedLLM
 
     def reply(messages):
         system = messages[0]["content"]

@@ -185,9 +185,9 @@ def test_a_capped_neighbourhood_reads_each_entitys_first_edges_by_triplet_id(cor
 
 
 def test_kg2rag_on_the_neighbourhood_equals_kg2rag_on_the_whole_graph(corpus):
+    from engine.reasoners import make_reasoner
     from engine.methods import build_method
     from engine.methods.kg2rag import KG2RAGSettings
-    from engine.reasoners import make_reasoner
 
     class WholeGraphOnly:  # the same corpus, without the indexed neighbourhood
         def __init__(self, inner):

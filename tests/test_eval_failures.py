@@ -2,18 +2,11 @@
 from __future__ import annotations
 
 from engine import serde
-from engine.eval.failures import label_t2rag, trace_facts
+from engine.eval.failures import trace_facts, label_t2rag
 from engine.eval.metrics import QuestionMetrics
 from engine.llm.base import LLMCall
-from engine.methods.t2rag.trace import (
-    DecompositionTrace,
-    RoundTrace,
-    ShownChunk,
-    StateSnapshot,
-    StateTriplet,
-    T2RAGSettings,
-    T2RAGTrace,
-)
+from engine.methods.t2rag.trace import (DecompositionTrace, RoundTrace, ShownChunk, StateSnapshot, StateTriplet,
+                                        T2RAGSettings, T2RAGTrace)
 from engine.types import Question
 from tests.doubles import HashEmbedder, MemoryCorpus, chunk
 

@@ -3,17 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.eval.metrics import (
-    PARAGRAPH,
-    SENTENCE,
-    QuestionMetrics,
-    RetrievalScore,
-    answer_score,
-    average_metrics,
-    failed_question_metrics,
-    normalize_answer,
-    score_question,
-)
+from engine.eval.metrics import (PARAGRAPH, SENTENCE, QuestionMetrics, RetrievalScore, answer_score,
+                                 average_metrics, failed_question_metrics, normalize_answer, score_question)
 from engine.types import Chunk, Question
 
 

@@ -30,15 +30,8 @@ def test_kg2rag_edges_are_as_wide_as_their_weight_over_the_graphs_own_range():
 def test_a_t2rag_graph_click_on_a_filled_placeholder_shows_its_source_chunk():
     from components.t2rag_view import dependency_graph
     from engine.llm.base import LLMCall
-    from engine.methods.t2rag.trace import (
-        BindingRecord,
-        DecompositionTrace,
-        RoundTrace,
-        StateSnapshot,
-        StateTriplet,
-        T2RAGSettings,
-        T2RAGTrace,
-    )
+    from engine.methods.t2rag.trace import (BindingRecord, DecompositionTrace, RoundTrace, StateSnapshot,
+                                            StateTriplet, T2RAGSettings, T2RAGTrace)
 
     t1 = StateTriplet("t1", "Me and Bobby McGee", "performer", "?performer")
     binding = BindingRecord("?performer", "Kris Kristofferson", source="P1", chunk_ids=["song#0"],

@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from components.evidence_chain import chain_for, chain_html
+from components.evidence_chain import chain_html, chain_for
 from engine.methods.kg2rag import KG2RAG, KG2RAGSettings
 from engine.methods.t2rag import T2RAG, T2RAGSettings
 from engine.reasoners.base import SolveResult

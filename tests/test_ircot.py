@@ -3,11 +3,11 @@ token bill, and its refusal to run on the offline reasoner."""
 from __future__ import annotations
 
 from engine.llm.base import LLMError
+from engine.reasoners.llm_reasoner import LLMReasoner
 from engine.llm.scripted import ScriptedLLM
 from engine.methods import build_method
 from engine.methods.base import result_from_json, result_to_json
 from engine.methods.ircot import UNAVAILABLE, IRCoT, IRCoTSettings, first_sentence
-from engine.reasoners.llm_reasoner import LLMReasoner
 from tests._t2rag_helpers import OfflineLikeReasoner, ScriptedReasoner, bobby_mcgee_corpus
 
 BRIDGE = "Who is the child of the performer of Me and Bobby McGee?"

@@ -6,6 +6,7 @@ import pytest
 from engine.methods import build_method
 from engine.methods.base import result_from_json, result_to_json
 from engine.methods.kg2rag import KG2RAG, KG2RAGSettings, KG2RAGTrace
+
 from tests._kg2rag_helpers import MemoryCorpus, ScriptedReasoner, chunk
 
 Q = "In which county is the birthplace of the writer of Me and Bobby McGee?"

@@ -7,8 +7,9 @@ import pytest
 
 from engine.methods.kg2rag import FILL_SEPARATOR, KG2RAG, TREE_SEPARATOR, KG2RAGSettings, tree_context
 from engine.methods.kg2rag.graph import Tree
+
 from tests._kg2rag_helpers import MemoryCorpus, ScriptedReasoner
-from tests.test_kg2rag import CHUNKS, TRIPLETS, Q
+from tests.test_kg2rag import CHUNKS, Q, TRIPLETS
 
 
 @pytest.fixture(scope="module")

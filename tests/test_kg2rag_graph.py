@@ -4,6 +4,7 @@ from __future__ import annotations
 from engine.methods.kg2rag.graph import GraphEdge, Tree, dfs_walk, expand, spanning_trees, weighted_edges
 from engine.methods.kg2rag.select import fill_from_seeds, select_trees
 from engine.types import Triplet
+
 from tests._kg2rag_helpers import entity_graph
 
 

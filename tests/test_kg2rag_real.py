@@ -17,6 +17,7 @@ from engine.methods.base import result_from_json, result_to_json
 from engine.methods.baselines import SemanticRAG, SemanticRAGSettings
 from engine.methods.kg2rag import KG2RAG, KG2RAGSettings
 from engine.types import ExtractionStatus
+
 from tests._kg2rag_helpers import ScriptedReasoner
 
 QUESTION_ID = "5ae3b0005542992f92d82341"

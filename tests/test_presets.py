@@ -15,7 +15,7 @@ from engine.methods.t2rag import T2RAG, T2RAGSettings
 from engine.reasoners.llm_reasoner import LLMReasoner
 from tests._kg2rag_helpers import MemoryCorpus, ScriptedReasoner
 from tests._t2rag_helpers import bobby_mcgee_corpus
-from tests.test_kg2rag import CHUNKS, TRIPLETS, Q
+from tests.test_kg2rag import CHUNKS, Q, TRIPLETS
 
 BRIDGE = "Who is the child of the performer of Me and Bobby McGee?"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from engine.eval.evidence import EvidenceGold, Occurrence, locate_evidence, normalize_span
 from engine.eval.metrics import average_metrics, score_question
-from engine.eval.report import EvalSummary, MethodSummary, summary_markdown
+from engine.eval.report import MethodSummary, EvalSummary, summary_markdown
 from engine.methods.kg2rag import KG2RAG, KG2RAGSettings
 from engine.methods.kg2rag.graph import spanning_trees
 from engine.methods.kg2rag.records import GraphEdge

@@ -1,28 +1,14 @@
 """Where recall was lost: each gold paragraph lands in one bucket, read from small hand-made traces."""
 from __future__ import annotations
 
-from engine.eval.recall_loss import (
-    EV_DECOMPOSITION,
-    EV_NO_NEW_CHUNK,
-    EV_QUERY_NO_GOLD,
-    EXPANDED_NOT_SELECTED,
-    NEVER_CANDIDATE,
-    NOT_RETRIEVED,
-    SEED_ALONE_LOW,
-    SEED_CUT,
-    SEED_NO_TRIPLET,
-    SEED_PRUNED,
-    SEED_RANKED_LOW,
-    SEED_SELF_LOOP,
-    SEED_SKIPPED,
-    T2_NEVER,
-    recall_loss,
-    recall_loss_markdown,
-    summarize_recall_loss,
-)
+from engine.eval.recall_loss import (EV_DECOMPOSITION, EV_NO_NEW_CHUNK, EV_QUERY_NO_GOLD, EXPANDED_NOT_SELECTED,
+                                     NEVER_CANDIDATE, NOT_RETRIEVED, SEED_ALONE_LOW, SEED_CUT, SEED_NO_TRIPLET, SEED_PRUNED,
+                                     SEED_RANKED_LOW, SEED_SELF_LOOP, SEED_SKIPPED, T2_NEVER, recall_loss,
+                                     recall_loss_markdown, summarize_recall_loss)
 from engine.methods.kg2rag import KG2RAGSettings, KG2RAGTrace, SeedChunk
 from engine.methods.kg2rag.graph import Hop, ScoredChunkId, Tree
 from engine.types import Question
+
 from tests._kg2rag_helpers import chunk
 
 
@@ -102,7 +88,7 @@ def test_the_summary_table_sums_units_and_counts_questions():
 def test_a_real_kg2rag_run_accounts_for_every_gold_paragraph(embedder):
     from engine.methods.kg2rag import KG2RAG
     from tests._kg2rag_helpers import MemoryCorpus, ScriptedReasoner
-    from tests.test_kg2rag import CHUNKS, TRIPLETS, Q
+    from tests.test_kg2rag import CHUNKS, Q, TRIPLETS
 
     corpus = MemoryCorpus(embedder, CHUNKS, TRIPLETS)
     res = KG2RAG(ScriptedReasoner()).answer(Q, corpus, KG2RAGSettings.paper(k=2, hops=1))

@@ -14,11 +14,11 @@ import pytest
 
 from engine.chunking import ChunkingSettings, make_doc_id
 from engine.extraction import run_extraction
+from engine.reasoners import make_reasoner, prompts
 from engine.llm.base import LLMCall
+from engine.reasoners.base import Evidence, QueryTriplet
 from engine.methods import load_result, save_result
 from engine.methods.base import TRACE_TYPES, result_to_json
-from engine.reasoners import make_reasoner, prompts
-from engine.reasoners.base import Evidence, QueryTriplet
 from engine.types import Document
 from tests.loopback import LoopbackServer
 from tests.test_reliability_faults import all_calls
@@ -233,8 +233,8 @@ def test_hostile_replies_cannot_add_fields_or_change_the_trace_types(hostile_run
 
 
 def test_solve_parser_ignores_hostile_fields_directly():
-    from engine.llm.scripted import ScriptedLLM
     from engine.reasoners.llm_reasoner import LLMReasoner
+    from engine.llm.scripted import ScriptedLLM
 
     reasoner = LLMReasoner(ScriptedLLM([HOSTILE_SOLVE]))
     result, call = reasoner.solve(QUESTION, [], [QueryTriplet("Blade Runner", "director", "?x")],

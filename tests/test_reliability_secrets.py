@@ -73,6 +73,7 @@ def debug_logs(caplog, capfd, monkeypatch):
     the provider's raw error, to stderr. Pointing the handler at the live stderr keeps this test
     about what litellm logs, not about a stale stream (see docs/reliability-engine-notes.md).
     """
+    import sys
 
     from engine.llm.litellm_client import import_litellm
 
@@ -134,8 +135,8 @@ def test_key_from_the_environment_never_reaches_disk_logs_or_messages(tmp_path, 
 def _app_export(out: Path) -> None:
     """The app's HTML export of a comparison run and a saved run file, written beside the traces."""
     from components.export import export_html
-    from engine.methods import load_result
     from engine.runs import Run, run_to_json
+    from engine.methods import load_result
 
     results = [load_result(out / f"{m}.json") for m in ("t2rag", "kg2rag", "standard")]
     run = Run(question=results[0].question, results=results, gold=["x"], corpus="hp")
@@ -150,8 +151,8 @@ def test_key_passed_at_run_time_never_reaches_disk_logs_or_messages(tmp_path, mo
     from engine.eval.harness import run_eval
     from engine.extraction import run_extraction
     from engine.llm import LLMError
-    from engine.methods import build_method, save_result
     from engine.reasoners import make_reasoner
+    from engine.methods import build_method, save_result
     from engine.store import Workspace
     from tests._eval_helpers import make_hotpot_corpus
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from engine.llm.base import LLMError
+from engine.reasoners.base import SolveResult
 from engine.methods import build_method
 from engine.methods.base import result_from_json, result_to_json
 from engine.methods.t2rag import T2RAG, T2RAGSettings
-from engine.reasoners.base import SolveResult
 from tests._t2rag_helpers import OfflineLikeReasoner, Q, ScriptedReasoner, Unparseable, bobby_mcgee_corpus
 
 BRIDGE = "Who is the child of the performer of Me and Bobby McGee?"
@@ -264,8 +264,8 @@ def test_settings_reject_nonsense():
 def test_through_llm_reasoner_and_scripted_llm():
     import json
 
-    from engine.llm.scripted import ScriptedLLM
     from engine.reasoners.llm_reasoner import LLMReasoner
+    from engine.llm.scripted import ScriptedLLM
 
     replies = [json.dumps({"triplets": [["Me and Bobby McGee", "performer", "?performer"],
                                         ["?performer", "child", "?child"]]}),

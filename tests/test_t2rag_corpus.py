@@ -7,12 +7,12 @@ import json
 import pytest
 
 from engine.ingest.datasets import parse_dataset_value
+from engine.reasoners.base import SolveResult
+from engine.reasoners.offline import OfflineReasoner
 from engine.methods.base import result_from_json, result_to_json
 from engine.methods.t2rag import T2RAG
 from engine.methods.t2rag.retrieval import retrieve
 from engine.methods.t2rag.trace import RetrievalQuery, RoundTiming, T2RAGSettings
-from engine.reasoners.base import SolveResult
-from engine.reasoners.offline import OfflineReasoner
 from engine.store import Workspace
 from engine.types import ExtractionStatus
 from tests._t2rag_helpers import Q, ScriptedReasoner

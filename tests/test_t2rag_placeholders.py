@@ -1,9 +1,9 @@
 """Placeholders count anywhere in a part, not only at its start (issue 16)."""
 from __future__ import annotations
 
+from engine.reasoners.base import QueryTriplet, SolveResult, is_placeholder, placeholder_tokens
 from engine.methods.t2rag.state import State, apply_solve, classify, known_parts_query
 from engine.methods.t2rag.trace import StateTriplet
-from engine.reasoners.base import QueryTriplet, SolveResult, is_placeholder, placeholder_tokens
 
 
 def test_a_placeholder_inside_a_part_keeps_the_triplet_open():

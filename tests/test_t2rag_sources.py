@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 
+from engine.reasoners.base import SolveResult, parse_source_label
+from engine.reasoners.parsing import parse_solve_sources
+from engine.reasoners.llm_reasoner import LLMReasoner
 from engine.llm.scripted import ScriptedLLM
 from engine.methods.t2rag import T2RAG
-from engine.reasoners.base import SolveResult, parse_source_label
-from engine.reasoners.llm_reasoner import LLMReasoner
-from engine.reasoners.parsing import parse_solve_sources
 from tests._t2rag_helpers import Q, ScriptedReasoner, bobby_mcgee_corpus
 
 BRIDGE = "Who is the child of the performer of Me and Bobby McGee?"

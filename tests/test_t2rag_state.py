@@ -2,10 +2,10 @@
 the proposition walk's budget over a small in-memory corpus."""
 from __future__ import annotations
 
+from engine.reasoners.base import SolveResult
 from engine.methods.t2rag.retrieval import build_queries, retrieve
 from engine.methods.t2rag.state import State, apply_solve, classify, known_parts_query, strip_wh_words
 from engine.methods.t2rag.trace import RetrievalQuery, RoundTiming, StateTriplet, T2RAGSettings
-from engine.reasoners.base import SolveResult
 from tests._t2rag_helpers import Q, bobby_mcgee_corpus
 
 

@@ -10,9 +10,9 @@ import pytest
 
 from components.timeline_svg import axis_step, timeline_svg
 from components.timeline_view import ERROR_COLOR, FREE_COLOR, figure, legend, summary
-from engine.reasoners.llm_reasoner import LLMReasoner
 from engine.timeline import timeline, tree_rows
 from engine.whatif import rerun
+from engine.reasoners.llm_reasoner import LLMReasoner
 from tests.test_timeline_whatif import first_run, llm
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -81,8 +81,8 @@ def test_a_failed_call_is_red_and_a_replayed_one_grey_and_free():
 
 
 def test_an_offline_run_draws_no_money(tmp_path):
-    from engine.methods import build_method
     from engine.reasoners import make_reasoner
+    from engine.methods import build_method
     from tests._t2rag_helpers import bobby_mcgee_corpus
 
     result = build_method("t2rag", make_reasoner("")).answer("Who is the child of the performer of Me and Bobby "

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from engine.chunking import ChunkingSettings, chunk_document, make_doc_id
+from engine.triplet_resolve import resolve_rows
+from engine.triplet_rules import filter_reason
 from engine.triplet_io import (
     TripletRow,
     read_triplet_bytes,
@@ -14,8 +16,6 @@ from engine.triplet_io import (
     triplets_to_text,
     write_triplets,
 )
-from engine.triplet_resolve import resolve_rows
-from engine.triplet_rules import filter_reason
 from engine.types import Document, Triplet
 
 FIX = Path(__file__).parent / "fixtures" / "ingest"

@@ -9,17 +9,8 @@ from engine.methods.base import Result, Usage
 from engine.methods.kg2rag.graph import Hop
 from engine.methods.kg2rag.records import ScoredChunkId
 from engine.methods.kg2rag.trace import KG2RAGSettings, KG2RAGTrace, SeedChunk
-from engine.methods.t2rag.trace import (
-    BindingRecord,
-    DecompositionTrace,
-    RoundTrace,
-    ShownChunk,
-    StateSnapshot,
-    StateTriplet,
-    SynthesisTrace,
-    T2RAGSettings,
-    T2RAGTrace,
-)
+from engine.methods.t2rag.trace import (BindingRecord, DecompositionTrace, RoundTrace, ShownChunk, StateSnapshot,
+                                        StateTriplet, SynthesisTrace, T2RAGSettings, T2RAGTrace)
 from engine.types import Question
 from engine.verdict import chunk_ids_of, compare_verdict, gold_spec, stages, verdict_to_dict
 from tests.doubles import HashEmbedder, MemoryCorpus, chunk
