@@ -5,8 +5,8 @@ that states it, with the sentence holding the value marked, and a badge saying h
 (cited: the solver named that evidence and it states the value; guessed: the solver named none and
 the engine found the value in a walked proposition; unverified: the named evidence does not state
 it). Bindings the state ignored (already bound, in no open triplet) are not in the chain.
-KG2RAG: answer ← the selected trees (their triplets in walk order) ← their chunks. Each citation
-opens its chunk in place (a <details> element), so it works the same in every view without scrolling the page.
+KG2RAG: answer ← the selected trees (their triplets in walk order) ← their chunks. Each citation opens its chunk in place (a
+<details> element), so it works the same in every view without scrolling the page.
 """
 from __future__ import annotations
 
