@@ -56,6 +56,7 @@ WORKER = textwrap.dedent("""
     import hashlib, os, sys, time
     sys.path.insert(0, {repo!r})
     from engine.extraction import run_extraction
+    from engine.llm.base import OFFLINE_MODEL
     from engine.reasoners.offline import OfflineReasoner
     from engine.store import Workspace
 
