@@ -76,9 +76,9 @@ def charts(summary) -> list[tuple[str, go.Figure]]:
                       margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15))
     out.append(("eval_quality", fig))
     times = [(m.engine_time_per_q or 0.0, m.llm_time_per_q or 0.0) for m in ms]
-    if _any(e + l for e, l in times):
+    if _any(e + w for e, w in times):
         f = go.Figure([go.Bar(name="engine", x=names, y=[e for e, _ in times], marker_color="#8fb3d9"),
-                       go.Bar(name="LLM", x=names, y=[l for _, l in times], marker_color="#e9a23b")])
+                       go.Bar(name="LLM", x=names, y=[w for _, w in times], marker_color="#e9a23b")])
         f.update_layout(barmode="stack", title="Seconds per question", height=300, yaxis_rangemode="tozero",
                         yaxis_title="seconds", margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15))
         out.append(("eval_time", f))

@@ -8,16 +8,17 @@ vis-network's own JS and CSS are inlined from the pyvis package. The data goes i
 (vis-network draws them on canvas). The page runs in a `sandbox="allow-scripts"` frame under a
 hash-based CSP (components.safe.sandboxed): a slip could not reach the app's origin.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import streamlit as st
 
 from components.graph_layout import MAX_FAN
+from components.graph_page import CHROME_HEIGHT, LEGEND_CSS, PAGE_SCRIPT, legend_html, vis_assets
 from components.safe import csp_meta, esc, json_for_script, sandboxed
 
 #: Most nodes a corpus-level graph shows; beyond that vis-network becomes unreadable and slow.
@@ -50,27 +51,18 @@ class GEdge:
 @dataclass(frozen=True)
 class LegendItem:
     """One legend entry: a swatch (dot for nodes, line for edges) and what it means."""
+
     text: str
     color: str
     kind: str = "dot"  # dot | ring | line | dashed
 
 
-@lru_cache(maxsize=1)
-def _vis_assets() -> tuple[str, str]:
-    import pyvis
-
-    lib = Path(pyvis.__file__).parent / "lib" / "vis-9.1.2"
-    return ((lib / "vis-network.min.js").read_text(encoding="utf-8"),
-            (lib / "vis-network.css").read_text(encoding="utf-8"))
-
-
-#: Longest label drawn in full; longer ones end in "…" (the whole text is in the hover and the panel).
 LABEL_CHARS = 24  # 32 left dense forests at ~10 px on screen; 24 gains about a pixel
 
 
 def short_label(text: str) -> str:
     text = " ".join(str(text).split())
-    return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1].rstrip() + "…"
+    return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1].rstrip() + "…"
 
 
 #: Label font sizes of the interactive graph (canvas px at zoom 1); the layout leaves room for them.
@@ -90,14 +82,18 @@ def label_boxes(nodes: list[GNode], edges: list[GEdge], node_font: float, *, cen
     edge_w: dict[tuple[str, str], float] = {}
     for e in edges:  # two edges between one pair (a kept triplet and a pruned one): the widest label
         edge_w[(e.source, e.target)] = max(edge_w.get((e.source, e.target), 0.0), text_width(short_label(e.label), ef))
-    return {"label_width": {n.id: text_width(short_label(n.label), node_font) for n in nodes},
-            "label_height": node_box_height(node_font), "node_size": {n.id: n.size for n in nodes},
-            "edge_label_width": edge_w, "edge_label_height": ef + 6.0 if centred else edge_box_height(ef)}
+    return {
+        "label_width": {n.id: text_width(short_label(n.label), node_font) for n in nodes},
+        "label_height": node_box_height(node_font),
+        "node_size": {n.id: n.size for n in nodes},
+        "edge_label_width": edge_w,
+        "edge_label_height": ef + 6.0 if centred else edge_box_height(ef),
+    }
 
 
 #: The wide canvas the layout is made for (a graph across the page at 1440 x 900, less the fit's
 #: padding: its height is the drawing's less FRAME_PADDING); the smallest on-screen label size the
-#: page keeps when the fit zooms out, and the most it grows the font for that (both as in _INIT).
+#: page keeps when the fit zooms out, and the most it grows the font for that (both as in PAGE_SCRIPT).
 WIDE_FRAME = (1220.0, 340.0)
 FRAME_PADDING = 80
 #: A graph in a page's main column at 1440 x 900 with the sidebar open (~970 px), less the padding.
@@ -106,8 +102,13 @@ MIN_LABEL_PX = 12.0
 MAX_FONT_GROWTH = 7
 
 
-def _wide_layout(nodes: list[GNode], kept: list[GEdge], frame: tuple[float, float] = WIDE_FRAME,
-                 margin: float | None = None, max_fan: int | None = None) -> tuple[dict, dict, float]:
+def _wide_layout(
+    nodes: list[GNode],
+    kept: list[GEdge],
+    frame: tuple[float, float] = WIDE_FRAME,
+    margin: float | None = None,
+    max_fan: int | None = None,
+) -> tuple[dict, dict, float]:
     """The wide packing, with room for labels at the size they will be drawn: the page zooms out
     to fit a big drawing and then grows the font to stay readable (at least MIN_LABEL_PX on
     screen, at most MAX_FONT_GROWTH times the base), so a bigger drawing needs room for bigger
@@ -122,9 +123,14 @@ def _wide_layout(nodes: list[GNode], kept: list[GEdge], frame: tuple[float, floa
     need = font
     for attempt in range(3):  # at most three layouts: the base font, a guess, the page's biggest
         boxes = label_boxes(nodes, kept, font, centred=True)
-        pos = component_layout([n.id for n in nodes], pairs, aspect=frame[0] / frame[1],
-                               margin=None if margin is None else margin * boxes["label_height"],
-                               **({} if max_fan is None else {"max_fan": max_fan}), **boxes)
+        pos = component_layout(
+            [n.id for n in nodes],
+            pairs,
+            aspect=frame[0] / frame[1],
+            margin=None if margin is None else margin * boxes["label_height"],
+            **({} if max_fan is None else {"max_fan": max_fan}),
+            **boxes,
+        )
         w, h = drawing_extent(pos, **boxes)
         need = MIN_LABEL_PX / min(frame[0] / max(w, 1.0), frame[1] / max(h, 1.0))
         if need <= font or font >= cap:
@@ -168,7 +174,7 @@ _WALK_NUMBER = re.compile(r"^(\d+\.)\s")
 def narrow_label(text: str) -> str:
     """A node's label in the narrow layout: cut shorter, so the drawing fits a phone's width."""
     text = " ".join(str(text).split())
-    return text if len(text) <= NARROW_LABEL_CHARS else text[:NARROW_LABEL_CHARS - 1].rstrip() + "…"
+    return text if len(text) <= NARROW_LABEL_CHARS else text[: NARROW_LABEL_CHARS - 1].rstrip() + "…"
 
 
 def narrow_edge_label(text: str) -> str:
@@ -200,15 +206,25 @@ def _narrow_layout(nodes: list[GNode], kept: list[GEdge], frame_height: float) -
     return best[1], best[2], best[3]
 
 
-def _network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
-                  frame_height: float = WIDE_FRAME[1], frame_width: float = WIDE_FRAME[0]) -> tuple[list, list]:
+def _network_data(
+    nodes: list[GNode],
+    edges: list[GEdge],
+    directed: bool,
+    frame_height: float = WIDE_FRAME[1],
+    frame_width: float = WIDE_FRAME[0],
+) -> tuple[list, list]:
     """vis-network nodes and edges (network_data without the fonts)."""
     vnodes, vedges, _ = network_data(nodes, edges, directed, frame_height, frame_width)
     return vnodes, vedges
 
 
-def network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
-                 frame_height: float = WIDE_FRAME[1], frame_width: float = WIDE_FRAME[0]) -> tuple[list, list, dict]:
+def network_data(
+    nodes: list[GNode],
+    edges: list[GEdge],
+    directed: bool,
+    frame_height: float = WIDE_FRAME[1],
+    frame_width: float = WIDE_FRAME[0],
+) -> tuple[list, list, dict]:
     """vis-network nodes and edges, with the positions of a wide layout made for a frame
     `frame_width` x `frame_height` (the drawing's size less the fit's padding) and of a narrow one's
     (a phone, a Compare column), each with its own labels (`label_wide`, `label_narrow`); and the
@@ -225,17 +241,39 @@ def network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
         # plain text: vis-network 9 draws labels on canvas and sets string titles as text, so an
         # HTML escape would show as "&quot;"; the page runs sandboxed anyway (components.safe)
         x, y = pos[n.id]
-        color = {"background": n.color, "border": n.border or n.color,
-                 "highlight": {"background": n.color, "border": "#222"}}
-        net.add_node(n.id, label=short_label(n.label), title=n.title or n.label, color=color, size=n.size, x=x, y=y,
-                     borderWidth=3 if n.border else 1, detail=n.detail or n.title or n.label,
-                     wide=[x, y], narrow=list(narrow[n.id]), label_wide=short_label(n.label),
-                     label_narrow=narrow_label(n.label))
+        color = {
+            "background": n.color,
+            "border": n.border or n.color,
+            "highlight": {"background": n.color, "border": "#222"},
+        }
+        net.add_node(
+            n.id,
+            label=short_label(n.label),
+            title=n.title or n.label,
+            color=color,
+            size=n.size,
+            x=x,
+            y=y,
+            borderWidth=3 if n.border else 1,
+            detail=n.detail or n.title or n.label,
+            wide=[x, y],
+            narrow=list(narrow[n.id]),
+            label_wide=short_label(n.label),
+            label_narrow=narrow_label(n.label),
+        )
     for e, narrow_text in zip(kept, narrow_edge):
-        net.add_edge(e.source, e.target, label=short_label(e.label), title=e.title or e.label,
-                     color=e.color, dashes=[6, 6] if e.dashed else False, width=e.width,
-                     detail=e.detail or e.title or e.label, label_wide=short_label(e.label),
-                     label_narrow=narrow_text)
+        net.add_edge(
+            e.source,
+            e.target,
+            label=short_label(e.label),
+            title=e.title or e.label,
+            color=e.color,
+            dashes=[6, 6] if e.dashed else False,
+            width=e.width,
+            detail=e.detail or e.title or e.label,
+            label_wide=short_label(e.label),
+            label_narrow=narrow_text,
+        )
     data = net.get_network_data()
     return data[0], data[1], {"wide": room, "narrow": narrow_room}
 
@@ -245,273 +283,89 @@ def network_data(nodes: list[GNode], edges: list[GEdge], directed: bool,
 #: once, and again on every resize (a frame inside a hidden tab has width 0 until the tab opens).
 #: Labels keep a readable on-screen size when the fit zooms out (a phone, a big graph). A click
 #: writes the node's or edge's detail (plain text, textContent) into the panel under the graph.
-_INIT = """
-(function() {
-  var d = JSON.parse(document.getElementById("graph-data").textContent);
-  var nodes = new vis.DataSet(d.nodes), edges = new vis.DataSet(d.edges);
-  var box = document.getElementById("g"), panel = document.getElementById("detail");
-  var net = new vis.Network(box, {nodes: nodes, edges: edges}, d.options);
-  var base = d.font, room = d.room || {}, last = 0, shape = "wide";
-  var widths = edges.get().map(function(e) { return [e.id, e.width || 1]; });
-  function font(f) {
-    // small changes are skipped (each one redraws), but never a growth: that would leave labels
-    // a fraction of a pixel under the 12 px they are grown to
-    if (Math.abs(f - last) < 0.5 && f <= last) return;
-    last = f;
-    net.setOptions({nodes: {font: {size: f}}, edges: {font: {size: f * base.edge / base.node}}});
-    // edges grow with the labels: a fitted forest is drawn at a third of its size, where a weight's
-    // 8 px line became a pale hairline; lines take no room the layout must leave, labels do
-    var grow = f / base.node;
-    edges.update(widths.map(function(w) { return {id: w[0], width: w[1] * grow}; }));
-    document.body.setAttribute("data-font", String(Math.round(f)));
-  }
-  function readable() {
-    var s = net.getScale() || 1;
-    // at least 12 px on screen (a phone fits a big drawing at a third of its size), within reason,
-    // and never past the font the layout left room for (bigger labels would run into each other)
-    font(Math.min(room[shape] || base.node * 7, base.node * 7, Math.max(base.node, 12 / s)));
-  }
-  function fit() {
-    if (!box.clientWidth || !box.clientHeight) return;
-    var want = box.clientWidth / box.clientHeight >= 1.6 ? "wide" : "narrow";
-    if (want !== shape) {
-      shape = want;
-      // vis keeps the old label when given "": an empty one is a zero-width space (draws nothing)
-      nodes.update(nodes.get().map(function(n) {
-        return {id: n.id, x: n[want][0], y: n[want][1], label: n["label_" + want] || "\\u200b"};
-      }));
-      edges.update(edges.get().map(function(e) { return {id: e.id, label: e["label_" + want] || "\\u200b"}; }));
-    }
-    font(base.node);  // fit to the drawing at the base size, then grow labels if it zoomed out
-    net.fit({animation: false, padding: 40});
-    readable();
-    // grown labels reach past the drawing the fit saw: fit again with them, so none is cut at
-    // the frame's edge, and keep them readable at the new zoom (a few rounds: the growth stops at
-    // the font the layout left room for, so this settles)
-    for (var i = 0; i < 3 && last > base.node; i++) {
-      var before = last;
-      net.fit({animation: false, padding: 24});
-      readable();
-      if (Math.abs(last - before) < 0.5) break;
-    }
-    // a drawing of two or three nodes is not blown up to fill a big frame: past this zoom its dots
-    // and labels only get bigger without showing more (the fit stays centred)
-    if (net.getScale() > 1.5) { net.moveTo({scale: 1.5}); readable(); }
-    document.body.setAttribute("data-fitted", String(Date.now()));
-    probe();
-  }
-  // For the browser tests (read from outside through the DOM): how many nodes (their dots) lie
-  // outside the canvas after the fit, the labels' on-screen size, and where the first node is.
-  // Also, on screen: how much of the frame the drawing fills (its labels included) and how many
-  // label boxes overlap (node labels with each other, edge labels with node labels and each other).
-  function probe() {
-    var r = box.getBoundingClientRect(), out = 0, first = null, s = net.getScale();
-    nodes.get().forEach(function(n) {
-      var p = net.canvasToDOM(net.getPosition(n.id)), k = (n.size || 10) * s;
-      if (p.x - k < -1 || p.y - k < -1 || p.x + k > r.width + 1 || p.y + k > r.height + 1) out++;
-      if (first === null) first = [p.x + r.left, p.y + r.top];
-    });
-    var boxes = labelBoxes(s), all = boxes.nodes.concat(boxes.edges), overlaps = [];
-    for (var i = 0; i < all.length; i++) for (var j = i + 1; j < all.length; j++) {
-      var a = all[i], b = all[j];
-      if (a.kind === "edge" && b.kind === "node" && (a.from === b.id || a.to === b.id)) continue;
-      if (b.kind === "edge" && a.kind === "node" && (b.from === a.id || b.to === a.id)) continue;
-      if (a.x0 < b.x1 - 1 && b.x0 < a.x1 - 1 && a.y0 < b.y1 - 1 && b.y0 < a.y1 - 1) overlaps.push([a.label, b.label]);
-    }
-    var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    all.forEach(function(b) { x0 = Math.min(x0, b.x0); y0 = Math.min(y0, b.y0); x1 = Math.max(x1, b.x1); y1 = Math.max(y1, b.y1); });
-    var fill = all.length ? Math.max((x1 - x0) / r.width, (y1 - y0) / r.height) : 0;
-    document.body.setAttribute("data-probe", JSON.stringify({outside: out, total: nodes.length, first: first,
-      screenFont: last * s, fill: fill, capped: s >= 1.49, overlaps: overlaps.length,
-      overlapping: overlaps.slice(0, 5)}));
-  }
-  // Screen boxes of the labels: a node's (vis-network's own box: its dot and its label) and each
-  // edge label's (measured text, drawn centred on the edge's middle).
-  function labelBoxes(s) {
-    var ctx = document.createElement("canvas").getContext("2d"), ef = last * base.edge / base.node;
-    ctx.font = ef + "px arial";
-    var ns = nodes.get().map(function(n) {
-      var b = net.getBoundingBox(n.id), p = net.canvasToDOM({x: b.left, y: b.top}),
-          q = net.canvasToDOM({x: b.right, y: b.bottom});
-      return {kind: "node", id: n.id, label: n.label, x0: p.x, y0: p.y, x1: q.x, y1: q.y};
-    });
-    var es = edges.get().filter(function(e) { return e.label && e.label !== "\u200b"; }).map(function(e) {
-      var a = net.getPosition(e.from), b = net.getPosition(e.to), w = ctx.measureText(e.label).width / 2,
-          m = net.canvasToDOM({x: (a.x + b.x) / 2, y: (a.y + b.y) / 2});
-      return {kind: "edge", from: e.from, to: e.to, label: e.label, x0: m.x - w * s, x1: m.x + w * s,
-              y0: m.y - ef * s / 2, y1: m.y + ef * s / 2};
-    });
-    return {nodes: ns, edges: es};
-  }
-  net.once("afterDrawing", fit);
-  window.addEventListener("resize", fit);
-  if (window.ResizeObserver) new ResizeObserver(fit).observe(box);
-  net.on("zoom", readable);
-  net.on("click", function(p) {
-    var item = p.nodes.length ? nodes.get(p.nodes[0]) : (p.edges.length ? edges.get(p.edges[0]) : null);
-    panel.textContent = item ? (item.detail || item.title || item.label || "") : d.hint;
-  });
-  document.getElementById("fit").addEventListener("click", fit);
-})();
-"""
-
-_LEGEND_CSS = """
-#legend{display:flex;flex-wrap:wrap;gap:2px 14px;font-size:12px;padding:4px 6px;max-height:62px;overflow-y:auto}
-#legend span{display:inline-flex;align-items:center;gap:5px;white-space:nowrap}
-#legend i{display:inline-block;width:12px;height:12px;border-radius:50%}
-#legend i.ring{background:#fff!important;border:3px solid;box-sizing:border-box}
-#legend i.line{width:22px;height:0;border-radius:0;border-top:3px solid}
-#legend i.dashed{width:22px;height:0;border-radius:0;border-top:3px dashed}
-#bar{display:flex;justify-content:space-between;align-items:flex-start}
-#fit{font-size:12px;margin:3px;cursor:pointer}
-#detail{box-sizing:border-box;height:72px;overflow-y:auto;font-size:13px;padding:4px 8px;
- border:1px solid #ddd;border-top:0;white-space:pre-wrap;background:#fafafa}
-"""
-#: Room the legend row and the detail panel take besides the canvas.
-CHROME_HEIGHT = 70 + 72
-
-
-def _legend_html(items: list[LegendItem]) -> str:
-    parts = []
-    for it in items:
-        style = (f"border-color:{esc(it.color)}" if it.kind in ("ring", "line", "dashed")
-                 else f"background:{esc(it.color)}")
-        parts.append(f'<span><i class="{esc(it.kind)}" style="{style}"></i>{esc(it.text)}</span>')
-    return "".join(parts)
-
-
-def graph_html(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
-               legend: list[LegendItem] | None = None, node_font: int = NODE_FONT,
-               width: float = PAGE_FRAME_WIDTH) -> str:
+def graph_html(
+    nodes: list[GNode],
+    edges: list[GEdge],
+    *,
+    height: int = 520,
+    directed: bool = False,
+    legend: list[LegendItem] | None = None,
+    node_font: int = NODE_FONT,
+    width: float = PAGE_FRAME_WIDTH,
+) -> str:
     """A self-contained HTML page drawing the graph (no network requests): a legend row, the
     canvas (fixed layout for a frame about `width` px wide, fitted), and a panel showing what was
     clicked."""
-    js, css = _vis_assets()
+    js, css = vis_assets()
     vnodes, vedges, room = network_data(nodes, edges, directed, max(200.0, float(height - FRAME_PADDING)), width)
     e_font = edge_font(node_font)
     options = {
         "physics": {"enabled": False},
         "layout": {"improvedLayout": False},
-        "edges": {"font": {"size": e_font, "align": "horizontal", "background": "rgba(255,255,255,0.85)",
-                           "strokeWidth": 0},
-                  "smooth": False, "arrows": {"to": {"enabled": directed, "scaleFactor": 0.5}}},
-        "nodes": {"shape": "dot", "font": {"size": node_font, "strokeWidth": 3, "strokeColor": "#ffffff"},
-                  "scaling": {"label": {"drawThreshold": 1}}},
+        "edges": {
+            "font": {"size": e_font, "align": "horizontal", "background": "rgba(255,255,255,0.85)", "strokeWidth": 0},
+            "smooth": False,
+            "arrows": {"to": {"enabled": directed, "scaleFactor": 0.5}},
+        },
+        "nodes": {
+            "shape": "dot",
+            "font": {"size": node_font, "strokeWidth": 3, "strokeColor": "#ffffff"},
+            "scaling": {"label": {"drawThreshold": 1}},
+        },
         "interaction": {"hover": True, "tooltipDelay": 120},
     }
     hint = "Click a node or an edge to see its triplet and source chunk here."
-    payload = json_for_script({"nodes": vnodes, "edges": vedges, "options": options, "hint": hint,
-                               "font": {"node": node_font, "edge": e_font}, "room": room})
-    return f"""<!doctype html><html><head><meta charset="utf-8">{csp_meta((js, _INIT))}
-<style>{css}{_LEGEND_CSS}
+    payload = json_for_script(
+        {
+            "nodes": vnodes,
+            "edges": vedges,
+            "options": options,
+            "hint": hint,
+            "font": {"node": node_font, "edge": e_font},
+            "room": room,
+        }
+    )
+    return f"""<!doctype html><html><head><meta charset="utf-8">{csp_meta((js, PAGE_SCRIPT))}
+<style>{css}{LEGEND_CSS}
 html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-sizing:border-box;width:100%;height:{int(height)}px;border:1px solid #ddd}}</style>
-<script>{js}</script></head><body><div id="bar"><div id="legend" style="height:62px">{_legend_html(legend or [])}</div>
+<script>{js}</script></head><body><div id="bar"><div id="legend" style="height:62px">{legend_html(legend or [])}</div>
 <button id="fit" type="button" title="Fit the whole graph in view">⤢ Fit</button></div><div id="g"></div>
 <div id="detail">{esc(hint)}</div>
 <script type="application/json" id="graph-data">{payload}</script>
-<script>{_INIT}</script></body></html>"""
+<script>{PAGE_SCRIPT}</script></body></html>"""
 
 
 @lru_cache(maxsize=16)
-def _cached_page(nodes: tuple[GNode, ...], edges: tuple[GEdge, ...], height: int, directed: bool,
-                 legend: tuple[LegendItem, ...], width: float) -> str:
+def _cached_page(
+    nodes: tuple[GNode, ...],
+    edges: tuple[GEdge, ...],
+    height: int,
+    directed: bool,
+    legend: tuple[LegendItem, ...],
+    width: float,
+) -> str:
     """graph_html, kept for the graphs drawn last: the layout is a pure function of its input and
     takes ~0.1 s for a KG2RAG forest, which every rerun of a step showing the graph would pay."""
     return graph_html(list(nodes), list(edges), height=height, directed=directed, legend=list(legend), width=width)
 
 
-def show_graph(nodes: list[GNode], edges: list[GEdge], *, height: int = 520, directed: bool = False,
-               width: float = PAGE_FRAME_WIDTH, caption: str = "", legend: list[LegendItem] | None = None) -> None:
+def show_graph(
+    nodes: list[GNode],
+    edges: list[GEdge],
+    *,
+    height: int = 520,
+    directed: bool = False,
+    width: float = PAGE_FRAME_WIDTH,
+    caption: str = "",
+    legend: list[LegendItem] | None = None,
+) -> None:
     """The graph in a sandboxed frame `height` px high, laid out for a frame about `width` wide."""
     if not nodes:
         st.info("Nothing to draw.")
         return
-    js, _ = _vis_assets()
+    js, _ = vis_assets()
     page = _cached_page(tuple(nodes), tuple(edges), height, directed, tuple(legend or ()), width)
     total = height + CHROME_HEIGHT
-    st.iframe(sandboxed(page, (js, _INIT), total + 4), height=total + 12)
+    st.iframe(sandboxed(page, (js, PAGE_SCRIPT), total + 4), height=total + 12)
     if caption:
         st.caption(caption)
-
-
-def entity_subgraph(graph, search: str = "", cap: int = DEFAULT_NODE_CAP) -> tuple[list[GNode], list[GEdge], int]:
-    """Nodes and edges of the corpus entity graph to draw, and how many nodes matched in all.
-
-    With a search string: the matching entities and their neighbours, matches first. Without:
-    the best-connected entities. Either way at most `cap` nodes, so a big corpus stays drawable.
-    """
-    query = (search or "").strip().lower()
-    if query:
-        hits = [n for n, a in graph.nodes(data=True)
-                if query in str(n).lower() or query in str(a.get("label", "")).lower()]
-        hits.sort(key=lambda n: -graph.degree(n))
-        chosen: list = list(hits[:cap])
-        seen = set(chosen)
-        for h in hits:
-            for nb in sorted(graph.neighbors(h), key=lambda n: -graph.degree(n)):
-                if len(chosen) >= cap:
-                    break
-                if nb not in seen:
-                    seen.add(nb)
-                    chosen.append(nb)
-        matched = len(hits)
-        highlight = set(hits)
-    else:
-        # hubs with their neighbourhoods, so the view shows connected clusters, not loose dots
-        chosen, seen = [], set()
-        for hub in sorted(graph.nodes, key=lambda n: -graph.degree(n)):
-            if len(chosen) >= cap:
-                break
-            for n in [hub] + sorted(graph.neighbors(hub), key=lambda n: -graph.degree(n)):
-                if len(chosen) >= cap:
-                    break
-                if n not in seen:
-                    seen.add(n)
-                    chosen.append(n)
-        matched = graph.number_of_nodes()
-        highlight = set()
-    keep = set(chosen)
-    nodes = [GNode(id=str(n), label=str(graph.nodes[n].get("label", n)),
-                   title=f"{graph.nodes[n].get('label', n)} ({graph.degree(n)} triplets)",
-                   color="#f4a261" if n in highlight else "#97c2fc",
-                   size=18 if n in highlight else 12)
-             for n in chosen]
-    edges: list[GEdge] = []
-    seen_pairs: set = set()
-    for u, v, a in graph.edges(data=True):
-        if u in keep and v in keep:
-            pair = (u, v, a.get("predicate", ""))
-            if pair in seen_pairs:
-                continue
-            seen_pairs.add(pair)
-            title = f"{a.get('subject', u)} {a.get('predicate', '')} {a.get('object', v)}"
-            edges.append(GEdge(str(u), str(v), label=str(a.get("predicate", "")), title=title,
-                               detail=title + "\nSource chunks: " + ", ".join(a.get("chunk_ids", ()) or ())))
-    return nodes, edges, matched
-
-
-def name_edge_sources(edges: list[GEdge], corpus) -> list[GEdge]:
-    """The same edges with each "Source chunks:" line naming chunks by title and number and
-    followed by the first source chunk's text (what a click on the edge shows)."""
-    from dataclasses import replace
-
-    from components.chunk_names import chunk_texts
-
-    ids = [c for e in edges for c in e.detail.partition("\nSource chunks: ")[2].split(", ") if c]
-    texts = chunk_texts(corpus, ids)
-    out = []
-    for e in edges:
-        head, _, srcs = e.detail.partition("\nSource chunks: ")
-        cids = [c for c in srcs.split(", ") if c]
-        if not cids:
-            out.append(e)
-            continue
-        names = ", ".join(texts.get(c, (c, ""))[0] for c in cids)
-        first = texts.get(cids[0], ("", ""))[1]
-        out.append(replace(e, detail=f"{head}\nSource: {names}" + (f"\n{first}" if first else "")))
-    return out
-
-
-#: What the corpus entity graph's colours mean.
-ENTITY_LEGEND = [LegendItem("entity", "#97c2fc"), LegendItem("matches the search", "#f4a261"),
-                 LegendItem("triplet (subject → object, labelled by predicate)", "#888888", "line")]

@@ -6,12 +6,13 @@ import json
 import streamlit as st
 
 from components.state import content_key, sticky_expander
+from engine.llm.base import OFFLINE_MODEL
 
 
 def call_summary(call) -> str:
     if call is None:
         return "no call"
-    if call.model == "offline-rules":
+    if call.model == OFFLINE_MODEL:
         head = f"{call.job} · offline rules (no LLM call)"
     else:
         cost = "price unknown" if call.cost is None else f"${call.cost:.5f}"

@@ -10,7 +10,7 @@ from components.chunk_names import chunk_names
 from components.safe import engine_errors, esc, html_block
 from components.settings_form import field_docs, human_label
 from components.timeline_view import run_seconds, show_timeline
-from engine.timeline import OFFLINE
+from engine.llm.base import OFFLINE_MODEL
 from engine.methods.presets import PRESETS, has_presets
 from engine.whatif import WHATIF_KNOBS, preset_changes, recorded_calls, run_settings
 
@@ -64,7 +64,7 @@ def adopt_button(slot: str, label: str, on_adopt, *args) -> None:
 
 def replayed_note(result) -> str:
     """A line for a result that is an adopted what-if: how many of its replies were replayed."""
-    calls = [c for c in recorded_calls(result) if c.model != OFFLINE]
+    calls = [c for c in recorded_calls(result) if c.model != OFFLINE_MODEL]
     n = sum(1 for c in calls if c.replayed)
     return f"{n} of {len(calls)} LLM replies in this run were replayed from an earlier run (free)." if n else ""
 

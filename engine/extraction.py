@@ -17,7 +17,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from engine.faults import fault_point
-from engine.llm.base import LLMCall, LLMError
+from engine.llm.base import OFFLINE_MODEL, LLMCall, LLMError
 from engine.pending import PAGE, count_failed, count_pending, iter_pending
 from engine.progress import ProgressCallback, no_progress
 from engine.reasoners.base import Reasoner
@@ -274,7 +274,7 @@ def estimate_extraction(corpus_chunks: Iterable[Chunk], model: str, style: str =
     if not model:
         n = sum(1 for _ in corpus_chunks)
         return ExtractionEstimate(
-            model="offline-rules",
+            model=OFFLINE_MODEL,
             style=style,
             chunks=n,
             calls=0,

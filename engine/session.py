@@ -29,6 +29,7 @@ from typing import Any
 
 from engine.budget import Budget
 from engine.config import AppSettings
+from engine.llm.base import OFFLINE_MODEL
 from engine.llm.litellm_call import set_reply_cap
 
 
@@ -85,7 +86,7 @@ class Session:
         return bool(self._api_key)
 
     def label(self) -> str:
-        return self.model or "offline-rules"
+        return self.model or OFFLINE_MODEL
 
     def settings_for(self, method: str):
         """The method's settings in this session: the `tuned` preset (the settings class's defaults)
@@ -181,7 +182,7 @@ class Session:
         """One minimal request to the model in use: (ok, 'authentication failed: ...' / 'model not
         found: ...' / 'unreachable: ...' / 'answered')."""
         if not self.model:
-            return True, "offline-rules: no model, no key, nothing to check"
+            return True, f"{OFFLINE_MODEL}: no model, no key, nothing to check"
         reasoner = self.reasoner(max_attempts=1)
         return reasoner.llm.probe()
 

@@ -19,9 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.llm.base import LLMCall
-
-OFFLINE = "offline-rules"
+from engine.llm.base import OFFLINE_MODEL, LLMCall
 
 
 @dataclass
@@ -68,7 +66,7 @@ class _Builder:
         """An LLM call under `parent`, `offset` seconds into it (or ending with it)."""
         if call is None:
             return
-        rules = call.model == OFFLINE
+        rules = call.model == OFFLINE_MODEL
         free = call.cached or call.replayed
         if rules and not free and parent.kind == "step":
             self._fold_rules(call, parent)

@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import serde
-from engine.llm.base import Completion, LLMCall
-
-OFFLINE = "offline-rules"
+from engine.llm.base import OFFLINE_MODEL, Completion, LLMCall
+from engine.llm.cached import CachedLLM, not_bought
 
 #: The settings a what-if offers per method, with the range a visitor may pick in demo mode (the
 #: operator's CLI may change any field of the settings dataclass).
@@ -45,40 +44,23 @@ def _prompt_key(messages: list[dict[str, str]]) -> str:
     return json.dumps(messages, sort_keys=True, ensure_ascii=False)
 
 
-class ReplayLLM:
+class ReplayLLM(CachedLLM):
     """An `LLM` that answers only from recorded calls: the same prompt gets the recorded reply,
     any other prompt raises `ReplayMiss`. Calls that got no reply (a provider failure) and
-    offline-rules steps are not replayed."""
+    offline-rules steps are not replayed. No response cache: the recorded run is its store."""
 
     def __init__(self, calls: list[LLMCall]):
         self.replies: dict[str, LLMCall] = {}
         for c in calls:
-            if c.model != OFFLINE and c.messages and c.response:
+            if c.model != OFFLINE_MODEL and c.messages and c.response:
                 self.replies.setdefault(_prompt_key(c.messages), c)
         self.model = next((c.model for c in self.replies.values()), "replay")
 
-    def complete(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        json_mode: bool = False,
-    ) -> Completion:
+    def _forward(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Completion:
         c = self.replies.get(_prompt_key(messages))
         if c is None:
             raise ReplayMiss()
-        return Completion(
-            text=c.response,
-            model=c.model,
-            prompt_tokens=c.prompt_tokens,
-            completion_tokens=c.completion_tokens,
-            cost=0.0,
-            latency=0.0,
-            cached=True,
-            attempts=0,
-            replayed=True,
-        )
+        return not_bought(c.response, c.model, c.prompt_tokens, c.completion_tokens, replayed=True)
 
 
 class ReplayReasoner:
@@ -309,5 +291,5 @@ def finish_rerun(result: Any, new: Any, reasoner: ReplayReasoner) -> tuple[Any, 
     new.reasoner = reasoner.label()
     if hasattr(new.trace, "reasoner"):
         new.trace.reasoner = new.reasoner
-    new_llm = sum(1 for c in recorded_calls(new) if c.model != OFFLINE and not c.replayed)
+    new_llm = sum(1 for c in recorded_calls(new) if c.model != OFFLINE_MODEL and not c.replayed)
     return new, diff_runs(result, new, replayed=reasoner.replayed, new=new_llm)

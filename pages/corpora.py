@@ -7,7 +7,8 @@ from components import corpus_actions as actions
 from components import state
 from components.landing import landing_card
 from components.chunk_names import chunk_name
-from components.graph import DEFAULT_NODE_CAP, ENTITY_LEGEND, entity_subgraph, name_edge_sources, show_graph
+from components.entity_graph import ENTITY_LEGEND, entity_subgraph, name_edge_sources
+from components.graph import DEFAULT_NODE_CAP, show_graph
 from components.safe import engine_errors
 from engine.graph_view import entity_view
 from components.tables import (chunks_frame, documents_frame, questions_frame, searchable_table,

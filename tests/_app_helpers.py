@@ -3,8 +3,6 @@ loopback port, and a headless Chromium driven over the DevTools protocol (websoc
 installed as a streamlit dependency; no selenium, no websocket-client)."""
 from __future__ import annotations
 
-import pytest
-
 import base64
 import itertools
 import json
@@ -16,6 +14,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_corpora" / "hotpotqa_30.json"
@@ -284,20 +284,3 @@ class Browser:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-
-
-@pytest.fixture(autouse=True)
-def always_run_app_py(monkeypatch):
-    """AppTest re-detects the legacy `pages/` folder on every run() and then runs the page file
-    alone (a real server does that only until app.py's first st.navigation call). Pages recover
-    by rerunning (state.ensure_app), but a rerun drops the button click being tested; so the
-    legacy mode stays off, as it is in a running server. Import it into an AppTest module."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)

@@ -12,6 +12,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+#: fixtures defined once and used by name anywhere: the loopback LLM server, the AppTest app
+pytest_plugins = ["tests.loopback", "tests._apptest"]
+
 REPO = Path(__file__).resolve().parent.parent
 #: The real QA samples the tests read, copied into the repository with their attribution
 #: (tests/fixtures/qa/README.md): a clone in any folder runs the suite.

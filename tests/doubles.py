@@ -10,39 +10,17 @@ same contract. It counts its embed and search calls, for tests about how often a
 """
 from __future__ import annotations
 
-import hashlib
-import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
-from engine.llm.base import LLMCall
+from engine.llm.base import OFFLINE_MODEL, LLMCall
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
-
 from engine.store.graph import entity_graph_of, neighbourhood_of
 from engine.types import Chunk, Triplet
-
-_WORD = re.compile(r"\w+")
-
-
-def hash_embed(texts: list[str], dim: int = 256) -> np.ndarray:
-    """Bag-of-words hashing: deterministic, instant, good enough to drive a method's state machine."""
-    out = np.zeros((len(texts), dim), dtype=np.float32)
-    for i, t in enumerate(texts):
-        for w in _WORD.findall(t.lower()):
-            out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % dim] += 1.0
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return out / norms
-
-
-class HashEmbedder:
-    spec = "test:hash-256"
-    dim = 256
-
-    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
-        return hash_embed(list(texts), self.dim)
+from tests._fake_embedder import HashEmbedder, hash_embed  # noqa: F401 - re-exported: the doubles' embedder
 
 
 @dataclass(frozen=True)
@@ -245,7 +223,7 @@ class ScriptedReasoner:
 class OfflineLikeReasoner(ScriptedReasoner):
     """A reasoner without free text, as the offline rules are."""
 
-    name = "offline-rules"
+    name = OFFLINE_MODEL
     supports_free_text = False
 
     def chat(self, job, messages):

@@ -39,8 +39,9 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -86,7 +87,7 @@ class LoopbackServer:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
-    def start(self) -> "LoopbackServer":
+    def start(self) -> LoopbackServer:
         handler = _make_handler(self)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
@@ -102,7 +103,7 @@ class LoopbackServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "LoopbackServer":
+    def __enter__(self) -> LoopbackServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -32,12 +32,12 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import threading
 import time
 from collections import Counter, deque
 from email.parser import BytesParser
 from http.server import ThreadingHTTPServer
 from typing import Any
-import threading
 
 from tests.loopback import LoopbackServer, _error_body, _make_handler, count_tokens
 
@@ -57,7 +57,7 @@ class BatchLoopbackServer(LoopbackServer):
         self._ids = itertools.count(1)
         self._polls: Counter[str] = Counter()
 
-    def start(self) -> "BatchLoopbackServer":
+    def start(self) -> BatchLoopbackServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_batch_handler(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},

@@ -16,7 +16,7 @@ def _graph() -> nx.MultiGraph:
 
 
 def test_corpus_graph_keeps_the_cap_and_shows_connected_clusters():
-    from components.graph import entity_subgraph
+    from components.entity_graph import entity_subgraph
 
     nodes, edges, matched = entity_subgraph(_graph(), "", cap=10)
     assert len(nodes) == 10 and matched == 33
@@ -24,7 +24,7 @@ def test_corpus_graph_keeps_the_cap_and_shows_connected_clusters():
 
 
 def test_corpus_graph_search_puts_matches_first_and_marks_them():
-    from components.graph import entity_subgraph
+    from components.entity_graph import entity_subgraph
 
     nodes, edges, matched = entity_subgraph(_graph(), "lisb", cap=10)
     assert matched == 1 and [n.label for n in nodes] == ["Lisbon", "Portugal"]

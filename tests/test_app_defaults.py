@@ -5,50 +5,14 @@ press, refuses an empty or too-long question beside the box with the limit, and 
 clears the old result. Offline reasoner, a small real HotpotQA corpus in a temp workspace."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests._app_helpers import REPO, always_run_app_py, build_small_corpus  # noqa: F401 - fixture
+from tests._apptest import answer_boxes as _answer_boxes
+from tests._apptest import goto as _goto
+from tests._apptest import ok as _ok
 
 pytestmark = pytest.mark.timeout(600)
-APP = str(REPO / "app.py")
-CORPUS = "hotpotqa-sample"  # the name the app preselects
-
-
-@pytest.fixture(scope="module")
-def app_workspace(tmp_path_factory, embedder) -> Path:
-    root = tmp_path_factory.mktemp("defaults_ws")
-    build_small_corpus(root, CORPUS, questions=2, embedder=embedder)
-    return root
-
-
-@pytest.fixture()
-def app(app_workspace, monkeypatch) -> AppTest:
-    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(app_workspace))
-    monkeypatch.delenv("TRIPLET_LENS_DEMO", raising=False)
-    monkeypatch.delenv("TRIPLET_LENS_MODEL", raising=False)
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.run()
-    _ok(at)
-    return at
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def _goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py")
-    at.run()
-    _ok(at)
-    return at
-
-
-def _answer_boxes(at: AppTest) -> list[str]:
-    return [h.proto.body for h in at.get("html") if "tl-answer" in h.proto.body]
 
 
 @pytest.mark.parametrize("page,button,result_key,method", [("ask", "ask_go", "ask_result", "t2rag"),

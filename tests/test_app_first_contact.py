@@ -2,7 +2,9 @@
 Shares the app fixtures of tests/test_app_pages.py."""
 from __future__ import annotations
 
-from tests.test_app_pages import _always_run_app_py, _answer_boxes, _goto, _ok, app, app_workspace  # noqa: F401
+from tests._apptest import answer_boxes as _answer_boxes
+from tests._apptest import goto as _goto
+from tests._apptest import ok as _ok
 
 
 def test_the_landing_card_runs_a_sample_question_through_compare_in_one_click(app):

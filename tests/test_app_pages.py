@@ -3,78 +3,17 @@ each page renders, its main action runs, the stepper moves, nothing raises."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests._app_helpers import REPO, build_small_corpus
-from tests.loopback import loopback_llm  # noqa: F401 - fixture
+from tests._apptest import APP, CORPUS
+from tests._apptest import answer_boxes as _answer_boxes
+from tests._apptest import goto as _goto
+from tests._apptest import next_step as _next
+from tests._apptest import ok as _ok
 
 pytestmark = pytest.mark.timeout(600)
-APP = str(REPO / "app.py")
-CORPUS = "hotpotqa-sample"  # the name the app preselects
-
-
-@pytest.fixture(scope="module")
-def app_workspace(tmp_path_factory, embedder) -> Path:
-    root = tmp_path_factory.mktemp("app_ws")
-    build_small_corpus(root, CORPUS, questions=2, embedder=embedder)
-    return root
-
-
-@pytest.fixture(autouse=True)
-def _always_run_app_py(monkeypatch):
-    """AppTest re-detects the legacy `pages/` folder on every run() and then runs the page file
-    alone (a real server does that only until app.py's first st.navigation call). Pages recover
-    by rerunning (state.ensure_app), but a rerun drops the button click being tested; so here the
-    legacy mode stays off, as it is in a running server."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
-
-@pytest.fixture()
-def app(app_workspace, monkeypatch) -> AppTest:
-    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(app_workspace))
-    monkeypatch.delenv("TRIPLET_LENS_DEMO", raising=False)
-    monkeypatch.delenv("TRIPLET_LENS_MODEL", raising=False)
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def _answer_boxes(at: AppTest) -> list[str]:
-    """The answer boxes on the page (components.answer_box), as their HTML."""
-    return [h.proto.body for h in at.get("html") if "tl-answer" in h.proto.body]
-
-
-def _goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py")
-    at.run()
-    _ok(at)
-    return at
-
-
-def _next(at: AppTest, state_key: str) -> bool:
-    btn = at.button(key=f"{state_key}_next")
-    if btn.disabled:
-        return False
-    btn.click().run()
-    _ok(at)
-    return True
 
 
 def test_corpora_page_shows_the_corpus_and_filters_tables(app):

@@ -3,59 +3,13 @@ then runs it and the result carries its badge; the seed view names the first sta
 scores that ordered the seeds; Compare columns state budget, first stage and one token line."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests._app_helpers import REPO, build_small_corpus
+from tests._apptest import goto as _goto
+from tests._apptest import ok as _ok
 
 pytestmark = pytest.mark.timeout(600)
-APP = str(REPO / "app.py")
-CORPUS = "hotpotqa-sample"
-
-
-@pytest.fixture(scope="module")
-def app_workspace(tmp_path_factory, embedder) -> Path:
-    root = tmp_path_factory.mktemp("app_ws")
-    build_small_corpus(root, CORPUS, questions=2, embedder=embedder)
-    return root
-
-
-@pytest.fixture(autouse=True)
-def _always_run_app_py(monkeypatch):
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
-
-@pytest.fixture()
-def app(app_workspace, monkeypatch) -> AppTest:
-    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(app_workspace))
-    monkeypatch.delenv("TRIPLET_LENS_DEMO", raising=False)
-    monkeypatch.delenv("TRIPLET_LENS_MODEL", raising=False)
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.run()
-    _ok(at)
-    return at
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def _goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py")
-    at.run()
-    _ok(at)
-    return at
 
 
 def _popovers(at: AppTest) -> list[str]:

@@ -15,9 +15,9 @@ BREAKOUT = "</script><script>alert(2)</script>"
 
 @pytest.fixture(scope="module")
 def xss_run(tmp_path_factory, embedder):
-    from engine.runs import Run
-    from engine.reasoners import make_reasoner
     from engine.methods import build_method
+    from engine.reasoners import make_reasoner
+    from engine.runs import Run
     from engine.store import Workspace
 
     root = tmp_path_factory.mktemp("xss_ws")
@@ -49,7 +49,9 @@ def test_json_for_script_cannot_close_the_script_element():
 
 
 def test_graph_page_keeps_labels_as_data_and_runs_sandboxed():
-    from components.graph import _INIT, GEdge, GNode, _vis_assets, graph_html, short_label
+    from components.graph import GEdge, GNode, graph_html, short_label
+    from components.graph_page import PAGE_SCRIPT as _INIT
+    from components.graph_page import vis_assets as _vis_assets
     from components.safe import sandboxed, script_hash
 
     html = graph_html([GNode("a", XSS, title=BREAKOUT), GNode("b", "Lisbon")],
@@ -122,8 +124,8 @@ def test_runs_save_and_load_through_the_engine_session_and_a_demo_session_writes
 
 
 def test_a_single_trace_file_from_the_cli_opens_as_a_run(xss_run, tmp_path):
-    from engine.runs import load_run
     from engine.methods import save_result
+    from engine.runs import load_run
 
     _, run = xss_run
     save_result(run.results[0], tmp_path / "t.json")  # what `python -m engine ask --trace-out` writes

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-from tests.test_app_pages import _always_run_app_py, _goto, _next, _ok, app, app_workspace  # noqa: F401
+from tests._apptest import goto as _goto
+from tests._apptest import next_step as _next
+from tests._apptest import ok as _ok
 
 
 def _strips(at) -> list[str]:
@@ -65,7 +67,7 @@ def _open_link(app_workspace, monkeypatch, page: str, params: dict[str, str]):
     so the session is marked unread and the link's parameters are set again for the page's run."""
     from streamlit.testing.v1 import AppTest
 
-    from tests.test_app_pages import APP
+    from tests._apptest import APP
 
     monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(app_workspace))
     monkeypatch.delenv("TRIPLET_LENS_DEMO", raising=False)

@@ -8,9 +8,9 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.test_app_pages import (  # noqa: F401 - fixtures
-    APP, _always_run_app_py, _goto, _ok, app, app_workspace,
-)
+from tests._apptest import APP
+from tests._apptest import goto as _goto
+from tests._apptest import ok as _ok
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -18,9 +18,7 @@ from engine.methods.base import result_to_json
 from engine.reasoners import make_reasoner
 from engine.store import CorpusSettings, Workspace
 from engine.types import Document, Question
-from tests._app_helpers import always_run_app_py  # noqa: F401 - fixture (keeps the button click)
 from tests.conftest import REPO
-from tests.loopback import loopback_llm  # noqa: F401 - fixture
 
 DEADLINE = 5.0
 MODEL = "openai/gpt-4o-mini"

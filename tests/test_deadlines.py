@@ -6,12 +6,11 @@ import time
 
 import pytest
 
-from engine.reasoners import make_reasoner
 from engine.llm.deadline import within
 from engine.methods import build_method
+from engine.reasoners import make_reasoner
 from engine.store import Workspace
-from tests._app_helpers import always_run_app_py, build_small_corpus  # noqa: F401 - fixture
-from tests.loopback import loopback_llm  # noqa: F401 - fixture
+from tests._app_helpers import build_small_corpus
 
 DEADLINE = 3.0
 

@@ -35,8 +35,8 @@ def test_resume_after_interrupt_redoes_no_question(corpus, tmp_path):
     asked_first = set(first.asked)
     assert asked_first.isdisjoint(second.asked)
     lines = (out / "oracle.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 4 and all(json.loads(l)["qid"] for l in lines)  # the half line is gone
-    assert {json.loads(l)["qid"] for l in lines} == {q.qid for q in corpus.questions()}
+    assert len(lines) == 4 and all(json.loads(line)["qid"] for line in lines)  # the half line is gone
+    assert {json.loads(line)["qid"] for line in lines} == {q.qid for q in corpus.questions()}
     m = summary.methods[0]
     assert (m.n_done, m.n_questions, m.n_errors) == (4, 4, 0)
     assert m.answer.em == 1.0 and m.answer.f1 == 1.0
@@ -95,8 +95,8 @@ def test_selecting_questions_by_id_and_unknown_ids(corpus, tmp_path):
 
 def test_fatal_error_caught_inside_a_real_method_still_stops_the_run(corpus, tmp_path):
     # the baseline catches the LLMError itself and returns Result.error; the harness must still stop
-    from engine.reasoners.llm_reasoner import LLMReasoner
     from engine.llm.scripted import ScriptedLLM
+    from engine.reasoners.llm_reasoner import LLMReasoner
 
     llm = ScriptedLLM([LLMError("openai/gpt-x: the model does not exist", kind="not_found")], repeat_last=True)
     summary = run_eval(corpus, ["standard", "kg2rag"], LLMReasoner(llm), out_dir=tmp_path / "r")
@@ -106,8 +106,8 @@ def test_fatal_error_caught_inside_a_real_method_still_stops_the_run(corpus, tmp
 
 
 def test_real_methods_with_a_scripted_llm_record_usage_and_cost(corpus, tmp_path):
-    from engine.reasoners.llm_reasoner import LLMReasoner
     from engine.llm.scripted import ScriptedLLM
+    from engine.reasoners.llm_reasoner import LLMReasoner
 
     llm = ScriptedLLM(lambda messages: "Paris", cost_per_call=0.01)
     summary = run_eval(corpus, ["standard"], LLMReasoner(llm), questions=2, out_dir=tmp_path / "r")
@@ -123,13 +123,13 @@ def test_concurrent_run_records_every_question_once(corpus, tmp_path):
     summary = run_eval(corpus, ["oracle"], None, out_dir=tmp_path / "r", concurrency=3,
                        method_factory=lambda n, r: method)
     lines = (tmp_path / "r" / "oracle.jsonl").read_text().splitlines()
-    assert sorted(json.loads(l)["qid"] for l in lines) == sorted(q.qid for q in corpus.questions())
+    assert sorted(json.loads(line)["qid"] for line in lines) == sorted(q.qid for q in corpus.questions())
     assert summary.methods[0].answer.em == 1.0 and method.calls == 4
 
 
 def test_resuming_into_a_folder_of_another_run_is_refused(corpus, tmp_path):
-    from engine.reasoners.llm_reasoner import LLMReasoner
     from engine.llm.scripted import ScriptedLLM
+    from engine.reasoners.llm_reasoner import LLMReasoner
 
     out = tmp_path / "r"
     run_eval(corpus, ["standard"], LLMReasoner(ScriptedLLM(lambda m: "x", model="model-a")), questions=1, out_dir=out)
@@ -167,9 +167,8 @@ def test_sentence_chunked_corpus_scores_gold_sentences_perfectly(workspace, tmp_
 
 def test_each_record_carries_where_its_gold_went_and_the_summary_adds_them_up(corpus, tmp_path):
     from engine.eval.recall_loss import NOT_RETRIEVED, RecallLoss
-
-    from engine.reasoners.llm_reasoner import LLMReasoner
     from engine.llm.scripted import ScriptedLLM
+    from engine.reasoners.llm_reasoner import LLMReasoner
 
     summary = run_eval(corpus, ["standard"], LLMReasoner(ScriptedLLM(lambda messages: "Paris")), questions=3,
                        out_dir=tmp_path / "r", k=2, settings_by_method={"standard": _standard_k(2)})

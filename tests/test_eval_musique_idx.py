@@ -1,5 +1,5 @@
-"""MuSiQue gold paragraphs (scored by paragraph, not title) survive what the engine does to a corpus: a pooled corpus file next to
-the questions, and the renamed copy the shuffle probe builds.
+"""MuSiQue gold paragraphs (scored by paragraph, not title) survive what the engine does to a
+corpus: a pooled corpus file next to the questions, and the renamed copy the shuffle probe builds.
 
 Data under tests/fixtures/qa (copied with attribution): MuSiQue (CC BY 4.0).
 """

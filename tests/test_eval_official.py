@@ -94,8 +94,8 @@ def test_empty_gold_answers_are_scored_as_the_official_scripts_do(pred):
     assert (ours.em, ours.f1) == (mu["em"], mu["f1"])
 
 
-def _chunks_by_doc(batch, settings=ChunkingSettings()) -> dict:
-    return {d.doc_id: chunk_document(d, settings) for d in batch.documents}
+def _chunks_by_doc(batch, settings: ChunkingSettings | None = None) -> dict:
+    return {d.doc_id: chunk_document(d, settings or ChunkingSettings()) for d in batch.documents}
 
 
 def test_musique_support_is_scored_by_paragraph_index_as_the_official_script(shared_data):

@@ -10,12 +10,11 @@ import time
 import pytest
 
 from engine.extraction import estimate_extraction, run_extraction
-from engine.triplet_rules import filter_triplets
 from engine.llm.base import LLMError
-from engine.reasoners.llm_reasoner import LLMReasoner
 from engine.llm.scripted import ScriptedLLM
+from engine.reasoners.llm_reasoner import LLMReasoner
+from engine.triplet_rules import filter_triplets
 from engine.types import Chunk, Document, ExtractionStatus
-from tests.loopback import loopback_llm  # noqa: F401 - fixture
 
 # --- filters --------------------------------------------------------------------------------------
 
@@ -187,8 +186,11 @@ def test_cached_replies_rebuild_a_corpus_for_free(workspace, loopback_llm, tmp_p
 
     loopback_llm.reply = lambda m, b: person_reply(m)
     cache = tmp_path / "llm_cache.sqlite"
-    make = lambda: make_reasoner("openai/gpt-4o-mini", api_base=loopback_llm.base_url,  # noqa: E731
-                                 api_key="sk-loopback-0000", cache_path=cache)
+
+    def make():
+        return make_reasoner("openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-loopback-0000",
+                             cache_path=cache)
+
     one = run_extraction(people_corpus(workspace, 4, "one"), make())
     two = run_extraction(people_corpus(workspace, 4, "two"), make())
     assert one.cache_hits == 0 and one.cost > 0

@@ -9,7 +9,6 @@ from engine.reasoners import make_reasoner
 from engine.session import Session
 from engine.store import Workspace
 from tests._app_helpers import build_small_corpus
-from tests.loopback import loopback_llm  # noqa: F401 - fixture
 
 
 @pytest.fixture(scope="module")

@@ -304,7 +304,7 @@ def test_narrow_labels_stay_readable_for_a_kg2rag_graph(make, frame):
 def test_the_page_switches_labels_with_the_layout():
     """In a narrow frame the page shows the narrow labels (an empty one as a zero-width space:
     vis-network keeps the old label when given ""), and the wide ones back in a wide frame."""
-    from components.graph import _INIT
+    from components.graph_page import PAGE_SCRIPT as _INIT
 
     nodes, edges = sample_compare_graph()
     vnodes, vedges = _network_data(nodes, edges, False, 400.0)

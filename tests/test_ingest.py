@@ -1,6 +1,7 @@
 """Ingestion: every supported format from real files, and every kind of bad input a user can drop.
 
-Data under tests/fixtures/qa (copied with attribution): HotpotQA (CC BY-SA 4.0), MuSiQue (CC BY 4.0), 2WikiMultihopQA (Apache-2.0).
+Data under tests/fixtures/qa (copied with attribution): HotpotQA (CC BY-SA 4.0), MuSiQue (CC BY 4.0),
+2WikiMultihopQA (Apache-2.0).
 """
 from __future__ import annotations
 

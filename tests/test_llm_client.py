@@ -13,7 +13,6 @@ import pytest
 from engine.llm.base import LLMError
 from engine.llm.cache import ResponseCache
 from engine.llm.litellm_client import LiteLLMClient, import_litellm, list_ollama_models, scrub
-from tests.loopback import LoopbackServer, loopback_llm  # noqa: F401 - fixture
 
 KEY = "sk-test-SECRET-4f9a8b7c6d5e"
 MSG = [{"role": "user", "content": "Who directed the film Alien?"}]

@@ -6,13 +6,12 @@ import json
 
 import pytest
 
-from engine.reasoners import make_reasoner, prompts
 from engine.llm.base import LLMError
-from engine.reasoners.base import Evidence, QueryTriplet, Reasoner
-from engine.reasoners.parsing import parse_answer, parse_entities, parse_solve, parse_triples
-from engine.reasoners.llm_reasoner import LLMReasoner
 from engine.llm.scripted import ScriptedLLM, ScriptExhausted
-from tests.loopback import loopback_llm  # noqa: F401 - fixture
+from engine.reasoners import make_reasoner, prompts
+from engine.reasoners.base import Evidence, QueryTriplet, Reasoner
+from engine.reasoners.llm_reasoner import LLMReasoner
+from engine.reasoners.parsing import parse_answer, parse_entities, parse_solve, parse_triples
 
 TITLE = "Me and Bobby McGee"
 TEXT = ("Me and Bobby McGee is a song written by Kris Kristofferson and Fred Foster. "

@@ -59,7 +59,7 @@ def real_questions(shared_data) -> set[str]:
      ("My Fair Lady", "actress", "?actress"), ("?actress", "win Tony", "?answer")),
     # a name modifying a role noun (MuSiQue)
     ("premodified",
-     "Who won the Indy car race in the largest city and capitol of the state where the Oh Yeah performer is from?",
+     "Who won the Indy car race in the largest city and capitol of the state where the Oh Yeah performer is from?",  # noqa: E501
      ("Oh Yeah", "performer", "?performer"), None),
 ])
 def test_a_described_noun_becomes_a_typed_hop(reasoner, real_questions, rule, question, inner, outer):

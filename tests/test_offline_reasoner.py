@@ -192,7 +192,7 @@ def test_decompose_falls_back_to_one_triplet(reasoner):
      [("Kerry Saxby-Junna", "born in", "?city"), ("?city", "population", "?answer")]),
     ("The Women's National Basketball League includes the Adelaide team that was formed in what year?",
      [("The Women's National Basketball League", "includes", "?team"), ("?team", "formed in", "?answer")]),
-    ("Notable speakers at the Brisbane Institute include a painter known for his precisionist depictions of what?",
+    ("Notable speakers at the Brisbane Institute include a painter known for his precisionist depictions of what?",  # noqa: E501
      [("Brisbane Institute", "include", "?painter"),
       ("?painter", "known for his precisionist depictions of", "?answer")]),
 ])

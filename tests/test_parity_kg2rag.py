@@ -25,7 +25,7 @@ import pytest
 
 from engine.methods.kg2rag import KG2RAG, KG2RAGSettings
 from engine.methods.kg2rag.graph import GraphEdge, spanning_trees
-from engine.methods.kg2rag.select import fill_from_seeds, select_trees
+from engine.methods.kg2rag.select import select_trees
 from engine.textnorm import normalize_entity
 from engine.types import Chunk
 from tests.doubles import HashEmbedder, MemoryCorpus

@@ -6,7 +6,6 @@ when asked one after another. (Two processes *extracting* at once: test_reliabil
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -16,9 +15,9 @@ import pytest
 
 from engine.extraction import run_extraction
 from engine.ingest import load_paths
-from engine.reasoners.offline import OfflineReasoner
 from engine.methods import build_method
 from engine.methods.base import result_to_json
+from engine.reasoners.offline import OfflineReasoner
 from engine.store import CorpusBusyError, Workspace
 from engine.types import Document
 from tests._fake_embedder import HashEmbedder

@@ -27,10 +27,10 @@ import pytest
 
 from engine.extraction import run_extraction
 from engine.faults import ENV as FAULT_ENV
-from engine.triplet_rules import filter_triplets
 from engine.ingest import load_paths
 from engine.reasoners.offline import OfflineReasoner
 from engine.store import Workspace
+from engine.triplet_rules import filter_triplets
 from tests.conftest import REPO
 
 N_DOCS = 48
@@ -56,12 +56,13 @@ WORKER = textwrap.dedent("""
     import hashlib, os, sys, time
     sys.path.insert(0, {repo!r})
     from engine.extraction import run_extraction
+    from engine.llm.base import OFFLINE_MODEL
     from engine.reasoners.offline import OfflineReasoner
     from engine.store import Workspace
 
     class BilledReasoner:
         # logs each call before answering: a call that was sent is a call that was paid for
-        name = "offline-rules"
+        name = OFFLINE_MODEL
         def __init__(self):
             self.inner = OfflineReasoner()
         def extract(self, title, text):

@@ -13,16 +13,14 @@ import json
 import random
 import re
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from engine.extraction import run_extraction
-from engine.reasoners import make_reasoner
 from engine.llm.base import LLMCall
-from engine.reasoners.offline import OfflineReasoner
 from engine.methods import load_result
-from engine.types import Question
+from engine.reasoners import make_reasoner
+from engine.reasoners.offline import OfflineReasoner
 from tests._eval_helpers import make_hotpot_corpus
 from tests.loopback import LoopbackServer
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from engine.runs import Run, list_runs, load_run, run_from_json, run_to_json, save_run
 from engine.ingest import load_bytes, load_uploads
 from engine.methods.base import Result, Usage, result_from_json, result_to_json
+from engine.runs import Run, list_runs, load_run, run_from_json, run_to_json, save_run
 from engine.store import Workspace
 from engine.triplet_io import read_triplet_bytes
 from tests._fake_embedder import HashEmbedder

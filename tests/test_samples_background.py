@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine import samples
 from engine.store import Workspace
-from tests._app_helpers import REPO, always_run_app_py  # noqa: F401 - fixture
+from tests._app_helpers import REPO
 
 
 @pytest.fixture()

@@ -17,7 +17,7 @@ from engine.embed.sentence import EmbedderError
 from engine.llm import LLMError, litellm_call
 from engine.llm.litellm_client import LiteLLMClient
 from engine.rerank import LiteLLMReranker, RerankerError
-from tests._app_helpers import REPO, always_run_app_py, build_small_corpus  # noqa: F401 - fixture
+from tests._app_helpers import REPO, build_small_corpus
 from tests.loopback import LoopbackServer
 
 CANARY = "sk-canary-OPERATOR-0123456789"

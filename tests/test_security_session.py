@@ -13,26 +13,12 @@ from streamlit.testing.v1 import AppTest
 
 from engine.config import AppSettings
 from engine.session import Session
-from tests._app_helpers import REPO, build_small_corpus, free_port
+from tests._app_helpers import build_small_corpus, free_port
+from tests._apptest import APP
 from tests.loopback import LoopbackServer
 
 pytestmark = pytest.mark.timeout(600)
-APP = str(REPO / "app.py")
 MODEL = "openai/gpt-4o-mini"
-
-
-@pytest.fixture(autouse=True)
-def _always_run_app_py(monkeypatch):
-    """As in test_app_pages: keep Streamlit's legacy pages/ mode off so clicks are not dropped."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
 
 
 @pytest.fixture(scope="module")

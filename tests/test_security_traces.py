@@ -20,7 +20,6 @@ from streamlit.testing.v1 import AppTest
 
 from tests._app_helpers import REPO, build_small_corpus
 from tests.loopback import LoopbackServer
-from tests.test_security_session import _always_run_app_py  # noqa: F401 - autouse fixture
 
 pytestmark = pytest.mark.timeout(600)
 APP = str(REPO / "app.py")
@@ -78,9 +77,9 @@ def forge(widget):
 
 def hostile_trace(workspace: Path, embedder, base: str) -> str:
     """A real T2RAG trace of this corpus, with fields naming the listener as its endpoint."""
-    from engine.reasoners import make_reasoner
     from engine.methods import build_method, method_class
     from engine.methods.base import result_to_json
+    from engine.reasoners import make_reasoner
     from engine.store import Workspace
 
     corpus = Workspace(workspace, embedder=embedder).open(CORPUS)

@@ -5,7 +5,6 @@ import pytest
 
 from engine.store import CorpusSettings, Workspace, embedding_text
 from engine.types import Document
-from tests.loopback import loopback_llm  # noqa: F401  (fixture)
 from tests.test_store import DOCS
 
 

@@ -1,12 +1,11 @@
 """Tokens a method needs do not depend on a warm cache; what the run was billed does."""
 from __future__ import annotations
 
-from engine.reasoners import make_reasoner
+from engine.llm.base import LLMCall
 from engine.methods import build_method
 from engine.methods.base import Usage
-from engine.llm.base import LLMCall
+from engine.reasoners import make_reasoner
 from tests._app_helpers import build_small_corpus
-from tests.loopback import loopback_llm  # noqa: F401 - fixture
 
 
 def test_usage_counts_cache_hits_as_needed_not_billed():

@@ -49,6 +49,11 @@ class Completion:
     replayed: bool = False  # taken from an earlier run's recorded call (a what-if re-run), not asked
 
 
+#: The `model` of a step the offline reasoner did by rules: recorded in the trace like a call, but
+#: no LLM was asked (no tokens, $0), so usage, the timeline and what-if replay skip it.
+OFFLINE_MODEL = "offline-rules"
+
+
 @dataclass
 class LLMCall:
     """The trace record of one job call (an LLM call, or an offline-rules step).

@@ -26,7 +26,8 @@ from typing import Any
 
 from engine.llm import deadline
 from engine.llm.base import Completion, LLMError
-from engine.llm.cache import CachedResponse, ResponseCache, cache_key
+from engine.llm.cache import ResponseCache
+from engine.llm.cached import CachedLLM
 
 # The shared door to litellm (trust boundary, scrubbing); re-exported here for older imports.
 from engine.llm.litellm_call import EndpointPolicy, call_litellm, import_litellm, scrub
@@ -39,7 +40,7 @@ def provider_of(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else "unknown provider"
 
 
-class LiteLLMClient:
+class LiteLLMClient(CachedLLM):
     """Chat completions through litellm with retries, backoff, cost accounting and a cache.
 
     Retried: timeouts, 429, 5xx, malformed response bodies, an unreachable server (twice), and an
@@ -87,48 +88,14 @@ class LiteLLMClient:
     def __repr__(self) -> str:  # never show the key
         return f"LiteLLMClient(model={self.model!r}, api_base={self.api_base!r})"
 
-    # -- the LLM protocol --------------------------------------------------------------------
-    def complete(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        json_mode: bool = False,
-    ) -> Completion:
-        params: dict[str, Any] = {
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "json_mode": json_mode,
-            **{k: v for k, v in self.extra_params.items() if "key" not in k.lower()},
-        }
-        key = cache_key(self.model, self.api_base, messages, params)
-        hit = self.cache.get(key) if self.cache is not None else None
-        if hit is not None:
-            # Token counts are kept so a method's size does not depend on a warm cache; the
-            # bill (cost) is zero and usage trackers skip cached calls.
-            return Completion(
-                text=hit.text,
-                model=self.model,
-                prompt_tokens=hit.prompt_tokens,
-                completion_tokens=hit.completion_tokens,
-                cost=0.0,
-                latency=0.0,
-                cached=True,
-                attempts=0,
-            )
-        reply = self._with_retries(messages, temperature, max_tokens, json_mode)
-        if self.cache is not None and reply.text.strip():
-            self.cache.put(
-                key,
-                CachedResponse(
-                    text=reply.text,
-                    model=self.model,
-                    prompt_tokens=reply.prompt_tokens,
-                    completion_tokens=reply.completion_tokens,
-                ),
-            )
-        return reply
+    # -- the LLM protocol: CachedLLM.complete around these two ----------------------------------
+    def _params(self, temperature: float, max_tokens: int | None, json_mode: bool) -> dict[str, Any]:
+        # extra provider params decide the reply too; anything named like a key stays out
+        extra = {k: v for k, v in self.extra_params.items() if "key" not in k.lower()}
+        return {**super()._params(temperature, max_tokens, json_mode), **extra}
+
+    def _forward(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Completion:
+        return self._with_retries(messages, params["temperature"], params["max_tokens"], params["json_mode"])
 
     def _with_retries(
         self, messages: list[dict[str, str]], temperature: float, max_tokens: int | None, json_mode: bool

@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable
 
 from engine.llm.base import Completion
+from engine.llm.cache import ResponseCache
+from engine.llm.cached import CachedLLM
 
 ScriptItem = str | Completion | BaseException
 
@@ -22,7 +24,10 @@ class ScriptExhausted(AssertionError):
     """The code under test made more LLM calls than the script has replies."""
 
 
-class ScriptedLLM:
+class ScriptedLLM(CachedLLM):
+    """`cache`: a `ResponseCache` to put in front of the script, as the litellm client has one (a
+    hit does not reach the script and is not in `.prompts`)."""
+
     def __init__(
         self,
         script: list[ScriptItem] | Callable[[list[dict[str, str]]], ScriptItem],
@@ -30,8 +35,10 @@ class ScriptedLLM:
         *,
         cost_per_call: float | None = 0.0,
         repeat_last: bool = False,
+        cache: ResponseCache | None = None,
     ):
         self.model = model
+        self.cache = cache
         self._script = script if callable(script) else list(script)
         self._next = 0
         self.cost_per_call = cost_per_call
@@ -44,17 +51,10 @@ class ScriptedLLM:
     def calls(self) -> int:
         return len(self.prompts)
 
-    def complete(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int | None = None,
-        json_mode: bool = False,
-    ) -> Completion:
+    def _forward(self, messages: list[dict[str, str]], params: dict) -> Completion:
         with self._lock:
             self.prompts.append(messages)
-            self.params.append({"temperature": temperature, "max_tokens": max_tokens, "json_mode": json_mode})
+            self.params.append(params)
             if callable(self._script):
                 item = self._script(messages)
             else:

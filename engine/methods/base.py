@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engine import serde
-from engine.llm.base import LLMCall
+from engine.llm.base import OFFLINE_MODEL, LLMCall
 from engine.store.protocol import CorpusView
 
 TRACE_SCHEMA_VERSION = 1
@@ -54,7 +54,7 @@ class Usage:
     def from_calls(cls, calls: list[LLMCall], total_time: float) -> Usage:
         u = cls(total_time=total_time)
         for c in calls:
-            if c.model == "offline-rules":
+            if c.model == OFFLINE_MODEL:
                 # rule steps are recorded in the trace but are not LLM calls
                 continue
             u.calls += 1

@@ -24,7 +24,7 @@ import json
 import time
 from typing import Any
 
-from engine.llm.base import LLMCall
+from engine.llm.base import OFFLINE_MODEL, LLMCall
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult, is_placeholder
 from engine.reasoners.offline.answering import compare, fit_to_wh, from_context, from_facts, parse_fact, walk
 from engine.reasoners.offline.match import Fact, RelationScorer
@@ -42,7 +42,7 @@ from engine.reasoners.offline.values import (
 from engine.textnorm import normalize_entity
 from engine.triplet_rules import filter_triplets
 
-MODEL = "offline-rules"
+MODEL = OFFLINE_MODEL
 
 
 class OfflineReasoner:
