@@ -25,7 +25,7 @@ run: $(STAMP)
 	$(PY) -m engine sample ensure --background
 	$(PY) scripts/serve.py --server.port $(PORT) --server.headless true
 
-#: the project's code: what `make check` lints, formats and type-checks (tests/test_code_shape.py
+#: the project's code: what `make check` lints, formats and type-checks (tests/project/test_code_shape.py
 #: measures the same folders)
 CODE := engine components pages app.py tests
 

@@ -1,12 +1,13 @@
 """Triplet Lens: `streamlit run app.py`. Sets up state and navigation; each page lives in pages/."""
+
 from __future__ import annotations
 
 import streamlit as st
 
-from components.state import init_state, picker_follows_result, restore_from_url, show_flash, write_url
-from components.sidebar import sidebar
-from components.theme import apply_theme
-from components.warmup import start_warmup
+from components.shell.sidebar import sidebar
+from components.shell.state import init_state, picker_follows_result, restore_from_url, show_flash, write_url
+from components.shell.theme import apply_theme
+from components.shell.warmup import start_warmup
 
 st.set_page_config(page_title="Triplet Lens", page_icon="🔺", layout="wide")
 init_state()

@@ -5,7 +5,7 @@
 Tokens per chunk are measured on the bundled sample corpora (sample_corpora/*.json, chunked with
 the default settings): the prompt tokens of the exact extraction prompt each style sends (counted
 with litellm's tokenizer for the model), and the completion tokens of the estimate's rule
-(engine.extraction.COMPLETION_RATIO). They are scaled to `--chunks` and priced with litellm's
+(engine.triplets.extraction.COMPLETION_RATIO). They are scaled to `--chunks` and priced with litellm's
 bundled price table: the normal price and the batch price (litellm's `*_cost_per_token_batches`,
 else half the normal price). Nothing is sent anywhere.
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.chunking import chunk_documents  # noqa: E402
-from engine.extraction import estimate_extraction  # noqa: E402
+from engine.corpus.chunking import chunk_documents  # noqa: E402
+from engine.triplets.extraction import estimate_extraction  # noqa: E402
 from engine.ingest import load_paths  # noqa: E402
 
 

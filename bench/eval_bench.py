@@ -34,8 +34,8 @@ METHODS = "semantic,hybrid,t2rag,kg2rag"
 
 
 def open_corpus(root: Path, name: str | None):
-    from engine.config import AppSettings
-    from engine.samples import build_sample
+    from engine.core.config import AppSettings
+    from engine.corpus.samples import build_sample
 
     ws = AppSettings(workspace=root).workspace_obj()
     if name is None:
@@ -70,7 +70,7 @@ def main() -> None:
     ap.add_argument("--profile", type=Path, default=None, help="write a cProfile of the eval to this file")
     args = ap.parse_args()
 
-    from engine.config import AppSettings
+    from engine.core.config import AppSettings
     from engine.eval.harness import run_eval
     from engine.reasoners.offline import rules
     from engine.session import SessionConfig

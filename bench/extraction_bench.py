@@ -31,7 +31,7 @@ class MemoryCorpus:
     """The slice of the Corpus API the runner uses."""
 
     def __init__(self, n: int):
-        from engine.types import Chunk
+        from engine.core.types import Chunk
 
         self.chunks = [Chunk(f"c{i}", f"d{i}", 0, f"Person{i}", f"Person{i} was born in City{i}. " * 8)
                        for i in range(n)]
@@ -72,7 +72,7 @@ def main() -> int:
     ap.add_argument("--levels", default="1,4,16")
     args = ap.parse_args()
 
-    from engine.extraction import run_extraction
+    from engine.triplets.extraction import run_extraction
     from engine.llm.litellm_client import LiteLLMClient
     from engine.reasoners.llm_reasoner import LLMReasoner
 

@@ -90,7 +90,7 @@ def main() -> None:
     print(f"ratio KG2RAG / semantic: {ratio:.2f}x mean, {ratio_med:.2f}x median (target < {TARGET}x): {verdict}")
 
     if args.cross_encoder:
-        from engine.rerank import CrossEncoderReranker
+        from engine.embed.rerank import CrossEncoderReranker
 
         ce = KG2RAG(StubReasoner(), reranker=CrossEncoderReranker(args.cross_encoder))
         ce_times = [ce.answer(q, corpus, ks).usage.engine_time for q in questions]

@@ -8,7 +8,7 @@ windows by a case- and punctuation-insensitive token match (engine/eval/evidence
 recall counts a gold paragraph found when the windows used cover all of it.
 
 The real GPT-3.5 OpenIE triplets (HippoRAG's, extracted per passage) are linked to the window of
-their passage that states them best (engine/triplet_resolve.py). The bench prints the link counts
+their passage that states them best (engine/triplets/resolve.py). The bench prints the link counts
 for that rule and for the rule it replaced (every window of the passage naming both entities).
 
 Run through `bench/retrieval_quality.py --long-docs N` (N questions; builds the corpus once into
@@ -25,8 +25,8 @@ CUTS = (2, 5, 10)
 
 def long_documents(dataset: Path, n: int):
     """(documents, questions, passages as OpenIE names them: "title\ntext") of the first `n` questions."""
-    from engine.chunking import make_doc_id
-    from engine.types import Document, Question
+    from engine.corpus.chunking import make_doc_id
+    from engine.core.types import Document, Question
 
     rows = json.loads(dataset.read_text(encoding="utf-8"))[:n]
     docs, questions, passages = [], [], set()
@@ -48,7 +48,7 @@ def long_documents(dataset: Path, n: int):
 def link_counts(rows, chunks) -> dict[str, float]:
     """Windows per linked triplet under the rule used (the best window) and the one it replaced
     (every window of the passage naming subject and object, else the first naming one of them)."""
-    from engine.triplet_resolve import _Index, _mentioning
+    from engine.triplets.resolve import _Index, _mentioning
 
     idx = _Index(chunks)
     new = old = n = 0
@@ -65,8 +65,8 @@ def link_counts(rows, chunks) -> dict[str, float]:
 
 
 def build(ws, name: str, dataset: Path, openie: Path, n: int, log=print):
-    from engine.triplet_io import read_triplet_file
-    from engine.triplet_resolve import resolve_rows
+    from engine.triplets.files import read_triplet_file
+    from engine.triplets.resolve import resolve_rows
 
     if ws.exists(name):
         corpus = ws.open(name)

@@ -48,10 +48,10 @@ def _extractor_tag(root: Path) -> str:
 
 def _load(dataset: str):
     """Documents and questions of a data set; each question carries `hops` (2 = two-hop)."""
-    from engine.chunking import make_doc_id
+    from engine.corpus.chunking import make_doc_id
     from engine.ingest import load_paths
     from engine.ingest.datasets import read_dataset
-    from engine.types import Document, Question
+    from engine.core.types import Document, Question
 
     if dataset == "fixture":
         raw = json.loads(FIXTURE.read_text(encoding="utf-8"))
@@ -96,7 +96,7 @@ def _label(r, golds: list[str], em: float) -> str:
 
 
 def _corpus(ws, name: str, dataset: str, log):
-    from engine.extraction import run_extraction
+    from engine.triplets.extraction import run_extraction
     from engine.reasoners.offline import OfflineReasoner
 
     docs, qs, _ = _load(dataset)

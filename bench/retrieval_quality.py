@@ -82,8 +82,8 @@ class StubReasoner:
 def build_corpus(ws, name: str, dataset: Path, mode: str = "paragraph", limit: int | None = None,
                  triplets: Path | None = None, log=print):
     """Open corpus `name`, or build it from a dataset file with imported or offline triplets."""
-    from engine.chunking import ChunkingSettings
-    from engine.extraction import run_extraction
+    from engine.corpus.chunking import ChunkingSettings
+    from engine.triplets.extraction import run_extraction
     from engine.ingest.datasets import read_dataset
     from engine.reasoners.offline import OfflineReasoner
 
@@ -102,8 +102,8 @@ def build_corpus(ws, name: str, dataset: Path, mode: str = "paragraph", limit: i
     log(f"  {name}: {corpus.counts().chunks} chunks embedded in {time.perf_counter() - t0:.0f}s")
     t0 = time.perf_counter()
     if triplets is not None:
-        from engine.triplet_io import read_triplet_file
-        from engine.triplet_resolve import resolve_rows
+        from engine.triplets.files import read_triplet_file
+        from engine.triplets.resolve import resolve_rows
 
         tf = read_triplet_file(triplets)
         rows, unresolved = resolve_rows(tf.rows, corpus.chunks())

@@ -61,7 +61,7 @@ def paragraphs() -> list[tuple[str, str]]:
 def documents(n: int, start: int = 0):
     """Document n: paragraph n mod P, varied by its cycle (a numbered variant with sentences
     rotated), so every text - hence every chunk id - is distinct."""
-    from engine.types import Document
+    from engine.core.types import Document
 
     paras = paragraphs()
     for i in range(start, start + n):
@@ -163,7 +163,7 @@ def import_triplets(corpus, after_rid: int = 0, page: int = 20000) -> None:
 def child(size: int, folder: Path, real_max: int, n_questions: int, recall_kind: str, index_kind: str) -> dict:
     import torch
 
-    from engine.chunking import chunk_document
+    from engine.corpus.chunking import chunk_document
     from engine.reasoners import make_reasoner
     from engine.methods import build_method, method_class
     from engine.store import CorpusSettings, Workspace, embedding_text

@@ -49,7 +49,7 @@ def build_corpus(ws_root: Path, embedder):
     from engine.ingest.datasets import parse_dataset_value
     from engine.reasoners.offline import OfflineReasoner
     from engine.store import Workspace
-    from engine.types import ExtractionStatus
+    from engine.core.types import ExtractionStatus
 
     ws = Workspace(ws_root, embedder=embedder)
     if ws.exists("hotpot994"):

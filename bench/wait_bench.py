@@ -8,8 +8,8 @@
   and runs one FAISS search over the corpus's saved chunk index (read as the store reads it). Alternating rounds, medians.
   Targets: <= 2x the floor and <= 2.5 s wall.
 * App first question after start: a fresh process does what app.py does when the landing page
-  first shows (`components.warmup.start_warmup`), waits `--think` seconds (a person reading the
-  page and typing; 0 = asked at once), then answers a question the way `components.runner` does
+  first shows (`components.shell.warmup.start_warmup`), waits `--think` seconds (a person reading the
+  page and typing; 0 = asked at once), then answers a question the way `components.shell.runner` does
   (the cached corpus, the semantic method, the offline reasoner), then the same question again
   (warm). Target: first within 1.5x of warm.
 * Eval: `engine.eval.run_eval` over `--questions` questions (semantic, offline reasoner) in
@@ -59,9 +59,9 @@ import sys, time
 t0 = time.perf_counter()
 root, name, question, think = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 import streamlit as st
-from engine.config import AppSettings
+from engine.core.config import AppSettings
 st.session_state["settings"] = AppSettings.from_env()   # init_state's part that warm-up reads
-from components.warmup import start_warmup
+from components.shell.warmup import start_warmup
 start_warmup(name)   # what app.py does on the first page view
 time.sleep(think)
 def ask():

@@ -4,16 +4,16 @@ HTML export embeds. Text only (no markup), so every consumer can show it with te
 Each method's view module (components/methods/) builds its own steps with these types; the
 interactive pages draw richer views from the same traces. `result_steps` asks the result's view.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from components.graph_static import graph_payload
-from components.llm_calls import call_summary
+from components.graphs.static import graph_payload
+from components.widgets.llm_calls import call_summary
 from engine.methods.registry import METHODS
 
-__all__ = ["METHOD_TITLES", "Section", "Step", "call_tuples", "graph_payload", "name_of", "result_steps",
-           "usage_lines"]
+__all__ = ["METHOD_TITLES", "Section", "Step", "call_tuples", "graph_payload", "name_of", "result_steps", "usage_lines"]
 
 METHOD_TITLES = {m.name: m.title for m in METHODS.values()}  # from the engine's one registry
 
@@ -32,7 +32,7 @@ class Step:
     sections: list[Section] = field(default_factory=list)
     #: LLM calls of this step, as (summary line, prompt text, raw reply) for the export
     calls: list[tuple[str, str, str]] = field(default_factory=list)
-    #: the step's graph as plain data with fixed positions (components.graph.graph_payload), if any
+    #: the step's graph as plain data with fixed positions (components.graphs.graph.graph_payload), if any
     graph: dict | None = None
     #: the step of the method's interactive view (and of engine.verdict's stages) this text step
     #: shows, when the two differ (e.g. one text step drawing two view steps); None: its own index
@@ -64,8 +64,12 @@ def result_steps(result, names: dict[str, str] | None = None) -> list[Step]:
 def usage_lines(result, names: dict[str, str] | None = None) -> list[str]:
     u = result.usage
     cost = "unknown" if u.cost is None else f"${u.cost:.5f}"
-    return [f"reasoner: {result.reasoner or '-'}", f"LLM calls: {u.calls} ({u.cached_calls} cached)",
-            f"tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion (billed: "
-            f"{u.billed_prompt_tokens} + {u.billed_completion_tokens}; cache hits cost nothing)", f"cost: {cost}",
-            f"engine time: {u.engine_time:.3f}s, LLM time: {u.llm_time:.3f}s",
-            f"evidence chunks: {', '.join(name_of(names, c) for c in result.evidence_chunk_ids) or '-'}"]
+    return [
+        f"reasoner: {result.reasoner or '-'}",
+        f"LLM calls: {u.calls} ({u.cached_calls} cached)",
+        f"tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion (billed: "
+        f"{u.billed_prompt_tokens} + {u.billed_completion_tokens}; cache hits cost nothing)",
+        f"cost: {cost}",
+        f"engine time: {u.engine_time:.3f}s, LLM time: {u.llm_time:.3f}s",
+        f"evidence chunks: {', '.join(name_of(names, c) for c in result.evidence_chunk_ids) or '-'}",
+    ]

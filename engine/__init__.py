@@ -24,12 +24,12 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "AppSettings": "engine.config",
+    "AppSettings": "engine.core.config",
     "Workspace": "engine.store",
     "Corpus": "engine.store",
     "CorpusSettings": "engine.store",
     "CorpusError": "engine.store",
-    "ChunkingSettings": "engine.chunking",
+    "ChunkingSettings": "engine.corpus.chunking",
     "make_reasoner": "engine.reasoners",
     "build_method": "engine.methods",
     "Result": "engine.methods.base",
@@ -39,7 +39,7 @@ _EXPORTS = {
     "save_run": "engine.runs",
     "load_run": "engine.runs",
     "Session": "engine.session",
-    "run_extraction": "engine.extraction",
+    "run_extraction": "engine.triplets.extraction",
     "load_paths": "engine.ingest",
 }
 

@@ -1,16 +1,17 @@
 """Compare: one question through T2RAG and KG2RAG (plus an optional baseline), side by side."""
+
 import streamlit as st
 
-from components import compare_sync as sync
-from components import compare_view as cv
-from components.compare_whatif import show_compare_whatif
-from components.whatif_view import replayed_note
-from components import state
-from components.question_input import ask_question, result_area
-from components.result_view import show_result
-from components.run_controls import open_saved, save_and_export
-from components.runner import run_methods
-from components.safe import engine_errors, esc, html_block
+from components.compare import sync
+from components.compare import view as cv
+from components.compare.whatif import show_compare_whatif
+from components.compare.whatif_view import replayed_note
+from components.shell import state
+from components.shell.run_controls import open_saved, save_and_export
+from components.shell.runner import run_methods
+from components.shell.safe import engine_errors, esc, html_block
+from components.widgets.question_input import ask_question, result_area
+from components.widgets.result_view import show_result
 from engine.methods.registry import COMPARED, title
 
 state.ensure_app()
@@ -27,8 +28,12 @@ if opened is not None:
     state.reset_steppers("cmp_sync")
 
 # baselines, then any plug-in method the app offers beyond the ones Compare runs by default
-baseline = st.selectbox("Baseline (optional)", [""] + state.compare_extras(), key="cmp_baseline",
-                        format_func=lambda m: title(m) if m else "(no baseline)")
+baseline = st.selectbox(
+    "Baseline (optional)",
+    [""] + state.compare_extras(),
+    key="cmp_baseline",
+    format_func=lambda m: title(m) if m else "(no baseline)",
+)
 asked = ask_question(corpus, "cmp_q", "Compare", "cmp_go")
 autorun = bool(ss.get("cmp_autorun")) and bool(asked.question)  # the landing card's one click
 ss["cmp_autorun"] = False
@@ -48,8 +53,9 @@ def _adopt(new_run) -> None:
 with result_area(fresh or asked.pressed):
     if fresh:
         with engine_errors("The comparison"):
-            ss["compare"] = run_methods(list(COMPARED) + ([baseline] if baseline else []), corpus, asked.question,
-                                        asked.q)
+            ss["compare"] = run_methods(
+                list(COMPARED) + ([baseline] if baseline else []), corpus, asked.question, asked.q
+            )
             state.reset_steppers("cmp_step_")
         state.reset_steppers("cmp_sync")
     run = ss.get("compare")

@@ -1,15 +1,16 @@
 """Evaluate: a method set over the corpus's questions; EM, F1, retrieval recall, cost; drill-down."""
+
 import time
 
 import streamlit as st
 
-from components import eval_view as ev
-from components import state
-from components.progress import ProgressBar
-from components.result_view import show_result
-from engine.runs import runs_dir
-from components.safe import engine_errors
+from components.eval import view as ev
+from components.shell import state
+from components.shell.progress import ProgressBar
+from components.shell.safe import engine_errors
+from components.widgets.result_view import show_result
 from engine.methods.registry import COMPARED, app_methods, title
+from engine.runs import runs_dir
 
 state.ensure_app()
 
@@ -21,15 +22,24 @@ if not n_q:
     st.info("This corpus has no questions: add a dataset file (HotpotQA, MuSiQue, 2Wiki) on the Corpora page.")
     st.stop()
 
-methods = st.multiselect("Methods", app_methods(), default=list(COMPARED), key="eval_methods",
-                         format_func=lambda m: title(m))
+methods = st.multiselect(
+    "Methods", app_methods(), default=list(COMPARED), key="eval_methods", format_func=lambda m: title(m)
+)
 c1, c2, c3 = st.columns(3)
 scope = c1.radio("Questions", ["First N", "Random N", "All"], horizontal=True, key="eval_scope")
 n = c2.number_input("N", min_value=1, max_value=n_q, value=min(5, n_q), key="eval_n", disabled=scope == "All")
-workers = c3.number_input("Questions at once", min_value=1, max_value=16, value=1 if not state.session().model else 4,
-                          key="eval_workers", help="Parallel questions; worth it with a remote model")
-st.caption(f"Reasoner: {state.model_label()} · method settings from the Settings page · results and traces are "
-           f"written under runs/ of the corpus")
+workers = c3.number_input(
+    "Questions at once",
+    min_value=1,
+    max_value=16,
+    value=1 if not state.session().model else 4,
+    key="eval_workers",
+    help="Parallel questions; worth it with a remote model",
+)
+st.caption(
+    f"Reasoner: {state.model_label()} · method settings from the Settings page · results and traces are "
+    f"written under runs/ of the corpus"
+)
 if st.button("Run evaluation", type="primary", disabled=not methods or state.is_demo(), key="eval_go"):
     with engine_errors("The evaluation"):
         from engine.eval.harness import run_eval, select_questions
@@ -42,10 +52,16 @@ if st.button("Run evaluation", type="primary", disabled=not methods or state.is_
         state.session().begin(len(select_questions(corpus, picked)) * len(methods))
         out = runs_dir(corpus) / time.strftime("eval-%Y%m%d-%H%M%S")
         bar = ProgressBar("Evaluating")
-        ss["eval_report"] = run_eval(corpus, list(methods), state.make_reasoner(corpus),
-                                     questions=picked, out_dir=out,
-                                     settings_by_method={m: state.method_settings(m) for m in methods},
-                                     on_progress=bar, concurrency=int(workers))
+        ss["eval_report"] = run_eval(
+            corpus,
+            list(methods),
+            state.make_reasoner(corpus),
+            questions=picked,
+            out_dir=out,
+            settings_by_method={m: state.method_settings(m) for m in methods},
+            on_progress=bar,
+            concurrency=int(workers),
+        )
         bar.done()
 
 saved = ev.saved_evaluations(runs_dir(corpus))
@@ -67,8 +83,12 @@ if summary is not None:
         st.dataframe(per_q, hide_index=True, width="stretch")
         ev.downloads(summary, per_q)
         if not per_q.empty:
-            qid = st.selectbox("Drill down into a question", list(per_q["qid"]), key="eval_qid",
-                               format_func=lambda i: f"{i}: {per_q.set_index('qid').loc[i, 'question']}")
+            qid = st.selectbox(
+                "Drill down into a question",
+                list(per_q["qid"]),
+                key="eval_qid",
+                format_func=lambda i: f"{i}: {per_q.set_index('qid').loc[i, 'question']}",
+            )
             tabs = st.tabs([title(m) for m in recs], key="eval_tab")
             for tab, (m, by_q) in zip(tabs, recs.items()):
                 with tab:

@@ -1,11 +1,12 @@
 """Presentation mode: controls hidden, one saved comparison walked step by step."""
+
 import streamlit as st
 
-from components import state
-from components.present_view import present_steps, show_present_step, steady_layout
+from components.report.present_view import present_steps, show_present_step, steady_layout
+from components.shell import state
+from components.shell.safe import engine_errors
+from components.widgets.stepper import stepper
 from engine.runs import describe_run, list_runs, load_run
-from components.safe import engine_errors
-from components.stepper import stepper
 
 state.ensure_app()
 steady_layout()
@@ -28,8 +29,9 @@ if run is None:
         st.info("Nothing to present yet: run a comparison on the Compare page (or save one) first.")
         st.stop()
     by_name = {p.name: p for p in saved}
-    pick = st.selectbox("Saved run to present", list(by_name), key="present_pick",
-                        format_func=lambda name: describe_run(by_name[name]))
+    pick = st.selectbox(
+        "Saved run to present", list(by_name), key="present_pick", format_func=lambda name: describe_run(by_name[name])
+    )
     if st.button("Start", key="present_start", type="primary"):
         with engine_errors("Opening the run"):
             ss["present_run"] = load_run(by_name[pick])

@@ -106,7 +106,7 @@ def _shoot(b: Browser, out: Path, name: str, scroll: str = "", scroll_js: str = 
 def _whatif(b: Browser, out: Path) -> None:
     """Ask with a model (the loopback provider), then re-run with one chunk fewer per round."""
     from tests.loopback import LoopbackServer
-    from tests.test_browser import _provider_reply
+    from tests.browser.test_browser import _provider_reply
 
     with LoopbackServer() as provider:
         provider.reply = _provider_reply

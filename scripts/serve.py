@@ -1,5 +1,5 @@
 """Start the app the way `make run` and `python -m engine app` do: the server process begins warming
-the embedding model and the default corpus's indexes (components/warmup.py) and then runs
+the embedding model and the default corpus's indexes (components/shell/warmup.py) and then runs
 Streamlit in the same process, so the caches the pages use are filled before the first visitor.
 
     .venv/bin/python scripts/serve.py [streamlit run options, e.g. --server.port 8501]
@@ -21,9 +21,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, str(ROOT))
     from streamlit.web import cli as stcli
 
-    from components.warmup import start_at_server_start
+    from components.shell.warmup import start_at_server_start
 
-    warm_log = logging.getLogger("components.warmup")  # one line: what was warmed, how long it took
+    warm_log = logging.getLogger("components.shell.warmup")  # one line: what was warmed, how long it took
     warm_log.setLevel(logging.INFO)
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s warm-up: %(message)s"))

@@ -1,4 +1,4 @@
-"""How the landing card's showcase questions were chosen (components/landing.py, docs/ui.md):
+"""How the landing card's showcase questions were chosen (components/shell/landing.py, docs/ui.md):
 run T2RAG and KG2RAG on every question of the sample corpora and print, per question, both
 answers against gold, T2RAG's rounds and stop reason, and the Compare verdict's headline.
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.config import AppSettings  # noqa: E402
+from engine.core.config import AppSettings  # noqa: E402
 from engine.session import Session  # noqa: E402
 from engine.verdict import chunk_ids_of, compare_verdict, gold_spec  # noqa: E402
 

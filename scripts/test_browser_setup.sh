@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make test` runs this before pytest: the browser tests (tests/test_browser*.py) need Debian's
+# `make test` runs this before pytest: the browser tests (tests/browser/) need Debian's
 # Chromium. As root with apt-get it installs it;
 # otherwise the rest of the suite runs and these tests are skipped, and this says so loudly
 # (again after pytest with `report`). CI (.ci/run) sets TRIPLET_LENS_REQUIRE_BROWSER=1, so a

@@ -1,6 +1,7 @@
 """Helpers for the app tests: small corpora in a temp workspace, a `streamlit run` server on a free
 loopback port, and a headless Chromium driven over the DevTools protocol (websockets, already
 installed as a streamlit dependency; no selenium, no websocket-client)."""
+
 from __future__ import annotations
 
 import base64
@@ -24,12 +25,13 @@ XSS = "<img src=x onerror=alert(1)>"
 
 # --- corpora -----------------------------------------------------------------------------------
 
+
 def build_small_corpus(root: Path, name: str = "small", questions: int = 2, embedder=None) -> None:
     """A real HotpotQA corpus of `questions` questions (10 paragraphs each), extracted offline."""
-    from engine.extraction import run_extraction
     from engine.ingest import load_paths
     from engine.reasoners import make_reasoner
     from engine.store import Workspace
+    from engine.triplets.extraction import run_extraction
 
     ws = Workspace(root, embedder=embedder)
     batch = load_paths([SAMPLE], max_bytes=50 << 20, limit_questions=questions)
@@ -44,19 +46,23 @@ def build_small_corpus(root: Path, name: str = "small", questions: int = 2, embe
 
 def build_xss_corpus(root: Path, name: str = "xss", embedder=None) -> None:
     """A corpus whose text, entity, relation and question all carry an HTML payload."""
+    from engine.core.types import Document, Question
     from engine.store import Workspace
-    from engine.types import Document, Question
 
     ws = Workspace(root, embedder=embedder)
     corpus = ws.create(name)
-    docs = [Document(doc_id="d-xss", title=f"Poem {XSS}",
-                     text=f"{XSS} wrote the poem Evening Star. The poet {XSS} was born in Lisbon.",
-                     source="xss.txt"),
-            Document(doc_id="d-lisbon", title="Lisbon", text="Lisbon is the capital of Portugal.", source="l.txt")]
+    docs = [
+        Document(
+            doc_id="d-xss",
+            title=f"Poem {XSS}",
+            text=f"{XSS} wrote the poem Evening Star. The poet {XSS} was born in Lisbon.",
+            source="xss.txt",
+        ),
+        Document(doc_id="d-lisbon", title="Lisbon", text="Lisbon is the capital of Portugal.", source="l.txt"),
+    ]
     corpus.add_documents(docs)
     chunks = corpus.chunks()
-    rows = [(chunks[0].chunk_id, XSS, f"wrote {XSS}", "Evening Star"),
-            (chunks[0].chunk_id, XSS, "born in", "Lisbon")]
+    rows = [(chunks[0].chunk_id, XSS, f"wrote {XSS}", "Evening Star"), (chunks[0].chunk_id, XSS, "born in", "Lisbon")]
     rows += [(c.chunk_id, "Lisbon", "capital of", "Portugal") for c in chunks if c.doc_id == "d-lisbon"]
     corpus.import_triplets(rows)
     corpus.add_questions([Question(qid="qx", question=f"Where was {XSS} born?", answers=("Lisbon",))])
@@ -64,6 +70,7 @@ def build_xss_corpus(root: Path, name: str = "xss", embedder=None) -> None:
 
 
 # --- streamlit server --------------------------------------------------------------------------
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -77,17 +84,31 @@ class StreamlitServer:
     def __init__(self, workspace: Path, log_path: Path, extra_env: dict | None = None, launcher: bool = False):
         """`launcher`: start it as `make run` does, through scripts/serve.py (warms at server start)."""
         self.port = free_port()
-        env = dict(os.environ, TRIPLET_LENS_WORKSPACE=str(workspace), PYTHONPATH=str(REPO),
-                   **(extra_env or {}))
+        env = dict(os.environ, TRIPLET_LENS_WORKSPACE=str(workspace), PYTHONPATH=str(REPO), **(extra_env or {}))
         self.log_path = log_path
         self.log = open(log_path, "wb")
         self.started = time.monotonic()
         start = [str(REPO / "scripts" / "serve.py")] if launcher else ["-m", "streamlit", "run", str(REPO / "app.py")]
         self.proc = subprocess.Popen(
-            [sys.executable, *start, "--server.port", str(self.port),
-             "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
-            cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                *start,
+                "--server.port",
+                str(self.port),
+                "--server.address",
+                "127.0.0.1",
+                "--server.headless",
+                "true",
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
 
     @property
     def url(self) -> str:
@@ -119,9 +140,18 @@ class StreamlitServer:
 
 # --- headless chromium over CDP ----------------------------------------------------------------
 
-CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
-                  "--disable-dev-shm-usage", "--window-size=1400,1000"]
+CHROMIUM_FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1400,1000",
+]
 
 
 def find_chromium() -> str | None:
@@ -141,8 +171,7 @@ def needs_chromium():
     """A module mark for the real-browser tests: skipped with the reason when Chromium is missing
     (a fresh machine where `make test` could not install it), so no corpus is built and no server
     started for nothing; under TRIPLET_LENS_REQUIRE_BROWSER (CI) they run and fail instead."""
-    return pytest.mark.skipif(find_chromium() is None and not os.environ.get(REQUIRE_BROWSER_ENV),
-                              reason=NO_CHROMIUM)
+    return pytest.mark.skipif(find_chromium() is None and not os.environ.get(REQUIRE_BROWSER_ENV), reason=NO_CHROMIUM)
 
 
 def require_chromium() -> str:
@@ -164,9 +193,11 @@ class Browser:
     def __init__(self, binary: str, profile_dir: Path):
         from websockets.sync.client import connect
 
-        self.proc = subprocess.Popen([binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile_dir}",
-                                      "--remote-debugging-port=0", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile_dir}", "--remote-debugging-port=0", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         ws_url = None
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and ws_url is None:
@@ -209,8 +240,16 @@ class Browser:
         self.events.append(data)
         if data["method"] == "Page.javascriptDialogOpening":
             # a dialog means a script ran (e.g. alert(1)); dismiss it so the page keeps going
-            self.ws.send(json.dumps({"id": next(self._ids), "method": "Page.handleJavaScriptDialog",
-                                     "params": {"accept": True}, "sessionId": self.session}))
+            self.ws.send(
+                json.dumps(
+                    {
+                        "id": next(self._ids),
+                        "method": "Page.handleJavaScriptDialog",
+                        "params": {"accept": True},
+                        "sessionId": self.session,
+                    }
+                )
+            )
 
     def pump(self, seconds: float) -> None:
         end = time.monotonic() + seconds
@@ -242,14 +281,22 @@ class Browser:
         raise AssertionError(f"{needle!r} did not appear; page text: {self.text()[:1500]!r}")
 
     def click_button(self, label: str) -> bool:
-        return bool(self.eval(
-            "(() => { const b = [...document.querySelectorAll('button')].find(x => x.innerText.trim() === "
-            + json.dumps(label) + "); if (!b || b.disabled) return false; b.click(); return true; })()"))
+        return bool(
+            self.eval(
+                "(() => { const b = [...document.querySelectorAll('button')].find(x => x.innerText.trim() === "
+                + json.dumps(label)
+                + "); if (!b || b.disabled) return false; b.click(); return true; })()"
+            )
+        )
 
     def click_tab(self, label: str) -> bool:
-        return bool(self.eval(
-            "(() => { const t = [...document.querySelectorAll('[role=tab]')].find(x => x.innerText.trim() === "
-            + json.dumps(label) + "); if (!t) return false; t.click(); return true; })()"))
+        return bool(
+            self.eval(
+                "(() => { const t = [...document.querySelectorAll('[role=tab]')].find(x => x.innerText.trim() === "
+                + json.dumps(label)
+                + "); if (!t) return false; t.click(); return true; })()"
+            )
+        )
 
     def screenshot(self, path: Path) -> None:
         data = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False}, session=True)

@@ -81,5 +81,5 @@ def next_step(at, state_key: str) -> bool:
 
 
 def answer_boxes(at) -> list[str]:
-    """The answer boxes on the page (components.answer_box), as their HTML."""
+    """The answer boxes on the page (components.widgets.answer_box), as their HTML."""
     return [h.proto.body for h in at.get("html") if "tl-answer" in h.proto.body]

@@ -1,11 +1,12 @@
 """Small real corpora and fake methods for the evaluation tests."""
+
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.chunking import ChunkingSettings
+from engine.corpus.chunking import ChunkingSettings
 from engine.ingest.datasets import read_dataset
 from engine.methods.base import Result, Usage
 
@@ -57,7 +58,7 @@ class OracleMethod:
         q = next(q for q in corpus.questions() if q.question == question)
         gold = set(q.supporting_titles)
         ids = [c.chunk_id for c in corpus.chunks() if c.title in gold]
-        usage = Usage(calls=2, prompt_tokens=100, completion_tokens=10, cost=0.001, llm_time=0.5,
-                      engine_time=0.1, total_time=0.6)
-        return Result("oracle", question, q.answer, usage, ids, "complete", reasoner="fake",
-                      trace=FakeTrace("ok", ids))
+        usage = Usage(
+            calls=2, prompt_tokens=100, completion_tokens=10, cost=0.001, llm_time=0.5, engine_time=0.1, total_time=0.6
+        )
+        return Result("oracle", question, q.answer, usage, ids, "complete", reasoner="fake", trace=FakeTrace("ok", ids))

@@ -1,9 +1,10 @@
 """Test helpers for KG2RAG and the baselines: a scripted reasoner, and the suite's one in-memory
 corpus (tests/doubles.py) and the engine's entity graph for hand-made triplets."""
+
 from __future__ import annotations
 
+from engine.core.types import Chunk, Triplet
 from engine.store.graph import entity_graph_of
-from engine.types import Chunk, Triplet
 from tests.doubles import MemoryCorpus as _MemoryCorpus
 from tests.doubles import ScriptedReasoner as _Scripted
 from tests.doubles import chunk  # noqa: F401 - re-exported for the tests
@@ -23,4 +24,3 @@ def entity_graph(triplets: list[Triplet]):
 def MemoryCorpus(embedder, chunks: list[Chunk], triplets=()) -> _MemoryCorpus:  # noqa: N802 - a constructor
     """The suite's one in-memory corpus (tests/doubles.py) with triplet ids from 0."""
     return _MemoryCorpus(embedder, chunks, triplets, first_tid=0)
-

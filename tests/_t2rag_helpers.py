@@ -6,16 +6,19 @@ search_chunks, get_triplets, get_chunks) over a bag-of-words hashing embedder: d
 instant, enough to drive the state machine. Retrieval quality is tested on a real corpus with the
 bundled embedder elsewhere.
 """
+
 from __future__ import annotations
 
-from engine.types import Chunk
-from tests.doubles import HashEmbedder, MemoryCorpus, hash_embed  # noqa: F401 - hash_embed re-exported
-from tests.doubles import OfflineLikeReasoner, Q, ScriptedReasoner, Unparseable  # noqa: F401 - re-exported
+from engine.core.types import Chunk
+from tests.doubles import HashEmbedder, MemoryCorpus, OfflineLikeReasoner, Q, ScriptedReasoner, Unparseable, hash_embed  # noqa: F401 - hash_embed re-exported  # noqa: F401 - re-exported
 
 # --- corpus -------------------------------------------------------------------------------------
 
-def FakeCorpus(chunk_rows: list[tuple[str, str, str]],  # noqa: N802 - a constructor
-               triplet_rows: list[tuple[str, str, str, tuple[str, ...]]]) -> MemoryCorpus:
+
+def FakeCorpus(
+    chunk_rows: list[tuple[str, str, str]],  # noqa: N802 - a constructor
+    triplet_rows: list[tuple[str, str, str, tuple[str, ...]]],
+) -> MemoryCorpus:
     """The suite's one in-memory corpus (tests/doubles.py) over the hashing embedder: chunks as
     (chunk_id, title, text), embedded by their text; triplets as (s, p, o, chunk_ids), ids from 1."""
     chunks = [Chunk(cid, cid.split("#")[0], i, title, text) for i, (cid, title, text) in enumerate(chunk_rows)]

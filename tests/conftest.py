@@ -1,4 +1,5 @@
 """Shared fixtures: the bundled embedder (loaded once per session) and a temporary workspace."""
+
 from __future__ import annotations
 
 import os

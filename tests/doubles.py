@@ -3,11 +3,12 @@ chunks and triplets held in memory, with exact inner-product search.
 
 The entity graph and its neighbourhoods are built by the engine's own functions
 (engine.store.graph.entity_graph_of / neighbourhood_of), so a method tested here sees the graph the
-SQLite corpus gives it. `tests/test_contracts.py` runs this corpus and the SQLite one through the
+SQLite corpus gives it. `tests/engine/llm/test_contracts.py` runs this corpus and the SQLite one through the
 same contract. It counts its embed and search calls, for tests about how often a method asks.
 
     corpus = MemoryCorpus(embedder, [chunk("a#0", "A", "...")], [("A", "born in", "B", ("a#0",))])
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -16,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from engine.core.types import Chunk, Triplet
 from engine.llm.base import OFFLINE_MODEL, LLMCall
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
 from engine.store.graph import entity_graph_of, neighbourhood_of
-from engine.types import Chunk, Triplet
 from tests._fake_embedder import HashEmbedder, hash_embed  # noqa: F401 - re-exported: the doubles' embedder
 
 
@@ -42,9 +43,15 @@ class MemoryCorpus:
     """chunks: `Chunk`s; triplets: (subject, predicate, object, chunk_ids) rows, ids from `first_tid`.
     `embed_title`: chunk vectors from "title\\ntext" (as the store does) or from the text alone."""
 
-    def __init__(self, embedder: Any, chunks: Sequence[Chunk],
-                 triplets: Iterable[tuple[str, str, str, tuple[str, ...]]] = (), *, first_tid: int = 0,
-                 embed_title: bool = True):
+    def __init__(
+        self,
+        embedder: Any,
+        chunks: Sequence[Chunk],
+        triplets: Iterable[tuple[str, str, str, tuple[str, ...]]] = (),
+        *,
+        first_tid: int = 0,
+        embed_title: bool = True,
+    ):
         self.embedder = embedder
         self.name = "memory"
         self.path = f"memory-{id(self)}"
@@ -52,11 +59,13 @@ class MemoryCorpus:
         self._by_id = {c.chunk_id: c for c in self._chunks}
         self._cids = [c.chunk_id for c in self._chunks]
         self._cvec = embedder.encode([f"{c.title}\n{c.text}" if embed_title else c.text for c in self._chunks])
-        self._triplets = {i: Triplet(s, p, o, tuple(cids), i)
-                          for i, (s, p, o, cids) in enumerate(triplets, first_tid)}
+        self._triplets = {i: Triplet(s, p, o, tuple(cids), i) for i, (s, p, o, cids) in enumerate(triplets, first_tid)}
         self._tids = list(self._triplets)
-        self._tvec = embedder.encode([t.proposition for t in self._triplets.values()]) if self._triplets else \
-            np.zeros((0, getattr(embedder, "dim", 1)), dtype=np.float32)
+        self._tvec = (
+            embedder.encode([t.proposition for t in self._triplets.values()])
+            if self._triplets
+            else np.zeros((0, getattr(embedder, "dim", 1)), dtype=np.float32)
+        )
         self.embed_calls = 0
         self.search_calls = 0
         self.searched_k: list[int] = []
@@ -115,11 +124,16 @@ class MemoryCorpus:
         return neighbourhood_of(self.entity_graph(), entities, hops, per_entity, keep)
 
     def counts(self) -> MemoryCounts:
-        return MemoryCounts(documents=len({c.doc_id for c in self._chunks}), chunks=len(self._chunks),
-                            triplets=len(self._triplets), extracted=len(self._chunks))
+        return MemoryCounts(
+            documents=len({c.doc_id for c in self._chunks}),
+            chunks=len(self._chunks),
+            triplets=len(self._triplets),
+            extracted=len(self._chunks),
+        )
 
 
 # --- the scripted reasoner ----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Unparseable:
@@ -147,9 +161,17 @@ class ScriptedReasoner:
     name = "scripted-test"
     supports_free_text = True
 
-    def __init__(self, decomposition: Any = (), solves: list[Any] | None = None, answers: list[Any] | None = None,
-                 chats: list[Any] | None = None, *, by_question: dict[str, str] | None = None,
-                 name: str | None = None, free_text: bool = True):
+    def __init__(
+        self,
+        decomposition: Any = (),
+        solves: list[Any] | None = None,
+        answers: list[Any] | None = None,
+        chats: list[Any] | None = None,
+        *,
+        by_question: dict[str, str] | None = None,
+        name: str | None = None,
+        free_text: bool = True,
+    ):
         self.by_question = by_question
         if name is not None:
             self.name = name
@@ -165,8 +187,17 @@ class ScriptedReasoner:
 
     def _call(self, job: str, prompt: Any, reply: Any, parsed: Any = None, error: str = "") -> LLMCall:
         messages = [{"role": "user", "content": str(prompt)}]
-        return LLMCall(job=job, model=self.name, messages=messages, response=str(reply), parsed=parsed,
-                       prompt_tokens=_tokens(prompt), completion_tokens=_tokens(reply), latency=0.001, error=error)
+        return LLMCall(
+            job=job,
+            model=self.name,
+            messages=messages,
+            response=str(reply),
+            parsed=parsed,
+            prompt_tokens=_tokens(prompt),
+            completion_tokens=_tokens(reply),
+            latency=0.001,
+            error=error,
+        )
 
     @staticmethod
     def _next(script: list[Any], default: Any) -> Any:
@@ -185,11 +216,11 @@ class ScriptedReasoner:
         if isinstance(reply, Unparseable):
             return [], self._call("decompose", question, reply.raw, error="could not parse the decomposition")
         triplets = list(reply)
-        return triplets, self._call("decompose", question, [t.text() for t in triplets],
-                                    parsed=[list(t.parts) for t in triplets])
+        return triplets, self._call(
+            "decompose", question, [t.text() for t in triplets], parsed=[list(t.parts) for t in triplets]
+        )
 
-    def solve(self, question: str, resolved: list[QueryTriplet], open_triplets: list[QueryTriplet],
-              evidence: Evidence):
+    def solve(self, question: str, resolved: list[QueryTriplet], open_triplets: list[QueryTriplet], evidence: Evidence):
         self.solve_inputs.append((list(resolved), list(open_triplets), evidence))
         reply = self._next(self.solves, SolveResult())
         prompt = (question, [t.text() for t in open_triplets], evidence.propositions, evidence.chunks)

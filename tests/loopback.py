@@ -32,6 +32,7 @@ completion (what a provider would bill). `GET /api/tags` answers like Ollama wit
 
 Other engineers' tests use the `loopback_llm` fixture: `from tests.loopback import loopback_llm`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -91,8 +92,7 @@ class LoopbackServer:
         handler = _make_handler(self)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
@@ -143,11 +143,13 @@ class LoopbackServer:
 
 
 def _error_body(status: int) -> bytes:
-    kinds = {401: ("invalid_api_key", "Incorrect API key provided."),
-             404: ("model_not_found", "The model does not exist."),
-             429: ("rate_limit_exceeded", "Rate limit reached, slow down."),
-             500: ("server_error", "The server had an error."),
-             503: ("server_error", "Service unavailable.")}
+    kinds = {
+        401: ("invalid_api_key", "Incorrect API key provided."),
+        404: ("model_not_found", "The model does not exist."),
+        429: ("rate_limit_exceeded", "Rate limit reached, slow down."),
+        500: ("server_error", "The server had an error."),
+        503: ("server_error", "Service unavailable."),
+    }
     code, msg = kinds.get(status, ("error", "error"))
     return json.dumps({"error": {"message": msg, "type": code, "code": code}}).encode()
 
@@ -178,7 +180,9 @@ def _make_handler(srv: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 models = [{"name": n, "model": n} for n in srv.ollama_models]
                 self._send(200, json.dumps({"models": models}).encode())
             elif self.path.rstrip("/").endswith("/models"):
-                self._send(200, json.dumps({"object": "list", "data": [{"id": "loopback", "object": "model"}]}).encode())
+                self._send(
+                    200, json.dumps({"object": "list", "data": [{"id": "loopback", "object": "model"}]}).encode()
+                )
             else:
                 self._send(404, _error_body(404))
 
@@ -216,11 +220,17 @@ def _make_handler(srv: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             inputs = body.get("input", [])
             if isinstance(inputs, str):
                 inputs = [inputs]
-            data = [{"object": "embedding", "index": i, "embedding": deterministic_vector(str(t), srv.embed_dim)}
-                    for i, t in enumerate(inputs)]
+            data = [
+                {"object": "embedding", "index": i, "embedding": deterministic_vector(str(t), srv.embed_dim)}
+                for i, t in enumerate(inputs)
+            ]
             n = sum(count_tokens(str(t)) for t in inputs)
-            payload = {"object": "list", "data": data, "model": body.get("model", "loopback"),
-                       "usage": {"prompt_tokens": n, "total_tokens": n}}
+            payload = {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", "loopback"),
+                "usage": {"prompt_tokens": n, "total_tokens": n},
+            }
             self._send(200, json.dumps(payload).encode())
 
         def _drip(self, data: bytes) -> None:
@@ -233,7 +243,7 @@ def _make_handler(srv: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 for i in range(len(data) + 100_000):
                     if srv._stopping.wait(1.0 / srv.drip_bytes_per_s):
                         break
-                    self.wfile.write(data[i:i + 1] or b" ")
+                    self.wfile.write(data[i : i + 1] or b" ")
                     self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 pass
@@ -254,10 +264,18 @@ def _make_handler(srv: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", "loopback"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                             "finish_reason": "length" if fault == "length" else "stop"}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens},
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "length" if fault == "length" else "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
             }
             data = json.dumps(payload).encode()
             if srv.chat_mode == "drip":

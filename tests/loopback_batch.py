@@ -27,6 +27,7 @@ after the work was done: a client that simply retries makes a second batch and p
 `billed` counts, per custom_id, the requests answered with a 200 (what a provider bills);
 `batches` keeps each batch's request custom_ids in creation order.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -60,8 +61,7 @@ class BatchLoopbackServer(LoopbackServer):
     def start(self) -> BatchLoopbackServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_batch_handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
@@ -73,8 +73,15 @@ class BatchLoopbackServer(LoopbackServer):
         with self._lock:
             fid = self._new_id("file")
             self.files[fid] = data
-        return {"id": fid, "object": "file", "bytes": len(data), "purpose": "batch", "filename": filename,
-                "created_at": int(time.time()), "status": "processed"}
+        return {
+            "id": fid,
+            "object": "file",
+            "bytes": len(data),
+            "purpose": "batch",
+            "filename": filename,
+            "created_at": int(time.time()),
+            "status": "processed",
+        }
 
     def create_batch(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         fid = str(body.get("input_file_id", ""))
@@ -87,10 +94,18 @@ class BatchLoopbackServer(LoopbackServer):
             self.batches.append([str(x["custom_id"]) for x in lines])
             self.batch_order.insert(0, bid)
             self.batch_objects[bid] = {
-                "id": bid, "object": "batch", "endpoint": body["endpoint"], "input_file_id": fid,
-                "completion_window": body.get("completion_window"), "status": "validating",
-                "output_file_id": None, "error_file_id": None, "errors": None, "created_at": int(time.time()),
-                "metadata": body.get("metadata") or {}, "_mode": mode,
+                "id": bid,
+                "object": "batch",
+                "endpoint": body["endpoint"],
+                "input_file_id": fid,
+                "completion_window": body.get("completion_window"),
+                "status": "validating",
+                "output_file_id": None,
+                "error_file_id": None,
+                "errors": None,
+                "created_at": int(time.time()),
+                "metadata": body.get("metadata") or {},
+                "_mode": mode,
             }
         return 200, self._public(bid)
 
@@ -115,23 +130,50 @@ class BatchLoopbackServer(LoopbackServer):
         mode = batch["_mode"]
         lines = [json.loads(x) for x in self.files[batch["input_file_id"]].decode().splitlines() if x.strip()]
         if mode == "failed":
-            batch.update(status="failed", errors={"object": "list", "data": [
-                {"code": "invalid_request", "message": "the batch failed validation"}]})
+            batch.update(
+                status="failed",
+                errors={
+                    "object": "list",
+                    "data": [{"code": "invalid_request", "message": "the batch failed validation"}],
+                },
+            )
             return
         out, err = [], []
         for i, line in enumerate(lines):
             cid = line["custom_id"]
             if mode == "expired" and i >= len(lines) // 2:
-                err.append({"id": f"req-{i}", "custom_id": cid, "response": None,
-                            "error": {"code": "batch_expired", "message": "This request could not be executed "
-                                      "before the completion window expired."}})
+                err.append(
+                    {
+                        "id": f"req-{i}",
+                        "custom_id": cid,
+                        "response": None,
+                        "error": {
+                            "code": "batch_expired",
+                            "message": "This request could not be executed before the completion window expired.",
+                        },
+                    }
+                )
             elif mode == "partial" and i % 3 == 1:
-                err.append({"id": f"req-{i}", "custom_id": cid, "error": None, "response": {
-                    "status_code": 500, "body": {"error": {"message": self.error_text,
-                                                           "type": "server_error"}}}})
+                err.append(
+                    {
+                        "id": f"req-{i}",
+                        "custom_id": cid,
+                        "error": None,
+                        "response": {
+                            "status_code": 500,
+                            "body": {"error": {"message": self.error_text, "type": "server_error"}},
+                        },
+                    }
+                )
             else:
-                out.append({"id": f"req-{i}", "custom_id": cid, "error": None,
-                            "response": {"status_code": 200, "request_id": f"r{i}", "body": self._answer(line)}})
+                out.append(
+                    {
+                        "id": f"req-{i}",
+                        "custom_id": cid,
+                        "error": None,
+                        "response": {"status_code": 200, "request_id": f"r{i}", "body": self._answer(line)},
+                    }
+                )
                 self.billed[cid] += 1
         for key, rows in (("output_file_id", out), ("error_file_id", err)):
             if rows:
@@ -146,15 +188,19 @@ class BatchLoopbackServer(LoopbackServer):
         text = self.reply(messages, body) if callable(self.reply) else (self.reply[0] if self.reply else "")
         p = sum(count_tokens(str(m.get("content", ""))) for m in messages)
         c = count_tokens(text)
-        return {"id": f"chatcmpl-{line['custom_id']}", "object": "chat.completion", "model": body.get("model"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}}
+        return {
+            "id": f"chatcmpl-{line['custom_id']}",
+            "object": "chat.completion",
+            "model": body.get("model"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c},
+        }
 
     def list_batches(self, limit: int, after: str) -> dict[str, Any]:
         with self._lock:
             order = list(self.batch_order)
         start = order.index(after) + 1 if after in order else 0
-        page = order[start:start + limit]
+        page = order[start : start + limit]
         return {"object": "list", "data": [self._public(b) for b in page], "has_more": start + limit < len(order)}
 
 
@@ -187,10 +233,11 @@ def _make_batch_handler(srv: BatchLoopbackServer):
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 head = f"Content-Type: {self.headers.get('Content-Type')}\r\n\r\n".encode()
                 msg = BytesParser().parsebytes(head + raw)
-                parts = {p.get_param("name", header="content-disposition"): p.get_payload(decode=True)
-                         for p in msg.get_payload()}
-                names = {p.get_param("name", header="content-disposition"): p.get_filename()
-                         for p in msg.get_payload()}
+                parts = {
+                    p.get_param("name", header="content-disposition"): p.get_payload(decode=True)
+                    for p in msg.get_payload()
+                }
+                names = {p.get_param("name", header="content-disposition"): p.get_filename() for p in msg.get_payload()}
                 with srv._lock:
                     srv.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if parts.get("purpose") != b"batch" or not parts.get("file"):

@@ -22,6 +22,7 @@ app's stepper draws). Everything else is OPTIONAL; `View` fills in a generic def
 
     view_for(result_or_method_name).show(result, corpus, "ask_round", gold)
 """
+
 from __future__ import annotations
 
 import importlib
@@ -82,13 +83,14 @@ class View:
         own = self._own("step_labels")
         return own(result) if own else [s.title for s in self.steps(result)]
 
-    def show_step(self, result, pos: int, corpus=None, gold: list[str] | None = None,
-                  shared: frozenset[str] = frozenset()) -> None:
+    def show_step(
+        self, result, pos: int, corpus=None, gold: list[str] | None = None, shared: frozenset[str] = frozenset()
+    ) -> None:
         own = self._own("show_step")
         if own and _traced(result):
             own(result, pos, corpus, gold, shared)
             return
-        from components.chunk_names import chunk_names
+        from components.widgets.chunk_names import chunk_names
 
         steps = self.steps(result, chunk_names(corpus, self.chunk_ids(result)))
         step = steps[max(0, min(pos, len(steps) - 1))]
@@ -99,7 +101,7 @@ class View:
         if own:
             own(result, corpus, state_key, gold)
             return
-        from components.stepper import stepper
+        from components.widgets.stepper import stepper
 
         self.show_step(result, stepper(state_key, self.step_labels(result)), corpus, gold)
 
@@ -144,12 +146,12 @@ def draw_step(step: Step, result, gold: list[str] | None = None, *, last: bool =
     also draws the answer box (the generic `show_step`)."""
     import streamlit as st
 
-    from components.safe import esc, html_block
-    from components.state import content_key, sticky_expander
+    from components.shell.safe import esc, html_block
+    from components.shell.state import content_key, sticky_expander
 
     if step.graph:
-        from components.graph import show_graph
-        from components.graph_static import from_payload
+        from components.graphs.graph import show_graph
+        from components.graphs.static import from_payload
 
         nodes, edges, legend = from_payload(step.graph)
         show_graph(nodes, edges, height=360, directed=step.graph.get("directed", False), legend=legend)
@@ -164,18 +166,18 @@ def draw_step(step: Step, result, gold: list[str] | None = None, *, last: bool =
             st.code(prompt or "(no prompt)", language=None, wrap_lines=True)
             st.code(reply or "(empty)", language=None, wrap_lines=True)
     if last:
-        from components.answer_box import show_answer
+        from components.widgets.answer_box import show_answer
 
         show_answer(result, gold)
 
 
 def tagged_lines_html(sec: Section) -> str:
     """A section's lines, each starting with a `[tag] ` of `sec.tags` drawn in that tag's colour."""
-    from components.safe import esc
+    from components.shell.safe import esc
 
     out = []
     for line in sec.lines:
-        tag = line[1:line.index("]")] if line.startswith("[") and "]" in line else ""
+        tag = line[1 : line.index("]")] if line.startswith("[") and "]" in line else ""
         color = sec.tags.get(tag, "#333")
         out.append(f'<div style="color:{esc(color)};font-family:monospace">{esc(line)}</div>')
     return "".join(out)

@@ -1,15 +1,16 @@
 """The view every staged-retrieval baseline uses (semantic, hybrid, standard, none, rerank, IRCoT,
 BM25, and any plug-in whose trace lists `stages` of retrieved chunks): the stages with their chunks
 and scores, the context exactly as sent, the answer. The contract: components/methods/base.py."""
+
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from components.answer_box import show_answer
-from components.llm_calls import show_call
-from components.state import content_key, sticky_expander
+from components.shell.state import content_key, sticky_expander
 from components.steps import Section, Step, call_tuples, name_of
+from components.widgets.answer_box import show_answer
+from components.widgets.llm_calls import show_call
 
 __all__ = ["first_stage", "show", "steps"]
 
@@ -23,16 +24,28 @@ def steps(result, names: dict[str, str] | None = None) -> list[Step]:
     tr = result.trace
     if not hasattr(tr, "stages"):
         return []  # no stages to tell (e.g. IRCoT's steps): the answer alone (components.methods.base)
-    secs = [Section(s.name, [f"{c.score:.3f}  {name_of(names, c.chunk_id)}" for c in s.chunks]
-                    + ([s.note] if s.note else [])) for s in tr.stages]
-    return [Step("Retrieval", secs or [Section("Retrieval", ["(none)"])]),
-            Step("Answer", [Section("Context as sent", [tr.context or "(empty)"]),
-                            Section("Answer", [result.answer or "(no answer)"])], call_tuples(tr.call))]
+    secs = [
+        Section(
+            s.name, [f"{c.score:.3f}  {name_of(names, c.chunk_id)}" for c in s.chunks] + ([s.note] if s.note else [])
+        )
+        for s in tr.stages
+    ]
+    return [
+        Step("Retrieval", secs or [Section("Retrieval", ["(none)"])]),
+        Step(
+            "Answer",
+            [
+                Section("Context as sent", [tr.context or "(empty)"]),
+                Section("Answer", [result.answer or "(no answer)"]),
+            ],
+            call_tuples(tr.call),
+        ),
+    ]
 
 
 def show(result, corpus=None, state_key: str = "", gold: list[str] | None = None) -> None:
     """The answer, each stage's chunks and scores, the context as sent and the answer call."""
-    from components.chunk_names import chunk_names
+    from components.widgets.chunk_names import chunk_names
 
     tr = result.trace
     show_answer(result, gold)
@@ -41,9 +54,14 @@ def show(result, corpus=None, state_key: str = "", gold: list[str] | None = None
     names = chunk_names(corpus, [c.chunk_id for s in tr.stages for c in s.chunks])
     for s in tr.stages:
         st.markdown(f"**{s.name}**" + (f" — {s.note}" if s.note else ""))
-        st.dataframe(pd.DataFrame([{"chunk": names.get(c.chunk_id, c.chunk_id), "score": round(c.score, 4)}
-                                   for c in s.chunks], columns=["chunk", "score"]),
-                     hide_index=True, width="stretch")
+        st.dataframe(
+            pd.DataFrame(
+                [{"chunk": names.get(c.chunk_id, c.chunk_id), "score": round(c.score, 4)} for c in s.chunks],
+                columns=["chunk", "score"],
+            ),
+            hide_index=True,
+            width="stretch",
+        )
     with sticky_expander("Context exactly as sent", content_key("ctx", result.method, tr.context)):
         st.code(tr.context or "(empty)", language=None, wrap_lines=True)
     show_call(tr.call, label="answer")

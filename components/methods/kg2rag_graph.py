@@ -1,16 +1,20 @@
 """KG2RAG's weighted graph as drawn (components/methods/kg2rag.py): spanning-tree edges solid in
 their tree's colour and numbered in walk order, pruned edges dashed, seed entities ringed."""
+
 from __future__ import annotations
 
-from components.chunk_names import chunk_texts
-from components.graph import GEdge, GNode, LegendItem
-from components.palette import distinct_colors, tint
+from components.graphs.graph import GEdge, GNode, LegendItem
+from components.graphs.palette import distinct_colors, tint
+from components.widgets.chunk_names import chunk_texts
 
 PRUNED_COLORS = {"parallel": "#6e6e6e", "cycle": "#a0526d", "self-loop": "#7d6f1e"}  # dark enough on white
 #: how far an unselected tree is mixed with white: visibly "not chosen", still a readable line
 UNSELECTED_TINT = 0.4
-PRUNED_WHY = {"parallel": "a heavier edge joins the same entities", "cycle": "it would close a cycle",
-              "self-loop": "subject and object are the same entity"}
+PRUNED_WHY = {
+    "parallel": "a heavier edge joins the same entities",
+    "cycle": "it would close a cycle",
+    "self-loop": "subject and object are the same entity",
+}
 
 
 def tree_names(trace) -> dict[int, str]:
@@ -47,14 +51,32 @@ def weighted_graph(trace, corpus=None) -> tuple[list[GNode], list[GEdge], list[L
             node_tree[n] = t.tree_id
         for i, e in enumerate(t.kept_edges, 1):
             head = f"{names[t.tree_id]}{' (selected)' if t.selected else ''}, walk step {i}, weight {e.weight:.3f}"
-            edges.append(GEdge(e.u, e.v, label=f"{i}. {e.predicate}", title=f"{head}: {e.line}",
-                               color=color, width=width(e.weight), detail=_edge_detail(e, head, chunks)))
+            edges.append(
+                GEdge(
+                    e.u,
+                    e.v,
+                    label=f"{i}. {e.predicate}",
+                    title=f"{head}: {e.line}",
+                    color=color,
+                    width=width(e.weight),
+                    detail=_edge_detail(e, head, chunks),
+                )
+            )
         for p in t.pruned_edges:
             e = p.edge
             reasons.add(p.reason)
             head = f"Pruned from {names[t.tree_id]}: {p.reason} ({PRUNED_WHY.get(p.reason, '')}), weight {e.weight:.3f}"
-            edges.append(GEdge(e.u, e.v, dashed=True, color=PRUNED_COLORS.get(p.reason, "#6e6e6e"), width=2,
-                               title=f"{head}: {e.line}", detail=_edge_detail(e, head, chunks)))
+            edges.append(
+                GEdge(
+                    e.u,
+                    e.v,
+                    dashed=True,
+                    color=PRUNED_COLORS.get(p.reason, "#6e6e6e"),
+                    width=2,
+                    title=f"{head}: {e.line}",
+                    detail=_edge_detail(e, head, chunks),
+                )
+            )
     selected = {t.tree_id for t in trace.trees if t.selected}
     touching: dict[str, list[str]] = {}  # node -> the triplets it takes part in, with their chunk
     for t in trace.trees:
@@ -72,12 +94,27 @@ def weighted_graph(trace, corpus=None) -> tuple[list[GNode], list[GEdge], list[L
         title = f"{label}: {kind}" + (f", {where}" if where else "")
         facts = touching.get(n, [])
         detail = title + ("\nTriplets (source chunk):\n" + "\n".join(facts) if facts else "")
-        nodes.append(GNode(n, label, title=title, color=color, size=18 if kind == "seed entity" else 13,
-                           border="#111111" if kind == "seed entity" else "", detail=detail))
+        nodes.append(
+            GNode(
+                n,
+                label,
+                title=title,
+                color=color,
+                size=18 if kind == "seed entity" else 13,
+                border="#111111" if kind == "seed entity" else "",
+                detail=detail,
+            )
+        )
     legend = [LegendItem("seed entity", "#111111", "ring"), LegendItem("reached by expansion", "#9aa5b1")]
-    legend += [LegendItem(f"{names[t.tree_id]}{' ✓ selected' if t.selected else ''}",
-                          colors[t.tree_id] if t.selected else tint(colors[t.tree_id], UNSELECTED_TINT), "line")
-               for t in trace.trees if t.kept_edges]
+    legend += [
+        LegendItem(
+            f"{names[t.tree_id]}{' ✓ selected' if t.selected else ''}",
+            colors[t.tree_id] if t.selected else tint(colors[t.tree_id], UNSELECTED_TINT),
+            "line",
+        )
+        for t in trace.trees
+        if t.kept_edges
+    ]
     legend += [LegendItem(f"pruned: {r}", PRUNED_COLORS.get(r, "#6e6e6e"), "dashed") for r in sorted(reasons)]
     return nodes, edges, legend
 

@@ -3,8 +3,9 @@ each round (state before/after, walked propositions, chunks with the matched spa
 filled and where from, dependency graph), answer; the same as text steps, its evidence chain, and
 why an answer is empty or a guess.
 
-Every string from the trace is escaped before any <mark> or link is added (components.safe).
+Every string from the trace is escaped before any <mark> or link is added (components.shell.safe).
 """
+
 from __future__ import annotations
 
 import re
@@ -12,20 +13,33 @@ import re
 import pandas as pd
 import streamlit as st
 
-from components.answer_box import show_answer
-from components.chunk_names import chunk_names, chunk_texts
-from components.evidence_chain import Citation, source_badge
-from components.graph import show_graph
-from components.llm_calls import show_call
+from components.graphs.graph import show_graph
 from components.methods.t2rag_graph import DEP_LEGEND, QUEUE_COLORS, QUEUES, dependency_graph, state_html
-from components.safe import esc, highlight, html_block
-from components.state import content_key, sticky_expander
-from components.stepper import stepper
+from components.shell.safe import esc, highlight, html_block
+from components.shell.state import content_key, sticky_expander
 from components.steps import Section, Step, call_tuples, graph_payload, name_of
+from components.widgets.answer_box import show_answer
+from components.widgets.chunk_names import chunk_names, chunk_texts
+from components.widgets.evidence_chain import Citation, source_badge
+from components.widgets.llm_calls import show_call
+from components.widgets.stepper import stepper
 
 COLOR = "#3b6ea8"
-__all__ = ["COLOR", "DEP_LEGEND", "QUEUE_COLORS", "caveat", "chunk_card", "trace_chunk_texts", "dependency_graph",
-           "evidence_chain", "first_stage", "show", "show_step", "step_labels", "steps"]
+__all__ = [
+    "COLOR",
+    "DEP_LEGEND",
+    "QUEUE_COLORS",
+    "caveat",
+    "chunk_card",
+    "trace_chunk_texts",
+    "dependency_graph",
+    "evidence_chain",
+    "first_stage",
+    "show",
+    "show_step",
+    "step_labels",
+    "steps",
+]
 
 
 def step_labels(result) -> list[str]:
@@ -44,8 +58,13 @@ def _chunk_needles(rnd, corpus) -> dict[str, list[str]]:
     walked proposition marks nearly every name in the chunk, which tells the reader nothing.
     """
     filling = {b.proposition_triplet_id for b in rnd.bindings if b.proposition_triplet_id is not None}
-    chain = [p.strip() for q in ("searchable", "fuzzy") for t in getattr(rnd.state_before, q)
-             for p in (t.subject, t.object) if p and not p.strip().startswith("?")]
+    chain = [
+        p.strip()
+        for q in ("searchable", "fuzzy")
+        for t in getattr(rnd.state_before, q)
+        for p in (t.subject, t.object)
+        if p and not p.strip().startswith("?")
+    ]
     by_tid = {}
     if corpus is not None and filling:
         try:
@@ -64,22 +83,34 @@ def _chunk_needles(rnd, corpus) -> dict[str, list[str]]:
 def _body(text: str, title: str) -> str:
     """Chunk text without a leading copy of its title (the card's header already names it)."""
     t = (text or "").lstrip()
-    return t[len(title):].lstrip(" :.-\n") if title and t.startswith(title) else t
+    return t[len(title) :].lstrip(" :.-\n") if title and t.startswith(title) else t
 
 
 def chunk_card(chunk_id: str, name: str, body_html: str, shared: bool = False) -> str:
     """One chunk as a card with an anchor that links can scroll to (clear of the page header)."""
-    badge = (' <span style="background:#e3ecfa;color:#2b4c7e;border-radius:8px;padding:0 .5em;'
-             'font-size:.8em">⇄ used by both methods</span>') if shared else ""
-    return (f'<div id="{_anchor(chunk_id)}" style="border-left:3px solid {"#3b6ea8" if shared else "#ccc"};'
-            f'padding-left:.6em;margin:.4em 0;scroll-margin-top:5rem"><small><b>{esc(name)}</b></small>{badge}'
-            f"<br>{body_html}</div>")
+    badge = (
+        (
+            ' <span style="background:#e3ecfa;color:#2b4c7e;border-radius:8px;padding:0 .5em;'
+            'font-size:.8em">⇄ used by both methods</span>'
+        )
+        if shared
+        else ""
+    )
+    return (
+        f'<div id="{_anchor(chunk_id)}" style="border-left:3px solid {"#3b6ea8" if shared else "#ccc"};'
+        f'padding-left:.6em;margin:.4em 0;scroll-margin-top:5rem"><small><b>{esc(name)}</b></small>{badge}'
+        f"<br>{body_html}</div>"
+    )
 
 
 def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -> None:
     rnd = trace.rounds[pos - 1]
-    names = chunk_names(corpus, [c.chunk_id for c in rnd.chunks] + [c for w in rnd.walked for c in w.chunk_ids]
-                        + [c for b in rnd.bindings for c in b.chunk_ids])
+    names = chunk_names(
+        corpus,
+        [c.chunk_id for c in rnd.chunks]
+        + [c for w in rnd.walked for c in w.chunk_ids]
+        + [c for b in rnd.bindings for c in b.chunk_ids],
+    )
     fresh = set(rnd.newly_resolved) | set(rnd.new_searchable)
     c1, c2 = st.columns(2)
     with c1:
@@ -96,30 +127,51 @@ def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -
         src = f" ← <i>{esc(b.proposition)}</i>" if b.proposition else ""
         note = f" <small>({esc(b.note)})</small>" if b.note else ""
         badge = f" {source_badge(b.source_kind)}" if b.applied_to else ""
-        rows.append(f"<li><code>{esc(b.placeholder)}</code> = <mark>{esc(b.value)}</mark>{badge}{src}"
-                    f"{' · from ' + links if links else ''}{note}</li>")
+        rows.append(
+            f"<li><code>{esc(b.placeholder)}</code> = <mark>{esc(b.value)}</mark>{badge}{src}"
+            f"{' · from ' + links if links else ''}{note}</li>"
+        )
     if rows:
         html_block("<ul>" + "".join(rows) + "</ul>")
     if rnd.unmatched:
-        fate = (f" · {len(rnd.adopted)} taken into the state as new clues (adopt_proposed, the paper)"
-                if getattr(rnd, "adopted", None) else " · shown only, not searched with")
+        fate = (
+            f" · {len(rnd.adopted)} taken into the state as new clues (adopt_proposed, the paper)"
+            if getattr(rnd, "adopted", None)
+            else " · shown only, not searched with"
+        )
         st.caption("Solver triplets matching no open triplet: " + "; ".join(rnd.unmatched) + fate)
 
     st.markdown(f"**Queries** ({len(rnd.queries)}) and **walked propositions** (pool of {rnd.pool_size})")
-    st.dataframe(pd.DataFrame([{"#": i, "query": q.text, "kind": q.kind} for i, q in enumerate(rnd.queries)]),
-                 hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame([{"#": i, "query": q.text, "kind": q.kind} for i, q in enumerate(rnd.queries)]),
+        hide_index=True,
+        width="stretch",
+    )
     filling = {b.proposition_triplet_id for b in rnd.bindings if b.proposition_triplet_id is not None}
-    st.dataframe(pd.DataFrame([{"order": i, "score": round(w.score, 4), "proposition": w.text,
-                                "query": w.query_index, "chunks": ", ".join(names.get(c, c) for c in w.chunk_ids),
-                                "new chunks": ", ".join(names.get(c, c) for c in w.new_chunk_ids),
-                                "filled a placeholder": "yes" if w.triplet_id in filling else ""}
-                               for i, w in enumerate(rnd.walked, 1)],
-                              columns=["order", "score", "proposition", "query", "chunks", "new chunks",
-                                       "filled a placeholder"]),
-                 hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "order": i,
+                    "score": round(w.score, 4),
+                    "proposition": w.text,
+                    "query": w.query_index,
+                    "chunks": ", ".join(names.get(c, c) for c in w.chunk_ids),
+                    "new chunks": ", ".join(names.get(c, c) for c in w.new_chunk_ids),
+                    "filled a placeholder": "yes" if w.triplet_id in filling else "",
+                }
+                for i, w in enumerate(rnd.walked, 1)
+            ],
+            columns=["order", "score", "proposition", "query", "chunks", "new chunks", "filled a placeholder"],
+        ),
+        hide_index=True,
+        width="stretch",
+    )
 
-    st.markdown(f"**Chunks shown to the solver** ({len(rnd.chunks)}); entities of the question's chain "
-                "marked, filled values in orange")
+    st.markdown(
+        f"**Chunks shown to the solver** ({len(rnd.chunks)}); entities of the question's chain "
+        "marked, filled values in orange"
+    )
     needles = _chunk_needles(rnd, corpus)
     values = [b.value for b in rnd.bindings]
     for c in rnd.chunks:
@@ -128,8 +180,10 @@ def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -
             body = body.replace(f"<mark>{esc(v)}</mark>", f'<mark style="background:#f4a261">{esc(v)}</mark>')
         html_block(chunk_card(c.chunk_id, names.get(c.chunk_id, c.chunk_id), body, c.chunk_id in shared))
 
-    st.markdown("**Placeholder dependency graph** (edges: green resolved, amber searchable, red fuzzy; "
-                "orange node = filled this round)")
+    st.markdown(
+        "**Placeholder dependency graph** (edges: green resolved, amber searchable, red fuzzy; "
+        "orange node = filled this round)"
+    )
     src = chunk_texts(corpus, [c for r in trace.rounds[:pos] for b in r.bindings for c in b.chunk_ids[:2]])
     nodes, edges = dependency_graph(trace, pos, src)
     show_graph(nodes, edges, height=320, directed=True, legend=DEP_LEGEND)
@@ -172,8 +226,9 @@ def _show_answer(result, gold: list[str] | None = None) -> None:
         show_call(syn.call, label="answer")
 
 
-def show_step(result, pos: int, corpus=None, gold: list[str] | None = None,
-              shared: frozenset[str] = frozenset()) -> None:
+def show_step(
+    result, pos: int, corpus=None, gold: list[str] | None = None, shared: frozenset[str] = frozenset()
+) -> None:
     """Draw step `pos` of the T2RAG trace (the stepper lives with the caller); `shared` chunks
     (used by the other methods too, on Compare) are marked."""
     tr = result.trace
@@ -194,6 +249,7 @@ def show(result, corpus=None, state_key: str = "ask_round", gold: list[str] | No
 
 # --- the same run as text steps (presentation, export) ------------------------------------------
 
+
 def _state_lines(snap) -> list[str]:
     if snap is None:
         return []
@@ -207,19 +263,30 @@ def _state_section(heading: str, snap) -> Section:
 
 def _round_step(tr, pos: int, r, names: dict[str, str] | None) -> Step:
     nm = lambda c: name_of(names, c)  # noqa: E731
-    secs = [Section("Queries", [f"{q.text}  ({q.kind})" for q in r.queries] or ["(none)"]),
-            Section(f"Walked propositions (pool of {r.pool_size})",
-                    [f"{w.score:.3f}  {w.text}  [{', '.join(nm(c) for c in w.chunk_ids)}]" for w in r.walked]
-                    or ["(none)"]),
-            Section("Chunks shown to the solver", [f"{nm(c.chunk_id)}: {c.text}" for c in r.chunks] or ["(none)"])]
-    fills = [f"{b.placeholder} = {b.value}" + (f"  <- {b.proposition}" if b.proposition else "")
-             + (f"  [{', '.join(nm(c) for c in b.chunk_ids)}]" if b.chunk_ids else "") for b in r.bindings]
+    secs = [
+        Section("Queries", [f"{q.text}  ({q.kind})" for q in r.queries] or ["(none)"]),
+        Section(
+            f"Walked propositions (pool of {r.pool_size})",
+            [f"{w.score:.3f}  {w.text}  [{', '.join(nm(c) for c in w.chunk_ids)}]" for w in r.walked] or ["(none)"],
+        ),
+        Section("Chunks shown to the solver", [f"{nm(c.chunk_id)}: {c.text}" for c in r.chunks] or ["(none)"]),
+    ]
+    fills = [
+        f"{b.placeholder} = {b.value}"
+        + (f"  <- {b.proposition}" if b.proposition else "")
+        + (f"  [{', '.join(nm(c) for c in b.chunk_ids)}]" if b.chunk_ids else "")
+        for b in r.bindings
+    ]
     secs.append(Section("Placeholders filled", fills or ["(none this round)"]))
     secs.append(_state_section("State after the round", r.state_after))
     if r.solve_skipped:
         secs.append(Section("Solve skipped", [r.solve_skipped]))
-    return Step(f"Round {r.index}", secs, call_tuples(r.solve_call),
-                graph_payload(*dependency_graph(tr, pos), DEP_LEGEND, directed=True))
+    return Step(
+        f"Round {r.index}",
+        secs,
+        call_tuples(r.solve_call),
+        graph_payload(*dependency_graph(tr, pos), DEP_LEGEND, directed=True),
+    )
 
 
 def steps(result, names: dict[str, str] | None = None) -> list[Step]:
@@ -231,8 +298,14 @@ def steps(result, names: dict[str, str] | None = None) -> list[Step]:
     d = tr.decomposition
     if d is not None:
         secs = [_state_section("Query triplets", d.state)] + ([Section("Note", [d.failure])] if d.failure else [])
-        out.append(Step("Decompose the question", secs, call_tuples(d.call),
-                        graph_payload(*dependency_graph(tr, 0), DEP_LEGEND, directed=True)))
+        out.append(
+            Step(
+                "Decompose the question",
+                secs,
+                call_tuples(d.call),
+                graph_payload(*dependency_graph(tr, 0), DEP_LEGEND, directed=True),
+            )
+        )
     out += [_round_step(tr, pos, r, names) for pos, r in enumerate(tr.rounds, 1)]
     fin = [Section("Stop reason", [f"{tr.stop_reason}: {STOP_REASONS.get(tr.stop_reason, '')}".strip(": ")])]
     syn = tr.synthesis
@@ -246,6 +319,7 @@ def steps(result, names: dict[str, str] | None = None) -> list[Step]:
 
 # --- evidence, caveats, facts of a fair comparison ----------------------------------------------
 
+
 def evidence_chain(result) -> list[Citation]:
     """One citation per placeholder the state took, in the order bound. A binding the state ignored
     (its placeholder already bound, or in no open triplet) filled nothing, so it is not evidence.
@@ -257,12 +331,26 @@ def evidence_chain(result) -> list[Citation]:
             if b.placeholder in seen or not b.value or not b.applied_to:
                 continue
             seen.add(b.placeholder)
-            out.append(Citation(f"{b.placeholder} = {b.value}", b.proposition, list(b.chunk_ids), [b.value],
-                                b.source_kind or "", binding=True))
+            out.append(
+                Citation(
+                    f"{b.placeholder} = {b.value}",
+                    b.proposition,
+                    list(b.chunk_ids),
+                    [b.value],
+                    b.source_kind or "",
+                    binding=True,
+                )
+            )
     if out or not (result.evidence_chunk_ids and result.answer):
         return out
-    return [Citation("Answer read from the retrieved chunks (no placeholder filled)", "",
-                     list(result.evidence_chunk_ids), [result.answer])]
+    return [
+        Citation(
+            "Answer read from the retrieved chunks (no placeholder filled)",
+            "",
+            list(result.evidence_chunk_ids),
+            [result.answer],
+        )
+    ]
 
 
 def trace_chunk_texts(result) -> dict[str, tuple[str, str]]:

@@ -1,17 +1,22 @@
 """T2RAG's placeholder dependency graph and state lists, shared by its stepper and its text steps
 (components/methods/t2rag.py): the queues' colours, the graph after each round, the state as HTML."""
+
 from __future__ import annotations
 
-from components.graph import GEdge, GNode, LegendItem
-from components.safe import esc
+from components.graphs.graph import GEdge, GNode, LegendItem
+from components.shell.safe import esc
 
 QUEUE_COLORS = {"resolved": "#2a9d8f", "searchable": "#e9a23b", "fuzzy": "#e76f51"}
 QUEUES = ("resolved", "searchable", "fuzzy")
-DEP_LEGEND = [LegendItem("resolved triplet", QUEUE_COLORS["resolved"], "line"),
-              LegendItem("searchable (one placeholder)", QUEUE_COLORS["searchable"], "line"),
-              LegendItem("fuzzy (two or more)", QUEUE_COLORS["fuzzy"], "line"),
-              LegendItem("open placeholder", "#e76f51"), LegendItem("filled placeholder", "#2a9d8f"),
-              LegendItem("filled this round", "#f4a261"), LegendItem("entity", "#a8c5e6")]
+DEP_LEGEND = [
+    LegendItem("resolved triplet", QUEUE_COLORS["resolved"], "line"),
+    LegendItem("searchable (one placeholder)", QUEUE_COLORS["searchable"], "line"),
+    LegendItem("fuzzy (two or more)", QUEUE_COLORS["fuzzy"], "line"),
+    LegendItem("open placeholder", "#e76f51"),
+    LegendItem("filled placeholder", "#2a9d8f"),
+    LegendItem("filled this round", "#f4a261"),
+    LegendItem("entity", "#a8c5e6"),
+]
 
 
 def queue_of(snapshot) -> dict[str, str]:
@@ -26,8 +31,10 @@ def state_html(snapshot, fresh: set[str], title: str) -> str:
     parts = [f"<b>{esc(title)}</b>"]
     for q in QUEUES:
         items = getattr(snapshot, q)
-        parts.append(f'<div style="margin-top:.4em"><span style="color:{QUEUE_COLORS[q]};font-weight:600">'
-                     f"{q} ({len(items)})</span><ul style='margin:.1em 0 .1em 1.2em;padding:0'>")
+        parts.append(
+            f'<div style="margin-top:.4em"><span style="color:{QUEUE_COLORS[q]};font-weight:600">'
+            f"{q} ({len(items)})</span><ul style='margin:.1em 0 .1em 1.2em;padding:0'>"
+        )
         for t in items:
             text = esc(f"{t.id}: {t.text()}")
             parts.append(f"<li><mark>{text}</mark> 🆕</li>" if t.id in fresh else f"<li>{text}</li>")
@@ -66,12 +73,13 @@ def source_text(rnd: int, b, chunks: dict[str, tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def dependency_graph(trace, round_pos: int, chunks: dict[str, tuple[str, str]] | None = None
-                     ) -> tuple[list[GNode], list[GEdge]]:
+def dependency_graph(
+    trace, round_pos: int, chunks: dict[str, tuple[str, str]] | None = None
+) -> tuple[list[GNode], list[GEdge]]:
     """Placeholders and entities of the decomposition, edges coloured by each triplet's queue after
     round `round_pos` (0 = right after decomposing); placeholders filled in that round stand out.
     A click on a filled placeholder, or on a triplet that holds one, shows the value's source
-    chunk (`chunks`: chunk id -> (name, text), components.chunk_names.chunk_texts)."""
+    chunk (`chunks`: chunk id -> (name, text), components.widgets.chunk_names.chunk_texts)."""
     chunks = chunks or {}
     d = trace.decomposition
     if d is None:
@@ -108,6 +116,15 @@ def dependency_graph(trace, round_pos: int, chunks: dict[str, tuple[str, str]] |
         now = current.get(t.id)
         title = f"{t.id} [{q}] {now.text() if now else t.text()}"
         filled = [source_text(*sources[p], chunks) for p in t.placeholders if p in sources]
-        edges.append(GEdge(a, b, label=t.predicate, title=title, color=QUEUE_COLORS[q],
-                           width=3 if q == "resolved" else 2, detail="\n\n".join([title, *filled])))
+        edges.append(
+            GEdge(
+                a,
+                b,
+                label=t.predicate,
+                title=title,
+                color=QUEUE_COLORS[q],
+                width=3 if q == "resolved" else 2,
+                detail="\n\n".join([title, *filled]),
+            )
+        )
     return list(nodes.values()), edges

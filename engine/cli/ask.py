@@ -7,7 +7,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from engine.config import AppSettings
+from engine.core.config import AppSettings
 
 #: CLI flag -> settings fields it sets; applied to whichever of them the method's settings have
 #: (IRCoT calls its round cap `steps`)
@@ -33,7 +33,7 @@ def method_settings(name: str, overrides: dict, preset: str | None = None, sets:
     """The method's settings: its `preset` (engine.methods.presets; default `tuned`), then the
     flags in `overrides` (`k`, `rounds`, ...) that it has, then each `--set NAME=VALUE` on top."""
     from engine.methods.presets import preset_settings
-    from engine.whatif import apply_changes
+    from engine.runs.whatif import apply_changes
 
     settings = preset_settings(name, preset or "tuned")
     fields = {f.name for f in dataclasses.fields(settings)}
@@ -76,10 +76,9 @@ def add_preset_flags(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_ask(args) -> int:
+    from engine.core.limits import check_question
     from engine.methods import method_class, save_result
     from engine.session import Session
-
-    from engine.limits import check_question
 
     check_question(args.question)  # a bad argument is named before any corpus opens (Session checks again)
     app = AppSettings.from_env()

@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from engine.config import AppSettings
-from engine.progress import TerminalProgress
+from engine.core.config import AppSettings
+from engine.core.progress import TerminalProgress
 
 
 def _workspace():
@@ -48,7 +48,7 @@ def _ingest(corpus, paths: list[str], limit: int | None) -> int:
 
 
 def cmd_create(args) -> int:
-    from engine.chunking import ChunkingSettings
+    from engine.corpus.chunking import ChunkingSettings
     from engine.store import CorpusSettings
 
     ws = _workspace()
@@ -189,7 +189,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_backup(args) -> int:
-    from engine.backup import backup, snapshot_before
+    from engine.integrity.backup import backup, snapshot_before
 
     ws = _workspace()
     corpus = ws.open(args.name)
@@ -199,7 +199,7 @@ def cmd_backup(args) -> int:
 
 
 def cmd_snapshots(args) -> int:
-    from engine.backup import list_snapshots
+    from engine.integrity.backup import list_snapshots
 
     ws = _workspace()
     snaps = list_snapshots(ws, args.name)
@@ -211,7 +211,7 @@ def cmd_snapshots(args) -> int:
 
 
 def cmd_restore(args) -> int:
-    from engine.backup import find_snapshot, restore
+    from engine.integrity.backup import find_snapshot, restore
 
     ws = _workspace()
     info = find_snapshot(ws, args.name, args.snapshot)
@@ -222,7 +222,7 @@ def cmd_restore(args) -> int:
 
 
 def cmd_undo_drop(args) -> int:
-    from engine.backup import undo_drop
+    from engine.integrity.backup import undo_drop
 
     corpus = undo_drop(_workspace(), args.name, args.as_name)
     print(f"brought back corpus {corpus.name} ({corpus.counts().chunks} chunks)")
@@ -230,8 +230,8 @@ def cmd_undo_drop(args) -> int:
 
 
 def cmd_triplets_import(args) -> int:
-    from engine.triplet_io import read_triplet_file
-    from engine.triplet_resolve import resolve_rows
+    from engine.triplets.files import read_triplet_file
+    from engine.triplets.resolve import resolve_rows
 
     corpus = _workspace().open(args.name)
     tf = read_triplet_file(Path(args.file), max_bytes=AppSettings.from_env().max_file_bytes)
@@ -253,7 +253,7 @@ def cmd_triplets_import(args) -> int:
 
 
 def cmd_triplets_export(args) -> int:
-    from engine.triplet_io import write_triplets
+    from engine.triplets.files import write_triplets
 
     corpus = _workspace().open(args.name)
     triplets = corpus.triplets()
@@ -263,7 +263,7 @@ def cmd_triplets_export(args) -> int:
 
 
 def cmd_sample_ensure(args) -> int:
-    from engine.samples import ensure_sample_corpora, start_background_build
+    from engine.corpus.samples import ensure_sample_corpora, start_background_build
 
     if args.background:
         print(start_background_build(_workspace()))

@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from engine.config import AppSettings
+from engine.core.config import AppSettings
 
 
 def _read_ids(path: str) -> list[str]:
@@ -33,8 +33,8 @@ def _read_ids(path: str) -> list[str]:
 
 def _probe_corpus(ws, corpus, args):
     """The corpus to evaluate: the original, or a (reused) perturbed copy."""
+    from engine.core.progress import TerminalProgress
     from engine.eval.probes import drop_copy_name, drop_triplets, shuffle_copy_name, shuffle_entities
-    from engine.progress import TerminalProgress
 
     if args.shuffle:
         name = shuffle_copy_name(corpus.name, args.seed)
@@ -88,9 +88,9 @@ def eval_settings(methods: list[str], args) -> dict:
 def cmd_eval(args) -> int:
     from engine.cli import UserError
     from engine.cli.ask import preset_line
+    from engine.core.progress import TerminalProgress
     from engine.eval.harness import run_eval
     from engine.methods import METHODS
-    from engine.progress import TerminalProgress
     from engine.session import Session
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]

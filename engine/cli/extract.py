@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.config import AppSettings
-from engine.progress import TerminalProgress
+from engine.core.config import AppSettings
+from engine.core.progress import TerminalProgress
 
 
 def _dollars(cost: float | None) -> str:
@@ -47,9 +47,9 @@ def format_summary(s) -> str:
 
 
 def cmd_extract(args) -> int:
-    from engine.extraction import estimate_extraction, run_extraction
-    from engine.pending import count_pending, iter_pending
+    from engine.corpus.pending import count_pending, iter_pending
     from engine.session import Session
+    from engine.triplets.extraction import estimate_extraction, run_extraction
 
     app = AppSettings.from_env()
     corpus = app.workspace_obj().open(args.name)

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from engine.config import AppSettings
+from engine.core.config import AppSettings
 
 
 def _results(path: str, method: str | None):
@@ -29,7 +29,7 @@ def _results(path: str, method: str | None):
 
 
 def cmd_timeline(args) -> int:
-    from engine.timeline import timeline, timeline_table
+    from engine.runs.timeline import timeline, timeline_table
 
     for result in _results(args.trace, args.method):
         spans = timeline(result)
@@ -71,7 +71,7 @@ def cmd_verdict(args) -> int:
 def _changes(method: str, preset: str | None, pairs: list[str]) -> dict:
     """The preset's settings (when one is named) with each `--set` on top, as what-if changes."""
     from engine.cli.ask import parse_sets
-    from engine.whatif import preset_changes
+    from engine.runs.whatif import preset_changes
 
     return {**(preset_changes(method, preset) if preset else {}), **parse_sets(pairs)}
 

@@ -2,7 +2,7 @@
 
 A question is a handful of short texts; importing torch for them is most of a cold `ask` (~6 s
 of 8.5 s). So calls under `BULK_AT` texts go through `NumpyMiniLM` (numpy + tokenizers, same
-weights, vectors within 1e-4 of torch's: tests/test_light_encoder.py), and index building (the
+weights, vectors within 1e-4 of torch's: tests/engine/llm/test_light_encoder.py), and index building (the
 store embeds in blocks of 256) loads sentence-transformers on first use, with the machine's
 cores and a batch sized to them. Both read the same verified `model.safetensors`.
 

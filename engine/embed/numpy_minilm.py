@@ -5,7 +5,7 @@ of an 8.5 s cold `ask`. This reads the same `model.safetensors` and `tokenizer.j
 what sentence-transformers computes for all-MiniLM-L6-v2 (modules.json: Transformer -> mean
 Pooling -> Normalize; max_seq_length 256 from sentence_bert_config.json): token + position +
 type embeddings, 6 post-LayerNorm encoder layers with exact (erf) GELU, the mean of the token
-states under the attention mask, L2 normalised. tests/test_light_encoder.py holds it to the
+states under the attention mask, L2 normalised. tests/engine/llm/test_light_encoder.py holds it to the
 torch model's vectors (max abs difference <= 1e-4 on real questions).
 
 The weights are read-only after loading and numpy releases the GIL inside its matrix products,

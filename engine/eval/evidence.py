@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.types import Chunk, Question
+from engine.core.types import Chunk, Question
 
 _NON_WORD = re.compile(r"[\W_]+")
 #: punctuation inside a word ("Kubrick's", "U.S.", "1,000", "well-known"): dropped, not a space, so

@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from engine.core.types import Question
 from engine.eval.metrics import PARAGRAPH, QuestionMetrics, by_paragraph, gold_units, normalize_answer, retrieved_units
 from engine.reasoners.base import is_placeholder
-from engine.types import Question
 
 CORRECT, DECOMPOSITION, RETRIEVAL, FILLING, SYNTHESIS, ERROR = (
     "correct",

@@ -27,7 +27,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from engine import serde
+from engine.core import serde
+from engine.core.progress import ProgressCallback, no_progress
+from engine.core.types import Question
 from engine.eval.evidence import EvidenceReport, locate_evidence
 from engine.eval.metrics import PARAGRAPH, SENTENCE
 from engine.eval.records import (
@@ -40,8 +42,6 @@ from engine.eval.records import (
 )
 from engine.eval.report import EvalSummary, summarize_stream, write_summary
 from engine.eval.scoring import EvalStopped, WatchedReasoner, evaluate_one
-from engine.progress import ProgressCallback, no_progress
-from engine.types import Question
 
 # the records' reading lives in records.py; these names stay importable from the harness
 __all__ = [

@@ -34,8 +34,8 @@ import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from engine.core.types import Chunk, Question
 from engine.eval.evidence import EvidenceGold, span_recall
-from engine.types import Chunk, Question
 
 #: The two retrieval granularities.
 PARAGRAPH = "paragraph"

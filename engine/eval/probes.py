@@ -20,9 +20,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from engine.core.types import ExtractionStatus
 from engine.eval.shuffle import shuffle_corpus
 from engine.store import Corpus, CorpusError, Workspace
-from engine.types import ExtractionStatus
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.core.types import Question
 from engine.eval.metrics import PARAGRAPH, chunk_units, gold_units
-from engine.types import Question
 
 NOT_RETRIEVED = "not retrieved"
 METHOD_ERROR = "the method failed on the question"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine import serde
+from engine.core import serde
 from engine.eval.metrics import QuestionMetrics
 from engine.eval.recall_loss import RecallLoss
 from engine.methods.base import Usage

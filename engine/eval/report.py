@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine import serde
+from engine.core import serde
+from engine.core.types import Question
 from engine.eval.failures import ERROR, LABELS
 from engine.eval.metrics import PARAGRAPH, SENTENCE, AverageMetrics, QuestionMetrics
 from engine.eval.recall_loss import RecallLossSummary, recall_loss_markdown, summarize_recall_loss
-from engine.types import Question
 
 
 @dataclass

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine import serde
+from engine.core import serde
+from engine.core.types import Question
 from engine.eval.evidence import EvidenceGold
 from engine.eval.failures import ERROR, label_t2rag
 from engine.eval.metrics import PARAGRAPH, failed_question_metrics, score_question
@@ -19,7 +20,6 @@ from engine.eval.recall_loss import failed_recall_loss, recall_loss
 from engine.eval.records import QuestionRecord
 from engine.llm.base import LLMError
 from engine.methods.base import Result, Usage, result_to_json
-from engine.types import Question
 
 
 class EvalStopped(RuntimeError):

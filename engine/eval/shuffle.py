@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from typing import Any
 
-from engine.chunking import make_doc_id
+from engine.core.types import Document, Question
+from engine.corpus.chunking import make_doc_id
 from engine.eval.metrics import normalize_answer
 from engine.store import Corpus, CorpusError, Workspace
-from engine.types import Document, Question
 
 PERSON, PLACE, NAME, YEAR, NUMBER = "person", "place", "name", "year", "number"
 

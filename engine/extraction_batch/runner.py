@@ -24,15 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.extraction import ExtractionSummary, _record, batch_price
+from engine.core.faults import fault_point
+from engine.core.progress import ProgressCallback, no_progress
+from engine.core.types import Chunk
+from engine.corpus.pending import PAGE, iter_pending
 from engine.extraction_batch.api import TERMINAL, BatchAPI, BatchInfo, wire_model
 from engine.extraction_batch.ner import NER_STYLE, import_ner, reply_text, tokens
 from engine.extraction_batch.state import STATE_FILE, BatchRecord, BatchState
-from engine.faults import fault_point
 from engine.llm.base import LLMCall, LLMError
-from engine.pending import PAGE, iter_pending
-from engine.progress import ProgressCallback, no_progress
-from engine.types import Chunk
+from engine.triplets.extraction import ExtractionSummary, _record, batch_price
 
 #: the styles the batch API serves (json+ner in two phases: its second prompt needs the first's reply)
 BATCH_STYLES = ("json", "kg2rag", "json+ner")
@@ -308,7 +308,7 @@ def _store(
     phase-1 reply, whose tokens count with this one's (two calls, as the normal extraction bills)."""
     from engine.llm import litellm_call
     from engine.reasoners.parsing import parse_kg2rag, parse_triples
-    from engine.triplet_rules import filter_triplets
+    from engine.triplets.rules import filter_triplets
 
     text = reply_text(body)
     if len(text.encode("utf-8")) > litellm_call._reply_cap:  # the cap every chat reply has

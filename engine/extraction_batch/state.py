@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.faults import fault_point
+from engine.core.faults import fault_point
 
 #: the file, next to the corpus's database (backups copy it with the rest of the folder)
 STATE_FILE = "extraction_batches.sqlite"

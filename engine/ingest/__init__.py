@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from engine.core.types import Document, Question
 from engine.ingest.datasets import DATASET_ATTRIBUTION, DatasetFile, read_dataset
 from engine.ingest.decode import IngestError, decode_text, read_capped
 from engine.ingest.documents import read_html, read_markdown, read_pdf, read_text
-from engine.types import Document, Question
 
 __all__ = [
     "DATASET_ATTRIBUTION",

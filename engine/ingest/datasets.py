@@ -30,9 +30,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.chunking import make_doc_id
+from engine.core.types import Document, Question
+from engine.corpus.chunking import make_doc_id
 from engine.ingest.decode import IngestError, clean_text, looks_like_jsonl, parse_json, parse_jsonl
-from engine.types import Document, Question
 
 #: Licence of each dataset whose records this module recognises; shown wherever a copy ships.
 DATASET_ATTRIBUTION = {

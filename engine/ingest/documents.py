@@ -13,9 +13,9 @@ from html.parser import HTMLParser
 from pathlib import PurePosixPath
 from typing import Any
 
-from engine.chunking import make_doc_id
+from engine.core.types import Document
+from engine.corpus.chunking import make_doc_id
 from engine.ingest.decode import IngestError, clean_text, decode_text
-from engine.types import Document
 
 
 def stem(name: str) -> str:

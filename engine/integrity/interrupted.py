@@ -1,6 +1,6 @@
 """Finish or roll back whatever a killed drop, undo-drop, restore, backup, create or repair left.
 
-Every such operation is a sequence of renames between states named on disk (engine/backup.py), so a
+Every such operation is a sequence of renames between states named on disk (engine/integrity/backup.py), so a
 kill at any instruction leaves one of these, each with one safe way forward:
 
 * `NAME/manifest.json` (reason "drop") in a corpus folder: a drop killed before its move, or an
@@ -29,7 +29,7 @@ import shutil
 import time
 from pathlib import Path
 
-from engine.backup import MANIFEST, SNAPSHOTS, _dead, _write_manifest
+from engine.integrity.backup import MANIFEST, SNAPSHOTS, _dead, _write_manifest
 from engine.store.errors import _NAME_RE
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from engine.faults import fault_point
+from engine.core.faults import fault_point
 from engine.integrity.checks import inspect
 from engine.integrity.damaged import COLUMNS, read_rows, readable_copy, scan_pages
 from engine.integrity.findings import INDEXES, TABLES, Finding, RepairReport

@@ -75,7 +75,7 @@ class LLMCall:
     cached: bool = False
     error: str = ""
     attempts: int = 1
-    #: the reply came from an earlier run's trace (engine.whatif): free and instant, like a cache hit
+    #: the reply came from an earlier run's trace (engine.runs.whatif): free and instant, like a cache hit
     replayed: bool = False
 
     @classmethod

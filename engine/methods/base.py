@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine import serde
+from engine.core import serde
 from engine.llm.base import OFFLINE_MODEL, LLMCall
 from engine.store.protocol import CorpusView
 

@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from engine.core.types import Chunk
+from engine.embed.rerank import Reranker, is_cosine
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.common import cached_reranker, format_context
 from engine.reasoners.base import Reasoner
-from engine.rerank import Reranker, is_cosine
 from engine.store.protocol import CorpusView
-from engine.types import Chunk
 
 # --- settings --------------------------------------------------------------------------------
 

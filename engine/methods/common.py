@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import serde
+from engine.core import serde
+from engine.core.types import Chunk
 from engine.llm.base import LLMCall
-from engine.types import Chunk
 
 
 def format_context(chunks: list[Chunk]) -> str:
@@ -39,10 +39,10 @@ def clean_call(call: LLMCall) -> LLMCall:
 
 
 def cached_reranker(cache: dict[str, Any], spec: str, corpus: Any) -> Any:
-    """The reranker for `spec` (engine.rerank.make_reranker), built once per method instance: a
+    """The reranker for `spec` (engine.embed.rerank.make_reranker), built once per method instance: a
     cross-encoder loads its model on first use."""
     if spec not in cache:
-        from engine.rerank import make_reranker
+        from engine.embed.rerank import make_reranker
 
         cache[spec] = make_reranker(spec, getattr(corpus, "embedder", None))
     return cache[spec]

@@ -13,7 +13,7 @@ A settings object that is neither (a preset with `--set k=8` on top, a Settings 
 choice of the preset (a cross-encoder is used when one is configured, in both), so it is never a
 departure. The trace records the preset and its departures (`trace.preset`, `trace.departures`),
 the screen names the preset on a badge and lists the departures in one click, and
-docs/methods.md's tables are checked against `REASONS` and `FIXES` (tests/test_presets.py).
+docs/methods.md's tables are checked against `REASONS` and `FIXES` (tests/engine/methods/test_presets.py).
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def prompted(reasoner: Any, prompt_set: str) -> Any:
     return variant(prompt_set) if callable(variant) else reasoner
 
 
-# --- docs/methods.md's preset tables are generated here (tests/test_presets.py keeps them in step) ---
+# --- docs/methods.md's preset tables are generated here (tests/engine/methods/test_presets.py keeps them in step) ---
 
 DOCS_BEGIN, DOCS_END = (
     "<!-- presets:{method} (generated: python -m engine.methods.presets --write-docs) -->",

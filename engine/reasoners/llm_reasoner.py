@@ -26,7 +26,7 @@ from engine.reasoners.parsing import (
     parse_stepwise_answer,
     parse_triples,
 )
-from engine.triplet_rules import filter_triplets
+from engine.triplets.rules import filter_triplets
 
 #: Errors re-raised by every job; the rest are recorded in `LLMCall.error`.
 STYLES = ("json", "json+ner", "kg2rag")

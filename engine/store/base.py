@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-    from engine.progress import ProgressCallback
+    from engine.core.progress import ProgressCallback
+    from engine.core.types import Triplet
     from engine.store.settings import CorpusSettings
-    from engine.types import Triplet
 
 
 class CorpusBase:

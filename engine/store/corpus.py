@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine import serde
+from engine.core import serde
 from engine.store.errors import CorpusBusyError, CorpusError
 from engine.store.fts import CorpusText
 from engine.store.graph import CorpusGraph

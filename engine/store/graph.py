@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from engine.core.textnorm import normalize_entity
+from engine.core.types import Triplet
 from engine.store.base import CorpusBase
 from engine.store.schema import _EDGE_INDEXES, _EDGES_VERSION, _OLD_EDGE_INDEXES, _SCHEMA
 from engine.store.util import _chunks
-from engine.textnorm import normalize_entity
-from engine.types import Triplet
 
 
 def entity_graph_of(triplets: Iterable[Triplet], names: dict[int, tuple[str, str]] | None = None):
@@ -44,7 +44,7 @@ def entity_graph_of(triplets: Iterable[Triplet], names: dict[int, tuple[str, str
 
 
 #: One entity's first edges by triplet id, both directions: a merge of the two indexes (each
-#: yields its rows in tid order) that stops at the limit (tests/test_entity_neighbourhood.py).
+#: yields its rows in tid order) that stops at the limit (tests/engine/store/test_entity_neighbourhood.py).
 _CAPPED_EDGES = (
     "SELECT tid, head, tail FROM entity_edges WHERE head=? "
     "UNION SELECT tid, head, tail FROM entity_edges WHERE tail=? ORDER BY tid LIMIT ?"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.progress import ProgressCallback, no_progress
+from engine.core.progress import ProgressCallback, no_progress
 from engine.store.base import CorpusBase
 from engine.store.errors import CorpusBusyError
 from engine.store.settings import AUTO_HNSW_AT

@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from engine.faults import fault_point
+from engine.core.faults import fault_point
 from engine.store.base import CorpusBase
 from engine.store.errors import CorpusBusyError, CorpusError
 

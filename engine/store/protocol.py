@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from engine.types import Chunk, Triplet
+from engine.core.types import Chunk, Triplet
 
 if TYPE_CHECKING:
     import networkx as nx

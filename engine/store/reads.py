@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 
-from engine import serde
+from engine.core import serde
+from engine.core.types import Chunk, Document, ExtractionStatus, Question, Triplet
 from engine.store.base import CorpusBase
 from engine.store.settings import CorpusCounts, DocumentInfo
-from engine.types import Chunk, Document, ExtractionStatus, Question, Triplet
 
 
 class CorpusReads(CorpusBase):

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.progress import ProgressCallback, no_progress
+from engine.core.progress import ProgressCallback, no_progress
+from engine.core.types import Chunk
 from engine.store.base import CorpusBase
 from engine.store.errors import CorpusBusyError
 from engine.store.schema import SENTENCE_TABLE
 from engine.store.util import embedding_text
-from engine.types import Chunk
 from engine.vectors.sentences import pack, sentence_key, split_for_answers, unpack
 
 #: sentences embedded at question time and not yet stored (read-only corpus, writer busy): kept

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.types import Chunk
+from engine.core.types import Chunk
 
 
 def _chunks(values: list, size: int) -> Iterator[list]:

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from engine.chunking import ChunkingSettings
-from engine.progress import ProgressCallback, no_progress
+from engine.core.progress import ProgressCallback, no_progress
+from engine.core.types import Document, IngestReport, Question
+from engine.corpus.chunking import ChunkingSettings
 from engine.store.corpus import Corpus
 from engine.store.errors import _NAME_RE, CorpusError, validate_name
 from engine.store.settings import CorpusSettings
-from engine.types import Document, IngestReport, Question
 
 
 class Workspace:
@@ -24,7 +24,7 @@ class Workspace:
 
     Destructive changes keep a way back: `drop` moves the corpus into `.snapshots/<name>/` and a
     document delete snapshots the corpus first; the newest `keep_snapshots` automatic snapshots of
-    each corpus are kept (engine.backup restores them)."""
+    each corpus are kept (engine.integrity.backup restores them)."""
 
     def __init__(self, root: Path | str, embedder=None, keep_snapshots: int = 3, read_only: bool = False):
         self.root = Path(root).expanduser().resolve()
@@ -158,7 +158,7 @@ class Workspace:
 
     def _wire(self, corpus: Corpus) -> Corpus:
         if self.keep_snapshots > 0 and not corpus.read_only:
-            from engine.backup import snapshot_before
+            from engine.integrity.backup import snapshot_before
 
             corpus.before_destructive = lambda c, reason: snapshot_before(self, c, reason)
         return corpus
@@ -171,7 +171,7 @@ class Workspace:
             raise CorpusError(f"no corpus named {name!r} in {self.root}")
         self._refuse_if_read_only("drop a corpus")
         if self.keep_snapshots > 0:
-            from engine.backup import keep_dropped
+            from engine.integrity.backup import keep_dropped
 
             keep_dropped(self, name)
             return

@@ -9,15 +9,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from engine import serde
-from engine.chunking import chunk_document
-from engine.faults import fault_point
-from engine.progress import ProgressCallback, no_progress
+from engine.core import serde
+from engine.core.faults import fault_point
+from engine.core.progress import ProgressCallback, no_progress
+from engine.core.textnorm import normalize_entity
+from engine.core.types import Chunk, Document, ExtractionStatus, IngestReport, Question
+from engine.corpus.chunking import chunk_document
 from engine.store.errors import CorpusError
 from engine.store.sentences import CorpusSentences
 from engine.store.util import _vec_blob, embedding_text
-from engine.textnorm import normalize_entity
-from engine.types import Chunk, Document, ExtractionStatus, IngestReport, Question
 
 #: Of the given triplet ids, those no chunk states any more (primary-key lookups both ways).
 _UNSTATED = "NOT EXISTS (SELECT 1 FROM triplet_sources s WHERE s.tid = triplets.tid)"

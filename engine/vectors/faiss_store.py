@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.faults import fault_point
-from engine.serde import atomic_write_bytes
+from engine.core.faults import fault_point
+from engine.core.serde import atomic_write_bytes
 from engine.vectors import filecheck, hnsw
 
 _MAGIC = b"TLVECv2\x00"

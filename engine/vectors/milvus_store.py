@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.serde import atomic_write_text
+from engine.core.serde import atomic_write_text
 from engine.vectors.faiss_store import IndexFileError
 
 _BATCH = 5000

@@ -145,6 +145,6 @@ def compare_verdict(
 
 def verdict_to_dict(v: CompareVerdict) -> dict[str, Any]:
     """The verdict as plain JSON values (the CLI prints it; the export embeds the sentences)."""
-    from engine import serde
+    from engine.core import serde
 
     return serde.to_dict(v)

@@ -1,4 +1,5 @@
 """HotpotQA's official answer scoring (hotpot_evaluate_v1.py), restated; see README.md."""
+
 import re
 import string
 from collections import Counter

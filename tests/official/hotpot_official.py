@@ -1,6 +1,7 @@
 """HotpotQA's official scoring rules, re-written from hotpot_evaluate_v1.py
 (https://github.com/hotpotqa/hotpot @ 4c0fa5ea, Apache-2.0): `normalize_answer`, `f1_score`,
 `exact_match_score`, `update_answer`, `update_sp`. Same order of steps and edge cases; see README.md."""
+
 import re
 import string
 from collections import Counter

@@ -1,5 +1,6 @@
 """MuSiQue's official scoring (metrics/answer.py with SQuAD 2.0's functions; metrics/support.py),
 restated; see README.md."""
+
 import collections
 
 from tests.official.hotpot import normalize_answer  # the same SQuAD normalization

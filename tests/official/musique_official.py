@@ -5,6 +5,7 @@ Answers: SQuAD rules (`compute_exact`, `compute_f1` with its "no tokens on eithe
 over `[answer] + answer_aliases`), no yes/no rule. Support: `SupportMetric` over paragraph `idx`,
 with an empty prediction against an empty gold scored F1 = EM = 1. Only `answerable` instances are
 scored."""
+
 import collections
 import re
 import string
@@ -38,8 +39,10 @@ def compute_f1(a_gold, a_pred):
 
 def answer_scores(prediction, ground_truths):
     """What `AnswerMetric` adds for one instance: the best EM and the best F1 over the golds."""
-    return {"em": int(max(compute_exact(prediction, g) for g in ground_truths)),
-            "f1": max(compute_f1(prediction, g) for g in ground_truths)}
+    return {
+        "em": int(max(compute_exact(prediction, g) for g in ground_truths)),
+        "f1": max(compute_f1(prediction, g) for g in ground_truths),
+    }
 
 
 def support_scores(predicted_idxs, gold_idxs):

@@ -2,6 +2,7 @@
 (https://github.com/Alab-NII/2wikimultihop @ 209e7618, Apache-2.0): `update_answer` (HotpotQA's
 answer rules, each of em/f1/prec/recall maximized over the gold answer and its aliases on its own),
 `normalize_sp` and `update_sp` (titles lowercased after the set is taken). See README.md."""
+
 from tests.official.hotpot_official import exact_match_score, f1_score
 
 

@@ -9,9 +9,11 @@ directed pair of `node_to_node_stats` added to an undirected graph), `get_fact_s
 `get_top_k_weights`, `dense_passage_retrieval`, `run_ppr`, and `retrieve`'s fallback to dense
 retrieval when no fact is kept; `utils/misc_utils.py` for `text_processing`, `min_max_normalize` and
 `compute_mdhash_id`. Models and stores are replaced by plain inputs: `embed(texts)` gives unit
-vectors, `fact_vec(fact)` a processed fact's vector, `passage_vectors` the passages'. python-igraph's PRPACK PageRank is replaced by
-networkx's `pagerank` on the same multigraph (parallel edges summed, dangling mass by the reset).
+vectors, `fact_vec(fact)` a processed fact's vector, `passage_vectors` the passages'. python-igraph's
+PRPACK PageRank is replaced by networkx's `pagerank` on the same multigraph (parallel edges
+summed, dangling mass by the reset).
 """
+
 import re
 from hashlib import md5
 
@@ -34,9 +36,21 @@ def min_max_normalize(x):
 
 
 class HippoRAGReference:
-    def __init__(self, passages, passage_vectors, chunk_raw_triples, embed, fact_vec, linking_top_k=5, damping=0.5,
-                 passage_node_weight=0.05, synonymy_edge_topk=2047, synonymy_edge_sim_threshold=0.8):
-        """passages: [(chunk_id, text)] with their vectors; chunk_raw_triples: chunk_id -> [[s, p, o], ...] as extracted."""
+    def __init__(
+        self,
+        passages,
+        passage_vectors,
+        chunk_raw_triples,
+        embed,
+        fact_vec,
+        linking_top_k=5,
+        damping=0.5,
+        passage_node_weight=0.05,
+        synonymy_edge_topk=2047,
+        synonymy_edge_sim_threshold=0.8,
+    ):
+        """passages: [(chunk_id, text)] with their vectors;
+        chunk_raw_triples: chunk_id -> [[s, p, o], ...] as extracted."""
         self.embed, self.fact_vec = embed, fact_vec
         self.linking_top_k, self.damping, self.passage_node_weight = linking_top_k, damping, passage_node_weight
         self.topk, self.threshold = synonymy_edge_topk, synonymy_edge_sim_threshold
@@ -70,8 +84,12 @@ class HippoRAGReference:
             for triple in triples:
                 node_key = compute_mdhash_id(triple[0], "entity-")
                 node_2_key = compute_mdhash_id(triple[2], "entity-")
-                self.node_to_node_stats[(node_key, node_2_key)] = self.node_to_node_stats.get((node_key, node_2_key), 0.0) + 1
-                self.node_to_node_stats[(node_2_key, node_key)] = self.node_to_node_stats.get((node_2_key, node_key), 0.0) + 1
+                self.node_to_node_stats[(node_key, node_2_key)] = (
+                    self.node_to_node_stats.get((node_key, node_2_key), 0.0) + 1
+                )
+                self.node_to_node_stats[(node_2_key, node_key)] = (
+                    self.node_to_node_stats.get((node_2_key, node_key), 0.0) + 1
+                )
                 entities_in_chunk.add(node_key)
                 entities_in_chunk.add(node_2_key)
             for node in entities_in_chunk:
@@ -144,7 +162,9 @@ class HippoRAGReference:
         for phrase, key in phrases_and_ids:
             linking_score_map[phrase] = float(np.mean([phrase_weights[key]]))
         # get_top_k_weights
-        linking_score_map = dict(sorted(linking_score_map.items(), key=lambda x: x[1], reverse=True)[: self.linking_top_k])
+        linking_score_map = dict(
+            sorted(linking_score_map.items(), key=lambda x: x[1], reverse=True)[: self.linking_top_k]
+        )
         top_keys = {compute_mdhash_id(p, "entity-") for p in linking_score_map}
         node_weights = {k: w for k, w in phrase_weights.items() if k in top_keys}
         self.phrase_seed_weights = {self.entity_rows[k]: w for k, w in node_weights.items()}
@@ -157,8 +177,9 @@ class HippoRAGReference:
 
     def run_ppr(self, reset):
         reset = {k: (0.0 if np.isnan(v) or v < 0 else float(v)) for k, v in reset.items()}
-        scores = nx.pagerank(self.graph, alpha=self.damping, personalization=reset, weight="weight",
-                             tol=1e-13, max_iter=100_000)
+        scores = nx.pagerank(
+            self.graph, alpha=self.damping, personalization=reset, weight="weight", tol=1e-13, max_iter=100_000
+        )
         doc_scores = np.array([scores[k] for k in self.passage_node_keys])
         sorted_doc_ids = np.argsort(doc_scores)[::-1]
         return sorted_doc_ids, doc_scores[sorted_doc_ids.tolist()]
@@ -171,6 +192,7 @@ class HippoRAGReference:
         if len(top_k_facts) == 0:
             ids, scores = self.dense_passage_retrieval(query_vec)
         else:
-            ids, scores = self.graph_search_with_fact_entities(query_vec, query_fact_scores, top_k_facts,
-                                                               top_k_fact_indices)
+            ids, scores = self.graph_search_with_fact_entities(
+                query_vec, query_fact_scores, top_k_facts, top_k_fact_indices
+            )
         return [self.key_to_chunk[self.passage_node_keys[i]] for i in ids.tolist()], [float(x) for x in scores]

@@ -5,6 +5,7 @@ A node is (id, score) with id "title##sentence_index"; `doc2kg[title][index]` li
 (h, r, t) of that chunk; `text_of[id]` is its text ("title: sentence"); `rerank(query, texts)`
 stands for FlagReranker.compute_score. llama-index's nodes, the models and files are left out.
 """
+
 import string
 
 import networkx as nx
@@ -18,8 +19,8 @@ def ngram_overlap(span, sent, n=3):
     span, sent = span.lower(), sent.lower()
     span_tokens = "".join(tok for tok in span.split() if tok not in string.punctuation)
     sent_tokens = "".join(tok for tok in sent.split() if tok not in string.punctuation)
-    a = {span_tokens[i:i + n] for i in range(len(span_tokens) - n + 1)}
-    b = {sent_tokens[i:i + n] for i in range(len(sent_tokens) - n + 1)}
+    a = {span_tokens[i : i + n] for i in range(len(span_tokens) - n + 1)}
+    b = {sent_tokens[i : i + n] for i in range(len(sent_tokens) - n + 1)}
     return float((len(a & b) + 0.01) / (len(a) + 0.01))
 
 

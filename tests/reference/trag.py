@@ -6,6 +6,7 @@ standing for `resolve_clues` + `_parse_combined_clue_response`; the embedding mo
 (texts -> unit row vectors). Propositions map to ONE passage each: the last one stating them
 (`proposition_to_passage[proposition] = ...` overwritten per document).
 """
+
 import numpy as np
 
 QUESTION_WORDS = ["what", "who", "where", "when", "why", "how", "which", "whose"]
@@ -19,8 +20,11 @@ def dedupe(clues):
     """`_deduplicate_clues` (and the same step in `reason_and_form_triples`)."""
     out, seen = [], set()
     for c in clues:
-        key = (c.get("subject", "").strip().lower(), c.get("predicate", "").strip().lower(),
-               c.get("object", "").strip().lower())
+        key = (
+            c.get("subject", "").strip().lower(),
+            c.get("predicate", "").strip().lower(),
+            c.get("object", "").strip().lower(),
+        )
         if key not in seen:
             seen.add(key)
             out.append(c)
@@ -90,8 +94,15 @@ def trag_qa(query, triples, propositions, prop_vecs, passage_of, embed, resolve,
     while it < max_steps and has_unresolved(fuzzy, traceable):
         it += 1
         queries, walked, passages = retrieve(traceable, query, propositions, prop_vecs, passage_of, embed, k)
-        rounds.append({"queries": queries, "walked": walked, "passages": passages,
-                       "traceable": list(traceable), "fuzzy": list(fuzzy)})
+        rounds.append(
+            {
+                "queries": queries,
+                "walked": walked,
+                "passages": passages,
+                "traceable": list(traceable),
+                "fuzzy": list(fuzzy),
+            }
+        )
         if not walked and not passages:  # resolve_clues: nothing retrieved, every clue kept
             newly_resolved, newly_traceable, rem_t, rem_f = [], [], list(traceable), list(fuzzy)
         else:

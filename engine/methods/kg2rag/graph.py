@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from engine.core.textnorm import normalize_entity
 from engine.methods.kg2rag.records import EntityCap, GraphEdge, Hop, PrunedEdge, ScoredChunkId, Tree
-from engine.textnorm import normalize_entity
 
 __all__ = [
     "EntityCap",

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from engine.embed.rerank import Reranker, is_cosine
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.baselines import bm25_index, rrf
@@ -25,7 +26,6 @@ from engine.methods.kg2rag.select import fill_from_seeds, guard_seeds, select_tr
 from engine.methods.kg2rag.trace import KG2RAGSettings, KG2RAGTrace, SeedChunk
 from engine.methods.presets import describe, prompted
 from engine.reasoners.base import Reasoner
-from engine.rerank import Reranker, is_cosine
 from engine.store.protocol import CorpusView
 
 
@@ -35,7 +35,7 @@ def _neighbourhood(corpus: CorpusView, seed_trips, hops: int, per_entity: int = 
     its first by triplet id, when >= 0), else the whole graph."""
     if not hasattr(corpus, "entity_neighbourhood"):
         return corpus.entity_graph()
-    from engine.textnorm import normalize_entity
+    from engine.core.textnorm import normalize_entity
 
     entities = sorted({normalize_entity(x) for t in seed_trips for x in (t.subject, t.object)} - {""})
     # at least one hop: the seeds' own triplets are edges incident to the seed entities, and the

@@ -1,7 +1,7 @@
 """KG2RAG step 7: pick ranked trees within the chunk budget `k`, then top up from the seeds.
 
 Plain functions over `Tree` records (engine.methods.kg2rag.graph), checked by hand in
-tests/test_kg2rag_graph.py. Each tree records whether it was selected, cut or skipped, and why.
+tests/engine/methods/test_kg2rag_graph.py. Each tree records whether it was selected, cut or skipped, and why.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from engine.core.textnorm import normalize_entity
 from engine.methods.t2rag.trace import BindingRecord, StateSnapshot, StateTriplet
 from engine.reasoners.base import (
     PLACEHOLDER,
@@ -24,7 +25,6 @@ from engine.reasoners.base import (
     is_placeholder,
     placeholder_tokens,
 )
-from engine.textnorm import normalize_entity
 
 #: Values a solver writes when it found nothing; binding them would turn a gap into a false fact.
 _EMPTY_VALUES = {

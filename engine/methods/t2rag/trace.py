@@ -4,7 +4,7 @@ The trace is what the app draws and what a saved result stores, so it holds the 
 question: the decomposition, each round's state before and after, the queries, every proposition
 walked with its score and source chunks, the chunks the solver saw, the solver call, where each
 binding came from, why the loop stopped, and the synthesis call. It round-trips through
-`engine.serde` unchanged and never contains an API key (the reasoner's calls carry only messages,
+`engine.core.serde` unchanged and never contains an API key (the reasoner's calls carry only messages,
 replies and usage).
 """
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from engine.core.textnorm import normalize_entity
 from engine.reasoners.base import is_placeholder
 from engine.reasoners.offline.match import (
     Fact,
@@ -21,7 +22,6 @@ from engine.reasoners.offline.match import (
 from engine.reasoners.offline.questions import QuestionShape
 from engine.reasoners.offline.spans import STOPWORDS, find_spans, split_sentences
 from engine.reasoners.offline.values import BIND_THRESHOLD, best_value
-from engine.textnorm import normalize_entity
 
 
 def compare(scorer: RelationScorer, shape: QuestionShape, facts: list[Fact]) -> tuple[str, str]:

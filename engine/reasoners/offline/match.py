@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.core.textnorm import normalize_entity
 from engine.reasoners.offline.spans import MONTHS, NUMBER_RE, STOPWORDS, YEAR_RE, find_spans
-from engine.textnorm import normalize_entity
 
 #: Question relations -> how paragraphs state them. The embedding alone rates "performer" vs
 #: "performed by" at 0.49, under the binding threshold; these forms are what the extractor writes.

@@ -24,6 +24,7 @@ import json
 import time
 from typing import Any
 
+from engine.core.textnorm import normalize_entity
 from engine.llm.base import OFFLINE_MODEL, LLMCall
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult, is_placeholder
 from engine.reasoners.offline.answering import compare, fit_to_wh, from_context, from_facts, parse_fact, walk
@@ -39,8 +40,7 @@ from engine.reasoners.offline.values import (
     placeholder_type,
     sentence_value,
 )
-from engine.textnorm import normalize_entity
-from engine.triplet_rules import filter_triplets
+from engine.triplets.rules import filter_triplets
 
 MODEL = OFFLINE_MODEL
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import re
 
+from engine.core.textnorm import normalize_entity
 from engine.reasoners.offline.spans import (
     COMMON_VERBS,
     COPULAS,
@@ -38,7 +39,6 @@ from engine.reasoners.offline.spans import (
     place_text,
     split_sentences,
 )
-from engine.textnorm import normalize_entity
 
 
 def _resolve_subject(sentence: str, title: str) -> tuple[str, str]:

@@ -85,8 +85,8 @@ def split_sentences(text: str) -> list[str]:
     The regex one breaks after . ! ? followed by a space and an upper-case letter or a quote,
     except after a single initial ("J. R. R.") or a common abbreviation.
     """
-    try:  # engine.chunking is written in parallel; fall back until it provides split_sentences
-        from engine.chunking import split_sentences as shared
+    try:  # engine.corpus.chunking is written in parallel; fall back until it provides split_sentences
+        from engine.corpus.chunking import split_sentences as shared
 
         out = shared(text)
         if isinstance(out, list):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from engine.core.textnorm import normalize_entity
 from engine.reasoners.base import Evidence, source_label
 from engine.reasoners.offline.match import (
     DATE_RELATIONS,
@@ -19,7 +20,6 @@ from engine.reasoners.offline.match import (
 )
 from engine.reasoners.offline.rules import extract_triplets
 from engine.reasoners.offline.spans import MONTHS, clean_title, find_spans, split_sentences
-from engine.textnorm import normalize_entity
 
 #: Relation words asking for a place rather than a date ("place of death", "birthplace").
 PLACE_WORDS = {

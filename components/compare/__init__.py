@@ -1,0 +1,1 @@
+"""The Compare page: columns, verdict, timelines, what-if re-runs."""

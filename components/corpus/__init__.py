@@ -1,0 +1,1 @@
+"""The Corpora page's actions: add, extract, drop, back up, restore."""

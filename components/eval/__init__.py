@@ -1,0 +1,1 @@
+"""The Evaluate page's view."""

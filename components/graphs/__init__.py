@@ -1,0 +1,1 @@
+"""Drawing graphs: the interactive vis-network page, its layout, the static SVG, colours."""

@@ -1,0 +1,1 @@
+"""The HTML export and the presentation mode."""

@@ -1,0 +1,139 @@
+"""A form for any frozen settings dataclass, with each field's docstring as its help text."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import textwrap
+import typing
+from functools import cache, lru_cache
+
+import streamlit as st
+
+
+@cache
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring written under each field (the house style puts one there)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    docs: dict[str, str] = {}
+    for a, b in zip(body, body[1:]):
+        if (
+            isinstance(a, ast.AnnAssign)
+            and isinstance(a.target, ast.Name)
+            and isinstance(b, ast.Expr)
+            and isinstance(b.value, ast.Constant)
+            and isinstance(b.value.value, str)
+        ):
+            docs[a.target.id] = " ".join(b.value.value.split())
+    return docs
+
+
+#: What each setting is called on screen (the code name stays in the help text, for the CLI).
+LABELS = {
+    "k": "Chunks retrieved (k)",
+    "rounds": "Rounds at most",
+    "include_chunk_text": "Show the solver the chunk text",
+    "question_query": "Also search with the question itself",
+    "skip_seen_chunks": "Skip chunks already shown",
+    "candidate_depth": "Candidate propositions per query",
+    "hops": "Expansion hops over the entity graph",
+    "expansion_cap": "Most chunks the expansion adds",
+    "max_entity_edges": "Most edges followed per entity and hop",
+    "max_entity_reads": "Most edges read per entity and hop",
+    "reranker": "Reranker model (empty = embedding cosine)",
+    "tree_score": "Tree score (cosine ranker)",
+    "overflow": "When a tree does not fit",
+    "fill": "Seed chunks added after the trees",
+    "seed_trees": "Seeds without triplets compete as one-chunk trees",
+    "seeds": "First-stage retrieval",
+    "candidates": "Candidates before reranking",
+    "rrf_k": "Rank-fusion constant (RRF k)",
+    "steps": "Reasoning steps at most",
+    "prompts": "Prompts (paper = the authors' code)",
+    "adopt_proposed": "The solver's new triplets drive the next round",
+    "forced_context": "Answer context after a forced stop",
+    "answer_prompt": "Answer prompt",
+}
+
+
+def human_label(name: str) -> str:
+    return LABELS.get(name) or name.replace("_", " ").capitalize()
+
+
+@lru_cache(maxsize=1)
+def choices() -> dict[str, tuple[str, ...]]:
+    """The allowed values of the settings that are enums in the engine (shown as select boxes)."""
+    from engine.methods.kg2rag.rank import TREE_SCORES
+    from engine.methods.kg2rag.select import FILL, OVERFLOW
+    from engine.methods.kg2rag.trace import ANSWER_PROMPTS, SEED_STAGES
+    from engine.methods.t2rag.trace import PROMPT_SETS
+
+    return {
+        "tree_score": tuple(TREE_SCORES),
+        "overflow": tuple(OVERFLOW),
+        "fill": tuple(FILL),
+        "seeds": tuple(SEED_STAGES),
+        "prompts": tuple(PROMPT_SETS),
+        "forced_context": tuple(PROMPT_SETS),
+        "answer_prompt": tuple(ANSWER_PROMPTS),
+    }
+
+
+def settings_form(name: str, current, *, key: str, disabled: bool = False) -> dict | None:
+    """Draw one input per field; return the new values when the form is submitted, else None."""
+    if current is None or not dataclasses.is_dataclass(current):
+        st.caption("This method has no settings.")
+        return None
+    cls = type(current)
+    hints = typing.get_type_hints(cls)
+    docs = field_docs(cls)
+    from engine.methods.presets import has_presets, preset_settings
+
+    paper = has_presets(name)  # a method with presets: each field says where it departs from the paper
+    defaults = preset_settings(name, "paper") if paper else cls()
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    if not fields:
+        st.caption("This method has no settings.")
+        return None
+    with st.form(key):
+        values = {}
+        for f in fields:
+            value, tp = getattr(current, f.name), hints.get(f.name)
+            default = getattr(defaults, f.name)
+            label = human_label(f.name) + (
+                f" ({'paper' if paper else 'default'}: {default!r})" if value != default else ""
+            )
+            help_ = f"{docs.get(f.name, '')} (setting `{f.name}`)".strip()
+            wkey = f"{key}_{f.name}"
+            if tp is bool:
+                values[f.name] = st.checkbox(label, value=bool(value), help=help_, key=wkey, disabled=disabled)
+            elif tp is int:
+                values[f.name] = int(
+                    st.number_input(label, value=int(value), step=1, help=help_, key=wkey, disabled=disabled)
+                )
+            elif tp is float:
+                values[f.name] = float(
+                    st.number_input(label, value=float(value), help=help_, key=wkey, disabled=disabled, format="%.4f")
+                )
+            elif f.name in choices() and isinstance(value, str):
+                opts = list(choices()[f.name])
+                values[f.name] = st.selectbox(
+                    label,
+                    opts,
+                    index=opts.index(value) if value in opts else 0,
+                    help=help_,
+                    key=wkey,
+                    disabled=disabled,
+                )
+            else:
+                values[f.name] = st.text_input(
+                    label, value="" if value is None else str(value), help=help_, key=wkey, disabled=disabled
+                )
+        if st.form_submit_button("Apply", disabled=disabled, key=f"{key}_apply"):
+            return values
+    return None

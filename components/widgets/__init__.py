@@ -1,0 +1,1 @@
+"""Small pieces the pages draw with: inputs, tables, stepper, answer box, evidence, calls."""

@@ -1,0 +1,1 @@
+"""The leaves: typed values, JSON helpers, settings from the environment, limits, faults, progress."""

@@ -1,0 +1,1 @@
+"""Triplets: extraction over a corpus, triplet files in and out, resolution, the filter rules."""

@@ -1,0 +1,1 @@
+"""AppTest tests of the pages and components."""

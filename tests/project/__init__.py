@@ -1,0 +1,1 @@
+"""Tests of the project's shape: import layers, file sizes, packaging."""

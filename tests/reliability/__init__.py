@@ -1,0 +1,1 @@
+"""Crashes, kills, faults, bad inputs."""

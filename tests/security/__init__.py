@@ -1,0 +1,1 @@
+"""Keys, endpoints, markup, traces."""
