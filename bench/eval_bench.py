@@ -73,13 +73,13 @@ def main() -> None:
     from engine.core.config import AppSettings
     from engine.eval.harness import run_eval
     from engine.reasoners.offline import rules
-    from engine.session import SessionConfig
+    from engine.session import Session
 
     methods = [m for m in args.methods.split(",") if m]
     corpus = open_corpus(args.workspace, args.corpus)
     questions = corpus.questions()[: args.questions]
     n = len(questions)
-    reasoner = SessionConfig.for_cli(AppSettings(workspace=args.workspace), "", None).reasoner(corpus)
+    reasoner = Session.for_cli(AppSettings(workspace=args.workspace), "", None).reasoner(corpus)
     floor(corpus, methods, reasoner, questions[:1])  # the model's first pass, lazy imports: out of both
     rules._extract_memo.cache_clear()
     per_answer_floor = floor(corpus, methods, reasoner, questions[: args.floor])
