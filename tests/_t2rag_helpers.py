@@ -25,30 +25,34 @@ def FakeCorpus(
     return MemoryCorpus(HashEmbedder(), chunks, triplet_rows, first_tid=1, embed_title=False)
 
 
+#: A tiny bridge-question corpus: who performed "Me and Bobby McGee", and that person's child
+#: (chunk id, title, text); the triplets as (s, p, o, chunk ids)
+BOBBY_CHUNKS = [
+    ("song#0", "Me and Bobby McGee", "Me and Bobby McGee is a song written and performed by Kris Kristofferson."),
+    ("kris#0", "Kris Kristofferson", "Kris Kristofferson is an American singer. His child is Tracy Kristofferson."),
+    ("roger#0", "Roger Miller", "Roger Miller recorded Me and Bobby McGee first. His child is Dean Miller."),
+    ("janis#0", "Janis Joplin", "Janis Joplin had a posthumous hit with Me and Bobby McGee."),
+    ("film#0", "Film A", "Film A is a 1990 film directed by Alice Smith."),
+    ("film#1", "Film B", "Film B is a 1994 film directed by Bob Jones."),
+    ("alice#0", "Alice Smith", "Alice Smith was born in Canada."),
+    ("bob#0", "Bob Jones", "Bob Jones was born in Canada."),
+]
+BOBBY_TRIPLETS = [
+    ("Me and Bobby McGee", "performer", "Kris Kristofferson", ("song#0",)),
+    ("Kris Kristofferson", "child", "Tracy Kristofferson", ("kris#0",)),
+    ("Kris Kristofferson", "nationality", "American", ("kris#0",)),
+    ("Roger Miller", "recorded", "Me and Bobby McGee", ("roger#0",)),
+    ("Roger Miller", "child", "Dean Miller", ("roger#0",)),
+    ("Janis Joplin", "hit", "Me and Bobby McGee", ("janis#0",)),
+    ("Film A", "director", "Alice Smith", ("film#0",)),
+    ("Film B", "director", "Bob Jones", ("film#1",)),
+    ("Alice Smith", "born in", "Canada", ("alice#0",)),
+    ("Bob Jones", "born in", "Canada", ("bob#0",)),
+    # stated by two chunks: the walk must cover both
+    ("Me and Bobby McGee", "song by", "Kris Kristofferson", ("song#0", "kris#0")),
+]
+
+
 def bobby_mcgee_corpus() -> FakeCorpus:
-    """A tiny bridge-question corpus: who performed "Me and Bobby McGee", and that person's child."""
-    chunks = [
-        ("song#0", "Me and Bobby McGee", "Me and Bobby McGee is a song written and performed by Kris Kristofferson."),
-        ("kris#0", "Kris Kristofferson", "Kris Kristofferson is an American singer. His child is Tracy Kristofferson."),
-        ("roger#0", "Roger Miller", "Roger Miller recorded Me and Bobby McGee first. His child is Dean Miller."),
-        ("janis#0", "Janis Joplin", "Janis Joplin had a posthumous hit with Me and Bobby McGee."),
-        ("film#0", "Film A", "Film A is a 1990 film directed by Alice Smith."),
-        ("film#1", "Film B", "Film B is a 1994 film directed by Bob Jones."),
-        ("alice#0", "Alice Smith", "Alice Smith was born in Canada."),
-        ("bob#0", "Bob Jones", "Bob Jones was born in Canada."),
-    ]
-    triplets = [
-        ("Me and Bobby McGee", "performer", "Kris Kristofferson", ("song#0",)),
-        ("Kris Kristofferson", "child", "Tracy Kristofferson", ("kris#0",)),
-        ("Kris Kristofferson", "nationality", "American", ("kris#0",)),
-        ("Roger Miller", "recorded", "Me and Bobby McGee", ("roger#0",)),
-        ("Roger Miller", "child", "Dean Miller", ("roger#0",)),
-        ("Janis Joplin", "hit", "Me and Bobby McGee", ("janis#0",)),
-        ("Film A", "director", "Alice Smith", ("film#0",)),
-        ("Film B", "director", "Bob Jones", ("film#1",)),
-        ("Alice Smith", "born in", "Canada", ("alice#0",)),
-        ("Bob Jones", "born in", "Canada", ("bob#0",)),
-        # stated by two chunks: the walk must cover both
-        ("Me and Bobby McGee", "song by", "Kris Kristofferson", ("song#0", "kris#0")),
-    ]
-    return FakeCorpus(chunks, triplets)
+    """The Bobby McGee corpus (BOBBY_CHUNKS, BOBBY_TRIPLETS) as a FakeCorpus."""
+    return FakeCorpus(BOBBY_CHUNKS, BOBBY_TRIPLETS)

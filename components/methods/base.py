@@ -144,10 +144,6 @@ class View:
 def draw_step(step: Step, result, gold: list[str] | None = None, *, last: bool = False) -> None:
     """One plain-text step drawn in the app: its graph, its sections, its LLM calls; the last step
     also draws the answer box (the generic `show_step`)."""
-    import streamlit as st
-
-    from components.shell.safe import esc, html_block
-    from components.shell.state import content_key, sticky_expander
 
     if step.graph:
         from components.graphs.graph import show_graph
@@ -155,6 +151,22 @@ def draw_step(step: Step, result, gold: list[str] | None = None, *, last: bool =
 
         nodes, edges, legend = from_payload(step.graph)
         show_graph(nodes, edges, height=360, directed=step.graph.get("directed", False), legend=legend)
+    draw_sections_and_calls(step, "vcall")
+    if last:
+        from components.widgets.answer_box import show_answer
+
+        show_answer(result, gold)
+
+
+def draw_sections_and_calls(step: Step, key: str) -> None:
+    """A step's text sections (coloured lines where tagged) and its LLM calls, each call in its own
+    expander (`key` keeps the expanders of two places apart); the app's step view and presentation
+    mode both draw a step's body with it."""
+    import streamlit as st
+
+    from components.shell.safe import esc, html_block
+    from components.shell.state import content_key, sticky_expander
+
     for sec in step.sections:
         st.markdown(f"**{esc(sec.heading)}**")
         if sec.tags:
@@ -162,13 +174,9 @@ def draw_step(step: Step, result, gold: list[str] | None = None, *, last: bool =
         else:
             st.code("\n".join(sec.lines), language=None, wrap_lines=True)
     for summary, prompt, reply in step.calls:
-        with sticky_expander(f"LLM call: {summary}", content_key("vcall", summary, prompt, reply)):
+        with sticky_expander(f"LLM call: {summary}", content_key(key, summary, prompt, reply)):
             st.code(prompt or "(no prompt)", language=None, wrap_lines=True)
             st.code(reply or "(empty)", language=None, wrap_lines=True)
-    if last:
-        from components.widgets.answer_box import show_answer
-
-        show_answer(result, gold)
 
 
 def tagged_lines_html(sec: Section) -> str:

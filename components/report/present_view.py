@@ -10,9 +10,8 @@ from components.compare.timeline_view import run_seconds, show_timeline
 from components.compare.verdict import show_method_line
 from components.graphs.graph import WIDE_FRAME, show_graph
 from components.graphs.static import from_payload
-from components.methods.base import tagged_lines_html
+from components.methods.base import draw_sections_and_calls
 from components.shell.safe import esc, html_block
-from components.shell.state import content_key, sticky_expander
 from components.steps import result_steps
 from components.widgets.answer_box import verdict
 from components.widgets.chunk_names import chunk_names
@@ -103,14 +102,4 @@ def show_present_step(run, step: tuple[str, object], corpus=None) -> None:
             directed=s.graph.get("directed", False),
             legend=legend,
         )
-    for sec in s.sections:
-        st.markdown(f"**{sec.heading}**")
-        if sec.tags:
-            html_block(tagged_lines_html(sec))
-        else:
-            st.code("\n".join(sec.lines), language=None, wrap_lines=True)
-
-    for summary, prompt, reply in s.calls:
-        with sticky_expander(f"LLM call: {summary}", content_key("pcall", summary, prompt, reply)):
-            st.code(prompt or "(no prompt)", language=None, wrap_lines=True)
-            st.code(reply or "(empty)", language=None, wrap_lines=True)
+    draw_sections_and_calls(s, "pcall")

@@ -22,34 +22,21 @@ import pytest
 from engine.methods.presets import preset_settings
 from engine.methods.t2rag import T2RAG
 from engine.reasoners.base import SolveResult
-from tests._t2rag_helpers import FakeCorpus, Q, ScriptedReasoner
+from tests._t2rag_helpers import BOBBY_CHUNKS, BOBBY_TRIPLETS, FakeCorpus, Q, ScriptedReasoner
 from tests.doubles import hash_embed
 from tests.reference import trag as ref
 
-CHUNKS = [
-    ("song#0", "Me and Bobby McGee", "Me and Bobby McGee is a song written and performed by Kris Kristofferson."),
-    ("kris#0", "Kris Kristofferson", "Kris Kristofferson is an American singer. His child is Tracy Kristofferson."),
-    ("roger#0", "Roger Miller", "Roger Miller recorded Me and Bobby McGee first. His child is Dean Miller."),
-    ("janis#0", "Janis Joplin", "Janis Joplin had a posthumous hit with Me and Bobby McGee."),
-    ("film#0", "Film A", "Film A is a 1990 film directed by Alice Smith."),
-    ("film#1", "Film B", "Film B is a 1994 film directed by Bob Jones."),
-    ("alice#0", "Alice Smith", "Alice Smith was born in Canada."),
-    ("bob#0", "Bob Jones", "Bob Jones was born in Canada."),
-    ("show#0", "Friends", "Friends is a show created by David Crane and Marta Kauffman."),
-]
-TRIPLETS = [
-    ("Me and Bobby McGee", "performer", "Kris Kristofferson", ("song#0",)),
-    ("Kris Kristofferson", "child", "Tracy Kristofferson", ("kris#0",)),
-    ("Kris Kristofferson", "nationality", "American", ("kris#0",)),
-    ("Roger Miller", "recorded", "Me and Bobby McGee", ("roger#0",)),
-    ("Roger Miller", "child", "Dean Miller", ("roger#0",)),
-    ("Janis Joplin", "had a posthumous hit with", "Me and Bobby McGee", ("janis#0",)),
-    ("Film A", "director", "Alice Smith", ("film#0",)),
-    ("Film B", "director", "Bob Jones Jr", ("film#1",)),  # no two propositions tie: the reference's
-    # tie order (np.argsort reversed) is not a decision, ours is by triplet id
-    ("Alice Smith", "born in", "Canada", ("alice#0",)),
-    ("Bob Jones Jr", "was born in", "Canada", ("bob#0",)),
-    ("Friends", "created by", "David Crane", ("show#0",)),
+#: the shared Bobby McGee corpus with one more chunk; three triplets reworded so that no two
+#: propositions tie (the reference's tie order, np.argsort reversed, is not a decision; ours is by
+#: triplet id), and the two-chunk "song by" triplet left out (test_a_triplet_stated_twice adds it)
+CHUNKS = BOBBY_CHUNKS + [("show#0", "Friends", "Friends is a show created by David Crane and Marta Kauffman.")]
+_REWORDED = {
+    ("Janis Joplin", "hit", "Me and Bobby McGee"): ("Janis Joplin", "had a posthumous hit with", "Me and Bobby McGee"),
+    ("Film B", "director", "Bob Jones"): ("Film B", "director", "Bob Jones Jr"),
+    ("Bob Jones", "born in", "Canada"): ("Bob Jones Jr", "was born in", "Canada"),
+}
+TRIPLETS = [(*_REWORDED.get((s, p, o), (s, p, o)), cids) for s, p, o, cids in BOBBY_TRIPLETS if len(cids) == 1] + [
+    ("Friends", "created by", "David Crane", ("show#0",))
 ]
 
 
