@@ -23,7 +23,9 @@ SHARED_DATA = REPO / "tests" / "fixtures" / "qa"
 
 _REPO_STR = str(REPO) + os.sep
 _BESIDE = str(REPO.parent) + os.sep
-_SHARED = str(REPO.parent / "shared") + os.sep
+#: the shared data folder of a developer machine: the guard below refuses reads from it
+SHARED_BESIDE = REPO.parent / "shared"
+_SHARED = str(SHARED_BESIDE) + os.sep
 #: the system's temporary folder: a clone may itself live there (a CI checkout in /tmp), and then
 #: the folders tests make with tmp_path sit beside it
 _TMP = os.path.realpath(tempfile.gettempdir()) + os.sep

@@ -7,11 +7,11 @@ import tempfile
 
 import pytest
 
-from tests.conftest import REPO, SHARED_DATA
+from tests.conftest import REPO, SHARED_BESIDE, SHARED_DATA
 
 
 def test_reading_beside_the_repository_is_refused():
-    beside = REPO.parent / "shared" / "data" / "README.md"
+    beside = SHARED_BESIDE / "data" / "README.md"
     with pytest.raises(RuntimeError, match="outside the repository"):
         open(beside, encoding="utf-8")
     if not str(REPO).startswith(tempfile.gettempdir()):  # a clone inside /tmp lives among temp folders
@@ -28,10 +28,13 @@ def test_the_qa_samples_ship_in_the_repository_with_their_attribution():
 
 
 def test_no_test_names_the_shared_folder():
+    """Every test file and fixture, in every folder (the tests are grouped like the code)."""
     pattern = re.compile(r"\.\./shared|parent\s*/\s*['\"]shared['\"]")
     offenders = [
-        p.name
-        for p in (REPO / "tests").glob("*.py")
-        if p.name not in ("conftest.py", "test_self_contained.py") and pattern.search(p.read_text(encoding="utf-8"))
+        str(p.relative_to(REPO))
+        for p in (REPO / "tests").rglob("*")
+        if p.suffix in (".py", ".json", ".md", ".txt")
+        and p.name != "conftest.py"
+        and pattern.search(p.read_text(encoding="utf-8", errors="replace"))
     ]
     assert offenders == []
