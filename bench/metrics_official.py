@@ -10,7 +10,9 @@
    sentence becomes a quoted span; the spans are located in the chunks and dense top-k retrieval
    is scored on them, next to the sentence-level score from `supporting_facts` on the same chunks.
 
-Corpora are built once into bench/out/workspace (no triplets needed) and reused.
+Corpora are built once into bench/out/workspace (no triplets needed) and reused. Each part reads
+its set from ../shared/data, else from its copy in tests/fixtures/qa (bench/_data.py); a part
+whose files are in neither place prints a SKIPPED line naming them and the other part still runs.
 """
 from __future__ import annotations
 
@@ -24,9 +26,21 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data"
+sys.path.insert(0, str(ROOT / "bench"))
 BENCH_WS = ROOT / "bench" / "out" / "workspace"
 KS = (2, 5, 10)
+
+
+def _files(*rels: str) -> list[Path] | None:
+    """The set's files from bench/_data.py's places, or None after a SKIPPED line naming the missing ones."""
+    from _data import data_file
+
+    found = [data_file(r) for r in rels]
+    missing = [r for r, f in zip(rels, found) if f is None]
+    if missing:
+        print(f"SKIPPED: this part needs {', '.join(missing)} under ../shared/data or tests/fixtures/qa")
+        return None
+    return [f for f in found if f is not None]
 
 
 def _corpus(ws, name: str, files: list[Path]):
@@ -55,8 +69,10 @@ def _mean(xs) -> float:
 def musique(ws) -> None:
     from engine.eval.metrics import PARAGRAPH, score_retrieval
 
-    folder = DATA / "musique_hipporag_train100"
-    corpus = _corpus(ws, "musique_hipporag_official", [folder / "musique_train_corpus.json", folder / "musique_train.json"])
+    files = _files("musique_hipporag_train100/musique_train_corpus.json", "musique_hipporag_train100/musique_train.json")
+    if files is None:
+        return
+    corpus = _corpus(ws, "musique_hipporag_official", files)
     qs = corpus.questions()
     assert all(q.supporting_docs for q in qs), "questions stored before gold paragraphs were kept: rebuild"
     titles = {d.doc_id: d.title for d in corpus.documents()}
@@ -82,9 +98,11 @@ def evidence(ws) -> None:
     from engine.eval.evidence import locate_evidence
     from engine.eval.metrics import SENTENCE, evidence_score, score_retrieval
 
-    folder = DATA / "hotpotqa_hipporag_train100"
-    corpus = _corpus(ws, "hotpotqa_official_metrics", [folder / "hotpotqa_train_corpus.json", folder / "hotpotqa_train.json"])
-    recs = {r["_id"]: r for r in json.loads((folder / "hotpotqa_train.json").read_text(encoding="utf-8"))}
+    files = _files("hotpotqa_hipporag_train100/hotpotqa_train_corpus.json", "hotpotqa_hipporag_train100/hotpotqa_train.json")
+    if files is None:
+        return
+    corpus = _corpus(ws, "hotpotqa_official_metrics", files)
+    recs = {r["_id"]: r for r in json.loads(files[1].read_text(encoding="utf-8"))}
     qs = []
     for q in corpus.questions():
         sents = {t: s for t, s in recs[q.qid]["context"]}
