@@ -26,12 +26,17 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
-CACHE = ROOT / "bench" / "out" / "real_vectors_v2.npz"
+CACHE = ROOT / "bench" / "out" / "real_vectors_v3.npz"
+#: word windows of the paragraphs (`real_texts(windows=True)`): widths in words, each with a stride of half its width
+WINDOWS = (8, 12, 20)
 _SPLIT = r"(?<=[.!?])\s+(?=[A-Z])"
 
 
-def real_texts() -> tuple[list[str], list[str]]:
-    """(base texts, questions) from ../shared/data."""
+def real_texts(windows: bool = False) -> tuple[list[str], list[str]]:
+    """(base texts, questions) from ../shared/data: about 32k distinct texts, or with `windows` about
+    175k more, every 8-, 12- and 20-word window (stride half the width) of every paragraph: the short
+    overlapping chunks fine-grained chunkers make, real text whose near-duplicate neighbours make
+    recall harder than whole paragraphs do."""
     texts: list[str] = []
     hp = json.loads((DATA / "hotpotqa_hipporag_train100" / "hotpotqa_train_corpus.json").read_text("utf-8"))
     for title, sents in hp.items():
@@ -55,6 +60,11 @@ def real_texts() -> tuple[list[str], list[str]]:
     openie = json.loads((DATA / "musique_hipporag_train100" / "openie_gpt-3.5-turbo-1106.json").read_text("utf-8"))
     for doc in openie["docs"]:
         texts += [" ".join(map(str, t)) for t in doc.get("extracted_triples", []) if isinstance(t, list) and len(t) == 3]
+    if windows:
+        for para in dict.fromkeys(paragraphs):
+            words = para.split()
+            for w in WINDOWS:
+                texts += [" ".join(words[i : i + w]) for i in range(0, max(1, len(words) - w + 1), w // 2)]
     questions = [r["question"] for r in json.loads((DATA / "hotpotqa_hipporag_train100" / "hotpotqa_train.json").read_text("utf-8"))]
     questions += [r["question"] for r in json.loads((DATA / "musique_hipporag_train100" / "musique_train.json").read_text("utf-8"))]
     questions += [r["question"] for r in json.loads((DATA / "musique_kag_100" / "musique_qa_100.json").read_text("utf-8"))]
@@ -90,6 +100,8 @@ def real_vectors(limit: int, source: str = "") -> tuple[np.ndarray, np.ndarray]:
     if source:
         return stored_vectors(Path(source))[:limit], get_bundled_embedder().encode(real_texts()[1])
     texts, questions = real_texts()
+    if limit > len(texts):  # beyond the ~32k whole texts: their word windows too
+        texts, questions = real_texts(windows=True)
     texts = sorted(texts, key=len)
     x, q = np.zeros((0, 384), np.float32), np.zeros((0, 384), np.float32)
     if CACHE.is_file():

@@ -1,14 +1,15 @@
 """Run every benchmark under bench/ and write docs/benchmarks.md with their tables.
 
-    .venv/bin/python bench/run_all.py [--only index_bench,t2rag_bench] [--budget 840] [--out docs/benchmarks.md]
+    .venv/bin/python bench/run_all.py [--only index_bench,t2rag_bench] [--budget 2100] [--out docs/benchmarks.md]
 
 Each script runs as its own process with this same Python (so one cannot skew another through
 caches or threads), its printed table is captured, and the report gets a description of the
 machine (CPU, cores, RAM, load, library versions) because every figure is only meaningful next to
 it. A missing script, a failing one or one that overruns its time share is noted in the report
-and the others still run. The whole run stays under `--budget` seconds (15 minutes by default
-minus a margin): each script may use the time left minus a reserve for each script after it,
-and is stopped when it overruns.
+and the others still run. The whole run stays under `--budget` seconds (35 minutes by default:
+a fresh clone builds every bench corpus first; a rerun reuses them under bench/out): each script
+may use the time left minus the expected time of the scripts after it (EXPECT), and is stopped
+when it overruns.
 
 Sections written by hand below `KEEP_MARKER` in the report (longer studies that reuse these
 scripts) are kept as they are; only the part above the marker is rewritten.
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: method, then answer/retrieval quality.
 SCRIPTS = ("index_bench", "wait_bench", "first_question", "answer_step_bench", "eval_bench", "concurrency_bench",
            "extraction_bench", "t2rag_bench", "kg2rag_bench", "retrieval_quality")
-#: Arguments that keep a script within its share of the 15-minute run (its defaults are the long study).
+#: Arguments that keep a script within its share of the run (its defaults are the long study).
 ARGS = {
     "wait_bench": ["--rounds", "2", "--questions", "10"],
     "first_question": ["--rounds", "1"],
@@ -41,11 +42,40 @@ ARGS = {
     # the MuSiQue set with its real triplets (skipped, naming the files, in a clone without ../shared:
     # building the HotpotQA set's 1,000 paragraphs alone overran its share)
     "retrieval_quality": ["--datasets", "musique", "--questions", "30"],
+    "index_bench": ["--docs", "150", "--repeats", "2"],
+    "t2rag_bench": ["--questions", "5", "--repeat", "2"],
+    "kg2rag_bench": ["--questions", "20", "--repeats", "2"],
+    "hipporag2_bench": ["--samples", "hotpotqa-sample"],
+    # the 30-question HotpotQA sample and the invented fixture (MuSiQue's corpus build is the long study)
+    "offline_t2rag": ["--datasets", "fixture", "hotpotqa"],
+    # 1k and 10k chunks (100k is the long study: docs/scaling.md)
+    "scale_bench": ["--sizes", "1000,10000", "--questions", "3"],
+    "t2rag_gap": ["--datasets", "hotpotqa", "--questions", "20"],
 }
+#: Seconds each script takes with its ARGS on a quiet 2-core machine, its bench corpora built from
+#: scratch (a fresh clone: later runs reuse bench/out and are faster). A script's time share keeps
+#: these in reserve for the scripts after it; a script not listed is expected to take DEFAULT_EXPECT.
+EXPECT = {
+    "index_bench": 120, "wait_bench": 120, "first_question": 30, "answer_step_bench": 150, "eval_bench": 60,
+    "concurrency_bench": 90, "extraction_bench": 30, "t2rag_bench": 200, "kg2rag_bench": 200,
+    "retrieval_quality": 60, "batch_cost": 15, "first_page": 90, "hipporag2_bench": 120, "long_documents": 15,
+    "metrics_official": 90, "offline_t2rag": 180, "real_recall": 10, "scale_bench": 150, "t2rag_gap": 120,
+}
+DEFAULT_EXPECT = 60.0
+#: The whole run's default time: the sum of EXPECT with a margin (about 35 minutes from a fresh
+#: clone, where every bench corpus is built first; a rerun reuses them).
+BUDGET = 2100.0
 #: The report's hand-written tail starts at this line; a rerun keeps it.
 KEEP_MARKER = "<!-- bench/run_all.py writes everything above this line; what follows is kept as written -->"
-#: Seconds kept in reserve for each script still to come, so an early slow one cannot starve them.
+#: The least time a script is given, however little is left for it in the plan.
 MIN_SHARE = 90.0
+
+
+def time_share(name: str, left: float, later: list[str]) -> float:
+    """Seconds `name` may run: what is left minus the expected time of every script after it (so an
+    early slow one cannot starve them), at least its own expected time and MIN_SHARE, at most `left`."""
+    reserve = sum(EXPECT.get(n, DEFAULT_EXPECT) for n in later)
+    return min(left, max(MIN_SHARE, EXPECT.get(name, DEFAULT_EXPECT), left - reserve))
 
 
 @dataclass
@@ -167,7 +197,7 @@ def render(runs: list[BenchRun], machine: list[tuple[str, str]], total: float) -
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default="", help="comma-separated script names (default: all)")
-    ap.add_argument("--budget", type=float, default=840.0, help="seconds for the whole run (default 840)")
+    ap.add_argument("--budget", type=float, default=BUDGET, help=f"seconds for the whole run (default {BUDGET:.0f})")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     ap.add_argument("--bench-dir", type=Path, default=ROOT / "bench")
     args = ap.parse_args(argv)
@@ -190,8 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         elif left < min(10.0, MIN_SHARE):
             runs.append(BenchRun(name, "skipped (no time left)"))
         else:
-            to_run = sum(1 for n in names[i:] if (args.bench_dir / f"{n}.py").is_file())
-            share = min(left, max(MIN_SHARE, left - MIN_SHARE * (to_run - 1)))
+            later = [n for n in names[i + 1 :] if (args.bench_dir / f"{n}.py").is_file()]
+            share = time_share(name, left, later)
             print(f"[run_all] {name} (up to {share:.0f} s)", file=sys.stderr, flush=True)
             runs.append(run_one(path, share))
         r = runs[-1]

@@ -187,6 +187,29 @@ def fit_to_wh(answer: str, wh: str) -> str:
     return answer
 
 
+_ASKED_TYPE = re.compile(
+    r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?[\w-]+)\s*(?:\b(?:is|was|are|were|did|does|do|has|had)\b|$)", re.I
+)
+
+
+def drop_asked_type(answer: str, question: str) -> str:
+    """ "...father to which Bollywood actress?" answered "Bollywood actress Antara Mali" is
+    "Antara Mali": the question already names the answer's type, so a value that starts with (the
+    tail of) that type phrase before a name is the name. Nothing is dropped unless a capitalised name
+    is left."""
+    m = _ASKED_TYPE.search(question.rstrip("? "))
+    if not m or not answer:
+        return answer
+    asked = m.group(1).lower().split()
+    words = answer.split()
+    for start in range(len(asked)):
+        tail = asked[start:]
+        lead = [w.lower() for w in words[: len(tail)]]
+        if lead == tail and len(words) > len(tail) and words[len(tail)][:1].isupper():
+            return " ".join(words[len(tail) :])
+    return answer
+
+
 def _answer_kinds(wh: str) -> tuple[str, ...]:
     """Span kinds that can answer a wh-question, the likeliest first."""
     if wh in ("when", "what year", "which year", "in what year"):

@@ -27,7 +27,15 @@ from typing import Any
 from engine.core.textnorm import normalize_entity
 from engine.llm.base import OFFLINE_MODEL, LLMCall
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult, is_placeholder
-from engine.reasoners.offline.answering import compare, fit_to_wh, from_context, from_facts, parse_fact, walk
+from engine.reasoners.offline.answering import (
+    compare,
+    drop_asked_type,
+    fit_to_wh,
+    from_context,
+    from_facts,
+    parse_fact,
+    walk,
+)
 from engine.reasoners.offline.match import Fact, RelationScorer
 from engine.reasoners.offline.questions import parse_question
 from engine.reasoners.offline.rules import extract_triplets
@@ -169,7 +177,7 @@ class OfflineReasoner:
             if not answer:
                 answer, how = from_context(self.scorer, shape, question, context)
             answer = fit_to_wh(answer, shape.wh)
-        answer = common_name(answer, context)
+        answer = drop_asked_type(common_name(answer, context), question)
         # an unfilled final hop is an answer of "not found" with its reason, not a failed call
         parsed = {"answer": answer, "type": shape.qtype, "how": how, "why": reason}
         return answer, self._call("answer", prompt, {"answer": answer}, parsed, t0)

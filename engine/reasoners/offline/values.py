@@ -216,6 +216,15 @@ def _relation_stems(scorer: RelationScorer, relation: str) -> set[str]:
     return {w[:5] for w in words if len(w) > 2 and w not in ("the", "and", "was", "for", "from", "with")}
 
 
+def _named_part(sentence: str, named: list[str], entity: str) -> str:
+    """The sentence's first name span holding every word of `named`, other than the entity."""
+    for span in find_spans(sentence, ("quote", "name")):
+        words = span.text.split()
+        if all(w in words for w in named) and len(words) > len(named) and entity_score(entity, span.text) < 0.6:
+            return span.text
+    return ""
+
+
 def sentence_value(
     scorer: RelationScorer,
     entity: str,
@@ -230,6 +239,7 @@ def sentence_value(
     the chunk's own topic ("The film was shot in Leland" in the paragraph about the film). Scored at
     the binding threshold: a reading, never preferred over a stated triplet."""
     stems = _relation_stems(scorer, relation)
+    named = [w for w in relation.split() if w[:1].isupper()]  # a name the value carries ("Adelaide team")
     ent = normalize_entity(entity.split(",")[0])  # "Leland, North Carolina" is "Leland" in its sentences
     if not stems or not ent:
         return "", "", 0.0
@@ -246,6 +256,8 @@ def sentence_value(
                 if not value:  # the paragraph is about the entity: the sentence names the other side first
                     before = [s for s in find_spans(sent, ("quote", "name")) if s.end <= hits[0].start()]
                     value = next((s.text for s in before if entity_score(entity, s.text) < 0.6), "")
+            elif named and (part := _named_part(sent, named, entity)):
+                value = part  # "includes the Adelaide team": the span that carries the name the question gives
             else:
                 # the value follows the relation's last word: "first novel ... was published by *X*"
                 after = [s for s in find_spans(sent) if s.start >= hits[-1].end()]

@@ -322,3 +322,47 @@ def test_a_hop_no_triplet_states_is_read_off_its_sentence(reasoner):
     # the question's own answer is left to the answer step: no sentence reading for ?answer
     res, _ = reasoner.solve("q", [], [QueryTriplet("Mira Ostend", "first novel published by", "?answer")], ev)
     assert res.bindings == {}
+
+
+def test_an_aside_between_commas_and_a_description_before_the_name_ask_nothing(reasoner, real_questions):
+    """ "X, known for ..., is father to which actress": the aside and the words before the name
+    describe the subject; only the words after it say the relation."""
+    q = (
+        "Indian film photographer Jagdish Mali, known for taking images of various celebrities including "
+        "Shabana Azmi, is father to which Bollywood actress? "
+    )  # HotpotQA
+    assert q in real_questions
+    ts, _ = reasoner.decompose(q)
+    assert [t.parts for t in ts] == [("Jagdish Mali", "father Bollywood actress", "?answer")]
+    # the same reading on invented names
+    ts, _ = reasoner.decompose("Harbour pilot Orla Vennick, best known for her charts, is mother to which sculptor?")
+    assert [t.parts for t in ts] == [("Orla Vennick", "mother sculptor", "?answer")]
+
+
+def test_the_type_the_question_names_is_not_repeated_in_the_answer(reasoner):
+    context = "Orla Vennick\nOrla Vennick was the mother of the sculptor Tamsin Oakhurst."
+    answer, call = reasoner.answer(
+        "Orla Vennick is mother to which sculptor?", context, facts=["Orla Vennick | mother | sculptor Tamsin Oakhurst"]
+    )
+    assert answer == "Tamsin Oakhurst", call.parsed
+
+
+def test_a_named_modifier_of_the_bridge_picks_the_value_that_carries_it(reasoner, real_questions):
+    """ "the Adelaide team that was formed ...": the team's name holds "Adelaide"."""
+    q = "The Women's National Basketball League includes the Adelaide team that was formed in what year?"  # HotpotQA
+    assert q in real_questions
+    ts, _ = reasoner.decompose(q)
+    assert [t.parts for t in ts] == [
+        ("The Women's National Basketball League", "includes Adelaide team", "?team"),
+        ("?team", "formed in", "?answer"),
+    ]
+    chunks = (
+        (
+            "c1",
+            "Harbour League\nThe Harbour League has six clubs. The Brisk Harbor Gulls, Saltlight Rovers and "
+            "Vennick Town are the current league teams sharing a ground.",
+        ),
+    )
+    ev = Evidence(propositions=(), chunks=chunks)
+    res, _ = reasoner.solve("q", [], [QueryTriplet("Harbour League", "includes Saltlight team", "?team")], ev)
+    assert res.bindings == {"?team": "Saltlight Rovers"}

@@ -30,6 +30,8 @@ yes/no), `hops.py` the multi-hop shapes (chain, possessive, relative, bridge).
 
 from __future__ import annotations
 
+import re
+
 from engine.reasoners.offline.questions.compare import parse_comparison, parse_yesno
 from engine.reasoners.offline.questions.fallback import parse_fallback
 from engine.reasoners.offline.questions.hops import parse_bridge, parse_chain, parse_possessive, parse_relative
@@ -51,5 +53,19 @@ def _parse(q: str, nested: bool) -> QuestionShape:
     return parse_fallback(q)
 
 
+#: A non-restrictive clause between commas ("X, known for taking images of celebrities, is father to
+#: which actress"): it describes the subject and asks nothing, so the question is parsed without it.
+_ASIDE = re.compile(
+    r",\s*(?:(?:also|best|well)\s+)?(?:known|famous|noted|remembered|who|which|whose|born|once|formerly)\b[^,]*,\s*",
+    re.I,
+)
+
+
+def strip_asides(q: str) -> str:
+    """The question without its non-restrictive clauses, when a clause is left after each."""
+    out = _ASIDE.sub(" ", q)
+    return out if len(out.split()) >= 4 else q
+
+
 def parse_question(question: str) -> QuestionShape:
-    return _parse(clean_question(question), nested=True)
+    return _parse(strip_asides(clean_question(question)), nested=True)

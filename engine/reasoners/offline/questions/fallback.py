@@ -45,6 +45,19 @@ def parse_definitional(q: str) -> QuestionShape | None:
     return QuestionShape("definitional", [(subject, relation, "?answer")], entities=[subject])
 
 
+def _predicate_text(q: str, entity: str) -> str:
+    """The question's words that can say the relation. In a declarative question whose entity is
+    the subject of a verb ("Indian film photographer Jagdish Mali is father to which actress"), the
+    words before the entity describe it and only the words after it ask; otherwise every word but
+    the entity's."""
+    at = q.find(entity)
+    after = q[at + len(entity) :] if at > 0 else ""
+    declarative = not re.match(rf"\s*(?:{WH}|in|on|at|for|from|of|to|by|with|during)\b", q[:at], re.I)
+    if after and declarative and re.match(r"\s*(?:is|was|are|were|has|had|have)\b", after, re.I):
+        return after
+    return q.replace(entity, " ")
+
+
 def parse_fallback(q: str, entity: str = "") -> QuestionShape:
     """(main entity, remaining content words, ?answer); `entity` forces the subject."""
     spans = named_spans(q)
@@ -62,5 +75,5 @@ def parse_fallback(q: str, entity: str = "") -> QuestionShape:
             shape.wh = wh_word(q)
             return shape
         return QuestionShape("fallback", [], wh=wh_word(q))
-    relation = " ".join(_content(q.replace(entity, " "))[:6]) or "related to"
+    relation = " ".join(_content(_predicate_text(q, entity))[:6]) or "related to"
     return QuestionShape("fallback", [(entity, relation, "?answer")], entities=[entity], wh=wh_word(q))
