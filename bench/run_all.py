@@ -20,6 +20,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -147,6 +148,13 @@ def machine_description() -> list[tuple[str, str]]:
     ]
 
 
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def run_one(path: Path, timeout: float) -> BenchRun:
     name = path.stem
     if not path.is_file():
@@ -154,13 +162,19 @@ def run_one(path: Path, timeout: float) -> BenchRun:
     t0 = time.perf_counter()
     env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                PYTHONUNBUFFERED="1")
+    # its own process group: a script that overruns is stopped with every process it started (a
+    # Streamlit server, a child build), so nothing it left behind loads the machine for the next one
+    proc = subprocess.Popen([sys.executable, str(path), *ARGS.get(name, [])], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     try:
-        p = subprocess.run([sys.executable, str(path), *ARGS.get(name, [])], cwd=ROOT, capture_output=True, text=True,
-                           timeout=timeout, env=env)
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
-        return BenchRun(name, f"timed out after {timeout:.0f} s", time.perf_counter() - t0, out, err)
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, err = proc.communicate()
+        return BenchRun(name, f"timed out after {timeout:.0f} s", time.perf_counter() - t0, out or "", err or "")
+    finally:
+        _kill_group(proc)  # anything a finished script left running
+    p = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     status = "ok" if p.returncode == 0 else f"failed (exit {p.returncode})"
     return BenchRun(name, status, time.perf_counter() - t0, p.stdout, p.stderr)
 
