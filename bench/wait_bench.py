@@ -66,7 +66,7 @@ start_warmup(name)   # what app.py does on the first page view
 time.sleep(think)
 def ask():
     t = time.perf_counter()
-    from components import state
+    from components.shell import state
     from engine.methods import build_method
     from engine.reasoners import make_reasoner
     corpus = state._open_corpus(root, name)
