@@ -53,12 +53,11 @@ def _parse(q: str, nested: bool) -> QuestionShape:
     return parse_fallback(q)
 
 
-#: A non-restrictive clause between commas ("X, known for taking images of celebrities, is father to
-#: which actress"): it describes the subject and asks nothing, so the question is parsed without it.
-_ASIDE = re.compile(
-    r",\s*(?:(?:also|best|well)\s+)?(?:known|famous|noted|remembered|who|which|whose|born|once|formerly)\b[^,]*,\s*",
-    re.I,
-)
+#: A participial aside between commas ("X, known for taking images of celebrities, is father to which
+#: actress"): it describes the subject and asks nothing, so the question is parsed without it. A
+#: "who"/"which" clause is kept: in a multi-hop question it is often a hop ("The German priest, who
+#: wanted X's denomination to reform, preached ...").
+_ASIDE = re.compile(r",\s*(?:(?:also|best|well)\s+)?(?:known|famous|noted|remembered|born)\b[^,]*,\s*", re.I)
 
 
 def strip_asides(q: str) -> str:

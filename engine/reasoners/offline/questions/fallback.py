@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from engine.reasoners.offline.questions.shape import AUX, WH, QuestionShape, named_spans, wh_word
+from engine.reasoners.offline.questions.shape import AUX, DEMONYM, WH, QuestionShape, named_spans, wh_word
 from engine.reasoners.offline.spans import COMMON_VERBS, STOPWORDS, find_spans
 
 
@@ -52,7 +52,11 @@ def _predicate_text(q: str, entity: str) -> str:
     the entity's."""
     at = q.find(entity)
     after = q[at + len(entity) :] if at > 0 else ""
-    declarative = not re.match(rf"\s*(?:{WH}|in|on|at|for|from|of|to|by|with|during)\b", q[:at], re.I)
+    before = q[:at] if at > 0 else ""
+    # a description has no clause of its own ("Common Sense which was written by ..." is one)
+    declarative = not re.match(
+        rf"\s*(?:{WH}|in|on|at|for|from|of|to|by|with|during)\b", before, re.I
+    ) and not re.search(r"\b(?:is|was|are|were|which|who|that|by)\b", before, re.I)
     if after and declarative and re.match(r"\s*(?:is|was|are|were|has|had|have)\b", after, re.I):
         return after
     return q.replace(entity, " ")
@@ -64,9 +68,7 @@ def parse_fallback(q: str, entity: str = "") -> QuestionShape:
     quoted = [s.text for s in find_spans(q, ("quote",))]
     # a demonym ("American", "Israeli") is rarely what the question is about
     spans = [
-        s.removesuffix("'s").removesuffix("'")
-        for s in spans
-        if len(s.split()) > 1 or not re.search(r"(?:an|ese|ish|i)$", s)
+        s.removesuffix("'s").removesuffix("'") for s in spans if len(s.split()) > 1 or not DEMONYM.search(s)
     ] or spans
     entity = entity or (quoted[0] if quoted else (max(spans, key=lambda s: len(s.split())) if spans else ""))
     if not entity:

@@ -8,6 +8,7 @@ import re
 from engine.reasoners.offline.questions.shape import (
     AUX,
     COMPOUND_RELATIONS,
+    DEMONYM,
     EVENT_VERBS,
     WH,
     QuestionShape,
@@ -151,11 +152,12 @@ def parse_bridge(q: str) -> QuestionShape | None:
         head = np_m.group(2).lower()
         rel2 = f"{head} {rel2}" if rel2 in ("", "of", "in", "for", "to") else rel2
         ph = "?" + head
-        # "includes the Adelaide team that ...": a named modifier is part of the bridge's own name,
-        # so the first hop searches for it too
-        modifier = np_m.group(1)[: np_m.start(2) - np_m.start(1)].strip()
-        if modifier[:1].isupper():
-            rel1 = f"{rel1} {modifier} {head}"
+        # "includes the Adelaide team that ...": a place or name modifying the bridge noun is part of
+        # the bridge's own name, so the first hop searches for it too (not a nationality, "an
+        # English singer", nor an acronym, "an NFL team": those describe it)
+        modifier = np_m.group(1)[: np_m.start(2) - np_m.start(1)].split()
+        if modifier and all(w[:1].isupper() and not w.isupper() and not DEMONYM.search(w) for w in modifier):
+            rel1 = f"{rel1} {' '.join(modifier)} {head}"
         return QuestionShape(
             "bridge",
             [(ent.text.removesuffix("'s"), rel1, ph), (ph, rel2.strip(), "?answer")],

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from engine.reasoners.offline.spans import NAME_CONNECTORS, STOPWORDS, find_spans
 
 WH = r"(?:what|who|whom|which|where|when|how|whose)"
+#: how a nationality word ends ("American", "Japanese", "English", "Israeli"): it describes, it names nothing
+DEMONYM = re.compile(r"(?:an|ese|ish|i)$")
 #: comparison keyword -> (operation, attribute used when the question names none)
 COMPARATIVES = {
     "first": ("earlier", "date"),
