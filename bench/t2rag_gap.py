@@ -74,7 +74,7 @@ def rankings(corpus, question: str, queries, deep) -> dict[str, list[str]]:
 
 
 def run(name: str, questions: int) -> None:
-    from retrieval_quality import BENCH_WS, DATASETS, build_corpus
+    from retrieval_quality import BENCH_WS, build_corpus, dataset_files
 
     from engine.embed import get_bundled_embedder
     from engine.eval.metrics import PARAGRAPH, gold_units, retrieved_units
@@ -82,7 +82,10 @@ def run(name: str, questions: int) -> None:
     from engine.store import Workspace
 
     ws = Workspace(BENCH_WS, embedder=get_bundled_embedder())
-    path, triplets = DATASETS[name]
+    files = dataset_files(name)  # ../shared/data, else tests/fixtures/qa; None after a SKIPPED line
+    if files is None:
+        return
+    path, triplets = files
     corpus = build_corpus(ws, f"{name}-paragraphs" if name != "musique" else "musique-hipporag-openie", path,
                           triplets=triplets)
     reasoner = OfflineReasoner(corpus.embedder)

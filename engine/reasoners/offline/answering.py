@@ -232,10 +232,14 @@ def content_words(text: str) -> set[str]:
 
 
 def parse_fact(text: str, shape: QuestionShape) -> Fact | None:
-    """A fact as "s | p | o" or as a proposition split around an entity of the question."""
+    """A fact as "s | p | o" or as a proposition split around an entity of the question. An open
+    triplet ("Haymo of Faversham | era | ?era": the paper's synthesis lists unresolved clues too)
+    states nothing: None, so a placeholder is never read as a value."""
     parts = [p.strip() for p in text.split("|")]
     if len(parts) == 3 and all(parts):
-        return Fact(parts[0], parts[1], parts[2], text)
+        return (
+            None if is_placeholder(parts[0]) or is_placeholder(parts[2]) else Fact(parts[0], parts[1], parts[2], text)
+        )
     for ent in shape.entities + [t[0] for t in shape.triplets if not is_placeholder(t[0])]:
         split = split_proposition(text, ent)
         if split:

@@ -52,7 +52,7 @@ def walk_typed(
             ph, entity = (o2, s2) if forward else (s2, o2)
             kind = placeholder_type(ph, shape.wh)
             exact = _restated(facts, entity, p, forward)
-            if exact:  # the solver's own filled triplet, as the method hands it back
+            if exact and not is_placeholder(exact):  # the solver's own filled triplet, as the method hands it back
                 bound[ph] = exact
                 progress = True
                 continue
@@ -61,7 +61,7 @@ def walk_typed(
                 # the reverse reading: (?studio, produced, X) stated as (X, produced by, Saltlight Studio)
                 v2, _s2, sc2 = best_value(scorer, entity, p, facts, not forward, ph, kind)
                 value, score = (v2, sc2 * 0.9) if sc2 * 0.9 > score else (value, score)
-            if score >= BIND_THRESHOLD and value:
+            if score >= BIND_THRESHOLD and value and not is_placeholder(value):
                 bound[ph] = value
                 progress = True
     return bound

@@ -366,3 +366,20 @@ def test_a_named_modifier_of_the_bridge_picks_the_value_that_carries_it(reasoner
     ev = Evidence(propositions=(), chunks=chunks)
     res, _ = reasoner.solve("q", [], [QueryTriplet("Harbour League", "includes Saltlight team", "?team")], ev)
     assert res.bindings == {"?team": "Saltlight Rovers"}
+
+
+@pytest.mark.timeout(60)
+def test_open_clues_are_not_facts_and_never_the_answer(reasoner):
+    """The paper preset's synthesis lists unresolved triplets among its clues: the offline answer step
+    read "?era" as a value, bound ?era to itself and looped for ever (a chain), or answered "?answer"."""
+    context = "Tamsin Oakhurst\nTamsin Oakhurst was a harbour pilot in Brisk Harbor."
+    answer, call = reasoner.answer(
+        "What language were books translated into during the era of Orla Vennick?",
+        context,
+        facts=["Orla Vennick | era | ?era", "?era | language books translated | ?answer"],
+    )
+    assert not answer.startswith("?"), call.parsed
+    answer, call = reasoner.answer(
+        "If Brisk Harbor is a town Saltlight is what?", "", facts=["Brisk Harbor | is | ?answer"]
+    )
+    assert answer == "" and call.parsed["answer"] == ""
