@@ -309,19 +309,21 @@ def test_t2rag_offline_walks_two_hops_on_invented_documents(reasoner, workspace)
 
 def test_a_hop_no_triplet_states_is_read_off_its_sentence(reasoner):
     """ "Her first novel ... was published by X": no rule triplet, the pronoun names the paragraph's subject."""
-    chunks = (
-        (
-            "c1",
-            'Mira Ostend\nMira Ostend is a writer. Her first novel, "Salt Lamps", was published by '
-            "Harrow Lane Press in 2011.",
-        ),
+    text = (
+        'Mira Ostend\nMira Ostend is a writer. Her first novel, "Salt Lamps", was published by '
+        "Harrow Lane Press in 2011."
     )
-    ev = Evidence(propositions=(), chunks=chunks)
-    res, call = reasoner.solve("q", [], [QueryTriplet("Mira Ostend", "first novel published by", "?house")], ev)
+    res = _solve_on_one_chunk(reasoner, text, ("Mira Ostend", "first novel published by", "?house"))
     assert res.bindings == {"?house": "Harrow Lane Press"} and res.sources == {"?house": "C1"}
     # the question's own answer is left to the answer step: no sentence reading for ?answer
-    res, _ = reasoner.solve("q", [], [QueryTriplet("Mira Ostend", "first novel published by", "?answer")], ev)
+    res = _solve_on_one_chunk(reasoner, text, ("Mira Ostend", "first novel published by", "?answer"))
     assert res.bindings == {}
+
+
+def _solve_on_one_chunk(reasoner, text: str, triplet: tuple[str, str, str]):
+    """The solver's bindings for one open triplet against one chunk and no proposition."""
+    res, _call = reasoner.solve("q", [], [QueryTriplet(*triplet)], Evidence(propositions=(), chunks=(("c1", text),)))
+    return res
 
 
 def test_an_aside_between_commas_and_a_description_before_the_name_ask_nothing(reasoner, real_questions):
@@ -356,15 +358,11 @@ def test_a_named_modifier_of_the_bridge_picks_the_value_that_carries_it(reasoner
         ("The Women's National Basketball League", "includes Adelaide team", "?team"),
         ("?team", "formed in", "?answer"),
     ]
-    chunks = (
-        (
-            "c1",
-            "Harbour League\nThe Harbour League has six clubs. The Brisk Harbor Gulls, Saltlight Rovers and "
-            "Vennick Town are the current league teams sharing a ground.",
-        ),
+    text = (
+        "Harbour League\nThe Harbour League has six clubs. The Brisk Harbor Gulls, Saltlight Rovers and "
+        "Vennick Town are the current league teams sharing a ground."
     )
-    ev = Evidence(propositions=(), chunks=chunks)
-    res, _ = reasoner.solve("q", [], [QueryTriplet("Harbour League", "includes Saltlight team", "?team")], ev)
+    res = _solve_on_one_chunk(reasoner, text, ("Harbour League", "includes Saltlight team", "?team"))
     assert res.bindings == {"?team": "Saltlight Rovers"}
 
 
