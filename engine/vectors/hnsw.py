@@ -24,7 +24,7 @@ HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 40
 #: candidate list while searching, chosen on real MiniLM vectors for recall@10 >= 0.95 against exact
 #: search with a margin for growth (bench/real_recall.py, docs/scaling.md: 0.991 at 32.5k real
-#: vectors, falling ~0.003 per doubling; efSearch 32 gave 0.963); set again on every load
+#: vectors, 0.983 at 137k; efSearch 32 gave 0.963 and 0.936); set again on every load
 HNSW_EF_SEARCH = 96
 #: a graph whose tombstones pass this share of its nodes is rebuilt (by the corpus) on the next delete
 HNSW_MAX_DEAD_SHARE = 0.1
