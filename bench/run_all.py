@@ -20,6 +20,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -72,6 +73,9 @@ KEEP_MARKER = "<!-- bench/run_all.py writes everything above this line; what fol
 MIN_SHARE = 90.0
 
 
+_MAIN = re.compile(r"""__name__\s*==\s*["']__main__["']""")
+
+
 def benchmark_scripts(bench_dir: Path) -> list[str]:
     """The scripts under `bench_dir` a run starts: those with a `__main__` entry. A module other
     scripts import (`long_documents` for retrieval_quality, `real_recall` for scale_bench) measures
@@ -79,7 +83,7 @@ def benchmark_scripts(bench_dir: Path) -> list[str]:
     return sorted(
         p.stem
         for p in bench_dir.glob("*.py")
-        if p.stem != "run_all" and not p.stem.startswith("_") and '__name__ == "__main__"' in p.read_text("utf-8")
+        if p.stem != "run_all" and not p.stem.startswith("_") and _MAIN.search(p.read_text("utf-8"))
     )
 
 

@@ -22,7 +22,8 @@ def test_run_all_writes_tables_and_notes_missing_and_failing(tmp_path, capsys):
     bench.mkdir()
     (bench / "index_bench.py").write_text("print('| docs | ratio |')\nprint('| 400 | 1.05 |')\n")
     (bench / "kg2rag_bench.py").write_text("import sys\nprint('half a table')\nsys.exit(3)\n")
-    (bench / "slow_bench.py").write_text("import time\ntime.sleep(30)\n")
+    (bench / "slow_bench.py").write_text("import time\nif __name__ == '__main__':\n    time.sleep(30)\n")
+    (bench / "helper_module.py").write_text("raise SystemExit(9)\n")  # imported by scripts, never started
     out = tmp_path / "benchmarks.md"
     mod = _load()
     mod.MIN_SHARE = 1.0  # keep the test fast: the slow script gets what is left of the budget
@@ -33,6 +34,7 @@ def test_run_all_writes_tables_and_notes_missing_and_failing(tmp_path, capsys):
     assert "`kg2rag_bench` | failed (exit 3)" in md and "half a table" in md
     assert "`t2rag_bench` | missing" in md and "does not exist in this checkout" in md
     assert "`slow_bench` | timed out" in md
+    assert "helper_module" not in md
     for key in ("CPU", "cores", "RAM", "python", "torch", "faiss", "date"):
         assert f"| {key} |" in md
 
