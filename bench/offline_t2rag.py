@@ -8,6 +8,9 @@ Data sets:
 * `fixture`: tests/fixtures/offline_hops/ (invented documents, 20 two- and three-hop questions).
 * `hotpotqa`: the bundled 30-question HotpotQA sample (sample_corpora/hotpotqa_30.json), paragraph
   chunks, offline triplets: the corpus `engine sample ensure` builds. Two-hop = type `bridge`.
+* `hotpotqa-heldout`: the other 70 questions of the shared HotpotQA train sample
+  (hotpotqa_hipporag_train100, 100 questions; the 30 of the bundled sample left out), over all 100
+  questions' paragraphs, offline triplets: questions no rule was written against.
 * `musique`: MuSiQue-Ans, 100 questions with their 20 paragraphs each
   (../shared/data/musique_kag_100), offline triplets. Two-hop = id `2hop__...`.
 
@@ -34,6 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 #: MuSiQue's 100 questions: ../shared/data, else its copy in tests/fixtures/qa (bench/_data.py's places)
 MUSIQUE = "musique_kag_100/musique_qa_100.json"
+HOTPOT100 = "hotpotqa_hipporag_train100/hotpotqa_train.json"
 FIXTURE = HERE / "tests" / "fixtures" / "offline_hops" / "corpus.json"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -47,12 +51,25 @@ def _extractor_tag(root: Path) -> str:
     return h.hexdigest()[:8]
 
 
+def _engine_name(module: str, older: str, name: str):
+    """`name` from the engine's `module`, or from `older`, where a baseline checkout from before the
+    engine was split into packages (e.g. f2db349, the issue's "today") keeps it."""
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ImportError:
+        return getattr(importlib.import_module(older), name)
+
+
 def _load(dataset: str):
     """Documents and questions of a data set; each question carries `hops` (2 = two-hop)."""
-    from engine.corpus.chunking import make_doc_id
     from engine.ingest import load_paths
     from engine.ingest.datasets import read_dataset
-    from engine.core.types import Document, Question
+
+    make_doc_id = _engine_name("engine.corpus.chunking", "engine.chunking", "make_doc_id")
+    Document = _engine_name("engine.core.types", "engine.types", "Document")
+    Question = _engine_name("engine.core.types", "engine.types", "Question")
 
     if dataset == "fixture":
         raw = json.loads(FIXTURE.read_text(encoding="utf-8"))
@@ -65,17 +82,27 @@ def _load(dataset: str):
     if dataset == "hotpotqa":
         batch = load_paths([HERE / "sample_corpora" / "hotpotqa_30.json"])
         return batch.documents, batch.questions, "hotpotqa"
+    if dataset == "hotpotqa-heldout":
+        path = _data_path(HOTPOT100)
+        assert path is not None, f"{HOTPOT100} is in neither ../shared/data nor tests/fixtures/qa"
+        data = read_dataset(path.name, path.read_text(encoding="utf-8"))
+        seen = {q.question.strip() for q in load_paths([HERE / "sample_corpora" / "hotpotqa_30.json"]).questions}
+        return data.documents, [q for q in data.questions if q.question.strip() not in seen], "hotpotqa-heldout"
     path = _musique_path()
     assert path is not None, f"{MUSIQUE} is in neither ../shared/data nor tests/fixtures/qa"
     data = read_dataset(path.name, path.read_text(encoding="utf-8"))
     return data.documents, data.questions, "musique"
 
 
-def _musique_path() -> Path | None:
+def _data_path(rel: str) -> Path | None:
     sys.path.insert(0, str(HERE / "bench"))
     from _data import data_file
 
-    return data_file(MUSIQUE)
+    return data_file(rel)
+
+
+def _musique_path() -> Path | None:
+    return _data_path(MUSIQUE)
 
 
 LABELS = ("correct", "decomposition", "retrieval", "filling", "synthesis")
@@ -105,8 +132,9 @@ def _label(r, golds: list[str], em: float) -> str:
 
 
 def _corpus(ws, name: str, dataset: str, log):
-    from engine.triplets.extraction import run_extraction
     from engine.reasoners.offline import OfflineReasoner
+
+    run_extraction = _engine_name("engine.triplets.extraction", "engine.extraction", "run_extraction")
 
     docs, qs, _ = _load(dataset)
     if ws.exists(name):
@@ -188,7 +216,7 @@ def _table(results: dict[str, dict]) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", nargs="+", default=["fixture", "hotpotqa", "musique"],
-                    choices=["fixture", "hotpotqa", "musique"])
+                    choices=["fixture", "hotpotqa", "hotpotqa-heldout", "musique"])
     ap.add_argument("--workspace", type=Path, default=HERE / "bench" / "out" / "offline_t2rag")
     ap.add_argument("--baseline", type=Path, help="another checkout (e.g. main) to measure in the same run")
     ap.add_argument("--json-out", type=Path, help="(internal) write the results as JSON here")
@@ -198,6 +226,9 @@ def main() -> None:
     if "musique" in args.datasets and _musique_path() is None:
         print(f"SKIPPED musique: it needs {MUSIQUE} under ../shared/data or tests/fixtures/qa")
         args.datasets = [d for d in args.datasets if d != "musique"]
+    if "hotpotqa-heldout" in args.datasets and _data_path(HOTPOT100) is None:
+        print(f"SKIPPED hotpotqa-heldout: it needs {HOTPOT100} under ../shared/data or tests/fixtures/qa")
+        args.datasets = [d for d in args.datasets if d != "hotpotqa-heldout"]
     results: dict[str, dict] = {}
     if args.baseline:
         tmp = args.workspace / "baseline.json"

@@ -119,6 +119,9 @@ def from_context(scorer: RelationScorer, shape: QuestionShape, question: str, co
     scores = scorer.sentence_scores(question, sentences)
     qwords = set(normalize_entity(question).split())
     ranked = sorted(zip(scores, sentences), key=lambda x: -x[0])[:3]
+    filled = cloze(question, [sent for _score, sent in sorted(zip(scores, sentences), key=lambda x: -x[0])])
+    if filled:
+        return filled, "the name a context sentence puts where the question asks (its own words before it)"
     count = counted_number(question, ranked)
     if count:
         return count, "number before the counted noun in a sentence like the question"
@@ -145,6 +148,32 @@ def from_context(scorer: RelationScorer, shape: QuestionShape, question: str, co
                     continue
                 return span.text, f"{span.kind} span of a sentence like the question ({score:.2f})"
     return "", "no typed span in the best sentences"
+
+
+_CLOZE = re.compile(r"((?:[\w'-]+\s+){1,3}?[\w'-]+)\s+(of|in|for|from|at|by)\s+(?:which|what)\s+[a-z]+\b", re.I)
+
+
+def cloze(question: str, sentences: list[str]) -> str:
+    """ "... he was an Anglo-Saxon Earl of which location": the name that follows the very words
+    before the wh-phrase in a context sentence ("Tostig Godwinson was an Anglo-Saxon Earl of
+    *Northumbria*"). The question's own phrase must carry two content words, one capitalised, so a
+    common phrase ("the city of which") never matches; never a name the question already holds."""
+    m = _CLOZE.search(question)
+    if not m:
+        return ""
+    lead = [w for w in m.group(1).split() if w.lower() not in STOPWORDS]
+    while lead and lead[0].lower() in ("he", "she", "it", "they", "was", "is", "were", "are"):
+        lead = lead[1:]
+    if len(lead) < 2 or not any(w[:1].isupper() for w in lead):
+        return ""
+    phrase = re.compile(r"\b" + r"\s+".join(map(re.escape, lead)) + rf"\s+{m.group(2)}\s+", re.I)
+    asked = normalize_entity(question)
+    for sent in sentences:
+        for hit in phrase.finditer(sent):
+            span = next(iter(find_spans(sent[hit.end() :], ("name", "quote"))), None)
+            if span is not None and span.start == 0 and normalize_entity(span.text) not in asked:
+                return span.text
+    return ""
 
 
 def counted_number(question: str, ranked: list[tuple[float, str]]) -> str:
@@ -185,6 +214,16 @@ def fit_to_wh(answer: str, wh: str) -> str:
     if wh in ("what state", "what country") and len(parts) > 1 and all(parts):
         return parts[-1]
     return answer
+
+
+_WORD_FOR = re.compile(r"\b(?:word|term|name)\s+(?:for|meaning)\s+((?:an?\s+)?[\w-]+(?:\s+[\w-]+){0,2})", re.I)
+
+
+def what_it_means(answer: str) -> str:
+    """ "masculine Akkadian word for a spirit" is, as what the thing *is*, "a spirit": an analogy
+    ("If Gallu is a demon, Lilu is what?") asks for the category, not for the word's language."""
+    m = _WORD_FOR.search(answer)
+    return m.group(1) if m else answer
 
 
 _ASKED_TYPE = re.compile(

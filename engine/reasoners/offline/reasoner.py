@@ -35,6 +35,7 @@ from engine.reasoners.offline.answering import (
     from_facts,
     parse_fact,
     walk,
+    what_it_means,
 )
 from engine.reasoners.offline.match import Fact, RelationScorer
 from engine.reasoners.offline.questions import parse_question
@@ -110,7 +111,8 @@ class OfflineReasoner:
         sources: dict[str, str] = {}
         filled: list[QueryTriplet] = []
         notes: list[dict] = []
-        wh = parse_question(question).wh
+        asked = parse_question(question)
+        wh = asked.wh
         for t in open_triplets:
             if len(t.placeholders) != 1 or is_placeholder(t.predicate):
                 continue
@@ -119,7 +121,8 @@ class OfflineReasoner:
             if ph in bindings or not entity:
                 continue
             kind = placeholder_type(ph, wh)  # ?town takes a place, ?founder a person, "when"'s ?answer a date
-            value, source, score = best_value(self.scorer, entity, t.predicate, facts, forward, ph, kind)
+            like = asked.like if ph == "?answer" else ""  # "If Gallu is a demon, Lilu is what?"
+            value, source, score = best_value(self.scorer, entity, t.predicate, facts, forward, ph, kind, like)
             # the reverse reading: (Bobby McGee, performer, ?) stated as (?, performed, Bobby McGee)
             if score < BIND_THRESHOLD:
                 v2, s2, sc2 = best_value(self.scorer, entity, t.predicate, facts, not forward, ph, kind)
@@ -178,6 +181,8 @@ class OfflineReasoner:
                 answer, how = from_context(self.scorer, shape, question, context)
             answer = fit_to_wh(answer, shape.wh)
         answer = drop_asked_type(common_name(answer, context), question)
+        if shape.like:  # an analogy asks what the thing is: "a word for a spirit" is a spirit
+            answer = what_it_means(answer)
         # an unfilled final hop is an answer of "not found" with its reason, not a failed call
         parsed = {"answer": answer, "type": shape.qtype, "how": how, "why": reason}
         return answer, self._call("answer", prompt, {"answer": answer}, parsed, t0)

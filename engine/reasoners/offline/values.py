@@ -19,7 +19,7 @@ from engine.reasoners.offline.match import (
     split_proposition,
 )
 from engine.reasoners.offline.rules import extract_triplets
-from engine.reasoners.offline.spans import MONTHS, clean_title, find_spans, split_sentences
+from engine.reasoners.offline.spans import MONTHS, STOPWORDS, clean_title, find_spans, split_sentences
 
 #: Relation words asking for a place rather than a date ("place of death", "birthplace").
 PLACE_WORDS = {
@@ -122,10 +122,13 @@ def best_value(
     forward: bool,
     placeholder: str = "",
     kind: str = "",
+    like: str = "",
 ) -> tuple[str, str, float]:
     """The value of `relation` for `entity` (forward: entity is the subject) with its source. The
     value must fit `kind` (see `placeholder_type`); with no kind, a named placeholder and the relation
-    type it: `?city` wants a place, "born" a date ("born in" alone is either)."""
+    type it: `?city` wants a place, "born" a date ("born in" alone is either). Among values that tie
+    (every "Lilu is ..." fact matches "is" alike), `like` (an analogy's category, "demon") picks the
+    one nearest in meaning: "word for a spirit", not "mentioned in many ancient texts"."""
     rel_key = relation_key(relation)
     cands = [(f, entity_score(entity, f.subject if forward else f.object)) for f in facts]
     cands = [(f, e) for f, e in cands if e > 0]
@@ -156,6 +159,7 @@ def best_value(
     if kind:
         wants_place, wants_date = kind == "place", kind == "date"
     best = ("", "", 0.0)
+    ties: list[tuple[str, str, float]] = []
     for (f, e), sim in zip(cands, sims):
         value = f.object if forward else f.subject
         if kind and not fits_type(value, kind):
@@ -163,8 +167,15 @@ def best_value(
         if forward and ((wants_date and not parse_date(value)) or (wants_place and find_spans(value, ("date",)))):
             continue
         score = e * sim
-        if score > best[2] and entity_score(entity, value) < 0.9:
+        if entity_score(entity, value) >= 0.9:
+            continue
+        if score > best[2]:
             best = (value, f.source, score)
+        ties.append((value, f.source, score))
+    ties = [t for t in ties if t[2] >= best[2] - 1e-6]
+    if like and len(ties) > 1:
+        near = scorer.score(like, [v for v, _s, _sc in ties])
+        best = ties[max(range(len(ties)), key=near.__getitem__)]
     return best
 
 
@@ -225,6 +236,36 @@ def _named_part(sentence: str, named: list[str], entity: str) -> str:
     return ""
 
 
+#: "in his 1968 album X": a possessive before the work names its maker, the sentence's subject
+_POSSESSIVE = r"\b(?:his|her|their)\s+(?:[\w'-]+\s+){0,3}?[\"\u201c]?"
+_PRONOUN_SUBJECT = re.compile(r"(?:He|She|They)\b")
+
+
+def possessor(entity: str, chunks: tuple[tuple[str, str], ...]) -> tuple[str, str, float]:
+    """Who a work belongs to when a sentence says so with a possessive: "Engelbert Humperdinck also
+    recorded a vocal version of the song in his 1968 album *A Man Without Love*" makes the album his.
+    The owner is the sentence's subject: its first name when the sentence opens with it, the
+    paragraph's topic when it opens with a pronoun. Scored at the binding threshold, as a reading."""
+    name = clean_title(entity).strip()
+    if len(name) < 3:
+        return "", "", 0.0
+    pattern = re.compile(_POSSESSIVE + re.escape(name), re.IGNORECASE)
+    for i, (_cid, text) in enumerate(chunks):
+        title = clean_title(chunk_title(text))
+        for sent in split_sentences(strip_title_prefix(text)):
+            m = pattern.search(sent)
+            # "his 1968 album X" names X; "their dismay at the X" only mentions it
+            if not m or any(w.lower() in STOPWORDS for w in m.group(0).split()[1 : -len(name.split())]):
+                continue
+            head = sent[: m.start()]
+            first = next(iter(find_spans(head, ("name",))), None)
+            if first is not None and first.start == 0 and entity_score(entity, first.text) < 0.6:
+                return first.text, source_label("C", i), BIND_THRESHOLD
+            if _PRONOUN_SUBJECT.match(sent) and title and entity_score(entity, title) < 0.6:
+                return title, source_label("C", i), BIND_THRESHOLD
+    return "", "", 0.0
+
+
 def sentence_value(
     scorer: RelationScorer,
     entity: str,
@@ -238,6 +279,8 @@ def sentence_value(
     sentence of the entity's own paragraph even when a pronoun names it; backward,
     the chunk's own topic ("The film was shot in Leland" in the paragraph about the film). Scored at
     the binding threshold: a reading, never preferred over a stated triplet."""
+    if forward and kind == "person" and (owner := possessor(entity, chunks))[0]:
+        return owner  # (A Man Without Love, by, ?singer): "... in his 1968 album A Man Without Love"
     stems = _relation_stems(scorer, relation)
     named = [w for w in relation.split() if w[:1].isupper()]  # a name the value carries ("Adelaide team")
     ent = normalize_entity(entity.split(",")[0])  # "Leland, North Carolina" is "Leland" in its sentences

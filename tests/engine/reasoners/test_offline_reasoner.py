@@ -194,8 +194,9 @@ def test_decompose_yes_no(reasoner):
 
 def test_decompose_falls_back_to_one_triplet(reasoner):
     ts, call = reasoner.decompose("If Gallu is a demon Lilu is what?")
-    assert len(ts) == 1 and ts[0].subject == "Gallu" and ts[0].object == "?answer"
-    assert "demon" in ts[0].predicate and call.parsed["type"] == "fallback"
+    # the condition sets up an analogy: the question proper is "Lilu is what?", in the sense of "demon"
+    assert [t.parts for t in ts] == [("Lilu", "is", "?answer")]
+    assert call.parsed["type"] == "fallback" and call.parsed["like"] == "demon"
     ts, call = reasoner.decompose("what is it?")
     assert ts == [] and call.error
 

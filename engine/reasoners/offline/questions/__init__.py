@@ -66,5 +66,23 @@ def strip_asides(q: str) -> str:
     return out if len(out.split()) >= 4 else q
 
 
+#: A leading condition that sets up an analogy ("If Gallu is a demon, Lilu is what?"): it names what
+#: the compared thing is, and the question proper is the clause after it.
+_CONDITION = re.compile(
+    r"^(?i:if|given that|assuming)\s+[^,?]+?\s(?:is|are|was|were)\s+(?:an?|the)\s+([a-z][\w-]*),?\s+(?=[A-Z])"
+)
+
+
+def strip_condition(q: str) -> tuple[str, str]:
+    """(the question without a leading analogy condition, the condition's category noun), when a
+    question of 3+ words is left; else (q, "")."""
+    m = _CONDITION.match(q.strip())
+    out = q.strip()[m.end() :] if m else ""
+    return (out, m.group(1)) if m and len(out.split()) >= 3 else (q, "")
+
+
 def parse_question(question: str) -> QuestionShape:
-    return _parse(strip_asides(clean_question(question)), nested=True)
+    q, like = strip_condition(strip_asides(clean_question(question)))
+    shape = _parse(q, nested=True)
+    shape.like = like  # "what" Lilu is, in the sense the condition gives Gallu's ("a demon")
+    return shape

@@ -77,5 +77,7 @@ def parse_fallback(q: str, entity: str = "") -> QuestionShape:
             shape.wh = wh_word(q)
             return shape
         return QuestionShape("fallback", [], wh=wh_word(q))
-    relation = " ".join(_content(_predicate_text(q, entity))[:6]) or "related to"
+    rest = _predicate_text(q, entity)
+    copula = "is" if re.search(r"\b(?:is|was|are|were)\b", rest, re.I) else "related to"
+    relation = " ".join(_content(rest)[:6]) or copula  # "Lilu is what?" asks what Lilu is
     return QuestionShape("fallback", [(entity, relation, "?answer")], entities=[entity], wh=wh_word(q))

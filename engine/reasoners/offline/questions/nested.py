@@ -191,7 +191,7 @@ def parse_nested(q: str, outer: Callable[[str], QuestionShape]) -> QuestionShape
             continue
         # the outer question must still ask something of the placeholder: "When was the band Queen
         # formed" reduced to "When was ?band" asks nothing, so "the band Queen" was a title, not a clause
-        if any(SENTINEL in (t[0], t[2]) and t[1] in ("", "related to") for t in shape.triplets):
+        if any(SENTINEL in (t[0], t[2]) and t[1] in ("", "related to", "is") for t in shape.triplets):
             continue
         triplets = [tuple(ph if p == SENTINEL else p.replace(SENTINEL, ph) for p in t) for t in shape.triplets]
         if any(not t[1].strip() for t in triplets):

@@ -92,6 +92,7 @@ class QuestionShape:
     entities: list[str] = field(default_factory=list)
     wh: str = ""  # who | when | where | how many | ...
     via: str = ""  # comparison of a related entity's value: "director" in "whose director is younger"
+    like: str = ""  # an analogy's category: "demon" in "If Gallu is a demon, Lilu is what?"
 
     def to_dict(self) -> dict:
         return {
@@ -100,6 +101,7 @@ class QuestionShape:
             "attribute": self.attribute,
             "entities": self.entities,
             "via": self.via,
+            "like": self.like,
             "wh": self.wh,
             "triplets": [list(t) for t in self.triplets],
         }
