@@ -25,10 +25,17 @@ def _warm_up(corpus, question: str) -> None:
     t0 = time.monotonic()
     with st.status("Loading models and indexes… (first question after start-up)", expanded=False) as box:
         box.write("embedding model: first pass")
-        qv = corpus.embed([question])
+        corpus.embed([question])
         box.write("vector indexes")  # loads both indexes; the entity graph is read per question, never whole
-        corpus.search_chunks(qv, 1)
-        corpus.search_propositions(qv, 1)
+        bar = None
+
+        def rebuilding(done: int, total: int, label: str) -> None:
+            # only a missing or stale index file is rebuilt (minutes at a million vectors): show it
+            nonlocal bar
+            bar = bar or box.progress(0.0)
+            bar.progress(min(1.0, done / max(total, 1)), text=f"{label}: {done:,} / {total:,}")
+
+        corpus.load_indexes(on_progress=rebuilding)
         box.update(label=f"Models and indexes ready ({time.monotonic() - t0:.1f}s)", state="complete")
     _WARM.add(key)
 

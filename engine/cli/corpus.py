@@ -120,7 +120,7 @@ def cmd_show(args) -> int:
     print(
         f"  chunking {s.chunking.mode} (max {s.chunking.max_words} words), embedder {s.embedder}, index {s.index_kind}"
     )
-    kinds = corpus.index_kinds()
+    kinds = corpus.index_kinds(on_progress=TerminalProgress())  # a stale index is rebuilt here: minutes at 1M
     print(
         "  vector search: "
         + ", ".join(

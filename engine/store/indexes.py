@@ -36,7 +36,15 @@ class CorpusIndexes(CorpusBase):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.embedder.encode(list(texts))
 
-    def _index(self, which: str) -> FaissVectorStore:
+    def load_indexes(self, on_progress: ProgressCallback = no_progress) -> dict[str, str]:
+        """Load both vector indexes now, rather than at the first search: {which: kind}. An index
+        file that is missing, stale or of another kind than the corpus's size now calls for (the
+        first open after an upgrade, or after `auto` moved past its threshold) is rebuilt from the
+        stored vectors, a page at a time, and `on_progress` hears of every page: at a million
+        vectors an HNSW rebuild takes minutes, and a caller should not look frozen meanwhile."""
+        return {w: getattr(self._index(w, on_progress), "kind", "milvus") for w in ("chunks", "propositions")}
+
+    def _index(self, which: str, on_progress: ProgressCallback = no_progress) -> FaissVectorStore:
         """The in-memory index for `chunks` or `propositions`, in step with the database."""
         with self._lock:
             gen_key = "chunk_gen" if which == "chunks" else "prop_gen"
@@ -63,7 +71,7 @@ class CorpusIndexes(CorpusBase):
                 if stamp != self.index_stamp(which, gen):
                     raise IndexFileError("stale")
             except IndexFileError:
-                store = self._rebuild_index(which, dim)
+                store = self._rebuild_index(which, dim, on_progress=on_progress)
                 if not self.read_only:  # read-only: the rebuilt index lives in memory only
                     set_aside_non_file(file)
                     store.save(file, self.index_stamp(which, gen))
@@ -139,7 +147,9 @@ class CorpusIndexes(CorpusBase):
         sql = "SELECT COUNT(*) FROM chunks" if which == "chunks" else "SELECT COUNT(*) FROM triplets"
         return "hnsw" if self._db.execute(sql).fetchone()[0] >= AUTO_HNSW_AT else "flat"
 
-    def index_kinds(self, self_check: bool = True) -> dict[str, tuple[str, float | None]]:
+    def index_kinds(
+        self, self_check: bool = True, on_progress: ProgressCallback = no_progress
+    ) -> dict[str, tuple[str, float | None]]:
         """(kind, recall@10 against exact search) of each index: with `self_check`, measured on the
         index itself (50 of its own vectors as queries: engine/vectors/selfcheck.py; loads the
         index), else the figure measured on real text for that kind (docs/scaling.md). The kind is
@@ -153,11 +163,14 @@ class CorpusIndexes(CorpusBase):
             if not self_check:
                 kinds = {w: self._kind_for(w) for w in ("chunks", "propositions")}
                 return {w: (k, MEASURED_RECALL_AT_10.get(k)) for w, k in kinds.items()}
-            stores = {w: self._index(w) for w in ("chunks", "propositions")}
+            stores = {w: self._index(w, on_progress) for w in ("chunks", "propositions")}
             return {w: (s.kind, sampled_recall(s)) for w, s in stores.items()}
 
-    def _rebuild_index(self, which: str, dim: int, page: int = 65536) -> FaissVectorStore:
-        """Build from the stored vectors, read in pages (memory: the index plus one page)."""
+    def _rebuild_index(
+        self, which: str, dim: int, page: int = 65536, on_progress: ProgressCallback = no_progress
+    ) -> FaissVectorStore:
+        """Build from the stored vectors, read in pages (memory: the index plus one page); each
+        page added is reported (`on_progress(done, total, label)`)."""
         count = (
             "SELECT COUNT(*) FROM chunks"
             if which == "chunks"
@@ -180,11 +193,18 @@ class CorpusIndexes(CorpusBase):
             )
             store.train(np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), dim))
             del ids, rows
+        label = f"rebuilding the {which} index ({store.kind}, {store.expected:,} vectors)"
+        if store.expected >= page:
+            log.info("%s: %s", self.name, label)
+        on_progress(0, store.expected, label)
+        done = 0
         cur = self._db.execute(sql)
         while rows := cur.fetchmany(page):
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
             store.add(ids, vecs)
+            done += len(rows)
+            on_progress(done, max(done, store.expected), label)
         return store
 
     def _save_index(self, which: str, store: FaissVectorStore, gen: int) -> FaissVectorStore:

@@ -141,3 +141,32 @@ def test_corpus_show_prints_each_index_kind_and_its_measured_recall(tmp_path, mo
     assert main(["corpus", "show", "graph"]) == 0
     out = capsys.readouterr().out
     assert "chunks hnsw (recall@10 vs exact 1.000)" in out and "50 of the index's own vectors" in out
+
+
+def test_an_index_rebuilt_on_open_reports_its_progress(tmp_path, monkeypatch):
+    """An index file of the wrong kind (an older IVF, or `auto` past its threshold) is rebuilt from the
+    stored vectors when the corpus opens: `load_indexes` reports every page of it, so a caller at a
+    million vectors shows minutes of work instead of a frozen first question."""
+    import engine.store.indexes as indexes
+
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0)
+    c = ws.create("grown", CorpusSettings(index_kind="auto"))
+    c.add_documents(_town_docs(300))
+    assert c.load_indexes()["chunks"] == "flat"
+    c.close()
+    monkeypatch.setattr(indexes, "AUTO_HNSW_AT", 200)  # the saved flat index is now the wrong kind
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).open("grown")
+    seen: list[tuple[int, int, str]] = []
+    original = indexes.CorpusIndexes._rebuild_index
+    monkeypatch.setattr(
+        indexes.CorpusIndexes, "_rebuild_index", lambda self, w, d, page=65536, **kw: original(self, w, d, 128, **kw)
+    )
+    kinds = c.load_indexes(on_progress=lambda done, total, label: seen.append((done, total, label)))
+    assert kinds["chunks"] == "hnsw"
+    chunk_steps = [(d, t) for d, t, label in seen if "chunks index (hnsw" in label]
+    assert chunk_steps[0] == (0, 300) and chunk_steps[-1] == (300, 300) and len(chunk_steps) == 4  # 128-row pages
+    # the second open finds the rebuilt file in step: nothing to rebuild, nothing reported
+    c.close()
+    seen.clear()
+    c = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0).open("grown")
+    assert c.load_indexes(on_progress=lambda *a: seen.append(a))["chunks"] == "hnsw" and not seen
