@@ -201,6 +201,7 @@ class Browser:
         ws_url = None
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and ws_url is None:
+            assert self.proc.stderr is not None  # started with stderr=PIPE
             line = self.proc.stderr.readline().decode("utf-8", "replace")
             if not line and self.proc.poll() is not None:
                 raise RuntimeError("chromium exited before it listened")

@@ -53,6 +53,6 @@ BOBBY_TRIPLETS = [
 ]
 
 
-def bobby_mcgee_corpus() -> FakeCorpus:
+def bobby_mcgee_corpus() -> MemoryCorpus:
     """The Bobby McGee corpus (BOBBY_CHUNKS, BOBBY_TRIPLETS) as a FakeCorpus."""
     return FakeCorpus(BOBBY_CHUNKS, BOBBY_TRIPLETS)

@@ -21,18 +21,8 @@ from engine.core.types import Chunk, Triplet
 from engine.llm.base import OFFLINE_MODEL, LLMCall
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
 from engine.store.graph import entity_graph_of, neighbourhood_of
+from engine.store.settings import CorpusCounts
 from tests._fake_embedder import HashEmbedder, hash_embed  # noqa: F401 - re-exported: the doubles' embedder
-
-
-@dataclass(frozen=True)
-class MemoryCounts:
-    documents: int
-    chunks: int
-    triplets: int
-    questions: int = 0
-    extracted: int = 0
-    pending: int = 0
-    failed: int = 0
 
 
 def chunk(cid: str, title: str, text: str, doc_id: str | None = None, position: int = 0) -> Chunk:
@@ -123,12 +113,15 @@ class MemoryCorpus:
     def entity_neighbourhood(self, entities: Iterable[str], hops: int, per_entity: int = -1, keep=()):
         return neighbourhood_of(self.entity_graph(), entities, hops, per_entity, keep)
 
-    def counts(self) -> MemoryCounts:
-        return MemoryCounts(
+    def counts(self) -> CorpusCounts:
+        return CorpusCounts(
             documents=len({c.doc_id for c in self._chunks}),
             chunks=len(self._chunks),
             triplets=len(self._triplets),
+            questions=0,
             extracted=len(self._chunks),
+            pending=0,
+            failed=0,
         )
 
 

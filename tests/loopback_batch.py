@@ -233,11 +233,11 @@ def _make_batch_handler(srv: BatchLoopbackServer):
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 head = f"Content-Type: {self.headers.get('Content-Type')}\r\n\r\n".encode()
                 msg = BytesParser().parsebytes(head + raw)
+                subparts: list[Any] = list(msg.get_payload())  # a multipart body: its parts are messages
                 parts = {
-                    p.get_param("name", header="content-disposition"): p.get_payload(decode=True)
-                    for p in msg.get_payload()
+                    p.get_param("name", header="content-disposition"): p.get_payload(decode=True) for p in subparts
                 }
-                names = {p.get_param("name", header="content-disposition"): p.get_filename() for p in msg.get_payload()}
+                names = {p.get_param("name", header="content-disposition"): p.get_filename() for p in subparts}
                 with srv._lock:
                     srv.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if parts.get("purpose") != b"batch" or not parts.get("file"):

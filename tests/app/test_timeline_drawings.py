@@ -24,7 +24,8 @@ def _rows(svg: str) -> list[dict]:
     out = []
     for g in root.iter(f"{SVG}g"):
         texts = [t.text or "" for t in g.iter(f"{SVG}text")]
-        rect = g.find(f"{SVG}rect")
+        rect, title = g.find(f"{SVG}rect"), g.find(f"{SVG}title")
+        assert rect is not None and title is not None, ET.tostring(g)
         out.append(
             {
                 "cls": g.get("class"),
@@ -32,8 +33,8 @@ def _rows(svg: str) -> list[dict]:
                 "bar": texts[1],
                 "fill": rect.get("fill"),
                 "stroke": rect.get("stroke"),
-                "width": float(rect.get("width")),
-                "title": g.find(f"{SVG}title").text,
+                "width": float(rect.get("width", "nan")),
+                "title": title.text,
             }
         )
     return out

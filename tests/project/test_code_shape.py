@@ -53,7 +53,7 @@ def function_lengths(source: str) -> dict[str, int]:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = f"{prefix}{child.name}"
                 if not isinstance(child, ast.ClassDef):
-                    out[name] = child.end_lineno - child.lineno + 1
+                    out[name] = (child.end_lineno or child.lineno) - child.lineno + 1
                 visit(child, name + ".")
             else:
                 visit(child, prefix)

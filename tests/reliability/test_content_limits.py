@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import time
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ def _shared_page_pdf(n: int) -> bytes:
 
     w = PdfWriter()
     w.add_blank_page(100, 100)
-    pages = w._root_object["/Pages"].get_object()
+    pages: Any = w._root_object["/Pages"].get_object()  # a DictionaryObject; pypdf types it loosely
     ref = pages["/Kids"][0]
     pages[NameObject("/Kids")] = ArrayObject([ref] * n)
     pages[NameObject("/Count")] = NumberObject(n)

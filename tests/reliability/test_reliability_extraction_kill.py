@@ -110,6 +110,7 @@ def start_worker(
     proc = subprocess.Popen(
         [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
+    assert proc.stdout is not None and proc.stderr is not None  # both piped
     line = proc.stdout.readline().strip()
     assert line == "ready", proc.stderr.read()
     return proc
@@ -118,7 +119,8 @@ def start_worker(
 def read_log(log: Path) -> list[tuple[str, str]]:
     if not log.exists():
         return []
-    return [tuple(line.split()) for line in log.read_text().splitlines() if line.strip()]
+    rows = [line.split() for line in log.read_text().splitlines() if line.strip()]
+    return [(row[0], row[1]) for row in rows if len(row) == 2]
 
 
 @pytest.fixture(scope="module")

@@ -172,11 +172,13 @@ def best_value(
         if score > best[2]:
             best = (value, f.source, score)
         ties.append((value, f.source, score))
-    ties = [t for t in ties if t[2] >= best[2] - 1e-6]
-    if like and len(ties) > 1:
-        near = scorer.score(like, [v for v, _s, _sc in ties])
-        best = ties[max(range(len(ties)), key=near.__getitem__)]
-    return best
+    return _nearest(scorer, like, [t for t in ties if t[2] >= best[2] - 1e-6]) if like else best
+
+
+def _nearest(scorer: RelationScorer, like: str, ties: list[tuple[str, str, float]]) -> tuple[str, str, float]:
+    """Of values that tie on the relation, the one nearest `like` in meaning (an analogy's category)."""
+    near = scorer.score(like, [v for v, _s, _sc in ties])
+    return ties[max(range(len(ties)), key=near.__getitem__)]
 
 
 def context_triplets(context: str) -> list[tuple[str, str, str]]:

@@ -28,7 +28,8 @@ def _messy(s: str) -> str:
 
 
 def _evidence_records(n: int) -> tuple[list[dict], dict[str, list[tuple[str, int]]]]:
-    recs, facts = [], {}
+    recs: list[dict] = []
+    facts: dict[str, list[tuple[str, int]]] = {}
     for r in hotpot_records(n):
         sents = {t: s for t, s in r["context"]}
         spans = [_messy(sents[t][i]) for t, i in r["supporting_facts"] if i < len(sents[t])]

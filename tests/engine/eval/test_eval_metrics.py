@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from engine.core.types import Chunk, Question
@@ -64,7 +66,7 @@ def test_empty_prediction_and_missing_gold():
 
 
 def _q(**kw) -> Question:
-    base = dict(
+    base: dict[str, Any] = dict(
         qid="q1",
         question="?",
         answers=("Paris",),

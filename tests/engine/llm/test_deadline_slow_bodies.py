@@ -36,7 +36,7 @@ def _corpus(root, base_url: str):
             Document("d2", "Porto", "Ben Ode was born in Porto.", "b.txt"),
         ]
     )
-    c.add_questions([Question("q1", "Where was Ada Vale born?", ["Lisbon"])])
+    c.add_questions([Question("q1", "Where was Ada Vale born?", ("Lisbon",))])
     c.import_triplets(
         [
             (

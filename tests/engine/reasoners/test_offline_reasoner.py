@@ -18,11 +18,6 @@ from engine.reasoners.offline import OfflineReasoner
 
 
 @pytest.fixture(scope="module")
-def reasoner(embedder):
-    return OfflineReasoner(embedder)
-
-
-@pytest.fixture(scope="module")
 def hotpot(shared_data):
     with open(shared_data / "hotpotqa_hipporag_train100" / "hotpotqa_train.json", encoding="utf-8") as fh:
         return json.load(fh)

@@ -88,7 +88,9 @@ def _garbage_page(path, page: int) -> None:
 def _swap(path) -> None:
     a, b = path / "chunks.index", path / "propositions.index"
     tmp = path / "x.tmp"
-    os.replace(a, tmp), os.replace(b, a), os.replace(tmp, b)
+    os.replace(a, tmp)
+    os.replace(b, a)
+    os.replace(tmp, b)
 
 
 def _wrong_dim(path) -> None:
