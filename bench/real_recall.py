@@ -138,7 +138,8 @@ def _recall10(want: np.ndarray, got: np.ndarray) -> float:
     return float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(want.tolist(), got.tolist())]))
 
 
-def measure(limit: int, source: str = "", efs: tuple[int, ...] = (32, 64, 96, 128), log=print) -> list[dict]:
+def measure(limit: int, source: str = "", efs: tuple[int, ...] = (32, 64, 96, 128), log=print,
+            sizes: tuple[int, ...] = (5_000, 10_000, 20_000)) -> list[dict]:
     """Recall@10 against exact search of the HNSW graph `auto` builds from AUTO_HNSW_AT vectors up
     (its parameters do not depend on n: the same at 20k, 200k and 1M), at sizes up to `limit` real
     vectors, searched with each efSearch in `efs` (the store's is marked); the queries one at a time."""
@@ -154,7 +155,7 @@ def measure(limit: int, source: str = "", efs: tuple[int, ...] = (32, 64, 96, 12
     keep = np.setdiff1d(np.arange(len(x)), held)
     queries = np.concatenate([q, x[held]]).astype(np.float32)
     base = x[keep].astype(np.float32)
-    sizes = sorted({s for s in (5_000, 10_000, 20_000, len(base)) if s <= len(base)})
+    sizes = sorted({s for s in (*sizes, len(base)) if s <= len(base)})
     out = []
     log("| real vectors | kind | efSearch | recall@10 | recall@1 | questions only @10 | exact ms/q | approx ms/q "
         "| build s |")

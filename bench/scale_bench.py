@@ -260,6 +260,9 @@ def main() -> None:
                          "of the shared sets, embedded once into bench/out (bench/real_recall.py)")
     ap.add_argument("--real-source", default="", metavar="DIR",
                     help="with --real-recall: the vectors stored by the corpora in DIR (e.g. bench/out/workspace)")
+    ap.add_argument("--efs", default="", help="with --real-recall: the efSearch values to measure (default 32,64,96,128)")
+    ap.add_argument("--real-sizes", default="",
+                    help="with --real-recall: base sizes below N to measure too (default 5000,10000,20000)")
     ap.add_argument("--search-floor", default="", metavar="SIZES",
                     help="no build: per-question search time (raw, and a T2RAG retrieval round) of the index "
                          "auto gives at each of these sizes (perturbed real vectors, sizes timed in turn), "
@@ -279,7 +282,9 @@ def main() -> None:
     if args.real_recall:
         import real_recall
 
-        real_recall.measure(args.real_recall, args.real_source)
+        efs = tuple(int(x) for x in args.efs.split(",")) if args.efs else (32, 64, 96, 128)
+        sizes = tuple(int(x) for x in args.real_sizes.split(",")) if args.real_sizes else (5_000, 10_000, 20_000)
+        real_recall.measure(args.real_recall, args.real_source, efs, sizes=sizes)
         return
     if args.alternate:
         alternate(Path(args.alternate), [int(x) for x in args.sizes.split(",")], args.questions, args.rounds)
