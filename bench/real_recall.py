@@ -141,15 +141,17 @@ def _recall10(want: np.ndarray, got: np.ndarray) -> float:
 def measure(limit: int, source: str = "", efs: tuple[int, ...] = (32, 64, 96, 128), log=print,
             sizes: tuple[int, ...] = (5_000, 10_000, 20_000)) -> list[dict]:
     """Recall@10 against exact search of the HNSW graph `auto` builds from AUTO_HNSW_AT vectors up
-    (its parameters do not depend on n: the same at 20k, 200k and 1M), at sizes up to `limit` real
-    vectors, searched with each efSearch in `efs` (the store's is marked); the queries one at a time."""
+    (M and efConstruction the same at every size; efSearch grows with it, hnsw.HNSW_EF_SEARCH_STEPS),
+    at `sizes` and `limit` real vectors, searched with each efSearch in `efs` (the store's for that
+    size is marked); the queries one at a time."""
     import faiss
 
     from engine.vectors import FaissVectorStore, hnsw
 
     x, q = real_vectors(limit, source)
+    steps = ", ".join(f"{ef} from {at:,}" for at, ef in hnsw.HNSW_EF_SEARCH_STEPS)
     log(f"{len(x):,} real vectors ({source or CACHE.name}), {len(q)} questions + 200 held-out texts as queries; "
-        f"HNSW M {hnsw.HNSW_M}, efConstruction {hnsw.HNSW_EF_CONSTRUCTION}, the store's efSearch {hnsw.HNSW_EF_SEARCH}")
+        f"HNSW M {hnsw.HNSW_M}, efConstruction {hnsw.HNSW_EF_CONSTRUCTION}, the store's efSearch {steps} vectors")
     rng = np.random.default_rng(1)
     held = rng.choice(len(x), 200, replace=False)
     keep = np.setdiff1d(np.arange(len(x)), held)
@@ -176,16 +178,16 @@ def measure(limit: int, source: str = "", efs: tuple[int, ...] = (32, 64, 96, 12
         for ef in efs:
             graph.hnsw.efSearch = ef
             t0 = time.perf_counter()
-            got = np.concatenate([store.search(v[None], 10)[1] for v in queries])
+            # the graph itself: the store's search would set its own efSearch (by the graph's size)
+            got = np.concatenate([store._index.search(v[None], 10)[1] for v in queries])
             ms = (time.perf_counter() - t0) / len(queries) * 1000
             r10, rq = _recall10(want, got), _recall10(want[: len(q)], got[: len(q)])
             r1 = float(np.mean(want[:, 0] == got[:, 0]))
-            mark = " (the store's)" if ef == hnsw.HNSW_EF_SEARCH else ""
+            mark = " (the store's)" if ef == hnsw.ef_search_for(n) else ""
             out.append({"n": n, "ef": ef, "recall10": r10, "recall1": r1, "questions10": rq, "ms": ms,
                         "exact_ms": exact_ms, "build_s": build})
             log(f"| {n:,} | hnsw | {ef}{mark} | {r10:.3f} | {r1:.3f} | {rq:.3f} | {exact_ms:.2f} | {ms:.2f} | "
                 f"{build:.1f} |")
-        graph.hnsw.efSearch = hnsw.HNSW_EF_SEARCH
     return out
 
 

@@ -22,10 +22,22 @@ HNSW_M = 32
 #: candidate list while building: higher makes a better graph, built more slowly (40, faiss's
 #: default: a million vectors built in 18 minutes on one shared core, docs/scaling.md)
 HNSW_EF_CONSTRUCTION = 40
-#: candidate list while searching, chosen on real MiniLM vectors for recall@10 >= 0.95 against exact
-#: search with a margin for growth (bench/real_recall.py, docs/scaling.md: 0.991 at 32.5k real
-#: vectors, 0.983 at 137k; efSearch 32 gave 0.963 and 0.936); set again on every load
+#: candidate list while searching a graph of under 100k vectors, chosen on real MiniLM vectors for
+#: recall@10 >= 0.95 against exact search (bench/real_recall.py, docs/scaling.md: 0.991 at 32.5k,
+#: 0.982 at 100k; efSearch 32 gave 0.963 at 32.5k)
 HNSW_EF_SEARCH = 96
+#: (from n vectors, efSearch): a bigger graph needs a longer candidate list for the same recall. At a
+#: fixed efSearch the share of true neighbours missed grows ~1.4-1.6x per doubling of n (real text,
+#: 100k -> 228k: efSearch 96 0.982 -> 0.969, 192 0.992 -> 0.989, 256 0.996 -> 0.994), so 96 would
+#: give ~0.92 at a million and 256 ~0.99 (projected). Set on every search from the graph's size.
+HNSW_EF_SEARCH_STEPS = ((0, HNSW_EF_SEARCH), (100_000, 192), (400_000, 256))
+
+
+def ef_search_for(n: int) -> int:
+    """The efSearch of a graph of `n` vectors (HNSW_EF_SEARCH_STEPS)."""
+    return max(ef for at, ef in HNSW_EF_SEARCH_STEPS if n >= at)
+
+
 #: a graph whose tombstones pass this share of its nodes is rebuilt (by the corpus) on the next delete
 HNSW_MAX_DEAD_SHARE = 0.1
 #: appends to an HNSW index are saved as a delta up to this share of it: a load inserts the delta's
@@ -49,7 +61,7 @@ def prepare_loaded(index) -> int:
     import faiss
 
     graph: Any = faiss.downcast_index(index.index)  # IndexHNSWFlat (faiss's stubs say Index)
-    graph.hnsw.efSearch = HNSW_EF_SEARCH
+    graph.hnsw.efSearch = ef_search_for(int(index.ntotal))
     return int(np.count_nonzero(id_map(index) < 0))
 
 
@@ -80,7 +92,13 @@ def bury(index, ids: np.ndarray, dead: int) -> int:
 def search(index, queries: np.ndarray, k: int, dead: int) -> tuple[np.ndarray, np.ndarray]:
     """Top k live neighbours: with tombstones, ask for k + dead (or more, doubling, when a walk
     met more tombstones than live nodes) and keep the first k live hits of each row."""
+    import faiss
+
     total = int(index.ntotal)
+    graph: Any = faiss.downcast_index(index.index)
+    ef = ef_search_for(total)
+    if graph.hnsw.efSearch != ef:  # the graph grew past a step since it was loaded
+        graph.hnsw.efSearch = ef
     live = total - dead
     if not dead:
         return index.search(queries, min(k, total))
