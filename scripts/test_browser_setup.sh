@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 have_chromium() { command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
   || command -v google-chrome >/dev/null 2>&1; }
 
-browser_tests() { grep -l "needs_chromium()" tests/test_*.py | tr '\n' ' '; }
+browser_tests() { grep -rl "needs_chromium()" tests/browser --include="test_*.py" | tr '\n' ' '; }
 
 banner() {
   echo "################################################################################"

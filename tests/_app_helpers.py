@@ -182,6 +182,30 @@ def require_chromium() -> str:
     return path
 
 
+def sample_server(tmp_path_factory, embedder, extra=None):
+    """Build the sample corpus (and what `extra(root)` adds) in a fresh workspace, start the app on it,
+    yield the server, stop it: the body of each module's `server` fixture."""
+    root = tmp_path_factory.mktemp("browser_ws")
+    build_small_corpus(root, "hotpotqa-sample", questions=1, embedder=embedder)
+    if extra is not None:
+        extra(root)
+    srv = StreamlitServer(root, tmp_path_factory.mktemp("logs") / "streamlit.log")
+    srv.wait_healthy()
+    yield srv
+    srv.stop()
+
+
+def open_browser(binary: str, profile_dir: Path, width: int = 1400, height: int = 2200) -> Browser:
+    """Headless Chromium on a fresh profile, its viewport `width` x `height` CSS pixels."""
+    b = Browser(binary, profile_dir)
+    b.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        session=True,
+    )
+    return b
+
+
 def _discard(stream) -> None:
     for _ in iter(stream.readline, b""):
         pass
@@ -280,6 +304,30 @@ class Browser:
                 return time.monotonic() - t0
             self.pump(0.3)
         raise AssertionError(f"{needle!r} did not appear; page text: {self.text()[:1500]!r}")
+
+    def wait_js(self, expression: str, timeout: float = 90, what: str = ""):
+        """The value of `expression` once it is truthy (a rerun lands late on a busy machine); an
+        AssertionError naming `what`, the last value and the page's text when it never is."""
+        end = time.monotonic() + timeout
+        value = None
+        while time.monotonic() < end:
+            value = self.eval(expression)
+            if value:
+                return value
+            self.pump(0.3)
+        raise AssertionError(
+            f"{what or expression[:80]} never held; last value {value!r}; page: {self.text()[:1200]!r}"
+        )
+
+    def click_link(self, label: str) -> bool:
+        """Click the first link whose text ends with `label` (the sidebar's page links)."""
+        return bool(
+            self.eval(
+                "(() => { const a = [...document.querySelectorAll('a')].find(x => x.innerText.trim().endsWith("
+                + json.dumps(label)
+                + ")); if (!a) return false; a.click(); return true; })()"
+            )
+        )
 
     def click_button(self, label: str) -> bool:
         return bool(

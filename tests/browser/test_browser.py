@@ -15,11 +15,11 @@ import pytest
 from tests._app_helpers import (
     XSS,
     Browser,
-    StreamlitServer,
     build_small_corpus,
     build_xss_corpus,
     needs_chromium,
-    require_chromium,
+    open_browser,
+    sample_server,
 )
 
 pytestmark = [pytest.mark.timeout(900), needs_chromium()]
@@ -56,19 +56,9 @@ def _assert_graphs_sandboxed(b) -> None:
 
 
 @pytest.fixture(scope="module")
-def chromium() -> str:
-    return require_chromium()
-
-
-@pytest.fixture(scope="module")
 def server(tmp_path_factory, embedder):
-    root = tmp_path_factory.mktemp("browser_ws")
-    build_small_corpus(root, "hotpotqa-sample", questions=1, embedder=embedder)
-    build_xss_corpus(root, "xss", embedder=embedder)
-    srv = StreamlitServer(root, tmp_path_factory.mktemp("logs") / "streamlit.log")
-    srv.wait_healthy()
-    yield srv
-    srv.stop()
+    """The sample corpus and `xss`, whose entity is an HTML payload."""
+    yield from sample_server(tmp_path_factory, embedder, lambda root: build_xss_corpus(root, "xss", embedder=embedder))
 
 
 def _provider_reply(messages, body) -> str:
@@ -95,23 +85,13 @@ def provider():
 
 @pytest.fixture()
 def browser(chromium, tmp_path):
-    b = Browser(chromium, tmp_path / "profile")
-    b.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 1400, "height": 2200, "deviceScaleFactor": 1, "mobile": False},
-        session=True,
-    )
+    b = open_browser(chromium, tmp_path / "profile")
     yield b
     b.close()
 
 
 def _nav(b: Browser, label: str) -> None:
-    clicked = b.eval(
-        "(() => { const a = [...document.querySelectorAll('a')].find(x => x.innerText.trim().endsWith("
-        + json.dumps(label)
-        + ")); if (!a) return false; a.click(); return true; })()"
-    )
-    assert clicked, f"no navigation link {label!r}"
+    assert b.click_link(label), f"no navigation link {label!r}"
 
 
 def _click(b: Browser, label: str, timeout: float = 30) -> None:
@@ -175,43 +155,38 @@ def _baseline_context_stays_open(b: Browser) -> None:
     """Compare with a baseline: the baseline's "Context exactly as sent", opened under the
     side-by-side, stays open when the step control above it changes what the columns show (a
     plain expander there was redrawn as new, closed, on every step)."""
-    _wait_js(
-        b,
+    b.wait_js(
         "(() => { const i = [...document.querySelectorAll('input')].find(x => (x.getAttribute("
         "'aria-label') || '').includes('Baseline (optional)')); if (!i) return false; i.click(); i.focus();"
         " return document.activeElement === i; })()",
         what="the baseline select box",
     )
     b.send("Input.insertText", {"text": "Semantic RAG"}, session=True)
-    box = _wait_js(
-        b,
+    box = b.wait_js(
         "(() => { const o = [...document.querySelectorAll('[role=option]')].find(x => "
         "x.innerText.trim() === 'Semantic RAG'); if (!o) return null; const r = o.getBoundingClientRect();"
         " return [r.left + r.width / 2, r.top + r.height / 2]; })()",
         what="the Semantic RAG option",
     )
     _click_at(b, *box)
-    _wait_js(
-        b,
+    b.wait_js(
         "[...document.querySelectorAll('input')].some(x => x.getAttribute('aria-label') === "
         "'Baseline (optional)' && x.value === 'Semantic RAG')",
         what="Semantic RAG chosen",
     )
     _click(b, "Compare")
-    _wait_js(
-        b,
+    b.wait_js(
         "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Baseline: Semantic RAG'))",
         timeout=180,
         what="the baseline's expander",
     )
     assert _open_expanders(b, "Baseline: Semantic RAG") == 1
-    _wait_js(
-        b,
+    b.wait_js(
         "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Context exactly as sent'))",
         what="the baseline's context",
     )
     assert _open_expanders(b, "Context exactly as sent") == 1
-    _wait_js(b, _OPEN_CONTEXT + " === 1", what="the context opened")
+    b.wait_js(_OPEN_CONTEXT + " === 1", what="the context opened")
     for step in (2, 3):
         _click(b, "Next ▶")
         b.wait_text(f"Step {step} of")
@@ -485,20 +460,8 @@ def _next_step(b: Browser, timeout: float = 60) -> None:
     now = "(document.body.innerText.match(/Step \\d+ of \\d+/) || [''])[0]"
     before = b.eval(now)
     _click(b, "Next ▶")
-    _wait_js(b, now + " !== " + json.dumps(before), timeout=timeout, what="the next step")
+    b.wait_js(now + " !== " + json.dumps(before), timeout=timeout, what="the next step")
     b.pump(0.5)
-
-
-def _wait_js(b: Browser, expression: str, timeout: float = 90, what: str = ""):
-    """The value of `expression` once it is truthy (a rerun lands late on a busy machine)."""
-    end = time.monotonic() + timeout
-    value = None
-    while time.monotonic() < end:
-        value = b.eval(expression)
-        if value:
-            return value
-        b.pump(0.5)
-    raise AssertionError(f"{what or expression[:80]} never held; last value {value!r}")
 
 
 # The plotly timelines on the page: their row labels (a tree) and how many bars plotly drew.
@@ -521,8 +484,7 @@ def _open_expanders(b: Browser, needle: str) -> int:
 
 def _type_into(b: Browser, label_start: str, text: str) -> None:
     """Type into the text input whose label starts with `label_start`, as a user would."""
-    _wait_js(
-        b,
+    b.wait_js(
         "(() => { const i = [...document.querySelectorAll('input')].find(x => (x.getAttribute("
         "'aria-label') || '').startsWith(" + json.dumps(label_start) + ")); if (!i) return false;"
         " i.focus(); i.select(); return document.activeElement === i; })()",
@@ -535,14 +497,12 @@ def _type_into(b: Browser, label_start: str, text: str) -> None:
 
 def _check_compare_timelines(b: Browser) -> None:
     """The timeline of each Compare column, opened: plotly drew a bar for every row of the tree."""
-    _wait_js(
-        b,
+    b.wait_js(
         "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Timelines'))",
         what="the timelines expander",
     )
     _open_expanders(b, "Timelines")
-    tls = _wait_js(
-        b,
+    tls = b.wait_js(
         "(() => { const t = " + _TIMELINES + "; return t.length >= 2 && t.every(x => x.bars > 0)"
         " && t.every(x => x.visible) ? t : null; })()",
         what="two drawn timelines",
@@ -550,8 +510,7 @@ def _check_compare_timelines(b: Browser) -> None:
     heads = [t["rows"][0] for t in tls]
     assert heads[:2] == ["T2RAG", "KG2RAG"], heads
     # level once both have settled (a caption above one may still be re-flowing)
-    boxes = _wait_js(
-        b,
+    boxes = b.wait_js(
         "(() => { const r = [...document.querySelectorAll('.js-plotly-plot')].map(p => "
         "p.getBoundingClientRect()).filter(r => r.height > 50).map(r => [r.left, r.top]);"
         " return r.length >= 2 && Math.abs(r[0][1] - r[1][1]) < 5 ? r : null; })()",
@@ -580,11 +539,11 @@ def _check_call_stays_open_while_the_other_column_steps(b: Browser) -> None:
             break
         _click(b, "◀ Previous")
         b.pump(1.5)
-    _wait_js(b, _OPEN_CALLS + " >= 1", what="the solve call opened")
+    b.wait_js(_OPEN_CALLS + " >= 1", what="the solve call opened")
     before = b.eval("document.body.innerText.match(/Step (\\d+) of/)[1]")
     _click(b, "Next ▶")
-    _wait_js(
-        b, "document.body.innerText.match(/Step (\\d+) of/)[1] !== " + json.dumps(before), what="the next joint step"
+    b.wait_js(
+        "document.body.innerText.match(/Step (\\d+) of/)[1] !== " + json.dumps(before), what="the next joint step"
     )
     b.pump(2)
     assert "🔎 solve" in b.text(), "T2RAG left its round"
@@ -609,8 +568,7 @@ def _whatif_on_ask_with_a_model(b: Browser, provider) -> None:
     _click(b, "Ask")
     b.wait_text("openai/gpt-4o-mini · ", timeout=180)  # the usage line of the model's run
     assert len(provider.chat_requests()) > asked  # the model answered this question
-    _wait_js(
-        b,
+    b.wait_js(
         "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('What if'))",
         what="the What if… expander",
     )
@@ -620,21 +578,19 @@ def _whatif_on_ask_with_a_model(b: Browser, provider) -> None:
         " === 'Chunks retrieved (k)'); if (!i) return null; const box = i.closest("
         "'[data-testid=stNumberInput]'); return box; })()"
     )
-    _wait_js(b, step_down + " !== null", what="the k input")
+    b.wait_js(step_down + " !== null", what="the k input")
     b.eval(
         step_down.replace(
             "return box;", "box.querySelector('[data-testid=stNumberInputStepDown]').click(); return true;"
         )
     )
-    _wait_js(
-        b,
+    b.wait_js(
         "(() => { const i = [...document.querySelectorAll('input')].find(x => x.getAttribute('aria-label')"
         " === 'Chunks retrieved (k)'); return i && i.value === '4'; })()",
         what="k = 4",
     )
     _click(b, "🔁 Re-run")
-    marked = _wait_js(
-        b,
+    marked = b.wait_js(
         "(() => { const r = document.querySelector('.tl-whatif-diff .tl-replayed');"
         " return r && r.getBoundingClientRect().height > 0 ? r.textContent : null; })()",
         timeout=180,
@@ -644,8 +600,7 @@ def _whatif_on_ask_with_a_model(b: Browser, provider) -> None:
     diff = b.eval("document.querySelector('.tl-whatif-diff').innerText")
     assert "→ 4" in diff and "new" in diff, diff
     # the re-run's timeline draws the replayed calls as such (grey, "replayed, $0"); the first run's none
-    tls = _wait_js(
-        b,
+    tls = b.wait_js(
         "(() => { const t = " + _TIMELINES + "; return t.some(x => x.texts.some(y => "
         "y.startsWith('replayed, $0'))) ? t : null; })()",
         what="a timeline with replayed calls",
@@ -655,8 +610,7 @@ def _whatif_on_ask_with_a_model(b: Browser, provider) -> None:
     # stepping the trace above redraws the page: the opened what-if stays open, its diff in view
     _click(b, "Next ▶")
     b.wait_text("Step 2 of")
-    _wait_js(
-        b,
+    b.wait_js(
         "(() => { const r = document.querySelector('.tl-whatif-diff .tl-replayed');"
         " return r && r.getBoundingClientRect().height > 0; })()",
         what="the what-if still open after Next",
@@ -789,13 +743,12 @@ def test_an_opened_settings_expander_stays_open_when_a_message_appears_above_it(
     b.wait_text("Corpus: hotpotqa-sample", timeout=120)
     _nav(b, "Settings")
     b.wait_text("Method settings")
-    _wait_js(
-        b,
+    b.wait_js(
         "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes('Semantic RAG'))",
         what="the Semantic RAG settings",
     )
     assert _open_expanders(b, "Semantic RAG") == 1
-    _wait_js(b, "(" + _OPEN_DETAILS + ").some(x => x.startsWith('Semantic RAG'))", what="Semantic RAG opened")
+    b.wait_js("(" + _OPEN_DETAILS + ").some(x => x.startsWith('Semantic RAG'))", what="Semantic RAG opened")
     _click(b, "Use the offline reasoner")
     b.wait_text("Reasoner: ", timeout=60)
     b.pump(2)
@@ -831,8 +784,7 @@ def _step_to_the_end(b: Browser, where: str, limit: int = 12, on_step=None) -> i
         before = b.eval("document.body.innerText.match(/Step (\\d+) of (\\d+)/)?.[0] || ''")
         if not b.click_button("Next ▶"):
             return n - 1
-        _wait_js(
-            b,
+        b.wait_js(
             "(document.body.innerText.match(/Step (\\d+) of (\\d+)/)?.[0] || '') !== " + json.dumps(before),
             timeout=60,
             what=f"{where}: the step after {before!r}",
@@ -869,7 +821,7 @@ def test_the_demo_path_works_the_first_time(server, browser, tmp_path, width, he
     b.screenshot(tmp_path / f"landing_{width}.png")
 
     _click(b, "Compare the two methods on this question")
-    _wait_js(b, "document.querySelector('.tl-verdict-final') !== null", timeout=240, what="the verdict")
+    b.wait_js("document.querySelector('.tl-verdict-final') !== null", timeout=240, what="the verdict")
     b.pump(2)
     _clean(b, "Compare")
     if width >= 1000:  # the result on the first screen: the verdict strip starts above the fold
@@ -939,8 +891,7 @@ def test_the_demo_path_evaluate_and_settings_with_their_defaults(server, browser
     _nav(b, "Evaluate")
     b.wait_text("Run evaluation", timeout=120)
     _click(b, "Run evaluation")  # with every default as the page opens
-    _wait_js(
-        b,
+    b.wait_js(
         'document.querySelector(\'[data-testid="stDataFrame"], [data-testid="stAlertContentError"], '
         '[data-testid="stException"]\') !== null',
         timeout=300,

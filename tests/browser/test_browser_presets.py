@@ -9,75 +9,44 @@ import time
 
 import pytest
 
-from tests._app_helpers import Browser, StreamlitServer, build_small_corpus, find_chromium
+from tests._app_helpers import Browser, needs_chromium, open_browser
 
-pytestmark = pytest.mark.timeout(900)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, embedder):
-    if find_chromium() is None:
-        pytest.fail("Chromium is not installed: the browser test needs it (Debian: apt-get install -y chromium)")
-    root = tmp_path_factory.mktemp("browser_presets_ws")
-    build_small_corpus(root, "hotpotqa-sample", questions=1, embedder=embedder)
-    srv = StreamlitServer(root, tmp_path_factory.mktemp("logs") / "streamlit.log")
-    srv.wait_healthy()
-    yield srv
-    srv.stop()
+pytestmark = [pytest.mark.timeout(900), needs_chromium()]
 
 
 @pytest.fixture()
-def browser(server, tmp_path):
-    b = Browser(find_chromium(), tmp_path / "profile")
-    b.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 1400, "height": 2200, "deviceScaleFactor": 1, "mobile": False},
-        session=True,
-    )
+def browser(chromium, server, tmp_path):
+    b = open_browser(chromium, tmp_path / "profile")
     yield b
     b.close()
 
 
-def _until(b: Browser, js: str, what: str, timeout: float = 60):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = b.eval(js)
-        if value:
-            return value
-        b.pump(0.3)
-    raise AssertionError(f"{what} never happened; page text: {b.text()[:1500]!r}")
-
-
 def _nav(b: Browser, label: str) -> None:
-    _until(
-        b,
-        "(() => { const a = [...document.querySelectorAll('a')].find(x => x.innerText.trim().endsWith("
-        + json.dumps(label)
-        + ")); if (!a) return false; a.click(); return true; })()",
-        f"link {label!r}",
-    )
+    end = time.monotonic() + 60
+    while not b.click_link(label):
+        assert time.monotonic() < end, f"no link {label!r}; page text: {b.text()[:1500]!r}"
+        b.pump(0.3)
 
 
 def _click_in_section(b: Browser, section: str, label: str) -> None:
     """Click the button `label` inside the expander whose title starts with `section`."""
-    _until(
-        b,
+    b.wait_js(
         "(() => { const d = [...document.querySelectorAll('details')].find(x => x.querySelector('summary')"
         ".innerText.trim().endsWith(" + json.dumps(section) + ")); if (!d) return false; const btn = "
         "[...d.querySelectorAll('button')].find(x => x.innerText.trim() === " + json.dumps(label) + ");"
         " if (!btn || btn.disabled) return false; btn.click(); return true; })()",
-        f"button {label!r} in {section!r}",
+        timeout=60,
+        what=f"button {label!r} in {section!r}",
     )
 
 
 def _click(b: Browser, label: str, timeout: float = 60) -> None:
-    _until(
-        b,
+    b.wait_js(
         "(() => { const x = [...document.querySelectorAll('button')].find(x => x.innerText.trim()"
         ".startsWith(" + json.dumps(label) + ")); if (!x || x.disabled) return false; x.click(); return true;"
         " })()",
-        f"button {label!r}",
-        timeout,
+        timeout=timeout,
+        what=f"button {label!r}",
     )
 
 

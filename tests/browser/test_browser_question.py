@@ -6,77 +6,46 @@ because it hands the text and the click to the script together."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
-from tests._app_helpers import Browser, StreamlitServer, build_small_corpus, needs_chromium, require_chromium
+from tests._app_helpers import Browser, needs_chromium, open_browser
 
 pytestmark = [pytest.mark.timeout(900), needs_chromium()]
 QUESTION = "What kind of demon is Lilu?"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, embedder):
-    root = tmp_path_factory.mktemp("question_ws")
-    build_small_corpus(root, "hotpotqa-sample", questions=1, embedder=embedder)
-    srv = StreamlitServer(root, tmp_path_factory.mktemp("logs") / "streamlit.log")
-    srv.wait_healthy()
-    yield srv
-    srv.stop()
-
-
 @pytest.fixture()
-def browser(tmp_path):
-    b = Browser(require_chromium(), tmp_path / "profile")
-    b.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 1440, "height": 900, "deviceScaleFactor": 1, "mobile": False},
-        session=True,
-    )
+def browser(chromium, tmp_path):
+    b = open_browser(chromium, tmp_path / "profile", 1440, 900)
     yield b
     b.close()
-
-
-def _wait_js(b: Browser, expression: str, timeout: float = 90, what: str = ""):
-    end = time.monotonic() + timeout
-    value = None
-    while time.monotonic() < end:
-        value = b.eval(expression)
-        if value:
-            return value
-        b.pump(0.3)
-    raise AssertionError(f"{what or expression[:80]} never held; last value {value!r}; page: {b.text()[:800]!r}")
 
 
 def _open_typing(b: Browser, server, link: str, title: str) -> None:
     b.navigate(server.url)
     b.wait_text("Corpus: hotpotqa-sample", timeout=120)
-    _wait_js(
-        b,
+    b.wait_js(
         "(() => { const a = [...document.querySelectorAll('a')].find(x => x.innerText.trim().endsWith("
         + json.dumps(link)
         + ")); if (!a) return false; a.click(); return true; })()",
         what=f"the {link} link",
     )
     b.wait_text(title, timeout=120)
-    _wait_js(
-        b,
+    b.wait_js(
         "(() => { const l = [...document.querySelectorAll('label')].find(x => x.innerText.trim() === "
         "'Type a question'); if (!l) return false; l.click(); return true; })()",
         what="the Type radio",
     )
     _idle(b)
     # focus the box as a user does, then type into it with real key input
-    _wait_js(
-        b,
+    b.wait_js(
         "(() => { const i = document.querySelector('input[aria-label=\"Your question\"]'); if (!i) "
         "return false; i.focus(); return document.activeElement === i; })()",
         what="the question box",
     )
     b.send("Input.insertText", {"text": QUESTION}, session=True)
-    _wait_js(
-        b,
+    b.wait_js(
         "document.querySelector('input[aria-label=\"Your question\"]').value === " + json.dumps(QUESTION),
         what="the typed text",
     )
@@ -85,12 +54,11 @@ def _open_typing(b: Browser, server, link: str, title: str) -> None:
 def _idle(b: Browser) -> None:
     """No script run in flight (Streamlit shows its running indicator while one is)."""
     b.pump(0.5)
-    _wait_js(b, "!document.querySelector('[data-testid=\"stStatusWidget\"]')", what="an idle app")
+    b.wait_js("!document.querySelector('[data-testid=\"stStatusWidget\"]')", what="an idle app")
 
 
 def _result_shown(b: Browser, timeout: float = 240) -> None:
-    _wait_js(
-        b,
+    b.wait_js(
         "document.body.innerText.includes('Question: ' + " + json.dumps(QUESTION) + ") && "
         "document.querySelectorAll('.tl-answer').length > 0",
         timeout=timeout,
@@ -100,8 +68,7 @@ def _result_shown(b: Browser, timeout: float = 240) -> None:
 
 def _mouse_click(b: Browser, label: str) -> None:
     """A real mouse click (press and release at the button), which first takes focus off the box."""
-    box = _wait_js(
-        b,
+    box = b.wait_js(
         "(() => { const x = [...document.querySelectorAll('button')].find(x => x.innerText.trim() === "
         + json.dumps(label)
         + "); if (!x) return null; const r = x.getBoundingClientRect();"
