@@ -281,11 +281,12 @@ def sentence_value(
     sentence of the entity's own paragraph even when a pronoun names it; backward,
     the chunk's own topic ("The film was shot in Leland" in the paragraph about the film). Scored at
     the binding threshold: a reading, never preferred over a stated triplet."""
-    if forward and kind == "person" and (owner := possessor(entity, chunks))[0]:
-        return owner  # (A Man Without Love, by, ?singer): "... in his 1968 album A Man Without Love"
     stems = _relation_stems(scorer, relation)
     named = [w for w in relation.split() if w[:1].isupper()]  # a name the value carries ("Adelaide team")
     ent = normalize_entity(entity.split(",")[0])  # "Leland, North Carolina" is "Leland" in its sentences
+    if not stems and forward and kind == "person":
+        # a bare "by" names a maker: (A Man Without Love, by, ?singer) read off "... in his 1968 album ..."
+        return possessor(entity, chunks)
     if not stems or not ent:
         return "", "", 0.0
     for i, (_cid, text) in enumerate(chunks):
