@@ -8,14 +8,17 @@ each ask a different HotpotQA question through semantic RAG over one shared corp
 time until the last one is answered is divided by the mean time of the same questions asked one at
 a time (N = 1), measured in the same run. Two encoders of the same bundled MiniLM are compared on the same questions:
 
-* `numpy` - what questions use now (engine/embed/numpy_minilm.py): no lock, the GIL released in
-  its matrix products;
+* `numpy, coalesced` - what questions use now: the numpy forward (engine/embed/numpy_minilm.py, no
+  lock, the GIL released in its matrix products), concurrent small encodes sharing one forward
+  (engine/embed/coalesce.py);
+* `numpy, separate` - the same encoder, each call its own forward;
 * `torch+lock` - sentence-transformers behind its lock, what every question used before.
 
 Two reasoners: `provider` answers after `--wait` seconds of sleep (a remote LLM: the wait is not
 CPU, so N visitors can overlap almost fully; target N=3 within 1.5x of one alone), and `offline`
-(the rule-based reasoner, CPU-bound: on a machine with C cores, N > C questions cannot all run at
-once, so its ratio is bounded below by about N / C whatever the locking).
+(the rule-based reasoner built as the app builds it, with the corpus's stored sentence vectors;
+CPU-bound: on a machine with C cores, N > C questions cannot all run at once, so its ratio is
+bounded below by about N / C whatever the locking).
 Corpus: 150 paragraphs of the HotpotQA set (../shared/data, else tests/fixtures/qa), built once
 into bench/out/concurrency_workspace.
 """
@@ -53,6 +56,17 @@ class ProviderReasoner:
 
         time.sleep(self.wait)
         return "", LLMCall(job="answer", model=self.name)
+
+
+class Separate:
+    """The numpy encoder with every call its own forward pass (before engine/embed/coalesce.py)."""
+
+    def __init__(self, bundled):
+        self._light = bundled._light
+        self.spec, self.dim = bundled.spec, bundled.dim
+
+    def encode(self, texts, batch_size: int = 32):
+        return self._light.encode(list(texts), batch_size=min(batch_size, 32))
 
 
 class LockedTorch:
@@ -114,14 +128,14 @@ def main() -> None:
     from engine.embed import get_bundled_embedder
     from engine.embed.bundled import usable_cores
     from engine.methods.baselines import SemanticRAG, SemanticRAGSettings
-    from engine.reasoners.offline import OfflineReasoner
+    from engine.reasoners import make_reasoner
     from engine.store import Workspace
 
     corpus_file, qa_file = need("hotpotqa_hipporag_train100/hotpotqa_train_corpus.json",
                                 "hotpotqa_hipporag_train100/hotpotqa_train.json")
     light = get_bundled_embedder()
     questions = build(light, corpus_file, qa_file)
-    encoders = {"numpy": light, "torch+lock": LockedTorch(light)}
+    encoders = {"numpy, coalesced": light, "numpy, separate": Separate(light), "torch+lock": LockedTorch(light)}
     print(f"{usable_cores()} usable cores; semantic RAG k=10 over 150 HotpotQA paragraphs. For each N, the same N "
           "questions are asked one at a time (their mean is 'alone') and then all at once (wall time until the "
           f"last answer); ratio = at once / alone; medians of {args.repeats} repeats, a fresh reasoner for each "
@@ -133,8 +147,12 @@ def main() -> None:
         for ename, emb in encoders.items():
             corpus = Workspace(WS, embedder=emb).open("hotpot150")
 
-            def method():
-                return SemanticRAG(ProviderReasoner(args.wait) if rname == "provider" else OfflineReasoner(emb))
+            def method(rname=rname, emb=emb, corpus=corpus):
+                if rname == "provider":
+                    return SemanticRAG(ProviderReasoner(args.wait))
+                # as the app builds it (Session.reasoner): the corpus's stored sentence vectors, so the
+                # answer step embeds the question, not every context sentence
+                return SemanticRAG(make_reasoner("", embedder=emb, sentence_vectors=corpus.sentence_vectors))
 
             wall(method(), corpus, settings, questions[:2])  # warm: indexes read, encoder loaded
             rows: dict[int, list[tuple[float, float]]] = {n: [] for n in ns}

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.embed.coalesce import CoalescingEncoder
 from engine.embed.numpy_minilm import NumpyMiniLM
 from engine.embed.sentence import (
     BUNDLED_SPEC,
@@ -74,6 +75,8 @@ class BundledEmbedder:
                 raise
             verified.result()  # raises EmbedderError when the weights are not the pinned ones
         self.dim = self._light.dim
+        # concurrent questions' small encodes share a forward (engine/embed/coalesce.py)
+        self._small = CoalescingEncoder(self._light.encode)
         self._full: SentenceTransformerEmbedder | None = None
         self._full_lock = threading.Lock()
 
@@ -94,6 +97,8 @@ class BundledEmbedder:
         """`batch_size` applies to the numpy path; bulk batches are sized to the machine."""
         if len(texts) >= BULK_AT:
             return self.full.encode(texts, batch_size=bulk_batch_size())
+        if len(texts) <= self._small.max_texts:
+            return self._small.encode(list(texts))
         return self._light.encode(list(texts), batch_size=min(batch_size, 32))
 
 

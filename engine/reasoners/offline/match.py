@@ -6,6 +6,7 @@ Kept apart from `offline.py` so the four jobs read as plain steps. All scores ar
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -111,6 +112,33 @@ def relation_key(predicate: str) -> str:
     return words[-1] if words else ""
 
 
+#: relation phrases ("born in", "full name") recur across questions: their vectors are kept per
+#: embedder for the whole process (each question builds its own reasoner), at most this many
+PHRASE_CACHE_SIZE = 20_000
+_PHRASES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class _BoundedCache(dict):
+    """A dict that forgets its oldest half when it passes `PHRASE_CACHE_SIZE` entries."""
+
+    def __setitem__(self, key, value) -> None:
+        if len(self) >= PHRASE_CACHE_SIZE:
+            for old in list(self)[: len(self) // 2]:
+                self.pop(old, None)
+        super().__setitem__(key, value)
+
+
+def _phrase_cache(embedder) -> dict[str, np.ndarray]:
+    """The phrase vectors of this embedder object, shared by every reasoner over it (the app's
+    embedder is one per process); gone with the embedder."""
+    if embedder is None:
+        return {}
+    try:
+        return _PHRASES.setdefault(embedder, _BoundedCache())
+    except TypeError:  # an embedder that cannot be weakly referenced keeps a cache per reasoner
+        return _BoundedCache()
+
+
 class RelationScorer:
     """Similarity of a question relation to a fact predicate: embedding cosine over the relation and
     its usual surface forms, or word overlap when no embedder is given. Encodings are memoised.
@@ -122,14 +150,17 @@ class RelationScorer:
     def __init__(self, embedder=None, sentence_vectors: Callable[[list[str]], np.ndarray] | None = None):
         self.embedder = embedder
         self.sentence_vectors = sentence_vectors
-        self._cache: dict[str, np.ndarray] = {}
+        self._cache = _phrase_cache(embedder)
 
     def _vecs(self, texts: list[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
             for t, v in zip(missing, self.embedder.encode(missing)):
                 self._cache[t] = np.asarray(v, dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts])
+        try:
+            return np.stack([self._cache[t] for t in texts])
+        except KeyError:  # evicted meanwhile by another question's phrases: encode what is missing
+            return np.stack([self._cache[t] if t in self._cache else self.embedder.encode([t])[0] for t in texts])
 
     def forms(self, relation: str) -> list[str]:
         rel = relation.strip().lower()
