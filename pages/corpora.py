@@ -49,7 +49,10 @@ with st.container(key="counts"):  # keyed: components.shell.theme keeps this row
         ],
     ):
         col.metric(label, value)
-st.caption(f"Chunking: {corpus.settings.chunking.mode} · embedder: {corpus.settings.embedder}")
+st.caption(
+    f"Chunking: {corpus.settings.chunking.mode} · embedder: {corpus.settings.embedder} · "
+    f"vector search: {actions.index_summary(corpus)}"
+)
 
 # a keyed tab set keeps the open tab across reruns (e.g. after an action reports success)
 tabs = st.tabs(

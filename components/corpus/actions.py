@@ -179,6 +179,22 @@ def delete_documents(corpus, docs: list) -> None:
             st.rerun()
 
 
+def index_summary(corpus) -> str:
+    """Which index each vector search uses and what it finds (docs/scaling.md): "chunks exact ·
+    propositions HNSW, recall@10 0.982 vs exact on real text". Read from the row counts, with the
+    figure measured for that kind, so the page loads no index; `corpus show` measures the corpus's
+    own index instead."""
+    parts = []
+    for which, (kind, recall) in corpus.index_kinds(self_check=False).items():
+        if kind == "flat":
+            parts.append(f"{which} exact")
+        elif recall is None:
+            parts.append(f"{which} {kind}")
+        else:
+            parts.append(f"{which} {kind.upper()}, recall@10 {recall:.3f} vs exact on real text")
+    return " · ".join(parts)
+
+
 def extraction(corpus) -> None:
     """The cost estimate first, then the run with a live progress bar."""
     from engine.corpus.pending import count_pending, iter_pending

@@ -39,3 +39,22 @@ def test_settings_form_reads_each_fields_docstring():
 
     docs = field_docs(T2RAGSettings)
     assert "k" in docs and "rounds" in docs and "chunk" in docs["k"]
+
+
+def test_the_corpora_page_says_which_index_searches_and_its_measured_recall(tmp_path, monkeypatch):
+    import engine.store.indexes as indexes
+    from components.corpus.actions import index_summary
+    from engine.core.types import Document
+    from engine.store import CorpusSettings, Workspace
+    from engine.vectors import faiss_store as fs
+    from tests._fake_embedder import HashEmbedder
+
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder(), keep_snapshots=0)
+    c = ws.create("sized", CorpusSettings(index_kind="auto"))
+    c.add_documents(
+        [Document(f"d{i:04d}", f"Doc {i}", f"Paragraph {i} is about topic {i % 17}.", "t") for i in range(300)]
+    )
+    assert index_summary(c) == "chunks exact · propositions exact"
+    monkeypatch.setattr(indexes, "AUTO_HNSW_AT", 200)
+    recall = fs.MEASURED_RECALL_AT_10["hnsw"]
+    assert index_summary(c) == f"chunks HNSW, recall@10 {recall:.3f} vs exact on real text · propositions exact"

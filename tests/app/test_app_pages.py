@@ -23,6 +23,8 @@ def test_corpora_page_shows_the_corpus_and_filters_tables(app):
     metrics = {m.label: m.value for m in at.metric}
     assert int(metrics["Documents"]) == 20 and int(metrics["Questions"]) == 2
     assert int(metrics["Triplets"]) > 0 and int(metrics["Pending"]) == 0
+    # what vector search it gets: a small corpus searches exactly (docs/scaling.md)
+    assert any("vector search: chunks exact · propositions exact" in c.value for c in at.caption)
     chunks_before = [c.value for c in at.caption if " chunks" in c.value and " of " in c.value][0]
     at.text_input(key="search_chunks").input("zzzz-no-such-text").run()
     _ok(at)
