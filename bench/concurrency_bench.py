@@ -6,7 +6,7 @@ Issue 30 measured three app sessions finishing at 9.4, 13.0 and 17.5 s against 6
 encode held one process-wide lock. Here N threads (one per visitor, as Streamlit serves sessions)
 each ask a different HotpotQA question through semantic RAG over one shared corpus, and the wall
 time until the last one is answered is divided by the mean time of the same questions asked one at
-a time (N = 1), measured in the same run. Two encoders of the same bundled MiniLM are compared on the same questions:
+a time (N = 1), measured in the same run. Three encoders of the same bundled MiniLM are compared on the same questions:
 
 * `numpy, coalesced` - what questions use now: the numpy forward (engine/embed/numpy_minilm.py, no
   lock, the GIL released in its matrix products), concurrent small encodes sharing one forward
