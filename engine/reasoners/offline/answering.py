@@ -209,10 +209,14 @@ def named_as_asked(question: str, sentences: list[str], exclude: tuple[str, ...]
 
 
 def fit_to_wh(answer: str, wh: str) -> str:
-    """ "what state" / "what country" asks for the last part of "Philadelphia, Pennsylvania"."""
+    """ "what state" / "what country" asks for the last part of "Philadelphia, Pennsylvania"; "what
+    year" for the year of "May 17, 1965"."""
     parts = [p.strip() for p in answer.split(",")]
     if wh in ("what state", "what country") and len(parts) > 1 and all(parts):
         return parts[-1]
+    year = re.fullmatch(r"(?:\w+\.?\s+)?(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?(?:\w+\.?\s+)?(\d{4})", answer.strip())
+    if wh in ("what year", "which year", "in what year") and year and year.group(1) != answer.strip():
+        return year.group(1)
     return answer
 
 

@@ -98,3 +98,13 @@ def test_the_sides_of_a_first_or_last_comparison_take_dates(reasoner, real_quest
     assert res.bindings == {"?a": "July 1980", "?b": "1920"}, res.bindings
     facts = [f"{t.subject} | {t.predicate} | {res.bindings[t.object]}" for t in open_triplets]
     assert reasoner.answer(question, "", facts=facts)[0] == "Saltlight Review"
+
+
+def test_what_year_is_answered_with_the_year_of_a_full_date(reasoner, real_questions):
+    """ "... produced by a man born in what year?" answered "May 17, 1965" misses a gold "1965": the
+    question asks for the year."""
+    q = 'The soundtrack from the film "Natural Born Killers" was produced by a man born in what year?'  # HotpotQA
+    assert q in real_questions
+    context = "Tamsin Oakhurst\nTamsin Oakhurst (born May 17, 1965) is a harbour pilot of Brisk Harbor."
+    assert reasoner.answer("Tamsin Oakhurst was born in what year?", context)[0] == "1965"
+    assert reasoner.answer("When was Tamsin Oakhurst born?", context)[0] == "May 17, 1965"  # "when" keeps the date
