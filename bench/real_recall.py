@@ -178,8 +178,7 @@ def measure(limit: int, source: str = "", efs: tuple[int, ...] = (32, 64, 96, 12
         for ef in efs:
             graph.hnsw.efSearch = ef
             t0 = time.perf_counter()
-            # the graph itself: the store's search would set its own efSearch (by the graph's size)
-            got = np.concatenate([store._index.search(v[None], 10)[1] for v in queries])
+            got = np.concatenate([store.search(v[None], 10)[1] for v in queries])
             ms = (time.perf_counter() - t0) / len(queries) * 1000
             r10, rq = _recall10(want, got), _recall10(want[: len(q)], got[: len(q)])
             r1 = float(np.mean(want[:, 0] == got[:, 0]))

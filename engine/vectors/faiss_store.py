@@ -204,6 +204,8 @@ class FaissVectorStore:
         if self._base is not None:
             self._appended.append((np.array(ids, np.int64), vecs.copy()))
         self._index.add_with_ids(vecs, np.ascontiguousarray(ids, dtype=np.int64))
+        if self.kind == "hnsw":  # a graph grown past a size step searches with a longer candidate list
+            hnsw.fit_search(self._index)
 
     def remove(self, ids: np.ndarray) -> None:
         if len(ids) == 0 or self._index is None:

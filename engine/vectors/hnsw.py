@@ -29,7 +29,7 @@ HNSW_EF_SEARCH = 96
 #: (from n vectors, efSearch): a bigger graph needs a longer candidate list for the same recall. At a
 #: fixed efSearch the share of true neighbours missed grows ~1.4-1.6x per doubling of n (real text,
 #: 100k -> 228k: efSearch 96 0.982 -> 0.969, 192 0.992 -> 0.989, 256 0.996 -> 0.994), so 96 would
-#: give ~0.92 at a million and 256 ~0.99 (projected). Set on every search from the graph's size.
+#: give ~0.92 at a million and 256 ~0.99 (projected). Set from the graph's size on load and after adds.
 HNSW_EF_SEARCH_STEPS = ((0, HNSW_EF_SEARCH), (100_000, 192), (400_000, 256))
 
 
@@ -55,13 +55,20 @@ def new_index(dim: int):
     return faiss.IndexIDMap2(base)
 
 
-def prepare_loaded(index) -> int:
-    """Set the search parameter on a loaded graph (a file saved with another one searches with
-    this one) and return its tombstone count."""
+def fit_search(index) -> None:
+    """Set the graph's efSearch for its size (HNSW_EF_SEARCH_STEPS): on load, and after adds grow it."""
     import faiss
 
     graph: Any = faiss.downcast_index(index.index)  # IndexHNSWFlat (faiss's stubs say Index)
-    graph.hnsw.efSearch = ef_search_for(int(index.ntotal))
+    ef = ef_search_for(int(index.ntotal))
+    if graph.hnsw.efSearch != ef:
+        graph.hnsw.efSearch = ef
+
+
+def prepare_loaded(index) -> int:
+    """Set the search parameter on a loaded graph (a file saved with another one searches with
+    this one) and return its tombstone count."""
+    fit_search(index)
     return int(np.count_nonzero(id_map(index) < 0))
 
 
@@ -92,13 +99,7 @@ def bury(index, ids: np.ndarray, dead: int) -> int:
 def search(index, queries: np.ndarray, k: int, dead: int) -> tuple[np.ndarray, np.ndarray]:
     """Top k live neighbours: with tombstones, ask for k + dead (or more, doubling, when a walk
     met more tombstones than live nodes) and keep the first k live hits of each row."""
-    import faiss
-
     total = int(index.ntotal)
-    graph: Any = faiss.downcast_index(index.index)
-    ef = ef_search_for(total)
-    if graph.hnsw.efSearch != ef:  # the graph grew past a step since it was loaded
-        graph.hnsw.efSearch = ef
     live = total - dead
     if not dead:
         return index.search(queries, min(k, total))

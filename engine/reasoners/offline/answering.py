@@ -118,8 +118,9 @@ def from_context(scorer: RelationScorer, shape: QuestionShape, question: str, co
         return "", "no context"
     scores = scorer.sentence_scores(question, sentences)
     qwords = set(normalize_entity(question).split())
-    ranked = sorted(zip(scores, sentences), key=lambda x: -x[0])[:3]
-    filled = cloze(question, [sent for _score, sent in sorted(zip(scores, sentences), key=lambda x: -x[0])])
+    by_score = sorted(zip(scores, sentences), key=lambda x: -x[0])
+    ranked = by_score[:3]
+    filled = cloze(question, [sent for _score, sent in by_score])
     if filled:
         return filled, "the name a context sentence puts where the question asks (its own words before it)"
     count = counted_number(question, ranked)
@@ -161,9 +162,7 @@ def cloze(question: str, sentences: list[str]) -> str:
     m = _CLOZE.search(question)
     if not m:
         return ""
-    lead = [w for w in m.group(1).split() if w.lower() not in STOPWORDS]
-    while lead and lead[0].lower() in ("he", "she", "it", "they", "was", "is", "were", "are"):
-        lead = lead[1:]
+    lead = [w for w in m.group(1).split() if w.lower() not in STOPWORDS]  # "he was an" drops out
     if len(lead) < 2 or not any(w[:1].isupper() for w in lead):
         return ""
     phrase = re.compile(r"\b" + r"\s+".join(map(re.escape, lead)) + rf"\s+{m.group(2)}\s+", re.I)

@@ -153,14 +153,13 @@ class RelationScorer:
         self._cache = _phrase_cache(embedder)
 
     def _vecs(self, texts: list[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        # read into a local dict: the shared cache may evict an entry meanwhile (another question's phrases)
+        have = {t: v for t in dict.fromkeys(texts) if (v := self._cache.get(t)) is not None}
+        missing = [t for t in dict.fromkeys(texts) if t not in have]
         if missing:
             for t, v in zip(missing, self.embedder.encode(missing)):
-                self._cache[t] = np.asarray(v, dtype=np.float32)
-        try:
-            return np.stack([self._cache[t] for t in texts])
-        except KeyError:  # evicted meanwhile by another question's phrases: encode what is missing
-            return np.stack([self._cache[t] if t in self._cache else self.embedder.encode([t])[0] for t in texts])
+                have[t] = self._cache[t] = np.asarray(v, dtype=np.float32)
+        return np.stack([have[t] for t in texts])
 
     def forms(self, relation: str) -> list[str]:
         rel = relation.strip().lower()
