@@ -366,6 +366,6 @@ def show_graph(
     js, _ = vis_assets()
     page = _cached_page(tuple(nodes), tuple(edges), height, directed, tuple(legend or ()), width)
     total = height + CHROME_HEIGHT
-    st.iframe(sandboxed(page, (js, PAGE_SCRIPT), total + 4), height=total + 12)
+    st.iframe(sandboxed(page, (js, PAGE_SCRIPT), total + 4, fixed=js), height=total + 12)
     if caption:
         st.caption(caption)

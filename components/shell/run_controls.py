@@ -23,9 +23,12 @@ def save_and_export(run: Run, corpus, key: str) -> None:
             path = state.session().save_run(corpus, run)
             st.success(f"Saved as runs/{path.name}")
     name = export_file_name(run)
+    # the files are built when clicked, on Streamlit's download thread: building the offline page
+    # on every run cost ~12 ms of each question's ~140 ms at the server, under the interpreter lock
+    # every other visitor waits on (issue 30)
     c2.download_button(
         "⬇ Trace (JSON)",
-        run_to_json(run),
+        lambda: run_to_json(run),
         file_name=f"{name}.json",
         mime="application/json",
         key=f"{key}_json",
@@ -33,7 +36,7 @@ def save_and_export(run: Run, corpus, key: str) -> None:
     )
     c3.download_button(
         "⬇ Offline HTML",
-        export_html(run, corpus=corpus),
+        lambda: export_html(run, corpus=corpus),
         file_name=f"{name}.html",
         mime="text/html",
         key=f"{key}_html",

@@ -14,6 +14,8 @@ import logging
 import re
 from collections.abc import Iterable, Iterator
 
+from functools import lru_cache
+
 import streamlit as st
 
 log = logging.getLogger("triplet_lens.app")
@@ -37,8 +39,10 @@ def json_for_script(data: object) -> str:
     )
 
 
+@lru_cache(maxsize=32)
 def script_hash(source: str) -> str:
-    """The CSP source for one inline script: `'sha256-<base64 digest>'`."""
+    """The CSP source for one inline script: `'sha256-<base64 digest>'` (kept: the graph library's
+    half-megabyte script is hashed once per process, not on every page run)."""
     import base64
     import hashlib
 
@@ -55,18 +59,31 @@ def csp_meta(scripts: Iterable[str], extra: str = "") -> str:
     )
 
 
-def sandboxed(page: str, scripts: Iterable[str], height: int) -> str:
+def sandboxed(page: str, scripts: Iterable[str], height: int, *, fixed: str = "") -> str:
     """`page` inside an iframe with `sandbox="allow-scripts"` only: its scripts run in an opaque
     origin, so even a slip in escaping could not reach the app (its cookies, its DOM, its
     websocket). Streamlit's own iframe (same-origin) holds only this wrapper, which runs no script
-    of its own; the wrapper's CSP is inherited by the inner page and allows only its scripts."""
+    of its own; the wrapper's CSP is inherited by the inner page and allows only its scripts.
+    `fixed`: a large text the page holds once, the same on every call (a library's script)."""
     scripts = list(scripts)
     return (
         f'<!doctype html><html><head><meta charset="utf-8">{csp_meta(scripts)}'
         "<style>html,body{margin:0;padding:0;overflow:hidden}</style></head><body>"
-        f'<iframe sandbox="allow-scripts" title="graph" srcdoc="{esc(page)}" '
+        f'<iframe sandbox="allow-scripts" title="graph" srcdoc="{esc_holding(page, fixed)}" '
         f'style="border:0;width:100%;height:{int(height)}px;display:block"></iframe></body></html>'
     )
+
+
+def esc_holding(page: str, fixed: str) -> str:
+    """esc(page), with the escape of `fixed` (found in `page` once) computed once per process:
+    escaping the graph library's script was ~5 ms of every page run showing a graph (issue 30)."""
+    head, found, tail = page.partition(fixed) if fixed else (page, "", "")
+    return esc(head) + (_esc_kept(fixed) if found else "") + esc(tail)
+
+
+@lru_cache(maxsize=4)
+def _esc_kept(text: str) -> str:
+    return esc(text)
 
 
 def _spans(text: str, needles: Iterable[str]) -> list[tuple[int, int]]:

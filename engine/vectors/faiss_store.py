@@ -21,6 +21,7 @@ file and removing the old delta) is ignored.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import struct
@@ -54,6 +55,27 @@ def _faiss():
     except ImportError as exc:  # pragma: no cover
         raise ImportError("the vector index needs faiss: pip install faiss-cpu") from exc
     return faiss
+
+
+#: below this many queries a search runs on the calling thread alone: faiss parallelises over
+#: queries, so one question's search gains nothing from OpenMP's team, while the team's start and
+#: spin-wait cost ~3 ms of every core (issue 30: a question's wall time 30 -> 21 ms, its CPU time
+#: halved, which is what concurrent visitors share)
+ONE_THREAD_BELOW = 16
+
+
+@contextlib.contextmanager
+def _one_thread_for(n_queries: int):
+    if n_queries >= ONE_THREAD_BELOW:
+        yield
+        return
+    faiss = _faiss()
+    before = faiss.omp_get_max_threads()  # OpenMP's thread count is per calling thread
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 KINDS = ("flat", "hnsw", "ivf")
@@ -222,9 +244,10 @@ class FaissVectorStore:
         if len(self) == 0 or k <= 0:
             n = len(queries)
             return np.zeros((n, max(k, 0)), np.float32), -np.ones((n, max(k, 0)), np.int64)
-        if self.kind == "hnsw":
-            return hnsw.search(self._index, queries, k, self._dead)
-        return self._index.search(queries, min(k, len(self)))
+        with _one_thread_for(len(queries)):
+            if self.kind == "hnsw":
+                return hnsw.search(self._index, queries, k, self._dead)
+            return self._index.search(queries, min(k, len(self)))
 
     def get(self, ids: np.ndarray) -> np.ndarray:
         """The stored vectors of `ids`, in that order, read from memory (the corpus would read a

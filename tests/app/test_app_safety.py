@@ -75,6 +75,9 @@ def test_graph_page_keeps_labels_as_data_and_runs_sandboxed():
     frames = re.findall(r"<iframe[^>]*>", outer)
     assert len(frames) == 1 and 'sandbox="allow-scripts"' in frames[0] and "allow-same-origin" not in outer
     assert "<script" not in outer.split("srcdoc=", 1)[0]  # the wrapper runs nothing of its own
+    # the library's script escaped once and reused: the same frame as escaping the whole page
+    assert sandboxed(html, (js, _INIT), 300, fixed=js) == outer
+    assert sandboxed(html.replace(js, ""), (js, _INIT), 300, fixed=js) == sandboxed(html.replace(js, ""), (js, _INIT), 300)
     # no external resource: vis-network is inlined (its licence comment may mention URLs)
     assert not re.search(r'(src|href)\s*=\s*["\']?https?:', html)
 

@@ -188,3 +188,41 @@ def test_a_bigger_graph_searches_with_a_longer_candidate_list(monkeypatch):
     store.add(np.arange(200, 700), base[200:])
     store.search(base[:1], 5)
     assert graph.hnsw.efSearch == 120
+
+
+def test_a_few_queries_search_on_the_calling_thread_and_leave_its_thread_count_as_it_was():
+    """One question's search runs without OpenMP's team (its start and spin-wait cost every core a
+    few ms a question); the results are those of the team, and the thread's setting is restored."""
+    base = _clustered(3000)
+    queries = _clustered(fs.ONE_THREAD_BELOW + 4, seed=2)
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(2)
+    try:
+        for kind in ("flat", "hnsw"):
+            store = FaissVectorStore(32, kind)
+            store.add(np.arange(len(base)), base)
+            together = store.search(queries, 10)[1]  # enough queries for the team
+            one_by_one = np.vstack([store.search(q[None], 10)[1] for q in queries])
+            assert (together == one_by_one).all(), kind
+            assert faiss.omp_get_max_threads() == 2
+        seen: list[int] = []
+
+        class Spy:  # the flat index, noting the thread count its search runs with
+            def __init__(self, index):
+                self.index = index
+
+            def search(self, q, k):
+                seen.append(faiss.omp_get_max_threads())
+                return self.index.search(q, k)
+
+            def __getattr__(self, name):
+                return getattr(self.index, name)
+
+        flat = FaissVectorStore(32, "flat")
+        flat.add(np.arange(len(base)), base)
+        flat._index = Spy(flat._index)
+        flat.search(queries[:1], 10)
+        flat.search(queries, 10)
+        assert seen == [1, 2]
+    finally:
+        faiss.omp_set_num_threads(before)
