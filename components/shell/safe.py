@@ -13,7 +13,6 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Iterator
-
 from functools import lru_cache
 
 import streamlit as st
