@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: in a browser, the offline answer step, eval questions/s, concurrent visitors), extraction, each
 #: method, then answer/retrieval quality.
 SCRIPTS = ("index_bench", "wait_bench", "first_question", "answer_step_bench", "eval_bench", "concurrency_bench",
-           "extraction_bench", "t2rag_bench", "kg2rag_bench", "retrieval_quality")
+           "app_concurrency", "extraction_bench", "t2rag_bench", "kg2rag_bench", "retrieval_quality")
 #: Arguments that keep a script within its share of the run (its defaults are the long study).
 ARGS = {
     "wait_bench": ["--rounds", "2", "--questions", "10"],
@@ -41,6 +41,7 @@ ARGS = {
     # the 30-question sample and MuSiQue's first 5 questions (a small corpus: it is built in the run)
     "answer_step_bench": ["--sets", "musique-kag", "--limit", "5", "--questions", "5"],
     "eval_bench": ["--questions", "30", "--floor", "10"],
+    "app_concurrency": ["--n", "3", "--repeats", "3"],
     # the MuSiQue set with its real triplets (skipped, naming the files, in a clone without ../shared:
     # building the HotpotQA set's 1,000 paragraphs alone overran its share)
     "retrieval_quality": ["--datasets", "musique", "--questions", "30"],
@@ -59,7 +60,7 @@ ARGS = {
 #: these in reserve for the scripts after it; a script not listed is expected to take DEFAULT_EXPECT.
 EXPECT = {
     "index_bench": 210, "wait_bench": 140, "first_question": 30, "answer_step_bench": 150, "eval_bench": 60,
-    "concurrency_bench": 170, "extraction_bench": 30, "t2rag_bench": 270, "kg2rag_bench": 210,
+    "concurrency_bench": 170, "app_concurrency": 150, "extraction_bench": 30, "t2rag_bench": 270, "kg2rag_bench": 210,
     "retrieval_quality": 60, "batch_cost": 15, "first_page": 90, "hipporag2_bench": 150,
     "metrics_official": 240, "offline_t2rag": 120, "scale_bench": 60, "t2rag_gap": 300,
 }
