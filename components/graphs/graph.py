@@ -336,7 +336,7 @@ html,body{{margin:0;padding:0;overflow:hidden;font-family:sans-serif}} #g{{box-s
 
 
 @lru_cache(maxsize=16)
-def _cached_page(
+def _cached_frame(
     nodes: tuple[GNode, ...],
     edges: tuple[GEdge, ...],
     height: int,
@@ -344,9 +344,12 @@ def _cached_page(
     legend: tuple[LegendItem, ...],
     width: float,
 ) -> str:
-    """graph_html, kept for the graphs drawn last: the layout is a pure function of its input and
-    takes ~0.1 s for a KG2RAG forest, which every rerun of a step showing the graph would pay."""
-    return graph_html(list(nodes), list(edges), height=height, directed=directed, legend=list(legend), width=width)
+    """graph_html in its sandboxed frame, kept for the graphs drawn last: the layout is a pure
+    function of its input and takes ~0.1 s for a KG2RAG forest, and the frame escapes a megabyte of
+    page, which every rerun of a step showing the graph would pay again."""
+    page = graph_html(list(nodes), list(edges), height=height, directed=directed, legend=list(legend), width=width)
+    js, _ = vis_assets()
+    return sandboxed(page, (js, PAGE_SCRIPT), height + CHROME_HEIGHT + 4, fixed=js)
 
 
 def show_graph(
@@ -363,9 +366,7 @@ def show_graph(
     if not nodes:
         st.info("Nothing to draw.")
         return
-    js, _ = vis_assets()
-    page = _cached_page(tuple(nodes), tuple(edges), height, directed, tuple(legend or ()), width)
-    total = height + CHROME_HEIGHT
-    st.iframe(sandboxed(page, (js, PAGE_SCRIPT), total + 4, fixed=js), height=total + 12)
+    frame = _cached_frame(tuple(nodes), tuple(edges), height, directed, tuple(legend or ()), width)
+    st.iframe(frame, height=height + CHROME_HEIGHT + 12)
     if caption:
         st.caption(caption)

@@ -74,15 +74,21 @@ def sandboxed(page: str, scripts: Iterable[str], height: int, *, fixed: str = ""
 
 
 def esc_holding(page: str, fixed: str) -> str:
-    """esc(page), with the escape of `fixed` (found in `page` once) computed once per process:
-    escaping the graph library's script was ~5 ms of every page run showing a graph (issue 30)."""
+    """`page` escaped for an attribute, tabs and line breaks as character references too (the
+    browser reads the same page; Streamlit's URL check on the frame, which strips them from a copy
+    of the whole megabyte, finds none). The escape of `fixed` (in `page` once) is computed once per
+    process: escaping the graph library's script was ~5 ms of every page run showing a graph."""
     head, found, tail = page.partition(fixed) if fixed else (page, "", "")
-    return esc(head) + (_esc_kept(fixed) if found else "") + esc(tail)
+    return _esc_attr(head) + (_esc_kept(fixed) if found else "") + _esc_attr(tail)
+
+
+def _esc_attr(text: str) -> str:
+    return esc(text).replace("\t", "&#9;").replace("\n", "&#10;").replace("\r", "&#13;")
 
 
 @lru_cache(maxsize=4)
 def _esc_kept(text: str) -> str:
-    return esc(text)
+    return _esc_attr(text)
 
 
 def _spans(text: str, needles: Iterable[str]) -> list[tuple[int, int]]:

@@ -51,6 +51,8 @@ def test_json_for_script_cannot_close_the_script_element():
 
 
 def test_graph_page_keeps_labels_as_data_and_runs_sandboxed():
+    from html import unescape
+
     from components.graphs.graph import GEdge, GNode, graph_html, short_label
     from components.graphs.page import PAGE_SCRIPT as _INIT
     from components.graphs.page import vis_assets as _vis_assets
@@ -75,6 +77,9 @@ def test_graph_page_keeps_labels_as_data_and_runs_sandboxed():
     frames = re.findall(r"<iframe[^>]*>", outer)
     assert len(frames) == 1 and 'sandbox="allow-scripts"' in frames[0] and "allow-same-origin" not in outer
     assert "<script" not in outer.split("srcdoc=", 1)[0]  # the wrapper runs nothing of its own
+    # the frame's srcdoc reads back as the page, character for character; no raw line break in it
+    srcdoc = re.search(r'srcdoc="([^"]*)"', outer).group(1)
+    assert unescape(srcdoc) == html and "\n" not in srcdoc
     # the library's script escaped once and reused: the same frame as escaping the whole page
     assert sandboxed(html, (js, _INIT), 300, fixed=js) == outer
     bare = html.replace(js, "")  # a page without it: escaped whole
