@@ -28,13 +28,13 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests._app_helpers import StreamlitServer  # noqa: E402
+from tests._visitor import visit as _visit  # noqa: E402
 
 WS = ROOT / "bench" / "out" / "app_concurrency_ws"
 CORPUS = "hotpotqa-sample"
@@ -54,37 +54,9 @@ def forget_replies() -> None:
             conn.execute("DELETE FROM responses")
 
 
-def _has_answer(msg) -> bool:
-    el = msg.delta.new_element
-    kind = el.WhichOneof("type")
-    return kind in ("markdown", "html") and "tl-answer" in getattr(el, kind).body
-
-
 def visit(port: int, page: str, question: str, timeout: float = 300) -> float:
     """Seconds from opening a session on the question link until its run finished with an answer."""
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-    from websockets.sync.client import connect
-
-    t0 = time.monotonic()
-    url = f"ws://127.0.0.1:{port}/_stcore/stream"
-    with connect(url, subprotocols=["streamlit"], max_size=1 << 26, open_timeout=60) as ws:
-        msg = BackMsg()
-        msg.rerun_script.query_string = urllib.parse.urlencode({"corpus": CORPUS, "question": question})
-        msg.rerun_script.page_name = page
-        ws.send(msg.SerializeToString())
-        answered = False
-        while True:
-            fwd = ForwardMsg()
-            fwd.ParseFromString(ws.recv(timeout=max(1.0, timeout - (time.monotonic() - t0))))
-            kind = fwd.WhichOneof("type")
-            if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                answered = answered or _has_answer(fwd)
-            elif kind == "script_finished" and fwd.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                if answered:
-                    return time.monotonic() - t0
-                # app.py reruns once when a link's state is restored: the answer comes in the next run
-    raise AssertionError("unreachable")
+    return _visit(port, page, {"corpus": CORPUS, "question": question}, timeout)
 
 
 def at_once(port: int, page: str, questions: list[str]) -> float:

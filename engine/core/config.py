@@ -38,6 +38,8 @@ QUESTION_DEADLINE_ENV = "TRIPLET_LENS_QUESTION_DEADLINE"
 CALL_DEADLINE_ENV = "TRIPLET_LENS_CALL_DEADLINE"
 #: Megabytes one LLM reply may hold; a longer one is refused (it never reaches a trace).
 MAX_REPLY_MB_ENV = "TRIPLET_LENS_MAX_REPLY_MB"
+#: Worker processes answering offline questions in the `make run` server (engine/session/offload.py).
+OFFLINE_WORKERS_ENV = "TRIPLET_LENS_OFFLINE_WORKERS"
 _CAP_UNITS = ("questions", "tokens", "dollars")
 
 
