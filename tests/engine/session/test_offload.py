@@ -151,3 +151,16 @@ def test_the_make_run_server_answers_offline_questions_in_its_workers(root, tmp_
         assert "worker" not in srv.log_path.read_text(errors="replace")  # none failed or died
     finally:
         srv.stop()
+
+
+def test_the_server_refuses_a_worker_count_that_does_not_parse(tmp_path):
+    import subprocess
+    import sys
+
+    from tests._app_helpers import REPO
+
+    env = dict(os.environ, TRIPLET_LENS_OFFLINE_WORKERS="two", TRIPLET_LENS_WORKSPACE=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "serve.py")], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and "TRIPLET_LENS_OFFLINE_WORKERS must be a whole number" in done.stderr
