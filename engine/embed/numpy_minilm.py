@@ -22,7 +22,7 @@ import numpy as np
 
 #: sentence_bert_config.json of the bundled model; longer inputs are cut, as sentence-transformers does
 MAX_SEQ_LENGTH = 256
-#: Tokens per forward pass (batch x longest text). The attention scores are batch x 12 heads x
+#: Places in a forward pass's attention grid (batch x longest text). The attention scores are batch x 12 heads x
 #: tokens^2 floats, and numpy's softmax makes several passes over them: at 32 texts of 256
 #: tokens that is 100 MB per pass and the encode runs ~3x slower than in batches of 4 (measured on
 #: the 59 longest of 315 HotpotQA chunks: 32 -> 16-24 s, 8 -> 9-14 s, 4 -> 8-9 s; torch 14-17 s).
@@ -103,19 +103,29 @@ class _Layer:
         self.down, self.down_b = t("output.dense"), v("output.dense.bias")
         self.ln2 = (v("output.LayerNorm.weight"), v("output.LayerNorm.bias"))
 
-    def __call__(self, x: np.ndarray, bias: np.ndarray, b: int, n: int) -> np.ndarray:
-        """`x` is (batch * tokens, hidden): the dense products run as one 2-D matrix product each."""
+    def __call__(self, x: np.ndarray, bias: np.ndarray, at: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+        """`x` is (tokens, hidden), the texts' tokens one after another with no padding, so the
+        dense products (nearly all of the arithmetic) run once per real token. Only attention
+        needs them per text: `at` places each token in a (texts, longest) grid for it (None: one
+        text, no grid); `bias` masks the grid's empty places."""
         d = x.shape[1]
         hd = d // _HEADS
-        qkv = (x @ self.qkv + self.qkv_b).reshape(b, n, 3, _HEADS, hd).transpose(2, 0, 3, 1, 4)
-        q, k, v = qkv[0], qkv[1], qkv[2]  # each (batch, heads, tokens, head_dim)
+        qkv = x @ self.qkv + self.qkv_b
+        b, n = bias.shape[0], bias.shape[-1]
+        if at is not None:
+            grid = np.zeros((b, n, 3 * d), dtype=np.float32)
+            grid[at] = qkv
+            qkv = grid
+        qkv = qkv.reshape(b, n, 3, _HEADS, hd).transpose(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]  # each (texts, heads, tokens, head_dim)
         scores = q @ k.transpose(0, 1, 3, 2)
         scores *= np.float32(1.0 / math.sqrt(hd))
         scores += bias
         scores -= scores.max(-1, keepdims=True)
         np.exp(scores, out=scores)
         scores /= scores.sum(-1, keepdims=True)
-        ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(b * n, d)
+        ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(b, n, d)
+        ctx = ctx[at] if at is not None else ctx.reshape(n, d)
         x = _layer_norm(ctx @ self.attn_out + self.attn_out_b + x, *self.ln1)
         h = _gelu(x @ self.up + self.up_b)
         return _layer_norm(h @ self.down + self.down_b + x, *self.ln2)
@@ -144,7 +154,8 @@ class NumpyMiniLM:
         self.dim = int(self._words.shape[1])
 
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Unit-length float32 rows; texts are grouped by length so a batch pads little."""
+        """Unit-length float32 rows; texts are grouped by length so the attention grid pads little
+        (the dense products, nearly all the arithmetic, run on the real tokens only)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
@@ -169,18 +180,18 @@ class NumpyMiniLM:
         return out
 
     def _forward(self, seqs: list[list[int]]) -> np.ndarray:
-        n = max(len(s) for s in seqs)
-        ids = np.zeros((len(seqs), n), dtype=np.int64)
-        mask = np.zeros((len(seqs), n), dtype=np.float32)
-        for i, s in enumerate(seqs):
-            ids[i, : len(s)] = s
-            mask[i, : len(s)] = 1.0
-        x = self._words[ids].astype(np.float32) + self._pos[:n] + self._type0
-        x = _layer_norm(x.reshape(len(seqs) * n, self.dim), *self._ln)
-        # padded keys get the most negative float added, as transformers' extended attention mask does
-        bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
+        lens = np.array([len(s) for s in seqs])
+        n = int(lens.max())
+        mask = np.arange(n)[None, :] < lens[:, None]  # (texts, longest): which places hold a token
+        rows, cols = np.nonzero(mask)  # row-major: the tokens in the order they are packed
+        ids = np.concatenate([np.asarray(s, dtype=np.int64) for s in seqs])
+        x = self._words[ids].astype(np.float32) + self._pos[cols] + self._type0
+        x = _layer_norm(x, *self._ln)
+        # empty places get the most negative float added, as transformers' extended attention mask does
+        bias = ((~mask).astype(np.float32) * np.finfo(np.float32).min)[:, None, None, :]
+        grid = (rows, cols) if len(seqs) > 1 else None
         for layer in self._layers:
-            x = layer(x, bias, len(seqs), n)
-        x = x.reshape(len(seqs), n, self.dim)
-        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+            x = layer(x, bias, grid)
+        starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+        pooled = np.add.reduceat(x, starts, axis=0) / lens[:, None].astype(np.float32)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
