@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.embed.coalesce import CoalescingEncoder
+from engine.embed.memo import encode_once
 from engine.embed.numpy_minilm import NumpyMiniLM
 from engine.embed.sentence import (
     BUNDLED_SPEC,
@@ -97,8 +98,8 @@ class BundledEmbedder:
         """`batch_size` applies to the numpy path; bulk batches are sized to the machine."""
         if len(texts) >= BULK_AT:
             return self.full.encode(texts, batch_size=bulk_batch_size())
-        if len(texts) <= self._small.max_texts:
-            return self._small.encode(list(texts))
+        if len(texts) <= self._small.max_texts:  # a question's texts: once each per question
+            return encode_once(self, self._small.encode, list(texts))
         return self._light.encode(list(texts), batch_size=min(batch_size, 32))
 
 

@@ -228,13 +228,15 @@ class Session:
     def run_method(name: str, reasoner, question: str, corpus, settings, on_step=None):
         """The method built from the registry and run once: the only place a method is built. Call
         it inside `_question` (as `answer_all` and the what-if replay do), not on its own."""
+        from engine.embed.memo import one_question
         from engine.methods.registry import build_method
         from engine.session.offload import offloaded
 
         done = offloaded(name, reasoner, question, corpus, settings, on_step)  # a worker process's, or None
         if done is not None:
             return done
-        return build_method(name, reasoner).answer(question, corpus, settings, on_step=on_step)
+        with one_question():
+            return build_method(name, reasoner).answer(question, corpus, settings, on_step=on_step)
 
     def answer(self, method: str, question: str, corpus, *, settings=None, reasoner=None, on_step=None):
         """One question through one method, inside the session's budget and deadline; `settings`

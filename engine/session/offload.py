@@ -156,6 +156,7 @@ def _corpus(path: str):
 
 
 def _answer(path: str, name: str, settings, question: str):
+    from engine.embed.memo import one_question
     from engine.methods.registry import build_method
     from engine.reasoners import make_reasoner
 
@@ -166,5 +167,6 @@ def _answer(path: str, name: str, settings, question: str):
     def on_step(label: str, payload=None) -> None:
         steps.append((label, payload))
 
-    result = build_method(name, reasoner).answer(question, corpus, settings, on_step=on_step)
+    with one_question():
+        result = build_method(name, reasoner).answer(question, corpus, settings, on_step=on_step)
     return result, steps
