@@ -84,6 +84,8 @@ def test_graph_page_keeps_labels_as_data_and_runs_sandboxed():
     assert sandboxed(html, (js, _INIT), 300, fixed=js) == outer
     bare = html.replace(js, "")  # a page without it: escaped whole
     assert sandboxed(bare, (js, _INIT), 300, fixed=js) == sandboxed(bare, (js, _INIT), 300)
+    decoy = js[:100] + html  # the script's opening before the script itself
+    assert sandboxed(decoy, (js, _INIT), 300, fixed=js) == sandboxed(decoy, (js, _INIT), 300)
     # no external resource: vis-network is inlined (its licence comment may mention URLs)
     assert not re.search(r'(src|href)\s*=\s*["\']?https?:', html)
 
