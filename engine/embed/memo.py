@@ -5,8 +5,9 @@ embed the question, T2RAG's next round searches a proposition it searched before
 (around each method run: `Session.run_method`, and a worker's run in engine/session/offload.py)
 opens a memo for the calling thread; the bundled embedder serves texts it holds from it and
 encodes only the rest, in one call. The memo ends with the question, so nothing is shared between
-visitors or kept between questions, and a text is encoded by the same forward pass as it would be
-without it (the encoder's rows do not depend on what else is in the batch: test_light_encoder).
+visitors or kept between questions. A row served from the memo may come from a call with other
+texts in it; the encoder's rows differ from a text's own call by float rounding only (<= 1e-5,
+tests/engine/llm/test_light_encoder.py), as with calls coalesced across visitors.
 """
 
 from __future__ import annotations
