@@ -1,6 +1,6 @@
 """N visitors asking the app at once against one alone, at the app server (issue 30).
 
-    .venv/bin/python bench/app_concurrency.py [--n 3,8] [--pages ask,kg2rag] [--repeats 5]
+    .venv/bin/python bench/app_concurrency.py [--n 3,8] [--pages ask,kg2rag] [--repeats 5] [--cpu]
 
 Issue 30 measured three app sessions finishing at 9.4, 13.0 and 17.5 s against 6.7 s alone. Here the
 app is started as `make run` starts it (scripts/serve.py, no API key: the offline reasoner) on the
@@ -92,6 +92,8 @@ def main() -> None:
                     help="seconds a stand-in provider (tests/loopback.py) takes per call; 0 = no key, offline")
     ap.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
                     help="an environment variable for the app server only (e.g. OPENBLAS_NUM_THREADS=1)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="also the server's CPU ms per visit (its process and children, from /proc; Linux)")
     args = ap.parse_args()
     ns = [int(x) for x in args.n.split(",")]
     ensure_sample()
@@ -108,22 +110,34 @@ def main() -> None:
         srv = StreamlitServer(WS, Path(tmp) / "streamlit.log", extra_env=env, launcher=True)
         stack.callback(srv.stop)
         srv.wait_healthy(300)
-        report(srv.port, args, ns, questions)
+        report(srv.port, args, ns, questions, srv.proc.pid)
 
 
-def report(port: int, args, ns: list[int], questions: list[str]) -> None:
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) of the server process and its live children (worker processes)."""
+    total = 0
+    kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    for p in [pid, *map(int, kids)]:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def report(port: int, args, ns: list[int], questions: list[str], pid: int) -> None:
     reasoner = f"a provider taking {args.llm_latency:g} s a call" if args.llm_latency else "offline reasoner"
     extra = "".join(f", {x}" for x in args.server_env)
     print(f"app server (scripts/serve.py, {reasoner}{extra}) on {CORPUS}; visitors as websocket sessions "
           f"on question links; medians of {args.repeats} rounds\n")
-    print("| page | " + " | ".join(f"N={n} alone (s) | N={n} at once (s) | ratio" for n in ns) + " |")
-    print("|---|" + "---|---|---|" * len(ns))
+    cpu_cols = " | CPU ms/visit alone | at once" if args.cpu else ""
+    print("| page | " + " | ".join(f"N={n} alone (s) | N={n} at once (s) | ratio{cpu_cols}" for n in ns) + " |")
+    print("|---|" + ("---|---|---|" + ("---|---|" if args.cpu else "")) * len(ns))
     for page in args.pages.split(","):
         for q in questions[:2]:  # warm: the page's modules imported, the method's indexes read
             visit(port, page, q)
         cells = []
         for n in ns:
-            rows = []
+            rows, cpu = [], {"alone": 0.0, "together": 0.0}
             for rep in range(args.repeats):
                 start = (rep * 7 + n) % (len(questions) - n)
                 qs = questions[start : start + n]
@@ -134,14 +148,19 @@ def report(port: int, args, ns: list[int], questions: list[str]) -> None:
                 got = {}
                 for side in (first, second):
                     forget_replies()
+                    c0 = cpu_seconds(pid) if args.cpu else 0.0
                     if side == "alone":
                         got[side] = statistics.mean(visit(port, page, q) for q in qs)
                     else:
                         got[side] = at_once(port, page, qs)
+                    if args.cpu:
+                        cpu[side] += (cpu_seconds(pid) - c0) / n / args.repeats
                 rows.append((got["alone"], got["together"]))
             alone, together = (statistics.median(r[i] for r in rows) for i in (0, 1))
             ratio = statistics.median(r[1] / r[0] for r in rows)
             cells.append(f"{alone:.2f} | {together:.2f} | {ratio:.2f}x")
+            if args.cpu:
+                cells[-1] += f" | {1000 * cpu['alone']:.0f} | {1000 * cpu['together']:.0f}"
         print(f"| {page} | " + " | ".join(cells) + " |", flush=True)
     print(f"\ntarget: N=3 within {TARGET}x of one alone")
 
