@@ -2,7 +2,8 @@
 
 Within one question the same short texts come back: KG2RAG's seed search and its answer step both
 embed the question, T2RAG's next round searches a proposition it searched before. `one_question()`
-(around each method run: `Session.run_method`, and a worker's run in engine/session/offload.py)
+(around each method run: `Session.run_method`, which a worker process in engine/session/offload.py
+calls too)
 opens a memo for the calling thread; the bundled embedder serves texts it holds from it and
 encodes only the rest, in one call. The memo ends with the question, so nothing is shared between
 visitors or kept between questions. A row served from the memo may come from a call with other

@@ -8,9 +8,10 @@ such a question to one of `workers` spawned processes, each with the bundled mod
 read-only handle on the corpus, and gets the `Result` back with the steps the method reported.
 
 Off by default, because it is a trade (bench/app_concurrency.py, docs/benchmarks.md): on 2 cores
-with 2 workers a question alone takes ~0.03 s longer at the server (0.12 -> 0.15 s: the process hop
-and one BLAS thread a worker), three visitors at once finish as soon as without workers, and eight
-~20% sooner. An operator expecting many visitors at once turns it on.
+with 2 workers a question alone takes ~0.02-0.03 s longer at the server (the process hop and one
+BLAS thread a worker), three visitors at once finish no sooner than without workers (last measured:
+0.23 against 0.21 s), and eight up to ~20% sooner. An operator expecting many visitors at once may
+turn it on.
 
 Only what a worker can answer exactly as the session would goes there: the offline reasoner (the
 one `Session.reasoner` builds without a model: no provider, no replay, no key), a corpus on this
@@ -156,9 +157,8 @@ def _corpus(path: str):
 
 
 def _answer(path: str, name: str, settings, question: str):
-    from engine.embed.memo import one_question
-    from engine.methods.registry import build_method
     from engine.reasoners import make_reasoner
+    from engine.session import Session
 
     corpus = _corpus(path)
     reasoner = make_reasoner("", embedder=corpus.embedder, sentence_vectors=corpus.sentence_vectors)
@@ -167,6 +167,6 @@ def _answer(path: str, name: str, settings, question: str):
     def on_step(label: str, payload=None) -> None:
         steps.append((label, payload))
 
-    with one_question():
-        result = build_method(name, reasoner).answer(question, corpus, settings, on_step=on_step)
+    # the session's own run (a worker has no pool, so it runs here, with the question's encode memo)
+    result = Session.run_method(name, reasoner, question, corpus, settings, on_step)
     return result, steps
