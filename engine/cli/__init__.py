@@ -31,9 +31,12 @@ def build_parser(prog: str = "python -m engine") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Triplet Lens: T2RAG and KG2RAG over your own documents.",
-        epilog="Keys: the command line is run by the machine's own user, so API keys from your environment go "
-        "to whatever endpoint you name (--api-base). The app, which visitors may use, sends them only to "
-        "the endpoints its operator lists in TRIPLET_LENS_API_BASES.",
+        epilog="Keys: API keys from your environment go to a provider's default endpoint or to an endpoint you "
+        "name: a flag of this command (--api-base, --embedder-api-base, --vectors milvus://...) or "
+        "TRIPLET_LENS_API_BASE / TRIPLET_LENS_API_BASES. Endpoints read from disk (a corpus's settings, a "
+        "backup, a trace) are used only when you named them that way; otherwise they are refused. "
+        "Budget caps (TRIPLET_LENS_CAP_SESSION / _DAY) hold here as in the app: one command is one session, "
+        "the day's counts are shared with the app through the workspace's budget.sqlite.",
     )
     from engine.methods.registry import load_plugins
 
@@ -53,11 +56,11 @@ def build_parser(prog: str = "python -m engine") -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, prog: str = "python -m engine") -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from engine.llm.litellm_call import local_user_policy, set_policy
+    from engine.llm.endpoints import local_user_policy, set_policy
 
     parser = build_parser(prog)
     args = parser.parse_args(argv)
-    previous = set_policy(local_user_policy())  # see the epilog: the CLI's user owns its environment
+    previous = set_policy(local_user_policy(named_endpoints(args)))  # see the epilog
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
@@ -73,6 +76,24 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine") -> int:
         return code
     finally:
         set_policy(previous)
+
+
+def named_endpoints(args: argparse.Namespace, env: dict[str, str] | None = None) -> list[str]:
+    """The endpoints the person running this command named: its flags and the environment. Nothing
+    read from disk is among them (engine.llm.endpoints)."""
+    from engine.core.config import AppSettings
+
+    try:
+        out = list(AppSettings.from_env(env).trusted_bases)
+    except ValueError:
+        out = []  # a malformed variable is reported by the command that reads the settings
+    for flag in ("api_base", "embedder_api_base"):
+        if getattr(args, flag, None):
+            out.append(getattr(args, flag))
+    vectors = getattr(args, "vectors", None)
+    if isinstance(vectors, str) and vectors.startswith(("milvus://", "http://", "https://")):
+        out.append(vectors)
+    return out
 
 
 def console_main() -> int:

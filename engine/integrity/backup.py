@@ -298,7 +298,9 @@ def restore(
     _put_in_place(ws, name, built, target, move)
     (target / MANIFEST).unlink(missing_ok=True)  # a moved snapshot's manifest; the sweep does it after a kill
     corpus = ws.open(name)
-    corpus.refresh_indexes()  # index copies that do not match the restored database are rebuilt here
+    # index copies that do not match the restored database are rebuilt here, from the stored vectors
+    # only: a restore sends no request anywhere (its settings are data, engine.llm.endpoints)
+    corpus.refresh_indexes(offline=True)
     return corpus
 
 

@@ -3,10 +3,10 @@
 It enforces the trust boundary of a shared deployment. Credentials that come from the server's
 environment (OPENAI_API_KEY and friends, which litellm reads itself) are sent only to endpoints the
 operator configured: the provider's default endpoint for the model (no API base), or an API base
-the operator listed (`TRIPLET_LENS_API_BASES`, `TRIPLET_LENS_API_BASE`). A request naming any other
-API base must bring its own key (typed into the session); with none it is refused here, before
-anything leaves the machine. The app runs under the strict policy; the CLI, where the user owns the
-environment and names their own endpoint, runs under `local_user_policy()`.
+the operator listed (`TRIPLET_LENS_API_BASES`, `TRIPLET_LENS_API_BASE`) or the command line's user
+named with a flag (engine.llm.endpoints holds that rule). A request naming any other API base must
+bring its own key (typed into the session); with none it is refused here, before anything leaves
+the machine. Endpoints read from disk never widen the rule (`endpoints.check_stored`).
 
 It bounds each request in wall-clock time and size: the call runs in a worker thread the caller
 waits for at most the request's timeout (already cut to the question's deadline), so a provider
@@ -25,12 +25,31 @@ import contextvars
 import os
 import re
 import threading
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from engine.llm import deadline
 from engine.llm.base import LLMError
+from engine.llm.endpoints import (  # the trust rule lives there; these names stay importable from here
+    AMBIENT_CREDENTIAL_PROVIDERS,
+    EndpointPolicy,
+    current_policy,
+    local_user_policy,
+    normalize_base,
+    set_policy,
+)
+
+__all__ = [
+    "AMBIENT_CREDENTIAL_PROVIDERS",
+    "EndpointPolicy",
+    "call_litellm",
+    "current_policy",
+    "env_secrets",
+    "import_litellm",
+    "local_user_policy",
+    "normalize_base",
+    "scrub",
+    "set_policy",
+]
 
 #: the longest reply accepted, in bytes (UTF-8 text of the completion); `set_reply_cap` changes it
 DEFAULT_REPLY_CAP = 4 * 1024 * 1024
@@ -90,73 +109,6 @@ def env_secrets() -> tuple[str, ...]:
         for k, v in os.environ.items()
         if (k.endswith("_API_KEY") or k.endswith("_TOKEN") or k.endswith("_SECRET")) and len(v) >= 8
     )
-
-
-def normalize_base(url: str) -> str:
-    """`HTTP://Host:8000/v1/` -> `http://host:8000/v1`: how bases are compared."""
-    url = (url or "").strip()
-    if not url:
-        return ""
-    parts = urlsplit(url if "://" in url else "http://" + url)
-    return f"{parts.scheme.lower()}://{(parts.netloc or '').lower()}{parts.path.rstrip('/')}"
-
-
-#: litellm providers that authenticate with the machine's cloud credentials, not an API key.
-AMBIENT_CREDENTIAL_PROVIDERS = frozenset({"bedrock", "sagemaker", "vertex_ai", "vertex_ai_beta", "watsonx"})
-
-
-@dataclass(frozen=True)
-class EndpointPolicy:
-    allowed_bases: frozenset[str] = frozenset()
-    """API bases (normalized) the operator configured: environment credentials may go there."""
-    trust_any_base: bool = False
-    """The local user's own machine (CLI): their environment, their endpoint."""
-
-    @classmethod
-    def strict(cls, bases=()) -> EndpointPolicy:
-        return cls(frozenset(normalize_base(b) for b in bases if normalize_base(b)))
-
-    def describe(self) -> str:
-        if self.trust_any_base:
-            return "local user: environment keys go to any endpoint you name"
-        listed = ", ".join(sorted(self.allowed_bases)) or "none"
-        return f"strict: environment keys go to providers' default endpoints and to {listed}"
-
-    def check(self, model: str, api_base: str, session_key: str | None) -> None:
-        """Raise a fatal LLMError (kind `auth`) when environment credentials would be sent to an
-        endpoint the operator did not configure. Providers that sign every request with the
-        server's own cloud credentials (Bedrock, SageMaker, Vertex AI, watsonx) would do so even
-        with a visitor's key: for them a session key does not open an unlisted base."""
-        base = normalize_base(api_base)
-        ambient = model.split("/", 1)[0].lower() in AMBIENT_CREDENTIAL_PROVIDERS
-        if not base or self.trust_any_base or base in self.allowed_bases or (session_key and not ambient):
-            return
-        raise LLMError(
-            f"{model or 'the model'} at {api_base}: this API base is not one the operator configured "
-            "(TRIPLET_LENS_API_BASES), so the server's API keys are not sent there; enter your own API "
-            "key for it, or use the provider's default endpoint",
-            kind="auth",
-        )
-
-
-def local_user_policy() -> EndpointPolicy:
-    return EndpointPolicy(trust_any_base=True)
-
-
-_policy = EndpointPolicy.strict()
-_policy_lock = threading.Lock()
-
-
-def set_policy(policy: EndpointPolicy) -> EndpointPolicy:
-    """Set the process's policy (the app and the CLI do, once, at start); returns the previous one."""
-    global _policy
-    with _policy_lock:
-        previous, _policy = _policy, policy
-    return previous
-
-
-def current_policy() -> EndpointPolicy:
-    return _policy
 
 
 def missing_key(model: str, api_base: str, api_key: str | None) -> str:

@@ -29,7 +29,10 @@ class CorpusIndexes(CorpusBase):
                 self._embedder = given
             else:
                 from engine.embed import make_embedder
+                from engine.llm.endpoints import check_stored
 
+                # stored settings are data: an endpoint in them is used only when the user named it
+                check_stored("embedder_api_base", self.settings.embedder_api_base, f"corpus {self.name!r}")
                 self._embedder = make_embedder(self.settings.embedder, api_base=self.settings.embedder_api_base)
         return self._embedder
 
@@ -44,11 +47,23 @@ class CorpusIndexes(CorpusBase):
         vectors an HNSW rebuild takes minutes, and a caller should not look frozen meanwhile."""
         return {w: getattr(self._index(w, on_progress), "kind", "milvus") for w in ("chunks", "propositions")}
 
-    def _index(self, which: str, on_progress: ProgressCallback = no_progress) -> FaissVectorStore:
-        """The in-memory index for `chunks` or `propositions`, in step with the database."""
+    def _vector_dim(self) -> int:
+        """The width of the stored vectors, read from one of them when there is one: no embedder is
+        built for it (a hosted embedder would be sent a probe request)."""
+        if self._embedder is None:
+            row = self._db.execute("SELECT length(vec) FROM chunks LIMIT 1").fetchone()
+            if row and row[0]:
+                return int(row[0]) // 4
+        return int(self.embedder.dim)
+
+    def _index(
+        self, which: str, on_progress: ProgressCallback = no_progress, *, embed: bool = True
+    ) -> FaissVectorStore:
+        """The in-memory index for `chunks` or `propositions`, in step with the database. With
+        `embed` False, propositions still waiting for their vectors stay out until a later call."""
         with self._lock:
             gen_key = "chunk_gen" if which == "chunks" else "prop_gen"
-            if which == "propositions":
+            if which == "propositions" and embed:
                 self._embed_pending_propositions()
             gen = int(self._get_meta(gen_key))
             cached = self._indexes.get(which)
@@ -65,7 +80,7 @@ class CorpusIndexes(CorpusBase):
                 else:
                     return self._save_index(which, cached[0], gen)
             file = self.path / f"{which}.index"
-            dim = self.embedder.dim
+            dim = self._vector_dim()
             try:
                 store, stamp = FaissVectorStore.load(file, dim, self._kind_for(which), record=not self.read_only)
                 if stamp != self.index_stamp(which, gen):
@@ -87,7 +102,7 @@ class CorpusIndexes(CorpusBase):
         if self._milvus_client is None:
             from engine.vectors.milvus_store import _client
 
-            self._milvus_client = _client(uri)
+            self._milvus_client = _client(uri, where=f"corpus {self.name!r}")
         store = MilvusVectorStore.connect(uri, f"tl_{self.token}_{which}", self.embedder.dim, self._milvus_client)
         side = self.path / f"{which}.milvus.json"
         try:
@@ -293,9 +308,16 @@ class CorpusIndexes(CorpusBase):
             self._no_pending_at_gen = gen
         return done
 
-    def refresh_indexes(self, on_progress: ProgressCallback = no_progress) -> None:
-        """Embed what is pending and bring both index files in step (end of a long write)."""
+    def refresh_indexes(self, on_progress: ProgressCallback = no_progress, *, offline: bool = False) -> None:
+        """Embed what is pending and bring both index files in step (end of a long write).
+        `offline` (a restore): no request leaves the machine: nothing is embedded, FAISS files are
+        rebuilt from the stored vectors only, a Milvus server is left to the first use."""
         with self._lock:
+            if offline:
+                if not self.settings.vectors:
+                    for which in ("chunks", "propositions"):
+                        self._index(which, embed=False)
+                return
             self._embed_pending_propositions(on_progress)
             for which in ("chunks", "propositions"):
                 self._index(which)

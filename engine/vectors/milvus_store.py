@@ -55,7 +55,14 @@ def release(spec: str, corpus_dir: Path) -> None:
     server_manager_instance.release_server(parse_uri(spec, corpus_dir))
 
 
-def _client(uri: str):
+def _client(uri: str, where: str = "the corpus"):
+    """A client of `uri`. A server's address is stored with the corpus, so it is data: connected to
+    only when the person running the engine named it (engine.llm.endpoints), since the connection
+    carries the Milvus token, the corpus's vectors and every question's."""
+    if not uri.endswith(".db"):
+        from engine.llm.endpoints import check_stored
+
+        check_stored("vectors", uri, where)
     try:
         from pymilvus import MilvusClient
     except ImportError as exc:  # pragma: no cover

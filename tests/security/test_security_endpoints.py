@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from engine.embed.litellm_embed import LiteLLMEmbedder
 from engine.embed.rerank import LiteLLMReranker, RerankerError
 from engine.embed.sentence import EmbedderError
-from engine.llm import LLMError, litellm_call
+from engine.llm import LLMError, endpoints, litellm_call
 from engine.llm.litellm_client import LiteLLMClient
 from tests._app_helpers import REPO, build_small_corpus
 from tests.loopback import LoopbackServer
@@ -37,7 +37,7 @@ def listener():
 @pytest.fixture()
 def canary_env(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
-    monkeypatch.setattr(litellm_call, "_policy", litellm_call.EndpointPolicy.strict())
+    monkeypatch.setattr(endpoints, "_policy", endpoints.EndpointPolicy.strict())
 
 
 def _leaked(srv) -> bool:
@@ -64,7 +64,7 @@ def test_control_listed_base_or_local_user_receives_the_environment_key(canary_e
     LiteLLMClient("openai/gpt-4o-mini", api_base=listener.base_url).complete([{"role": "user", "content": "hi"}])
     assert _leaked(listener)  # the test can tell: a listed endpoint does get the key
     listener.headers.clear()
-    litellm_call.set_policy(litellm_call.local_user_policy())
+    litellm_call.set_policy(litellm_call.local_user_policy([listener.base_url]))  # named on the command line
     LiteLLMClient("openai/gpt-4o-mini", api_base=listener.base_url).complete([{"role": "user", "content": "ho"}])
     assert _leaked(listener)
 

@@ -240,7 +240,7 @@ def _litellm_reranker(embedder, monkeypatch):
     """litellm's rerank stood in by a function that scores like the cosine reranker and returns the
     results sorted by relevance, as providers do; the contract is about our side of the call."""
     from engine.embed.rerank import EmbeddingCosineReranker, LiteLLMReranker
-    from engine.llm import litellm_call
+    from engine.llm import endpoints
 
     cosine = EmbeddingCosineReranker(embedder)
 
@@ -250,7 +250,7 @@ def _litellm_reranker(embedder, monkeypatch):
         return types.SimpleNamespace(results=[{"index": i, "relevance_score": scores[i]} for i in order])
 
     monkeypatch.setitem(sys.modules, "litellm", types.SimpleNamespace(rerank=fake_rerank))
-    monkeypatch.setattr(litellm_call, "_policy", litellm_call.EndpointPolicy.strict(["http://127.0.0.1:9"]))
+    monkeypatch.setattr(endpoints, "_policy", endpoints.EndpointPolicy.strict(["http://127.0.0.1:9"]))
     return LiteLLMReranker("cohere/rerank-english-v3.0", api_base="http://127.0.0.1:9")
 
 

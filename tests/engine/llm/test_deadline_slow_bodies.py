@@ -53,12 +53,13 @@ def _corpus(root, base_url: str):
 
 
 @pytest.fixture(autouse=True)
-def local_user(monkeypatch):
-    """The command line's endpoint policy (the user's own loopback endpoint and key), as `main` sets it."""
+def local_user(monkeypatch, loopback_llm):  # noqa: F811
+    """The command line's endpoint policy (the user's own loopback endpoint, named as a flag, and key),
+    as `main` sets it."""
     from engine.llm.litellm_call import local_user_policy, set_policy
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-drip-env")
-    previous = set_policy(local_user_policy())
+    previous = set_policy(local_user_policy([loopback_llm.base_url]))
     yield
     set_policy(previous)
 

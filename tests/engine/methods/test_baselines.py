@@ -180,9 +180,9 @@ def test_make_reranker_specs_and_readable_errors(tmp_path):
 
 def _operator_lists(monkeypatch, base: str) -> None:
     """As if the operator had listed `base` in TRIPLET_LENS_API_BASES."""
-    from engine.llm import litellm_call
+    from engine.llm import endpoints
 
-    monkeypatch.setattr(litellm_call, "_policy", litellm_call.EndpointPolicy.strict([base]))
+    monkeypatch.setattr(endpoints, "_policy", endpoints.EndpointPolicy.strict([base]))
 
 
 def test_litellm_reranker_puts_scores_back_in_input_order(monkeypatch):

@@ -25,10 +25,10 @@ def test_hnsw_index_searches_deletes_and_reopens(tmp_path, embedder):
 
 def test_litellm_embedder_through_an_openai_compatible_server(tmp_path, loopback_llm, monkeypatch):  # noqa: F811
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-embedding-key")  # read by litellm, never stored
-    from engine.llm import litellm_call
+    from engine.llm import endpoints
 
     # the environment's key may go to this endpoint because the operator listed it
-    monkeypatch.setattr(litellm_call, "_policy", litellm_call.EndpointPolicy.strict([loopback_llm.base_url]))
+    monkeypatch.setattr(endpoints, "_policy", endpoints.EndpointPolicy.strict([loopback_llm.base_url]))
     ws = Workspace(tmp_path / "ws")
     corpus = ws.create(
         "remote",
