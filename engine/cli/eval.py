@@ -89,7 +89,7 @@ def cmd_eval(args) -> int:
     from engine.cli import UserError
     from engine.cli.ask import preset_line
     from engine.core.progress import TerminalProgress
-    from engine.eval.harness import run_eval
+    from engine.eval.harness import run_eval, select_questions
     from engine.methods import METHODS
     from engine.session import Session
 
@@ -104,14 +104,18 @@ def cmd_eval(args) -> int:
     app = AppSettings.from_env()
     ws = app.workspace_obj()
     corpus = _probe_corpus(ws, ws.open(args.corpus), args)
-    reasoner = Session.for_cli(app, args.model, args.api_base).reasoner(corpus)
+    session = Session.for_cli(app, args.model, args.api_base)
+    reasoner = session.reasoner(corpus)
     settings_by_method: dict | None = eval_settings(methods, args)
     for m, s in (settings_by_method or {}).items():
         print(f"{m}: {preset_line(m, s)}", file=sys.stderr)
     if args.preset is None and not args.set and all(v is None for v in (args.k, args.rounds, args.hops, args.reranker)):
         # the defaults, recorded as before (a folder made before presets existed still resumes)
         settings_by_method = None
+    # the caps, as the app's Evaluate page books them: every question of every method, before any runs
+    session.begin(len(select_questions(corpus, questions)) * len(methods))
     bar = TerminalProgress()
+    summary = None
     try:
         summary = run_eval(
             corpus,
@@ -127,12 +131,23 @@ def cmd_eval(args) -> int:
         )
     finally:
         bar.close()
+        session.settle(*_billed(summary))
     print(summary.markdown())
     print(f"per-question results and traces in {args.out}", file=sys.stderr)
     if summary.stopped:
         print(f"stopped early: {summary.stopped}", file=sys.stderr)
         return 1
     return 0
+
+
+def _billed(summary) -> tuple[int, float | None]:
+    """(tokens, dollars) an evaluation's summary counts, for its budget booking (0 when it stopped
+    with no summary: the booking's estimate stands)."""
+    if summary is None:
+        return 0, 0.0
+    tokens = sum(round((m.prompt_tokens_per_q + m.completion_tokens_per_q) * m.n_questions) for m in summary.methods)
+    costs = [m.cost_total for m in summary.methods]
+    return tokens, None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

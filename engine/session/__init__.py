@@ -54,15 +54,12 @@ class Session:
     @classmethod
     def from_app(cls, app: AppSettings) -> Session:
         set_reply_cap(app.max_reply_bytes)  # the process's LLM reply size cap (engine.llm.litellm_call)
-        budget = None
-        if app.cap_session or app.cap_day:
-            budget = Budget(Path(app.workspace) / "budget.sqlite", dict(app.cap_session), dict(app.cap_day))
         return cls(
             workspace=Path(app.workspace),
             demo=app.demo,
             model=app.model,
             api_base=app.api_base,
-            budget=budget,
+            budget=_budget(app),
             question_deadline=app.question_deadline,
         )
 
@@ -70,12 +67,14 @@ class Session:
     def for_cli(cls, app: AppSettings, model: str | None = None, api_base: str | None = None) -> Session:
         """The command line's session: the operator's own, so never in demo mode; `model` and
         `api_base` (flags) override the environment's. Keys come from the environment (the CLI runs
-        under the local-user endpoint policy, see engine.llm.litellm_call)."""
+        under the local-user endpoint policy, see engine.llm.endpoints). The caps hold as in the app:
+        one command is one session, and the day's count is the workspace's, shared with the app."""
         set_reply_cap(app.max_reply_bytes)
         return cls(
             workspace=Path(app.workspace),
             model=app.model if model is None else model,
             api_base=app.api_base if api_base is None else api_base,
+            budget=_budget(app),
             question_deadline=app.question_deadline,
         )
 
@@ -193,6 +192,13 @@ class Session:
         if self.budget is not None:
             self._reserved[threading.get_ident()] = self.budget.reserve(self.session_id, questions)
 
+    def settle(self, tokens: int = 0, dollars: float | None = 0.0) -> None:
+        """Settle this thread's booking (from `begin`) with what was billed, for runs that book
+        several questions at once and do not pass their results here (an evaluation)."""
+        held = self._reserved.pop(threading.get_ident(), None)
+        if self.budget is not None and held is not None:
+            self.budget.settle(held, tokens=tokens, dollars=dollars)
+
     def record(self, results, questions: int = 1) -> None:
         """After a question: settle its booking with the tokens and dollars its results billed (or
         count it, when `begin` booked nothing in this thread)."""
@@ -295,3 +301,10 @@ class Session:
                 out.append(new)
                 pairs.append(finish_rerun(result, new, replay))
         return pairs
+
+
+def _budget(app: AppSettings) -> Budget | None:
+    """The operator's caps over the workspace's one budget database, or None when no cap is set."""
+    if not (app.cap_session or app.cap_day):
+        return None
+    return Budget(Path(app.workspace) / "budget.sqlite", dict(app.cap_session), dict(app.cap_day))
