@@ -128,6 +128,7 @@ def cmd_eval(args) -> int:
             unit=args.unit,
             k=args.recall_k,
             concurrency=args.concurrency,
+            evidence_share=args.evidence_share,
         )
     finally:
         bar.close()
@@ -208,4 +209,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="retrieval unit of the table (auto: sentence for sentence-chunked corpora)",
     )
     p.add_argument("--recall-k", type=int, default=5, metavar="K", help="k of recall@k, in evidence chunks")
+    p.add_argument(
+        "--evidence-share",
+        type=float,
+        default=0.8,
+        metavar="S",
+        help="gold evidence given as text whose words the corpus does not match exactly is located in the "
+        "windows holding this share of its content words (default 0.8; 0 = exact text only)",
+    )
     p.set_defaults(func=cmd_eval)

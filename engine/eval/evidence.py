@@ -5,8 +5,14 @@ Many evaluation sets give the evidence as quoted spans (`evidence`: a string or 
 instead of paragraph ids. A span is located by a normalized text match that ignores case,
 whitespace and punctuation (`normalize_span`) in each document's text, then mapped to the chunks
 whose text covers it; a span that runs across a chunk boundary is covered by the chunks together.
-A span found nowhere is reported (`EvidenceReport.message`), not silently dropped: it cannot be
-retrieved by any method, so it is left out of the gold and counted instead.
+A span the text match cannot find (an annotator's quote that differs from the corpus in more than
+punctuation: a dropped or changed word, a paraphrased clause) is then located by content: in the
+windows that hold at least `share` (default 0.8) of its content words, within its question's gold
+documents when the question names them (else the best-scoring windows of the corpus); a span that
+no single window holds but two neighbouring ones hold together is covered by the pair. A span found
+neither way is reported (`EvidenceReport.message`), not silently dropped: it cannot be retrieved by
+any method, so it is left out of the gold and counted instead. The report says how many spans
+were located each way.
 
     report = locate_evidence(corpus, questions)
     score = evidence_score(report.by_qid[q.qid], retrieved_chunks, k=5)
@@ -31,6 +37,15 @@ _INNER_PUNCT = re.compile(r"(?<=[^\W_])['\u2019.,-]+(?=[^\W_])")
 #: at most this many places per span: a span found in hundreds of documents says nothing about
 #: where the gold is, and must not make one question's gold the whole corpus
 MAX_OCCURRENCES = 50
+#: the share of a span's content words a window must hold to locate the span by content
+DEFAULT_SHARE = 0.8
+#: words that carry no content: a quote differing from the text in these still says the same thing
+_FUNCTION_WORDS = frozenset(
+    """a an the and or but nor of in on at to for from by with as into onto upon about over under
+    is are was were be been being has have had do does did it its it's this that these those there
+    which who whom whose what when where while than then so such not no also he she they them his
+    her their him i we you our your one s""".split()
+)
 
 
 def normalize_span(text: str) -> str:
@@ -84,13 +99,21 @@ class EvidenceReport:
     n_unlocated: int = 0
     unlocated_examples: list[tuple[str, str]] = field(default_factory=list)  # (qid, span), a few
     by_qid: dict[str, EvidenceGold] = field(default_factory=dict)
+    n_by_content: int = 0
+    """spans the text match missed and the content match located"""
+    share: float = DEFAULT_SHARE
+
+    @property
+    def n_exact(self) -> int:
+        return self.n_spans - self.n_unlocated - self.n_by_content
 
     def message(self) -> str:
         if not self.n_spans:
             return ""
         text = (
             f"evidence given as text: {self.n_spans - self.n_unlocated} of {self.n_spans} span(s) of "
-            f"{self.n_questions} question(s) located in the chunks"
+            f"{self.n_questions} question(s) located in the chunks ({self.n_exact} by their text, "
+            f"{self.n_by_content} by content: a window holding >= {self.share:.0%} of their content words)"
         )
         if self.n_unlocated:
             eg = "; ".join(f"{q}: {s[:80]!r}" for q, s in self.unlocated_examples[:3])
@@ -124,11 +147,66 @@ def _chunk_ranges(
     return out
 
 
-def locate_evidence(corpus: Any, questions: Sequence[Question]) -> EvidenceReport:
+def content_words(text: str) -> list[str]:
+    """The words of `text` that carry content (normalized as `normalize_span`, function words out)."""
+    return [w for w in normalize_span(text).split() if w not in _FUNCTION_WORDS]
+
+
+class _ContentLocator:
+    """Locates a span by the share of its content words a window holds (see the module docstring)."""
+
+    def __init__(self, corpus: Any, share: float):
+        self.corpus, self.share = corpus, share
+        self._windows: dict[str, list[tuple[str, frozenset[str]]]] = {}
+        self._titles: dict[str, list[str]] | None = None
+
+    def windows(self, doc_id: str) -> list[tuple[str, frozenset[str]]]:
+        if doc_id not in self._windows:
+            self._windows[doc_id] = [(c.chunk_id, frozenset(content_words(c.text))) for c in self.corpus.chunks(doc_id)]
+        return self._windows[doc_id]
+
+    def gold_docs(self, q: Question) -> list[str]:
+        if q.supporting_docs:
+            return list(q.supporting_docs)
+        if q.supporting_titles:
+            if self._titles is None:
+                self._titles = {}
+                for info in self.corpus.documents():
+                    self._titles.setdefault(normalize_span(info.title), []).append(info.doc_id)
+            return [d for t in q.supporting_titles for d in self._titles.get(normalize_span(t), [])]
+        return []
+
+    def locate(self, span: str, q: Question) -> tuple[Occurrence, ...]:
+        words = set(content_words(span))
+        if not words:
+            return ()
+        need = self.share * len(words)
+        gold = self.gold_docs(q)
+        docs = gold or [info.doc_id for info in self.corpus.documents()]
+        found: list[tuple[float, Occurrence]] = []
+        for doc_id in docs:
+            wins = self.windows(doc_id)
+            for i, (cid, held) in enumerate(wins):
+                hit = len(words & held)
+                if hit >= need:
+                    found.append((hit / len(words), Occurrence(doc_id, 0, 1, ((cid, 0, 1),))))
+                elif i + 1 < len(wins) and len(words & (held | wins[i + 1][1])) >= need:
+                    # across a window boundary: the two windows together hold it (both are needed)
+                    pair = len(words & (held | wins[i + 1][1])) / len(words)
+                    found.append((pair - 1e-9, Occurrence(doc_id, 0, 2, ((cid, 0, 1), (wins[i + 1][0], 1, 2)))))
+        if not gold and found:  # no gold document named: only the best-holding places, not every near miss
+            best = max(f for f, _ in found)
+            found = [(f, o) for f, o in found if f >= best - 1e-6]
+        found.sort(key=lambda fo: -fo[0])
+        return tuple(o for _, o in found[:MAX_OCCURRENCES])
+
+
+def locate_evidence(corpus: Any, questions: Sequence[Question], share: float = DEFAULT_SHARE) -> EvidenceReport:
     """Locate every evidence span of `questions` in `corpus` (anything with `documents()`,
-    `get_document(doc_id)` and `chunks(doc_id)`)."""
+    `get_document(doc_id)` and `chunks(doc_id)`): by its text, else by content (`share` of its
+    content words in a window; 0 or more than 1 turns the content match off)."""
     asked = [q for q in questions if q.evidence]
-    report = EvidenceReport(n_questions=len(asked))
+    report = EvidenceReport(n_questions=len(asked), share=share)
     if not asked:
         return report
     # one string holding every document's normalized text, so each span is one C-speed search
@@ -166,6 +244,7 @@ def locate_evidence(corpus: Any, questions: Sequence[Question]) -> EvidenceRepor
         return tuple(found)
 
     cache: dict[str, tuple[Occurrence, ...]] = {}
+    by_content = _ContentLocator(corpus, share) if 0 < share <= 1 else None
     for q in asked:
         spans = tuple(q.evidence)
         occ = []
@@ -173,9 +252,13 @@ def locate_evidence(corpus: Any, questions: Sequence[Question]) -> EvidenceRepor
             norm = normalize_span(span)
             if norm not in cache:
                 cache[norm] = occurrences(norm)
-            occ.append(cache[norm])
+            found = cache[norm]
+            if not found and by_content is not None:
+                found = by_content.locate(span, q)  # per question: its gold documents bound the search
+                report.n_by_content += bool(found)
+            occ.append(found)
             report.n_spans += 1
-            if not cache[norm]:
+            if not found:
                 report.n_unlocated += 1
                 if len(report.unlocated_examples) < 10:
                     report.unlocated_examples.append((q.qid, span))

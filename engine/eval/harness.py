@@ -30,7 +30,7 @@ from typing import Any
 from engine.core import serde
 from engine.core.progress import ProgressCallback, no_progress
 from engine.core.types import Question
-from engine.eval.evidence import EvidenceReport, locate_evidence
+from engine.eval.evidence import DEFAULT_SHARE, EvidenceReport, locate_evidence
 from engine.eval.metrics import PARAGRAPH, SENTENCE
 from engine.eval.records import (
     QuestionRecord,
@@ -139,13 +139,16 @@ def _run_eval(
     concurrency: int = 1,
     method_factory: Callable[[str, Any], Any] | None = None,
     session: Any = None,
+    evidence_share: float = DEFAULT_SHARE,
 ) -> EvalSummary:
     """Run each method on the selected questions; resume from `out_dir`; write and return the summary.
 
     `unit` picks the retrieval unit of the headline columns (`auto`: sentences for a corpus
     chunked by sentence, paragraphs otherwise; both are always in summary.json). `k` is the
-    cut-off of recall@k, in evidence chunks. `concurrency` questions run at once (threads; worth
-    it with a remote LLM, whose latency dominates). `method_factory(name, reasoner)` defaults to
+    cut-off of recall@k, in evidence chunks. `evidence_share`: gold given as text that its words do
+    not match is located in the windows holding this share of its content words (evidence.py).
+    `concurrency` questions run at once (threads; worth it with a remote LLM, whose latency
+    dominates). `method_factory(name, reasoner)` defaults to
     the registered method answering through `session.answer` (`scoring.SessionMethod`); `session`
     defaults to one with no budget and no question deadline (the run's own caller books it).
     """
@@ -168,7 +171,7 @@ def _run_eval(
         out=out,
         selected=selected,
         settings_by_method=settings_by_method,
-        evidence=locate_evidence(corpus, selected),  # gold given as text -> the chunks holding it
+        evidence=locate_evidence(corpus, selected, evidence_share),  # gold given as text -> the chunks holding it
         unit=unit,
         k=k,
         correct_f1=correct_f1,
