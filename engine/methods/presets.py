@@ -42,6 +42,15 @@ REASONS: dict[tuple[str, str], str] = {
     ("t2rag", "forced_context"): "ours: at a forced stop the answer step also sees the unresolved lines and "
     "every round's passages (SPEC: the last round's), evidence the solver saw but could not bind (not yet "
     "measured with an LLM)",
+    ("t2rag", "tolerant_replies"): "ours: a model's markdown or numbered reply (a bold 'Fully Resolved Clue 1:', "
+    "'1. Subject: ...') loses every clue in the reference's line parser (tests/engine/methods/test_parity_t2rag.py); "
+    "it matters only with the reference prompts and a model (not measured here: no model on this machine)",
+    ("t2rag", "decompose_retry"): "ours (SPEC step 1): a question whose decomposition fails still gets a round with "
+    "the question as its query and an answer, where the reference ends it with an error and nothing retrieved",
+    ("t2rag", "retrieve_when_resolved"): "ours: a question with nothing to fill (a yes/no check of stated facts) "
+    "is answered from retrieved passages, not from the model's memory of its own clues",
+    ("t2rag", "early_stop"): "SPEC step 6: a round that produced no new searchable triplet ends the loop, so an "
+    "unfillable hop does not cost rounds and solver calls up to N",
     ("kg2rag", "seeds"): "BM25 + dense fused by reciprocal rank beats dense seeds on both shared sets "
     "(docs/benchmarks.md, issue 16)",
     ("kg2rag", "expansion_cap"): "a hub entity ('United States') floods a pooled corpus with chunks; the cap "
@@ -108,6 +117,21 @@ FIXES: dict[str, list[Departure]] = {
             "a round that would show the solver exactly what it saw before stops (no_new_evidence)",
             "calls the solver again",
             "its answer cannot change; it would only cost a call",
+            "engine",
+        ),
+        Departure(
+            "fix-up asked once",
+            "a decomposition that fails is asked once more with the fix-up prompt, then the question ends",
+            "its error handler sends the identical fix-up prompt a second time before raising",
+            "the same prompt at temperature 0 gives the same reply",
+            "engine",
+        ),
+        Departure(
+            "prompts in tagged sections",
+            "the authors' prompt text as one user message, with the question, clues and evidence inserted in "
+            "tagged sections and a system line saying tagged text is data",
+            "f-strings inserting the raw text (and their indentation)",
+            "an instruction written in a document must not pose as the prompt's own",
             "engine",
         ),
     ],
