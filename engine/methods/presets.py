@@ -65,7 +65,17 @@ REASONS: dict[tuple[str, str], str] = {
     "19 chunks: skipping it lost 61 gold seeds",
     ("kg2rag", "seed_trees"): "seeds with no triplet were lost unless the k/2 fill triggered (17 of 200 gold "
     "HotpotQA paragraphs)",
-    ("kg2rag", "fill"): "fill seeds whenever the trees leave room, not only under k/2",
+    ("kg2rag", "fill"): "SPEC step 7: under k/2, the best remaining seeds; the authors' rerank of every remaining "
+    "candidate adds nothing on top of tuned (paragraph recall HotpotQA 0.880 both, MuSiQue 0.737 -> 0.733; "
+    "docs/benchmarks.md, issue 40)",
+    ("kg2rag", "tree_form"): "SPEC step 6 (the paper's text): a cross-encoder scores the tree's triplet form; the "
+    "authors' distractor script scores its chunks' text (not measured: no cross-encoder on this machine)",
+    ("kg2rag", "expansion"): "SPEC steps 2-3: an expanded chunk weighs its own similarity to the question, and the "
+    "graph holds the triplets the walk reached; the authors' entity-averaged scores and title completion "
+    "cost recall on top of tuned (HotpotQA 0.880 -> 0.845, MuSiQue 0.737 -> 0.669; docs/benchmarks.md, issue 40)",
+    ("kg2rag", "question_links"): "SPEC step 4: trees from the triplets alone; the authors' weight-0 links between "
+    "the question's entities: HotpotQA recall 0.880 both (R@5 0.755 -> 0.785), MuSiQue 0.737 -> 0.722 "
+    "(docs/benchmarks.md, issue 40)",
     ("kg2rag", "seed_guard"): "a seed more similar to the question than every expanded chunk in the context "
     "is never dropped for one: the graph stage adds recall to its own seeds instead of costing it "
     "(docs/benchmarks.md, issue 25)",
@@ -156,6 +166,23 @@ FIXES: dict[str, list[Departure]] = {
             "stops at the first misfit",
             "with one big tree the reference selected nothing",
             "fix",
+        ),
+        Departure(
+            "reranked fill reads what it ranked",
+            "the `rerank` fill adds the remaining candidates in the order it ranked them",
+            "ranks the remaining candidates, then reads each rank position from the unfiltered candidate "
+            "list (kg_post_processor.py ~427)",
+            "once a tree's chunk preceded them, it added the wrong chunks, or fewer",
+            "fix",
+        ),
+        # not bug fixes SPEC names, but how the engine runs the authors' steps: listed so nothing is hidden
+        Departure(
+            "entities, not titles, carry the expansion",
+            "an entity's chunks are those stating a triplet the walk followed from it; the authors' title "
+            "completion adds the rest of a seed's document",
+            "an entity's chunks are the document of that title (every entity is a title)",
+            "one entity graph serves any corpus, whose entities are mostly not document titles",
+            "engine",
         ),
     ],
     # HippoRAG 2 (engine/methods/hipporag2): every setting is the authors' default; what differs is

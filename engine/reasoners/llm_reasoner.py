@@ -15,16 +15,18 @@ import copy
 from engine.llm.base import LLM, Completion, LLMCall, LLMError
 from engine.reasoners import prompts
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
-from engine.reasoners.parsing import (
-    parse_answer,
+from engine.reasoners.free_text import (
     parse_answer_paper,
     parse_clues,
     parse_clues_paper,
     parse_decomposition_paper,
-    parse_entities,
     parse_fixup_paper,
-    parse_kg2rag,
     parse_reasoned_triples,
+)
+from engine.reasoners.parsing import (
+    parse_answer,
+    parse_entities,
+    parse_kg2rag,
     parse_solve,
     parse_solve_sources,
     parse_stepwise_answer,

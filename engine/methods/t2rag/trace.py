@@ -65,7 +65,7 @@ class T2RAGSettings:
     tolerant_replies: bool = True
     """Read the free-text replies of the reference prompts (`prompts="paper"`) with our tolerant
     parser: code fences, markdown headings and bold, numbered items, a clue on one line, "None" for
-    an empty list or part, stray prose skipped (engine/reasoners/parsing.py `parse_clues`). Off: the
+    an empty list or part, stray prose skipped (engine/reasoners/free_text.py `parse_clues`). Off: the
     reference code's line parsing, restated (`parse_clues_paper`: a bold header or a numbered
     "1. Subject:" line is not read, so that clue is lost). JSON replies (the tuned prompts) are always
     read tolerantly."""

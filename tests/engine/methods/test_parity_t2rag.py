@@ -298,7 +298,7 @@ def test_the_solvers_free_text_is_read_by_the_reference_parser_under_paper(reply
 def test_tuned_parsing_reads_what_the_reference_parser_drops():
     """The difference named by `tolerant_replies`: markdown and numbered replies lose their clues
     in the reference's parser, not in ours."""
-    from engine.reasoners.parsing import parse_clues, parse_clues_paper
+    from engine.reasoners.free_text import parse_clues, parse_clues_paper
 
     want = ("Me and Bobby McGee", "performer", "Kris Kristofferson")
     for reply in (MARKDOWN, NUMBERED):
@@ -308,7 +308,7 @@ def test_tuned_parsing_reads_what_the_reference_parser_drops():
 
 
 def test_the_answer_reply_is_cleaned_as_the_reference_cleans_it():
-    from engine.reasoners.parsing import parse_answer_paper
+    from engine.reasoners.free_text import parse_answer_paper
 
     for reply in ("Answer: Tracy Kristofferson", "The child is Tracy.\nAnswer: Tracy Kristofferson.", "Tracy"):
         assert parse_answer_paper(reply)[0] == ref.final_answer(reply).strip()

@@ -54,7 +54,7 @@ def test_kg2rag_paper_has_no_caps_dense_seeds_and_the_authors_answer_prompt(kg_c
     llm = ScriptedLLM(["Kris Kristofferson wrote it.\nHe was born in Brownsville.\nA: Brownsville."])
     result = KG2RAG(LLMReasoner(llm)).answer(Q, kg_corpus, KG2RAGSettings.paper())
     tr = result.trace
-    assert tr.preset == "paper" and {d.kind for d in tr.departures} == {"fix"}
+    assert tr.preset == "paper" and {d.kind for d in tr.departures} == {"fix", "engine"}
     assert result.answer == "Brownsville"  # the step-by-step reply's "A:" line
     prompt = llm.prompts[0]
     assert "Think step by step but give a short factoid answer" in prompt[0]["content"]
