@@ -1,6 +1,6 @@
 """`LLMReasoner`: the four jobs (extract, decompose, solve, answer) plus free chat over any `LLM`.
 
-Each job builds its prompt (engine/reasoners/prompts.py), calls the LLM, parses the reply
+Each job builds its prompt (engine/reasoners/prompts/), calls the LLM, parses the reply
 (engine/reasoners/parsing.py) and returns `(parsed, LLMCall)`. A bad reply or a transient provider
 failure never raises: the job returns an empty or neutral result and sets `LLMCall.error`, so the
 method continues with its documented fallback and the trace shows why. Failures that would repeat

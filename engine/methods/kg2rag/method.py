@@ -23,12 +23,7 @@ from engine.methods.baselines import bm25_index, rrf
 from engine.methods.common import cached_reranker, format_context
 from engine.methods.kg2rag.authors import authors_expansion, candidate_edges, chunk_text, question_links, text_chunk_ids
 from engine.methods.kg2rag.context import FILL_SEPARATOR, TREE_SEPARATOR, tree_context  # noqa: F401 - re-exported
-from engine.methods.kg2rag.graph import (
-    Tree,
-    expand,
-    spanning_trees,
-    weighted_edges,
-)
+from engine.methods.kg2rag.graph import Tree, expand, spanning_trees, weighted_edges
 from engine.methods.kg2rag.rank import cosine_rank
 from engine.methods.kg2rag.select import fill_from_seeds, fill_reranked, guard_seeds, select_trees
 from engine.methods.kg2rag.trace import KG2RAGSettings, KG2RAGTrace, SeedChunk
@@ -231,8 +226,10 @@ class KG2RAG:
         fill_rule = s.fill if s.fill == "rerank" or any(t.kind != "seed" for t in tr.trees) else "room"
         if fill_rule == "rerank":
             # the authors' nodes: the seeds in retrieval order, then the expansion's chunks
-            cands = [cid for cid, _ in hits] + [c for c in chunk_scores if c not in dict(hits)]
-            rest = [c for c in cands if c not in tr.tree_chunk_ids]
+            seeds, chosen = [cid for cid, _ in hits], set(tr.tree_chunk_ids)
+            seed_set = set(seeds)
+            cands = seeds + [c for c in chunk_scores if c not in seed_set]
+            rest = [c for c in cands if c not in chosen]
             need = len(tr.tree_chunk_ids) < s.k // 2 and rest
             scores = self._fill_scores(question, qvec, corpus, s, rest) if need else []
             tr.fill_chunk_ids = fill_reranked(tr.tree_chunk_ids, list(zip(rest, scores)), s.k)

@@ -72,8 +72,9 @@ class T2RAGSettings:
 
     decompose_retry: bool = False
     """A decomposition that yields no query triplet: on = ask once more with the reference code's
-    fix-up prompt ("Extract 1-3 triples ..."), then end the question with an error when that fails
-    too (the reference raises); off = go on with the question as the only query (SPEC step 1, ours)."""
+    fix-up prompt ("Extract 1-3 triples ..."; with the tuned prompts, the same prompt again), then end
+    the question with an error when that fails too (the reference raises); off = go on with the
+    question as the only query (SPEC step 1, ours)."""
 
     retrieve_when_resolved: bool = True
     """A decomposition with no placeholder (every triplet resolved, nothing to fill): on = one
