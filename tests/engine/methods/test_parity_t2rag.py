@@ -312,3 +312,16 @@ def test_the_answer_reply_is_cleaned_as_the_reference_cleans_it():
 
     for reply in ("Answer: Tracy Kristofferson", "The child is Tracy.\nAnswer: Tracy Kristofferson.", "Tracy"):
         assert parse_answer_paper(reply)[0] == ref.final_answer(reply).strip()
+
+
+def test_the_offline_reasoner_gives_the_paper_preset_no_answer_not_an_error():
+    """Issue 40: the paper's clue-only answer after a forced stop, with no clue holding a value, was
+    "the answer step failed: no evidence" with the offline rules; now it is "no answer", with the
+    reason, and the chunks the rounds retrieved stay the question's evidence."""
+    from engine.reasoners.offline import OfflineReasoner
+    from tests._t2rag_helpers import bobby_mcgee_corpus
+
+    q = "Who is the child of the performer of Blue Suede Shoes?"
+    r = T2RAG(OfflineReasoner()).answer(q, bobby_mcgee_corpus(), preset_settings("t2rag", "paper"))
+    assert r.answer == "" and r.error == "" and r.evidence_chunk_ids
+    assert r.trace.synthesis.context == "" and "nothing to read" in r.trace.synthesis.call.parsed["why"]
