@@ -361,8 +361,10 @@ class KG2RAG:
             f"seeds: {len(tr.seeds)} chunks ({tr.settings.seeds}), {sum(x.n_triplets > 0 for x in tr.seeds)} "
             "with triplets",
             f"expansion: {len(tr.hops)} hop(s), +{added} chunks"
-            + (f" ({cut} chunks cut by the cap, {capped} hub triplets not followed)" if cut or capped else ""),
-            f"graph: {len(tr.nodes)} entities, {len(tr.edges)} edges, {len(tr.trees)} components/trees",
+            + (f" ({cut} chunks cut by the cap, {capped} hub triplets not followed)" if cut or capped else "")
+            + (f", +{len(tr.completed)} completing {', '.join(tr.completed_titles)}" if tr.completed else ""),
+            f"graph: {len(tr.nodes)} entities, {len(tr.edges)} edges, {len(tr.trees)} components/trees"
+            + (f" ({links} question links)" if (links := sum(e.is_question_link for e in tr.edges)) else ""),
             f"ranker: {tr.ranker or '-'}",
             f"selected: {len(tr.selected_tree_ids)} trees -> {len(tr.tree_chunk_ids)} chunks"
             + (f" ({cuts} cut to fit k)" if (cuts := sum(1 for t in tr.trees if t.cut_chunk_ids)) else "")

@@ -316,7 +316,11 @@ class T2RAG:
         lines = []
         if trace.decomposition is not None:
             d = trace.decomposition
-            lines.append(f"decompose: {d.state.counts()}, {_tokens(d.call)}" + (f" [{d.failure}]" if d.failure else ""))
+            lines.append(
+                f"decompose: {d.state.counts()}, {_tokens(d.call)}"
+                + (f"; fix-up retry {_tokens(d.retry_call)}" if d.retry_call else "")
+                + (f" [{d.failure}]" if d.failure else "")
+            )
         for r in trace.rounds:
             solve = _tokens(r.solve_call) if r.solve_call else f"no solve ({r.solve_skipped})"
             if r.pool_size == 0:
