@@ -3,6 +3,7 @@ on the shared MuSiQue and HotpotQA samples (issue 16).
 
     .venv/bin/python bench/retrieval_quality.py [--questions 100] [--datasets musique hotpotqa]
         [--methods semantic hybrid t2rag kg2rag] [--kg2rag default paper '{"tree_score": "max"}' ...]
+        [--t2rag default paper '{"early_stop": false}' ...]
 
 Sets (each one pooled corpus of paragraph chunks, built once into bench/out/workspace):
 
@@ -10,6 +11,7 @@ Sets (each one pooled corpus of paragraph chunks, built once into bench/out/work
   GPT-3.5 OpenIE triplets imported as `triplets import` would (../shared/data/musique_hipporag_train100).
 * `hotpotqa`: HotpotQA train (distractor), 100 questions over their 10 paragraphs each, with
   triplets from the offline extractor (`offline-rules`, no model).
+* `2wiki`: 2WikiMultihopQA, HopRAG's 10-question quickstart sample, offline triplets.
 
 Methods, each under both presets (engine/methods/presets.py; the baselines have one form, so
 their `paper` and `tuned` are the same run): semantic, hybrid and bm25 at k=10 (their ranking gives
@@ -47,6 +49,8 @@ DATASETS = {
     "sample-hotpotqa": (ROOT / "sample_corpora" / "hotpotqa_30.json", None),
     # the older MuSiQue sample (20 paragraphs per question, offline triplets): kg2rag_bench's timing set
     "musique-kag": (DATA / "musique_kag_100" / "musique_qa_100.json", None),
+    # 2WikiMultihopQA: HopRAG's 10-question quickstart sample (10 paragraphs each), offline triplets
+    "2wiki": (DATA / "hoprag_quickstart" / "wiki_example.jsonl", None),
 }
 BENCH_WS = ROOT / "bench" / "out" / "workspace"
 
@@ -207,10 +211,17 @@ def method_runners(args, corpus):
 
         t2 = T2RAG(OfflineReasoner(corpus.embedder))
         # both presets (engine/methods/presets.py): "t2rag" is `tuned`; with the offline reasoner the
-        # prompts do not matter, the solver's adopted triplets (`adopt_proposed`) change retrieval
-        for preset in ("tuned", "paper"):
-            label = "t2rag" if preset == "tuned" else "t2rag paper"
-            runners[label] = (lambda s: lambda q: t2.answer(q, corpus, s))(preset_settings("t2rag", preset))
+        # prompts do not matter, the rounds (`early_stop`, `retrieve_when_resolved`) and the solver's
+        # adopted triplets (`adopt_proposed`) change retrieval. Other variants as with --kg2rag.
+        for variant in args.t2rag:
+            if variant in ("default", "paper"):
+                settings = preset_settings("t2rag", "tuned" if variant == "default" else "paper")
+            elif variant.startswith("paper+"):
+                settings = preset_settings("t2rag", "paper", **json.loads(variant[len("paper+"):]))
+            else:
+                settings = preset_settings("t2rag", "tuned", **json.loads(variant))
+            label = "t2rag" if variant == "default" else f"t2rag {variant}"
+            runners[label] = (lambda s: lambda q: t2.answer(q, corpus, s))(settings)
     if "kg2rag" in args.methods:
         kg = KG2RAG(StubReasoner())
         for variant in args.kg2rag:
@@ -325,6 +336,9 @@ def main() -> None:
     ap.add_argument("--kg2rag", nargs="+", default=["default", "paper"], metavar="VARIANT",
                     help='KG2RAG variants: "default", "paper" (KG2RAGSettings.paper()), KG2RAGSettings fields '
                          'as JSON (\'{"tree_score": "max"}\') or "paper+JSON" (the paper preset with overrides)')
+    ap.add_argument("--t2rag", nargs="+", default=["default", "paper"], metavar="VARIANT",
+                    help='T2RAG variants, as --kg2rag: "default" (tuned), "paper", T2RAGSettings fields as JSON '
+                         'over tuned (\'{"early_stop": false}\') or "paper+JSON"')
     ap.add_argument("--per-question", default="", metavar="METHOD",
                     help="also list the questions where METHOD (e.g. kg2rag) and semantic at the same n differ")
     ap.add_argument("--no-hybrid-same-n", dest="hybrid_same_n", action="store_false",

@@ -232,7 +232,8 @@ def evidence_score(gold: EvidenceGold, chunks: Sequence[Chunk], k: int) -> Retri
 @dataclass(frozen=True)
 class QuestionMetrics:
     """Everything scored for one question. `paragraph`/`sentence` are None when the question has
-    no gold support at that unit (a user's own questions); both are zero-filled on errors."""
+    no gold support at that unit (a user's own questions); both are zero-filled when the method
+    failed before it retrieved anything (an error after retrieval scores what was retrieved)."""
 
     em: float = 0.0
     f1: float = 0.0

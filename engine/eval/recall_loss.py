@@ -144,6 +144,7 @@ def _kg2rag(out: RecallLoss, tr: Any, corpus: Any, unit: str, found: set, missin
     seeds = [_get(s, "chunk_id") for s in _get(tr, "seeds", [])]
     n_trip = {_get(s, "chunk_id"): _get(s, "n_triplets", 0) for s in _get(tr, "seeds", [])}
     added = [_get(c, "chunk_id") for h in _get(tr, "hops", []) for c in _get(h, "chunks_added", [])]
+    added += [_get(c, "chunk_id") for c in _get(tr, "completed", [])]  # the paper preset's title completion
     trees = list(_get(tr, "trees", []))  # rank order
     units = _units_of(corpus, seeds + added, unit, by_doc)
     seed_units = {u for c in seeds for u in units.get(c, [])}

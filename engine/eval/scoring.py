@@ -1,11 +1,14 @@
 """One question of an evaluation run: answer it with the method, save the trace, score it.
 
-A question whose method raises (or returns an error) is recorded with its error and scores 0;
-only a provider error no retry fixes (`LLMError.fatal`) stops the run, as `EvalStopped`.
+A question whose method raises (or returns an error) is recorded with its error and its answer
+scores 0; what it retrieved before the error still counts for retrieval (a method that retrieved
+and then could not answer has retrieved). Only a provider error no retry fixes (`LLMError.fatal`)
+stops the run, as `EvalStopped`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from pathlib import Path
@@ -118,9 +121,15 @@ def evaluate_one(
         usage = Usage(total_time=elapsed, engine_time=elapsed)
         return _failed(name, q, unit, evidence, usage, f"{type(exc).__name__}: {exc}")
     trace_rel, trace_note = _save_trace(result, out_dir, f"traces/{name}/{_safe_name(q.qid)}.json")
-    if result.error:
+    if result.error and not result.evidence_chunk_ids:
         return _failed(name, q, unit, evidence, result.usage or Usage(), result.error, result, trace_rel)
-    return _scored(name, q, corpus, result, k, correct_f1, unit, evidence, trace_rel, trace_note)
+    record = _scored(name, q, corpus, result, k, correct_f1, unit, evidence, trace_rel, trace_note)
+    if result.error:
+        # retrieved, then failed (the answer step, a later round): the answer scores 0, the
+        # retrieval counts what was retrieved
+        zero = dataclasses.replace(record.metrics, em=0.0, f1=0.0, precision=0.0, recall=0.0)
+        record = dataclasses.replace(record, metrics=zero, failure=ERROR, error=result.error)
+    return record
 
 
 def _save_trace(result: Result, out_dir: Path, trace_rel: str) -> tuple[str, str]:

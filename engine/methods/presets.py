@@ -42,6 +42,18 @@ REASONS: dict[tuple[str, str], str] = {
     ("t2rag", "forced_context"): "ours: at a forced stop the answer step also sees the unresolved lines and "
     "every round's passages (SPEC: the last round's), evidence the solver saw but could not bind (not yet "
     "measured with an LLM)",
+    ("t2rag", "tolerant_replies"): "ours: a model's markdown or numbered reply (a bold 'Fully Resolved Clue 1:', "
+    "'1. Subject: ...') loses every clue in the reference's line parser (tests/engine/methods/test_parity_t2rag.py); "
+    "it matters only with the reference prompts and a model (not measured here: no model on this machine)",
+    ("t2rag", "decompose_retry"): "ours (SPEC step 1): a question whose decomposition fails still gets a round with "
+    "the question as its query and an answer, where the reference ends it with an error and nothing retrieved "
+    "(never triggered by the offline reasoner on the shared sets: recall unchanged, issue 40)",
+    ("t2rag", "retrieve_when_resolved"): "ours: a question with nothing to fill (a yes/no check of stated facts) "
+    "is answered from retrieved passages, not from the model's memory of its own clues (never triggered by the "
+    "offline reasoner on the shared sets: recall unchanged, issue 40)",
+    ("t2rag", "early_stop"): "SPEC step 6: a round that produced no new searchable triplet ends the loop. Measured "
+    "with the offline reasoner (issue 40): running on to N adds a round of chunks (HotpotQA 7.1 -> 12.0 per "
+    "question, MuSiQue 8.7 -> 13.1) for recall 0.715 -> 0.765 and 0.645 -> 0.723, and a solver call per round",
     ("kg2rag", "seeds"): "BM25 + dense fused by reciprocal rank beats dense seeds on both shared sets "
     "(docs/benchmarks.md, issue 16)",
     ("kg2rag", "expansion_cap"): "a hub entity ('United States') floods a pooled corpus with chunks; the cap "
@@ -56,7 +68,17 @@ REASONS: dict[tuple[str, str], str] = {
     "19 chunks: skipping it lost 61 gold seeds",
     ("kg2rag", "seed_trees"): "seeds with no triplet were lost unless the k/2 fill triggered (17 of 200 gold "
     "HotpotQA paragraphs)",
-    ("kg2rag", "fill"): "fill seeds whenever the trees leave room, not only under k/2",
+    ("kg2rag", "fill"): "SPEC step 7: under k/2, the best remaining seeds; the authors' rerank of every remaining "
+    "candidate adds nothing on top of tuned (paragraph recall HotpotQA 0.880 both, MuSiQue 0.737 -> 0.733; "
+    "docs/benchmarks.md, issue 40)",
+    ("kg2rag", "tree_form"): "SPEC step 6 (the paper's text): a cross-encoder scores the tree's triplet form; the "
+    "authors' distractor script scores its chunks' text (not measured: no cross-encoder on this machine)",
+    ("kg2rag", "expansion"): "SPEC steps 2-3: an expanded chunk weighs its own similarity to the question, and the "
+    "graph holds the triplets the walk reached; the authors' entity-averaged scores and title completion "
+    "cost recall on top of tuned (HotpotQA 0.880 -> 0.845, MuSiQue 0.737 -> 0.669; docs/benchmarks.md, issue 40)",
+    ("kg2rag", "question_links"): "SPEC step 4: trees from the triplets alone; the authors' weight-0 links between "
+    "the question's entities: HotpotQA recall 0.880 both (R@5 0.755 -> 0.785), MuSiQue 0.737 -> 0.722 "
+    "(docs/benchmarks.md, issue 40)",
     ("kg2rag", "seed_guard"): "a seed more similar to the question than every expanded chunk in the context "
     "is never dropped for one: the graph stage adds recall to its own seeds instead of costing it "
     "(docs/benchmarks.md, issue 25)",
@@ -110,6 +132,21 @@ FIXES: dict[str, list[Departure]] = {
             "its answer cannot change; it would only cost a call",
             "engine",
         ),
+        Departure(
+            "fix-up asked once",
+            "a decomposition that fails is asked once more with the fix-up prompt, then the question ends",
+            "its error handler sends the identical fix-up prompt a second time before raising",
+            "the same prompt at temperature 0 gives the same reply",
+            "engine",
+        ),
+        Departure(
+            "prompts in tagged sections",
+            "the authors' prompt text as one user message, with the question, clues and evidence inserted in "
+            "tagged sections and a system line saying tagged text is data",
+            "f-strings inserting the raw text (and their indentation)",
+            "an instruction written in a document must not pose as the prompt's own",
+            "engine",
+        ),
     ],
     "kg2rag": [
         Departure(
@@ -132,6 +169,23 @@ FIXES: dict[str, list[Departure]] = {
             "stops at the first misfit",
             "with one big tree the reference selected nothing",
             "fix",
+        ),
+        Departure(
+            "reranked fill reads what it ranked",
+            "the `rerank` fill adds the remaining candidates in the order it ranked them",
+            "ranks the remaining candidates, then reads each rank position from the unfiltered candidate "
+            "list (kg_post_processor.py ~427)",
+            "once a tree's chunk preceded them, it added the wrong chunks, or fewer",
+            "fix",
+        ),
+        # not bug fixes SPEC names, but how the engine runs the authors' steps: listed so nothing is hidden
+        Departure(
+            "entities, not titles, carry the expansion",
+            "an entity's chunks are those stating a triplet the walk followed from it; the authors' title "
+            "completion adds the rest of a seed's document",
+            "an entity's chunks are the document of that title (every entity is a title)",
+            "one entity graph serves any corpus, whose entities are mostly not document titles",
+            "engine",
         ),
     ],
     # HippoRAG 2 (engine/methods/hipporag2): every setting is the authors' default; what differs is

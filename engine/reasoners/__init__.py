@@ -1,5 +1,5 @@
 """Reasoners: the four jobs both methods need (base.py: the `Reasoner` protocol and the values it
-passes), over a model (llm_reasoner.py with prompts.py and parsing.py) or over rules (offline/).
+passes), over a model (llm_reasoner.py with prompts/, parsing.py and free_text.py) or over rules (offline/).
 
 `make_reasoner` is the one entry point the CLI and the app use:
 

@@ -114,7 +114,9 @@ class Reasoner(Protocol):
         ...
 
     def answer(self, question: str, context: str, *, facts: list[str] | None = None) -> tuple[str, LLMCall]:
-        """A short factoid answer (`yes`/`no` for yes/no questions) from context and/or facts."""
+        """A short factoid answer (`yes`/`no` for yes/no questions) from context and/or facts.
+        `facts` given (even empty) means the caller answers from the clues it holds: with nothing
+        usable in them and no context, an empty answer is "no answer", not a failed call."""
         ...
 
     def chat(self, job: str, messages: list[dict[str, str]]) -> tuple[str, LLMCall]:

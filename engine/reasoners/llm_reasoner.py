@@ -1,6 +1,6 @@
 """`LLMReasoner`: the four jobs (extract, decompose, solve, answer) plus free chat over any `LLM`.
 
-Each job builds its prompt (engine/reasoners/prompts.py), calls the LLM, parses the reply
+Each job builds its prompt (engine/reasoners/prompts/), calls the LLM, parses the reply
 (engine/reasoners/parsing.py) and returns `(parsed, LLMCall)`. A bad reply or a transient provider
 failure never raises: the job returns an empty or neutral result and sets `LLMCall.error`, so the
 method continues with its documented fallback and the trace shows why. Failures that would repeat
@@ -15,12 +15,18 @@ import copy
 from engine.llm.base import LLM, Completion, LLMCall, LLMError
 from engine.reasoners import prompts
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
+from engine.reasoners.free_text import (
+    parse_answer_paper,
+    parse_clues,
+    parse_clues_paper,
+    parse_decomposition_paper,
+    parse_fixup_paper,
+    parse_reasoned_triples,
+)
 from engine.reasoners.parsing import (
     parse_answer,
-    parse_clues,
     parse_entities,
     parse_kg2rag,
-    parse_reasoned_triples,
     parse_solve,
     parse_solve_sources,
     parse_stepwise_answer,
@@ -47,22 +53,28 @@ class LLMReasoner:
         self.max_tokens = max_tokens
         #: provider calls one `extract` makes; the extraction runner bills per call
         self.calls_per_extract = 2 if extraction_style == "json+ner" else 1
-        #: job -> prompt name (engine.reasoners.prompts.PROMPT_SETS); see `with_prompt_set`
+        #: the prompt set (engine.reasoners.prompts.prompt_set names it); see `with_prompt_set`
         self.prompt_set = "tuned"
+        self._jobs = prompts.prompt_set("tuned")
 
     def with_prompt_set(self, name: str) -> LLMReasoner:
         """The same reasoner (model, cache, style) building its decompose, solve and answer prompts
-        from the set `name`: "tuned" (ours), "t2rag-paper" or "kg2rag-paper" (the authors' code)."""
-        if name not in prompts.PROMPT_SETS:
-            raise ValueError(f"unknown prompt set {name!r}; choose from {', '.join(prompts.PROMPT_SETS)}")
+        from the set `name`: "tuned" (ours), "t2rag-paper" or "kg2rag-paper" (the authors' code),
+        with optional modifiers ("t2rag-paper+tolerant", "+fixup": engine.reasoners.prompts.SET_MODIFIERS)."""
+        jobs = prompts.prompt_set(name)
         if name == self.prompt_set:
             return self
         variant = copy.copy(self)
-        variant.prompt_set = name
+        variant.prompt_set, variant._jobs = name, jobs
         return variant
 
     def _prompt(self, job: str) -> str:
-        return prompts.PROMPT_SETS[self.prompt_set][job]
+        return self._jobs[job]
+
+    @property
+    def _strict(self) -> bool:
+        """The authors' own reply parsing (the `paper` preset), not our tolerant one."""
+        return self._jobs.get("parser") == "paper"
 
     def __repr__(self) -> str:
         return f"LLMReasoner({self.name!r}, extraction_style={self.extraction_style!r})"
@@ -131,13 +143,23 @@ class LLMReasoner:
         return triplets, call
 
     def decompose(self, question: str) -> tuple[list[QueryTriplet], LLMCall]:
-        paper = self._prompt("decompose") == "decompose_paper"
-        messages = (prompts.decompose_paper_messages if paper else prompts.decompose_messages)(question)
-        c, call = self._complete("decompose", messages, json_mode=not paper)
+        which = self._prompt("decompose")
+        build = {
+            "decompose_paper": prompts.decompose_paper_messages,
+            "decompose_fixup_paper": prompts.decompose_fixup_paper_messages,
+        }.get(which, prompts.decompose_messages)
+        free_text = which != "decompose"
+        messages = build(question)
+        c, call = self._complete("decompose", messages, json_mode=not free_text)
         if c is None:
             call.parsed = []
             return [], call
-        raw, err = parse_reasoned_triples(c.text) if paper else parse_triples(c.text, keys=("triplets", "triples"))
+        if not free_text:
+            raw, err = parse_triples(c.text, keys=("triplets", "triples"))
+        elif self._strict:
+            raw, err = (parse_fixup_paper if which == "decompose_fixup_paper" else parse_decomposition_paper)(c.text)
+        else:
+            raw, err = parse_reasoned_triples(c.text)
         out = [QueryTriplet(*t) for t in raw]
         call.parsed = [list(t.parts) for t in out]
         if err or not out:
@@ -159,7 +181,7 @@ class LLMReasoner:
             call.parsed = {"bindings": {}, "triplets": []}
             return SolveResult(), call
         if paper:
-            return self._paper_solve(c.text, call)
+            return self._paper_solve(c.text, call, strict=self._strict)
         bindings, triples, err = parse_solve(c.text)
         sources = parse_solve_sources(c.text, bindings)
         result = SolveResult(bindings=bindings, triplets=tuple(QueryTriplet(*t) for t in triples), sources=sources)
@@ -168,10 +190,11 @@ class LLMReasoner:
         return result, call
 
     @staticmethod
-    def _paper_solve(text: str, call: LLMCall) -> tuple[SolveResult, LLMCall]:
+    def _paper_solve(text: str, call: LLMCall, strict: bool = False) -> tuple[SolveResult, LLMCall]:
         """The reference reply's clues, as rewritten triplets: the engine reads the values off them
-        (no binding map, no sources: the reference prompt asks for neither)."""
-        resolved, traceable, err = parse_clues(text)
+        (no binding map, no sources: the reference prompt asks for neither). `strict`: the authors'
+        line parsing, else our tolerant one."""
+        resolved, traceable, err = (parse_clues_paper if strict else parse_clues)(text)
         triples = resolved + traceable
         call.parsed = {"bindings": {}, "triplets": [list(t) for t in triples], "resolved": len(resolved)}
         call.error = f"parse: {err}" if err else ""
@@ -189,8 +212,12 @@ class LLMReasoner:
         if c is None:
             call.parsed = ""
             return "", call
-        parse = parse_stepwise_answer if which == "kg2rag_answer_paper" else parse_answer
-        text, err = parse(c.text, question)
+        if which == "kg2rag_answer_paper":
+            text, err = parse_stepwise_answer(c.text, question)
+        elif which == "t2rag_answer_paper" and self._strict:
+            text, err = parse_answer_paper(c.text)
+        else:
+            text, err = parse_answer(c.text, question)
         call.parsed = text
         call.error = f"parse: {err}" if err else ""
         return text, call

@@ -123,54 +123,6 @@ def parse_triples(
     return [], "no JSON triples and no 's | p | o' lines in the reply"
 
 
-_TRIPLES_HEAD = re.compile(r"^\s*(?:[-*]\s*)?triples?\s*:\s*", re.IGNORECASE)
-
-
-def parse_reasoned_triples(reply: str) -> tuple[list[tuple[str, str, str]], str]:
-    """The reference T2RAG decomposition reply: "Reasoning: ...", then "Triples:" and one
-    `s | p | o` per line (a triple may follow the heading on its line); JSON as a fallback."""
-    if not reply.strip():
-        return [], "empty reply"
-    lines = [_TRIPLES_HEAD.sub("", ln) for ln in strip_fences(reply).splitlines()]
-    triples = _pipe_lines("\n".join(ln for ln in lines if not ln.strip().lower().startswith("reasoning")))
-    if triples:
-        return triples, ""
-    return parse_triples(reply, keys=("triplets", "triples"))
-
-
-_CLUE_HEAD = re.compile(r"^\s*[*#]*\s*(fully resolved|newly traceable)\s+clue\b", re.IGNORECASE)
-_CLUE_PART = re.compile(r"^\s*[*-]*\s*(subject|predicate|object)\s*[*]*\s*:\s*[*]*\s*(.*)$", re.IGNORECASE)
-
-
-def parse_clues(reply: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]], str]:
-    """The reference T2RAG solve reply: "Fully Resolved Clue N:" and "Newly Traceable Clue N:"
-    blocks of Subject / Predicate / Object lines -> (resolved, traceable, error)."""
-    if not reply.strip():
-        return [], [], "empty reply"
-    out: dict[str, list[tuple[str, str, str]]] = {"fully resolved": [], "newly traceable": []}
-    kind: str = ""
-    parts: dict[str, str] = {}
-
-    def close() -> None:
-        if kind and len(parts) == 3:
-            t = _as_triple([parts["subject"], parts["predicate"], parts["object"]])
-            if t:
-                out[kind].append(t)
-
-    for line in strip_fences(reply).splitlines():
-        head = _CLUE_HEAD.match(line)
-        if head:
-            close()
-            kind, parts = head.group(1).lower(), {}
-            continue
-        m = _CLUE_PART.match(line)
-        if m and kind:
-            parts[m.group(1).lower()] = m.group(2).strip().strip("*").strip()
-    close()
-    resolved, traceable = out["fully resolved"], out["newly traceable"]
-    return resolved, traceable, ("" if resolved or traceable else "no 'Fully Resolved' or 'Newly Traceable' clue")
-
-
 def parse_entities(reply: str) -> tuple[list[str], str]:
     """Named entities from `{"named_entities": [...]}`, a bare list, or one entity per line."""
     if not reply.strip():

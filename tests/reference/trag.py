@@ -122,3 +122,117 @@ def trag_qa(query, triples, propositions, prop_vecs, passage_of, embed, resolve,
             break
     resolved = dedupe(resolved)
     return rounds, resolved + traceable
+
+
+# --- the LLM replies, as the reference reads them (reason_and_form_triples, _retry_triple_extraction_simple,
+# _parse_combined_clue_response, final_qa). `llm(prompt_kind) -> reply` stands for self.llm_model.infer.
+
+
+def parse_triples_section(reply):
+    """`reason_and_form_triples`'s first pass: '|' lines after a line starting "Triples:"."""
+    triples, section = [], None
+    for line in reply.strip().split("\n"):
+        line = line.strip()
+        if line.startswith("Reasoning:"):
+            section = "reasoning"
+        elif line.startswith("Triples:"):
+            section = "triples"
+        elif line.startswith("Propositions:"):
+            section = "propositions"
+        elif section == "triples" and "|" in line:
+            parts = [p.strip() for p in line.split("|")]
+            if len(parts) >= 3:
+                triples.append({"subject": parts[0], "predicate": parts[1], "object": parts[2]})
+    return triples
+
+
+def parse_unlabeled(reply):
+    """Its second pass: every '|' line outside the headings, numbering and bullets dropped."""
+    out = []
+    for line in reply.strip().split("\n"):
+        line = line.strip()
+        if not line or line.lower().startswith(("reasoning:", "triples:", "propositions:")):
+            continue
+        if "|" in line:
+            if ". " in line:
+                line = line.split(". ", 1)[-1]
+            if "- " in line:
+                line = line.replace("- ", "")
+            parts = [p.strip().strip('"').strip("'") for p in line.split("|")]
+            if len(parts) >= 3:
+                out.append({"subject": parts[0], "predicate": parts[1], "object": parts[2]})
+    return out
+
+
+def parse_simple(reply):
+    """`_retry_triple_extraction_simple`'s parsing (at most 3)."""
+    out = []
+    for line in reply.strip().split("\n"):
+        line = line.strip()
+        if "|" in line and not line.startswith("Question:") and not line.startswith("Examples:"):
+            if ". " in line:
+                line = line.split(". ", 1)[-1]
+            if "- " in line:
+                line = line.replace("- ", "")
+            parts = [p.strip().strip('"').strip("'") for p in line.split("|")]
+            if len(parts) >= 3 and not (parts[0] == "?" and "related" in parts[1].lower() and len(parts[2]) > 30):
+                out.append({"subject": parts[0], "predicate": parts[1], "object": parts[2]})
+    return out[:3]
+
+
+def reason_and_form_triples(llm):
+    """The decomposition with its retries: the main prompt, then the simple one; when that gives
+    nothing a RuntimeError, which the method's own `except` catches to ask the simple prompt once
+    more before raising for good. Returns (triples, prompts asked) or raises RuntimeError."""
+    asked = []
+
+    def ask(kind):
+        asked.append(kind)
+        return llm(kind)
+
+    try:
+        reply = ask("main")
+        triples = parse_triples_section(reply) or parse_unlabeled(reply)
+        if not triples:
+            triples = parse_simple(ask("simple"))
+            if not triples:
+                raise RuntimeError("Could not extract meaningful triples")
+    except Exception:
+        triples = parse_simple(ask("simple"))
+        if not triples:
+            raise RuntimeError(f"TRAG cannot process query without meaningful triples (asked {asked})") from None
+    return dedupe(triples), asked
+
+
+def parse_combined(reply):
+    """`_parse_combined_clue_response` -> (fully resolved, newly traceable), each deduplicated as
+    `resolve_clues` does."""
+    resolved, traceable, section, clue = [], [], None, {}
+
+    def keep():
+        if section == "resolved" and len(clue) == 3:
+            resolved.append(clue)
+        elif section == "traceable" and len(clue) == 3:
+            traceable.append(clue)
+
+    for line in reply.splitlines():
+        line = line.strip()
+        if line.startswith("Fully Resolved Clue"):
+            keep()
+            section, clue = "resolved", {}
+        elif line.startswith("Newly Traceable Clue"):
+            keep()
+            section, clue = "traceable", {}
+        elif line.startswith("Subject:"):
+            clue["subject"] = line.split("Subject:", 1)[1].strip()
+        elif line.startswith("Predicate:"):
+            clue["predicate"] = line.split("Predicate:", 1)[1].strip()
+        elif line.startswith("Object:"):
+            clue["object"] = line.split("Object:", 1)[1].strip()
+    keep()
+    return dedupe(resolved), dedupe(traceable)
+
+
+def final_answer(reply):
+    """`final_qa`'s cleanup: the text after the last "Answer:" when there is one."""
+    return reply.split("Answer:")[-1].strip() if "Answer:" in reply else reply

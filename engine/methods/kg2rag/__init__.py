@@ -5,6 +5,7 @@ a maximum spanning tree per component to filter and order the context (SPEC.md s
     result = KG2RAG(reasoner).answer("Who directed ...?", corpus, KG2RAGSettings(k=10))
 
 `method.py` wires the steps to a corpus and a reasoner, `graph.py` expands and builds the trees,
+`authors.py` holds the authors' own choices (the `paper` preset), `context.py` the answer context,
 `rank.py` scores trees without a cross-encoder, `select.py` picks trees for the budget, `trace.py`
 holds the settings and typed trace.
 """

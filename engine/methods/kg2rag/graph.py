@@ -42,6 +42,11 @@ class Expansion:
     hops: list[Hop]
     triplet_ids: list[int]  # every triplet within reach, in discovery order
     chunk_scores: dict[str, float]  # every candidate chunk (seeds and added) -> s(q, c)
+    #: added chunk -> the frontier entities whose followed triplets named it (the authors' scoring
+    #: gives a chunk the score of the entity it joined through)
+    via: dict[str, set[str]] = field(default_factory=dict)
+    #: (hop, frontier entity, entity reached) per followed triplet within reach, in hop order
+    links: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 def expand(
@@ -80,6 +85,16 @@ def expand(
         followed, caps = _follow_edges(graph, frontier, st.seen_triplets, st.scores, score_chunks, max_entity_edges)
         extra = [c for cids in seed_triplets.values() for c in cids] if h == 1 else []
         out_hops.append(_take_hop(st, h, frontier, followed, caps, extra, score_chunks))
+        added = {c.chunk_id for c in out_hops[-1].chunks_added}
+        if h == 1:  # another chunk stating a seed triplet joined through that triplet's entities
+            for tid, cids in seed_triplets.items():
+                for c in added.intersection(cids) if tid in index else ():
+                    st.via.setdefault(c, set()).update(index[tid][:2])
+        for tid in out_hops[-1].triplet_ids:
+            cids, other, ent = followed[tid]
+            st.links.append((h, ent, other))
+            for c in added.intersection(cids):
+                st.via.setdefault(c, set()).add(ent)
         frontier = out_hops[-1].entities_reached
     keep = st.seeds | set(st.added)
     return Expansion(
@@ -87,6 +102,8 @@ def expand(
         hops=out_hops,
         triplet_ids=st.triplets_in_reach,
         chunk_scores={c: float(s) for c, s in st.scores.items() if c in keep},
+        via=st.via,
+        links=st.links,
     )
 
 
@@ -101,13 +118,15 @@ class _Walk:
     seen_entities: set[str]
     budget: int  # chunks the expansion may still add
     added: list[str] = field(default_factory=list)
+    via: dict[str, set[str]] = field(default_factory=dict)
+    links: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 def _take_hop(
     st: _Walk,
     h: int,
     frontier: list[str],
-    followed: dict[int, tuple[tuple[str, ...], str]],
+    followed: dict[int, tuple[tuple[str, ...], str, str]],
     caps: list[EntityCap],
     extra: list[str],
     score_chunks: Callable[[list[str]], dict[str, float]],
@@ -116,7 +135,7 @@ def _take_hop(
     chunks stating the seeds' own triplets) join best first within the budget; a triplet is within
     reach only if a surviving candidate states it, and entities reached only through cut chunks
     are not expanded further."""
-    pool = {c for cids, _ in followed.values() for c in cids} | set(extra)
+    pool = {c for cids, _, _ in followed.values() for c in cids} | set(extra)
     pool -= st.seeds | set(st.added)
     if pool - st.scores.keys():
         st.scores.update(score_chunks(sorted(pool - st.scores.keys())))
@@ -148,10 +167,11 @@ def _follow_edges(
     scores: dict[str, float],
     score_chunks: Callable[[list[str]], dict[str, float]],
     max_entity_edges: int,
-) -> tuple[dict[int, tuple[tuple[str, ...], str]], list[EntityCap]]:
+) -> tuple[dict[int, tuple[tuple[str, ...], str, str]], list[EntityCap]]:
     """One hop's edges: each frontier entity's unseen edges (both directions: the graph is
     undirected), its best `max_entity_edges` by the best chunk stating each. `scores` gains the
-    similarity of every chunk the edges name. Returns triplet_id -> (chunks, entity reached), caps."""
+    similarity of every chunk the edges name. Returns triplet_id -> (chunks, entity reached, frontier
+    entity it was followed from), caps."""
     per_entity: dict[str, list[tuple[int, tuple[str, ...], str]]] = {}
     for ent in frontier:
         for a, b, key, data in graph.edges(ent, keys=True, data=True):
@@ -165,7 +185,7 @@ def _follow_edges(
     def edge_score(cids: tuple[str, ...]) -> float:
         return max((scores.get(c, float("-inf")) for c in cids), default=float("-inf"))
 
-    followed: dict[int, tuple[tuple[str, ...], str]] = {}
+    followed: dict[int, tuple[tuple[str, ...], str, str]] = {}
     caps: list[EntityCap] = []
     # the store's read cap: the true degree of each entity it cut (engine/store/graph.py DEGREES)
     degrees: dict[str, int] = graph.graph.get("entity_degrees") or {}
@@ -189,7 +209,7 @@ def _follow_edges(
             )
             edges = edges[:kept]
         for tid, cids, other in edges:
-            followed[tid] = (cids, other)
+            followed[tid] = (cids, other, ent)
     return followed, caps
 
 
@@ -276,8 +296,9 @@ def spanning_trees(edges: list[GraphEdge]) -> list[Tree]:
                     nodes=comps[i],
                     kept_edges=walk,
                     pruned_edges=pruned,
-                    chunk_ids=list(dict.fromkeys(e.chunk_id for e in walk)),
-                    triplet_form="\n".join(dict.fromkeys(e.line for e in walk)),
+                    # a question link joins two trees' entities but states nothing: no chunk, no line
+                    chunk_ids=list(dict.fromkeys(e.chunk_id for e in walk if not e.is_question_link)),
+                    triplet_form="\n".join(dict.fromkeys(e.line for e in walk if not e.is_question_link)),
                     root=walk[0].u,
                 )
             )

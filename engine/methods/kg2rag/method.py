@@ -15,14 +15,17 @@ import time
 
 import numpy as np
 
+from engine.core.textnorm import normalize_entity
 from engine.embed.rerank import Reranker, is_cosine
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.baselines import bm25_index, rrf
 from engine.methods.common import cached_reranker, format_context
+from engine.methods.kg2rag.authors import authors_expansion, candidate_edges, chunk_text, question_links, text_chunk_ids
+from engine.methods.kg2rag.context import FILL_SEPARATOR, TREE_SEPARATOR, tree_context  # noqa: F401 - re-exported
 from engine.methods.kg2rag.graph import Tree, expand, spanning_trees, weighted_edges
 from engine.methods.kg2rag.rank import cosine_rank
-from engine.methods.kg2rag.select import fill_from_seeds, guard_seeds, select_trees
+from engine.methods.kg2rag.select import fill_from_seeds, fill_reranked, guard_seeds, select_trees
 from engine.methods.kg2rag.trace import KG2RAGSettings, KG2RAGTrace, SeedChunk
 from engine.methods.presets import describe, prompted
 from engine.reasoners.base import Reasoner
@@ -35,7 +38,6 @@ def _neighbourhood(corpus: CorpusView, seed_trips, hops: int, per_entity: int = 
     its first by triplet id, when >= 0), else the whole graph."""
     if not hasattr(corpus, "entity_neighbourhood"):
         return corpus.entity_graph()
-    from engine.core.textnorm import normalize_entity
 
     entities = sorted({normalize_entity(x) for t in seed_trips for x in (t.subject, t.object)} - {""})
     # at least one hop: the seeds' own triplets are edges incident to the seed entities, and the
@@ -83,7 +85,7 @@ class KG2RAG:
         seed_scores = {cid: float(sc) for cid, sc in hits}
         chunk_scores = dict(seed_scores)
         trees = (
-            self._expand_and_organize(corpus, qvec, s, tr, seed_scores, seed_trips, chunk_scores, clock, step)
+            self._expand_and_organize(question, corpus, qvec, s, tr, seed_scores, seed_trips, chunk_scores, clock, step)
             if seed_trips
             else []
         )  # 2-5
@@ -93,7 +95,7 @@ class KG2RAG:
                 "the seed chunks hold no triplets (not extracted yet, or nothing found): "
                 "no graph to expand, so the answer uses the seed chunks only"
             )
-        evidence = self._select(s, tr, hits, chunk_scores)  # 7
+        evidence = self._select(question, qvec, corpus, s, tr, hits, chunk_scores)  # 7
         clock.lap("select")
         step(f"select: {len(tr.selected_tree_ids)} trees, {len(evidence)} chunks", tr)
         error = self._generate(question, corpus, tr, s)  # 8
@@ -164,6 +166,7 @@ class KG2RAG:
     # 2-5. expand over the entity graph; weighted graph, one maximum spanning tree per component, walk
     def _expand_and_organize(
         self,
+        question: str,
         corpus: CorpusView,
         qvec: np.ndarray,
         s: KG2RAGSettings,
@@ -191,27 +194,57 @@ class KG2RAG:
         )
         tr.seed_entities, tr.hops = exp.seed_entities, exp.hops
         chunk_scores.update(exp.chunk_scores)
+        if s.expansion == "authors":
+            authors_expansion(corpus, tr, exp, seed_trips, chunk_scores)
+            tr.edges = candidate_edges(corpus, chunk_scores)
+        else:
+            tr.edges = weighted_edges(graph, exp.triplet_ids, exp.chunk_scores)
         clock.lap("expand")
-        step(f"expand: {sum(len(h.chunks_added) for h in exp.hops)} chunks added", tr)
-        tr.edges = weighted_edges(graph, exp.triplet_ids, exp.chunk_scores)
+        step(f"expand: {sum(len(h.chunks_added) for h in exp.hops) + len(tr.completed)} chunks added", tr)
+        if s.question_links:
+            titles = [c.title for c in corpus.get_chunks(list(chunk_scores)) if c.title]
+            tr.edges += question_links(question, tr.edges, titles)
         tr.nodes = sorted({n for e in tr.edges for n in (e.u, e.v)})
         trees = spanning_trees(tr.edges)
         clock.lap("trees")
         step(f"organize: {len(trees)} trees", tr)
         return trees
 
-    # 7. select trees, then fill with seeds
-    @staticmethod
-    def _select(s: KG2RAGSettings, tr: KG2RAGTrace, hits, chunk_scores: dict[str, float]) -> list[str]:
+    # 7. select trees, then fill
+    def _select(
+        self,
+        question: str,
+        qvec: np.ndarray,
+        corpus: CorpusView,
+        s: KG2RAGSettings,
+        tr: KG2RAGTrace,
+        hits,
+        chunk_scores: dict[str, float],
+    ) -> list[str]:
         tr.tree_chunk_ids = select_trees(tr.trees, s.k, s.overflow, chunk_scores)
         tr.selected_tree_ids = [t.tree_id for t in tr.trees if t.selected]
-        fill_rule = s.fill if any(t.kind != "seed" for t in tr.trees) else "room"
-        tr.fill_chunk_ids = fill_from_seeds(tr.tree_chunk_ids, [cid for cid, _ in hits], s.k, fill_rule)
+        fill_rule = s.fill if s.fill == "rerank" or any(t.kind != "seed" for t in tr.trees) else "room"
+        if fill_rule == "rerank":
+            # the authors' nodes: the seeds in retrieval order, then the expansion's chunks
+            seeds, chosen = [cid for cid, _ in hits], set(tr.tree_chunk_ids)
+            seed_set = set(seeds)
+            cands = seeds + [c for c in chunk_scores if c not in seed_set]
+            rest = [c for c in cands if c not in chosen]
+            need = len(tr.tree_chunk_ids) < s.k // 2 and rest
+            scores = self._fill_scores(question, qvec, corpus, s, rest) if need else []
+            tr.fill_chunk_ids = fill_reranked(tr.tree_chunk_ids, list(zip(rest, scores)), s.k)
+        else:
+            tr.fill_chunk_ids = fill_from_seeds(tr.tree_chunk_ids, [cid for cid, _ in hits], s.k, fill_rule)
         if tr.fill_chunk_ids and tr.trees:
-            why = f"fewer than k/2 = {s.k / 2:g}" if fill_rule == "half" else f"room under k = {s.k}"
+            why = {"half": f"fewer than k/2 = {s.k / 2:g}", "rerank": f"fewer than k//2 = {s.k // 2}"}
+            what = (
+                "remaining candidates, ranked against the question"
+                if fill_rule == "rerank"
+                else "remaining seed chunks"
+            )
             tr.note = (
-                f"the selected trees gave {len(tr.tree_chunk_ids)} chunks, {why}: "
-                f"added the {len(tr.fill_chunk_ids)} best remaining seed chunks"
+                f"the selected trees gave {len(tr.tree_chunk_ids)} chunks, "
+                f"{why.get(fill_rule, f'room under k = {s.k}')}: added the {len(tr.fill_chunk_ids)} best {what}"
             )
         if s.seed_guard:
             tr.tree_chunk_ids, tr.fill_chunk_ids, kept = guard_seeds(
@@ -273,14 +306,26 @@ class KG2RAG:
         reranker = self.reranker or (self._reranker(s.reranker, corpus) if s.reranker else None)
         seeds_alone = [t for t in trees if t.kind == "seed"]
         if reranker is not None and not is_cosine(reranker):
-            texts = {c.chunk_id: format_context([c]) for c in corpus.get_chunks([t.chunk_ids[0] for t in seeds_alone])}
-            scores = reranker.score(
-                question, [texts.get(t.chunk_ids[0], "") if t.kind == "seed" else t.triplet_form for t in trees]
-            )
-            for t, sc in zip(trees, scores):
+            as_text = s.tree_form == "text"
+            ids = [c for t in trees if t.kind == "seed" or as_text for c in text_chunk_ids(t)]
+            got = {c.chunk_id: c for c in corpus.get_chunks(list(dict.fromkeys(ids)))}
+            texts = [
+                format_context([got[t.chunk_ids[0]]]) if t.kind == "seed" and t.chunk_ids[0] in got else ""
+                for t in trees
+            ]
+            if as_text:  # the authors: the tree's chunks' text, concatenated (use_tpt=False)
+                texts = [
+                    x or " ".join(chunk_text(got[c]) for c in text_chunk_ids(t) if c in got)
+                    for t, x in zip(trees, texts)
+                ]
+            else:
+                texts = [x or t.triplet_form for t, x in zip(trees, texts)]
+            for t, sc in zip(trees, reranker.score(question, texts)):
                 t.rank_score = float(sc)
-            how = f"{reranker.name} over each tree's triplet form"
-            return how + (" (a seed with no triplet: over its text)" if seeds_alone else "")
+            how = f"{reranker.name} over each tree's " + (
+                "text (its chunks in walk order)" if as_text else "triplet form"
+            )
+            return how + (" (a seed with no triplet: over its text)" if seeds_alone and not as_text else "")
         how = cosine_rank(trees, qvec, corpus, s.tree_score, chunk_scores, seed_scores)
         if reranker is None:
             how = f"{NO_CROSS_ENCODER}; {how}"
@@ -290,6 +335,17 @@ class KG2RAG:
 
     def _reranker(self, spec: str, corpus: CorpusView) -> Reranker:
         return cached_reranker(self._rerankers, spec, corpus)
+
+    def _fill_scores(
+        self, question: str, qvec: np.ndarray, corpus: CorpusView, s: KG2RAGSettings, ids: list[str]
+    ) -> list[float]:
+        """The `rerank` fill's scores: the cross-encoder on each chunk's text, else its cosine."""
+        reranker = self.reranker or (self._reranker(s.reranker, corpus) if s.reranker else None)
+        if reranker is not None and not is_cosine(reranker):
+            got = {c.chunk_id: c for c in corpus.get_chunks(ids)}
+            return [float(x) for x in reranker.score(question, [chunk_text(got[c]) if c in got else "" for c in ids])]
+        vecs = np.asarray(corpus.chunk_vectors(ids), dtype=np.float32)
+        return [float(x) for x in vecs @ qvec]
 
     # -- CLI -------------------------------------------------------------------------------
 
@@ -305,8 +361,10 @@ class KG2RAG:
             f"seeds: {len(tr.seeds)} chunks ({tr.settings.seeds}), {sum(x.n_triplets > 0 for x in tr.seeds)} "
             "with triplets",
             f"expansion: {len(tr.hops)} hop(s), +{added} chunks"
-            + (f" ({cut} chunks cut by the cap, {capped} hub triplets not followed)" if cut or capped else ""),
-            f"graph: {len(tr.nodes)} entities, {len(tr.edges)} edges, {len(tr.trees)} components/trees",
+            + (f" ({cut} chunks cut by the cap, {capped} hub triplets not followed)" if cut or capped else "")
+            + (f", +{len(tr.completed)} completing {', '.join(tr.completed_titles)}" if tr.completed else ""),
+            f"graph: {len(tr.nodes)} entities, {len(tr.edges)} edges, {len(tr.trees)} components/trees"
+            + (f" ({links} question links)" if (links := sum(e.is_question_link for e in tr.edges)) else ""),
             f"ranker: {tr.ranker or '-'}",
             f"selected: {len(tr.selected_tree_ids)} trees -> {len(tr.tree_chunk_ids)} chunks"
             + (f" ({cuts} cut to fit k)" if (cuts := sum(1 for t in tr.trees if t.cut_chunk_ids)) else "")
@@ -318,36 +376,6 @@ class KG2RAG:
             lines.append(f"note: {tr.note}")
         lines.append(f"answer: {result.answer}")
         return lines
-
-
-#: Marks the start of every selected tree after the first, and of the fill: a sentence of its own
-#: (the final period) in plain lower-case words, with no name or number in it. The offline reasoner
-#: reads answers off the context's sentences: a header such as "[Knowledge tree 2 of 3: ...]", or
-#: one before the first tree, cost it 4 of 100 HotpotQA answers; one without a period was glued to
-#: the next passage's first sentence. These cost none (docs/benchmarks.md).
-TREE_SEPARATOR = "(next knowledge tree.)"
-FILL_SEPARATOR = "(seed passages.)"
-
-
-def tree_context(selected: list[Tree], fill_ids: list[str], corpus: CorpusView) -> str:
-    """The answer context: each selected tree's paragraphs in rank order (each tree in walk
-    order), a separator line between trees, then the seed chunks added as fill under their own
-    separator. The separators keep tree boundaries visible, so the reader can tell one reasoning
-    chain from the next (flattening them hides where a chain ends). Each separator is a paragraph
-    of its own: a reader that splits the context on blank lines would otherwise take it for the
-    title of the next passage."""
-    parts: list[str] = []
-    shown: set[str] = set()  # a chunk stating triplets of two components sits in two trees: shown once
-    for t in selected:
-        ids = [c for c in t.chunk_ids if c not in t.cut_chunk_ids and c not in shown]
-        shown.update(ids)
-        if ids:
-            body = format_context(corpus.get_chunks(ids))
-            parts.append(f"{TREE_SEPARATOR}\n\n{body}" if parts else body)
-    if fill_ids:
-        body = format_context(corpus.get_chunks(fill_ids))
-        parts.append(f"{FILL_SEPARATOR}\n\n{body}" if parts else body)
-    return "\n\n".join(parts)
 
 
 def _seed_tree(tree_id: int, chunk_id: str) -> Tree:

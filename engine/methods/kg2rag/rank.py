@@ -41,7 +41,7 @@ _DESCRIBE = {
 def tree_triplet_ids(t: Tree) -> list[int]:
     """The triplets a tree stands for: its kept edges, or its self-loops when only those exist."""
     edges = t.kept_edges if t.kept_edges else [p.edge for p in t.pruned_edges if t.kind == "self-loops"]
-    return list(dict.fromkeys(e.triplet_id for e in edges))
+    return list(dict.fromkeys(e.triplet_id for e in edges if not e.is_question_link))
 
 
 def describe(tree_score: str) -> str:

@@ -69,6 +69,12 @@ class GraphEdge:
     def line(self) -> str:
         return f"{self.subject} {self.predicate} {self.object}"
 
+    @property
+    def is_question_link(self) -> bool:
+        """A weight-0 edge between two entities the question mentions (the authors' "cooccurrence"
+        edges, `KG2RAGSettings.question_links`): no triplet, no chunk."""
+        return self.triplet_id < 0 and not self.chunk_id
+
 
 @dataclass
 class PrunedEdge:

@@ -19,8 +19,10 @@ if TYPE_CHECKING:  # the graph module re-exports this one: no import cycle at ru
 #: after it (a big top tree must not push out a second tree's far better chunk with its weakest ones).
 OVERFLOW = ("cut", "cut-heaviest", "cut-share", "skip")
 #: When seed chunks top up the context: `half` = only when the trees gave fewer than k/2 chunks
-#: (the paper), `room` = whenever room is left under k, `none` = never.
-FILL = ("half", "room", "none")
+#: (SPEC step 7), `room` = whenever room is left under k, `none` = never; `rerank` = the authors'
+#: distractor script: under k//2 chunks, every remaining candidate (seed or expanded) ranked against
+#: the question (`fill_reranked`).
+FILL = ("half", "room", "none", "rerank")
 
 
 def select_trees(
@@ -128,13 +130,29 @@ def fill_from_seeds(chosen: list[str], seeds_ranked: list[str], k: int, rule: st
 
     `half` (the paper): only when the trees gave fewer than k/2 chunks; `room`: whenever the
     trees left room; `none`: never."""
-    if rule not in FILL:
-        raise ValueError(f"fill must be one of {', '.join(FILL)}, got {rule!r}")
+    if rule not in FILL or rule == "rerank":
+        raise ValueError(f"fill must be one of {', '.join(f for f in FILL if f != 'rerank')}, got {rule!r}")
     if rule == "none" or (rule == "half" and len(chosen) * 2 >= k):
         return []
     have = set(chosen)
     room = k - len(chosen)
     return [c for c in seeds_ranked if c not in have][: max(0, room)]
+
+
+def fill_reranked(chosen: list[str], candidates: list[tuple[str, float]], k: int) -> list[str]:
+    """The authors' fill (`GraphFilterPostProcessor`, kg_post_processor.py ~422-431): when the trees
+    gave fewer than k//2 chunks, every remaining candidate (seeds and expanded chunks alike),
+    scored against the question, best first, up to `k` in all. Ties keep candidate order.
+
+    Their loop ranks the remaining candidates but reads each rank position back from the unfiltered
+    candidate list, so it adds the wrong chunks (or none) once a tree chunk precedes them; here a
+    position names the candidate it ranks (the fix named in engine/methods/presets.py FIXES)."""
+    if len(chosen) >= k // 2:
+        return []
+    have = set(chosen)
+    rest = [(c, sc) for c, sc in dict(candidates).items() if c not in have]
+    order = sorted(range(len(rest)), key=lambda i: -rest[i][1])
+    return [rest[i][0] for i in order][: max(0, k - len(chosen))]
 
 
 def guard_seeds(

@@ -7,13 +7,17 @@ from typing import ClassVar
 
 from engine.llm.base import LLMCall
 from engine.methods.departure import Departure
-from engine.methods.kg2rag.graph import GraphEdge, Hop, Tree
+from engine.methods.kg2rag.graph import GraphEdge, Hop, ScoredChunkId, Tree
 from engine.methods.kg2rag.rank import TREE_SCORES
 from engine.methods.kg2rag.select import FILL, OVERFLOW
 from engine.methods.story import Stage
 
 SEED_STAGES = ("dense", "hybrid")
 ANSWER_PROMPTS = ("paper", "tuned")
+#: What a cross-encoder reads of a tree (`KG2RAGSettings.tree_form`).
+TREE_FORMS = ("triplets", "text")
+#: How the expansion scores and completes its chunks (`KG2RAGSettings.expansion`).
+EXPANSIONS = ("walk", "authors")
 
 
 @dataclass(frozen=True)
@@ -39,13 +43,33 @@ class KG2RAGSettings:
 
     reranker: str = ""
     """Tree ranker: "" = embedding cosine from stored vectors (`tree_score`); `ce:/local/cross-encoder`
-    or `litellm:<rerank model>` score the tree's triplet form as the paper does."""
+    or `litellm:<rerank model>` score each tree's `tree_form`."""
+
+    tree_form: str = "triplets"
+    """What a cross-encoder (`reranker`) scores of each tree: `triplets` = its triplet form, one
+    "h r t" line per kept edge (the paper's text, SPEC step 6), or `text` = the text of its edges'
+    chunks in walk order, concatenated (the authors' distractor script: `use_tpt=False`, which also
+    ranks the fill). Without a cross-encoder, `tree_score` is the stand-in."""
 
     tree_score: str = "max+chunk"
     """With the cosine ranker, what a tree is scored by (engine.methods.kg2rag.rank): `max` (its
     best proposition), `mean`, `centroid`, `chunk-max` / `chunk-mean` (its chunks' similarity),
     `text` (its chunks' mean vector), `seed-sum` (the seeds it holds) or `max+chunk` (the mean of
-    `max` and `chunk-max`: the best on both shared sets, docs/benchmarks.md)."""
+    `max` and `chunk-max`: the best on both shared sets, docs/benchmarks.md). `text` is the stand-in
+    for a cross-encoder reading the tree's text (the paper preset), `max` for one reading its triplets."""
+
+    expansion: str = "walk"
+    """How expanded chunks are scored: `walk` = each by its own similarity to the question, the
+    graph built from the triplets the walk reached (SPEC steps 2-3); `authors` = the authors'
+    distractor script (engine/methods/kg2rag/authors.py): each by `(ent_score + avg) / (count + 1)`
+    of the entity it joined through, the top-2 "highly related" seed documents completed with all
+    their chunks, and the graph built from every triplet the candidates state. The score is the
+    edge weight the spanning trees keep."""
+
+    question_links: bool = False
+    """Join every two entities the question mentions (character 3-grams, as the authors' script
+    matches them) by a weight-0 edge before the spanning trees, so their components merge into one
+    tree (the authors' "cooccurrence" edges). Off: the trees come from the triplets alone (SPEC)."""
 
     overflow: str = "cut-share"
     """A tree bigger than the room left: `cut` it to fit in walk order, `cut-heaviest` (keep its
@@ -54,8 +78,11 @@ class KG2RAGSettings:
     `skip` it and try the next (SPEC step 7)."""
 
     fill: str = "half"
-    """Seed chunks appended after the trees: `half` = only when the trees gave fewer than k/2
-    (the paper), `room` = whenever the trees left room under k, `none` = never."""
+    """Chunks appended after the trees: `half` = the best remaining seeds, only when the trees gave
+    fewer than k/2 (SPEC step 7); `room` = the best remaining seeds whenever the trees left room
+    under k; `none` = never; `rerank` = the authors' script: under k//2 chunks, every remaining
+    candidate (seeds and expanded chunks) ranked against the question (the cross-encoder on its
+    text, else its cosine), best first up to k."""
 
     seed_trees: bool = True
     """A seed chunk with no triplet cannot join any tree; with this on it competes in the ranking
@@ -78,17 +105,22 @@ class KG2RAGSettings:
 
     @classmethod
     def paper(cls, **overrides) -> KG2RAGSettings:
-        """The `paper` preset (engine/methods/presets.py): dense seeds, no caps, trees ranked by
-        their best proposition (a cross-encoder when configured), a misfit tree skipped, no
-        one-chunk trees for seeds without triplets, the authors' answer prompt."""
+        """The `paper` preset (engine/methods/presets.py), the authors' distractor pipeline: dense
+        seeds, no caps, their expansion scores and title completion, the question's entities linked,
+        trees ranked on their text (a cross-encoder when configured, else the cosine of their mean
+        chunk vector), a misfit tree skipped (SPEC's fix), their reranked fill, no one-chunk trees for
+        seeds without triplets, their answer prompt."""
         base: dict = dict(
             seeds="dense",
             expansion_cap=-1,
             max_entity_edges=-1,
             max_entity_reads=-1,
-            tree_score="max",
+            tree_score="text",
+            tree_form="text",
+            expansion="authors",
+            question_links=True,
             overflow="skip",
-            fill="half",
+            fill="rerank",
             seed_trees=False,
             answer_prompt="paper",
             seed_guard=False,
@@ -110,6 +142,8 @@ class KG2RAGSettings:
             ("fill", self.fill, FILL),
             ("seeds", self.seeds, SEED_STAGES),
             ("answer_prompt", self.answer_prompt, ANSWER_PROMPTS),
+            ("tree_form", self.tree_form, TREE_FORMS),
+            ("expansion", self.expansion, EXPANSIONS),
         ):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -137,13 +171,17 @@ class KG2RAGTrace:
     seeds: list[SeedChunk] = field(default_factory=list)
     seed_entities: list[str] = field(default_factory=list)
     hops: list[Hop] = field(default_factory=list)
+    #: `expansion="authors"`: the seed documents completed with all their chunks (normalized titles)
+    #: and the chunks that added, with their scores
+    completed_titles: list[str] = field(default_factory=list)
+    completed: list[ScoredChunkId] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
     edges: list[GraphEdge] = field(default_factory=list)  # every edge, parallel ones included
     trees: list[Tree] = field(default_factory=list)
     ranker: str = ""
     selected_tree_ids: list[int] = field(default_factory=list)
     tree_chunk_ids: list[str] = field(default_factory=list)  # chunks from the selected trees
-    fill_chunk_ids: list[str] = field(default_factory=list)  # seeds added because trees gave < k/2
+    fill_chunk_ids: list[str] = field(default_factory=list)  # added after the trees by the `fill` rule
     context: str = ""  # exactly as sent to the reasoner
     call: LLMCall | None = None
     answer: str = ""
@@ -158,7 +196,8 @@ class KG2RAGTrace:
         """Every chunk id the trace mentions (seeds, hops, edges, selected and fill), each once."""
         ids = [x.chunk_id for x in self.seeds]
         ids += [c.chunk_id for h in self.hops for c in h.chunks_added + h.cut_by_total_cap]
-        ids += [e.chunk_id for e in self.edges] + list(self.tree_chunk_ids) + list(self.fill_chunk_ids)
+        ids += [c.chunk_id for c in self.completed]
+        ids += [e.chunk_id for e in self.edges if e.chunk_id] + list(self.tree_chunk_ids) + list(self.fill_chunk_ids)
         return list(dict.fromkeys(ids))
 
     verdict_story: ClassVar[str] = "expansion"
@@ -167,6 +206,8 @@ class KG2RAGTrace:
         """Seeds, each hop (the chunks it added), graph, ranking, context, answer: the view's steps."""
         out = [Stage("its seeds", tuple(x.chunk_id for x in self.seeds))]
         out += [Stage(f"hop {h.hop}", tuple(c.chunk_id for c in h.chunks_added)) for h in self.hops]
+        if self.completed:
+            out.append(Stage("the completed documents", tuple(c.chunk_id for c in self.completed)))
         return out + [
             Stage("the weighted graph"),
             Stage("the tree ranking"),

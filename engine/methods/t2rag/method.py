@@ -56,6 +56,18 @@ class _ProviderFailure(Exception):
         self.call = call
 
 
+class _NoDecomposition(Exception):
+    """`decompose_retry`: neither the decomposition nor its fix-up gave a triplet (the reference raises)."""
+
+
+def prompt_set_name(settings: T2RAGSettings, *, fixup: bool = False) -> str:
+    """The reasoner's prompt set for `settings` (engine.reasoners.prompts.prompt_set): the reference
+    prompts read strictly or tolerantly, and for the retry their fix-up decomposition prompt."""
+    if settings.prompts != "paper":
+        return "tuned"
+    return "t2rag-paper" + ("+tolerant" if settings.tolerant_replies else "") + ("+fixup" if fixup else "")
+
+
 class T2RAG:
     name = "t2rag"
     settings_cls = T2RAGSettings
@@ -87,7 +99,7 @@ class T2RAG:
     ) -> Result:
         settings = settings or T2RAGSettings()
         # the paper's prompts: the same reasoner building the reference code's prompts
-        variant = prompted(self.reasoner, "t2rag-paper" if settings.prompts == "paper" else "tuned")
+        variant = prompted(self.reasoner, prompt_set_name(settings))
         if variant is not self.reasoner:
             return T2RAG(variant)._answer(question, corpus, settings, on_step)
         return self._answer(question, corpus, settings, on_step)
@@ -113,6 +125,9 @@ class T2RAG:
             trace.stop_reason = "llm_error"
             self._attach_failed_call(trace, fail.call)
             step(f"stopped: {error}", None)
+        except _NoDecomposition as fail:
+            error, trace.stop_reason = str(fail), "no_decomposition"
+            step(f"stopped: {error}", None)
         trace.total_seconds = time.perf_counter() - start
         answer = trace.synthesis.answer if trace.synthesis else ""
         if not error and trace.synthesis and trace.synthesis.call and trace.synthesis.call.error and not answer:
@@ -133,6 +148,8 @@ class T2RAG:
     def _attach_failed_call(trace: T2RAGTrace, call: LLMCall) -> None:
         if trace.decomposition is None:
             trace.decomposition = DecompositionTrace(call=call, failure=call.error)
+        elif call.job == "decompose":
+            trace.decomposition.retry_call, trace.decomposition.failure = call, call.error
         elif call.job == "answer":
             if trace.synthesis is None:
                 trace.synthesis = SynthesisTrace(mode="failed")
@@ -143,8 +160,15 @@ class T2RAG:
     def _run(
         self, question: str, corpus: CorpusView, settings: T2RAGSettings, trace: T2RAGTrace, step: StepCallback
     ) -> None:
-        state = self._decompose(question, trace, step)  # 1-2
+        state = self._decompose(question, trace, step, settings)  # 1-2
         loop = _Loop(nothing_open=not state.triplets)
+        if loop.nothing_open and state.resolved and not settings.retrieve_when_resolved:
+            # the reference code's loop runs while a clue is open: with none, no round, and the
+            # answer reads the decomposition's clues (nothing retrieved, so nothing is evidence)
+            trace.stop_reason = "nothing_to_fill"
+            step("nothing to fill: no round", None)
+            self._synthesize(question, state, loop.shown, trace, step, settings)
+            return
         for index in range(1, settings.rounds + 1):
             stop = self._round(index, question, corpus, settings, state, loop, trace, step)  # 3-6
             if stop:
@@ -155,18 +179,26 @@ class T2RAG:
         self._synthesize(question, state, loop.shown, trace, step, settings)  # 7
 
     # 1-2. decompose and classify
-    def _decompose(self, question: str, trace: T2RAGTrace, step: StepCallback) -> State:
+    def _decompose(self, question: str, trace: T2RAGTrace, step: StepCallback, settings: T2RAGSettings) -> State:
         triplets, call, secs = self._call("decompose", lambda: self.reasoner.decompose(question), [])
+        trace.decomposition = DecompositionTrace(call=call, seconds=secs)
+        if not triplets and settings.decompose_retry:
+            # the reference code asks again with its fix-up prompt, and raises when that fails too
+            fixer = prompted(self.reasoner, prompt_set_name(settings, fixup=True))
+            triplets, retry, more = self._call("decompose", lambda: fixer.decompose(question), [])
+            trace.decomposition.retry_call, secs = retry, secs + more
         state = State.from_decomposition(list(triplets or []))
-        failure = call.error or ("" if triplets else "the decomposition returned no triplet")
-        trace.decomposition = DecompositionTrace(
-            call=call,
-            triplets=list(state.resolved) + list(state.triplets),
-            state=state.snapshot(),
-            failure=failure,
-            seconds=secs,
-        )
+        last = trace.decomposition.retry_call or call
+        failure = last.error or ("" if triplets else "the decomposition returned no triplet")
+        trace.decomposition.triplets = list(state.resolved) + list(state.triplets)
+        trace.decomposition.state, trace.decomposition.failure = state.snapshot(), failure
+        trace.decomposition.seconds = secs
         step(f"decompose: {state.snapshot().counts()}" + (f" ({failure})" if failure else ""), trace.decomposition)
+        if not triplets and settings.decompose_retry:
+            raise _NoDecomposition(
+                "the decomposition gave no query triplet, nor did the fix-up prompt "
+                f"({failure}): the reference code ends the question here"
+            )
         return state
 
     # 3-6. one round: retrieve (no LLM call), solve, update the state, decide whether to stop
@@ -227,7 +259,7 @@ class T2RAG:
         )
         if not state.triplets:
             return "complete"
-        if not outcome.new_searchable and not state.fuzzy:
+        if settings.early_stop and not outcome.new_searchable and not state.fuzzy:
             return "early_stop"
         return ""
 
@@ -242,7 +274,7 @@ class T2RAG:
         settings: T2RAGSettings,
     ) -> None:
         facts = state.facts()
-        if trace.stop_reason == "complete":
+        if trace.stop_reason in ("complete", "nothing_to_fill"):
             mode, context = "complete", ""
         elif settings.forced_context == "paper" and trace.stop_reason != "no_open_triplets":
             # the reference code's final step reads the clues only: resolved and remaining searchable
@@ -284,7 +316,11 @@ class T2RAG:
         lines = []
         if trace.decomposition is not None:
             d = trace.decomposition
-            lines.append(f"decompose: {d.state.counts()}, {_tokens(d.call)}" + (f" [{d.failure}]" if d.failure else ""))
+            lines.append(
+                f"decompose: {d.state.counts()}, {_tokens(d.call)}"
+                + (f"; fix-up retry {_tokens(d.retry_call)}" if d.retry_call else "")
+                + (f" [{d.failure}]" if d.failure else "")
+            )
         for r in trace.rounds:
             solve = _tokens(r.solve_call) if r.solve_call else f"no solve ({r.solve_skipped})"
             if r.pool_size == 0:

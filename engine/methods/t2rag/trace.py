@@ -62,11 +62,46 @@ class T2RAGSettings:
     searchable triplets; `tuned` = the resolved facts, the unresolved lines and every round's chunks
     (SPEC: the last round's; a round repeating its queries shows the chunks ranked below the best)."""
 
+    tolerant_replies: bool = True
+    """Read the free-text replies of the reference prompts (`prompts="paper"`) with our tolerant
+    parser: code fences, markdown headings and bold, numbered items, a clue on one line, "None" for
+    an empty list or part, stray prose skipped (engine/reasoners/free_text.py `parse_clues`). Off: the
+    reference code's line parsing, restated (`parse_clues_paper`: a bold header or a numbered
+    "1. Subject:" line is not read, so that clue is lost). JSON replies (the tuned prompts) are always
+    read tolerantly."""
+
+    decompose_retry: bool = False
+    """A decomposition that yields no query triplet: on = ask once more with the reference code's
+    fix-up prompt ("Extract 1-3 triples ..."; with the tuned prompts, the same prompt again), then end
+    the question with an error when that fails too (the reference raises); off = go on with the
+    question as the only query (SPEC step 1, ours)."""
+
+    retrieve_when_resolved: bool = True
+    """A decomposition with no placeholder (every triplet resolved, nothing to fill): on = one
+    retrieval round with the question, and the answer step reads its passages (ours); off = no round
+    at all, the answer from the decomposition's clues alone and no chunk counted as evidence (the
+    reference code's loop does not start)."""
+
+    early_stop: bool = True
+    """End the rounds early when a round produced no new searchable triplet and no fuzzy one is left
+    (SPEC step 6); off = only a complete state or the round cap `rounds` ends them, as in the
+    reference code (more rounds, more calls)."""
+
     @classmethod
     def paper(cls, **overrides) -> T2RAGSettings:
-        """The `paper` preset (engine/methods/presets.py): the reference code's prompts, its
-        solver-proposed clues driving the next round, its clue-only answer at a forced stop."""
-        base: dict = dict(prompts="paper", adopt_proposed=True, forced_context="paper")
+        """The `paper` preset (engine/methods/presets.py): the reference code's prompts and reply
+        parsing, its fix-up retry of a decomposition that failed, no round for a question with
+        nothing to fill, rounds until complete or N, its solver-proposed clues driving the next
+        round, its clue-only answer at a forced stop."""
+        base: dict = dict(
+            prompts="paper",
+            adopt_proposed=True,
+            forced_context="paper",
+            tolerant_replies=False,
+            decompose_retry=True,
+            retrieve_when_resolved=False,
+            early_stop=False,
+        )
         return cls(**{**base, **overrides})
 
     def __post_init__(self) -> None:
@@ -123,6 +158,8 @@ class DecompositionTrace:
     #: why nothing usable came out (parse failure, provider error); the rounds then use the question
     failure: str = ""
     seconds: float = 0.0
+    #: the reference code's fix-up call, made when the first reply gave no triplet (`decompose_retry`)
+    retry_call: LLMCall | None = None
 
 
 @dataclass
@@ -235,6 +272,10 @@ STOP_REASONS: dict[str, str] = {
     "early_stop": "the round produced no new searchable triplet and no fuzzy triplet is left",
     "round_cap": "round cap reached",
     "no_open_triplets": "the decomposition left nothing to fill: one retrieval with the question",
+    "nothing_to_fill": "the decomposition left nothing to fill: no round ran, the answer reads its clues "
+    "(the reference code)",
+    "no_decomposition": "the decomposition gave no query triplet, nor did the fix-up prompt: the question "
+    "ends (the reference code raises)",
     "no_new_evidence": "a new round would show the solver nothing new (every query asked, every chunk shown)",
     "llm_error": "the LLM provider failed",
     "no_triplets": "the corpus has no triplets: nothing to retrieve",
@@ -261,6 +302,8 @@ class T2RAGTrace:
         out: list[LLMCall] = []
         if self.decomposition is not None:
             out.append(self.decomposition.call)
+            if self.decomposition.retry_call is not None:
+                out.append(self.decomposition.retry_call)
         out.extend(r.solve_call for r in self.rounds if r.solve_call is not None)
         if self.synthesis is not None and self.synthesis.call is not None:
             out.append(self.synthesis.call)

@@ -163,9 +163,14 @@ class OfflineReasoner:
         prompt = f"answer: {question} (context {len(context)} chars, {len(fact_list)} fact(s))"
         if not fact_list and not context.strip():
             # nothing to read: no guess, not even a default "no" for a yes/no question
-            return "", self._call(
-                "answer", prompt, {"answer": ""}, {"answer": "", "type": shape.qtype, "how": ""}, t0, "no evidence"
-            )
+            parsed = {"answer": "", "type": shape.qtype, "how": ""}
+            if facts is not None:
+                # a clue-only answer step (T2RAG's paper preset at a forced stop) whose clues all
+                # still hold a placeholder: an honest "no answer", not a failed call (an LLM would
+                # answer from memory; these rules have none)
+                parsed["why"] = "no clue holds a value and no passage was given: nothing to read"
+                return "", self._call("answer", prompt, {"answer": ""}, parsed, t0)
+            return "", self._call("answer", prompt, {"answer": ""}, parsed, t0, "no evidence")
         # the context also feeds comparisons and yes/no checks, as facts about the named entities
         ctx_facts = [Fact(s, p, o, f"{s} {p} {o}") for s, p, o in context_triplets(context)]
         how = reason = ""

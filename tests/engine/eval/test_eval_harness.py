@@ -231,3 +231,32 @@ def test_an_errored_question_loses_its_gold_to_the_error(corpus, tmp_path):
     )
     loss = summary.methods[0].recall_loss
     assert loss.found == 0 and loss.lost_units == {METHOD_ERROR: 4} and loss.lost_questions == {METHOD_ERROR: 2}
+
+
+class _RetrievedThenFailed(OracleMethod):
+    """Retrieves the gold paragraphs, then its answer step fails (as T2RAG's did with the offline
+    reasoner: "the answer step failed: no evidence")."""
+
+    def answer(self, question, corpus, settings=None, on_step=None):
+        import dataclasses
+
+        r = super().answer(question, corpus, settings, on_step)
+        return dataclasses.replace(r, answer="", error="the answer step failed: no evidence")
+
+
+def test_a_method_that_retrieved_and_then_failed_keeps_its_recall(corpus, tmp_path):
+    """Issue 40: an error after retrieval zeroes the answer, not what was retrieved."""
+    summary = run_eval(
+        corpus,
+        ["oracle"],
+        None,
+        questions=2,
+        out_dir=tmp_path / "r",
+        method_factory=lambda n, r: _RetrievedThenFailed(),
+    )
+    recs = read_records(tmp_path / "r" / "oracle.jsonl")
+    assert all(r.failure == "error" and "answer step failed" in r.error for r in recs.values())
+    m = summary.methods[0]
+    assert m.n_errors == 2 and m.answer.em == 0.0 and m.answer.f1 == 0.0
+    assert m.answer.retrieval_recall == 1.0  # every gold paragraph was retrieved before the failure
+    assert m.recall_loss.found == 4

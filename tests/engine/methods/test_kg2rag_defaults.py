@@ -86,7 +86,8 @@ def test_hybrid_seeds_add_a_keyword_match_and_keep_cosine_scores(corpus):
 
 def test_the_paper_preset_and_the_defaults_differ_only_where_measured():
     p, d = KG2RAGSettings.paper(), KG2RAGSettings()
-    assert (p.seeds, p.tree_score, p.overflow, p.seed_trees, p.fill) == ("dense", "max", "skip", False, "half")
+    assert (p.seeds, p.tree_score, p.overflow, p.seed_trees, p.fill) == ("dense", "text", "skip", False, "rerank")
+    assert (p.tree_form, p.expansion, p.question_links) == ("text", "authors", True)
     assert (d.seeds, d.tree_score, d.overflow, d.seed_trees, d.fill) == (
         "hybrid",
         "max+chunk",

@@ -73,9 +73,15 @@ def test_the_second_gold_paragraph_is_reached_through_the_graph(humbert):
     assert eagles in [c.chunk_id for c in hop.chunks_added]
     assert "philadelphia pennsylvania" in hop.entities_reached
     # one tree joins Humbert, the Eagles and the 1946 season (Bert Bell co-founded the Eagles);
-    # the walk starts at the heaviest edge (Humbert's chunk) and takes heavier branches first
+    # the walk starts at the heaviest edge (Humbert's chunk) and takes heavier branches first: the
+    # paper preset weighs the Eagles' chunk by the authors' entity score (Humbert's and the 1946
+    # season's similarity, averaged with the seeds' mean), above the 1946 season's own similarity
     tree = tr.trees[0]
-    assert tree.selected and tree.chunk_ids == [dick, by_title["1946 NFL season"], eagles]
+    seed_score = {x.chunk_id: x.score for x in tr.seeds}
+    avg = sum(seed_score.values()) / len(seed_score)
+    want = (seed_score[dick] + seed_score[by_title["1946 NFL season"]] + avg) / 3
+    assert hop.chunks_added[0].score == pytest.approx(want)
+    assert tree.selected and tree.chunk_ids == [dick, eagles, by_title["1946 NFL season"]]
     assert res.evidence_chunk_ids == tree.chunk_ids
     assert "based in Philadelphia, Pennsylvania" in tr.context
     assert res.answer == "Pennsylvania"

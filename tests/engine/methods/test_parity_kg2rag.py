@@ -159,16 +159,21 @@ def test_fix_the_context_reads_the_trees_walks_not_titles_in_order():
         assert t.chunk_ids[0] == max(t.chunk_ids, key=SCORES.get)
 
 
-def test_unmarked_difference_the_reference_links_entities_the_question_names():
-    """Not in SPEC: the reference adds weight-0 edges between entities the question mentions, which
-    can merge components; ours builds trees from the triplets only. Named here so it stays seen."""
+def test_the_question_links_merge_two_components_as_the_reference_does():
+    """The reference adds weight-0 edges between entities the question mentions, which can merge
+    components; the paper preset does too (`question_links`)."""
     q = "Was Vermeer born in the same town as Rembrandt?"
     doc2kg, text_of = _ref_inputs()
     cands, _, _ = ref.graph_filter(_nodes(), doc2kg, text_of, q, rerank, topk=10)
-    ours = _our_trees(_nodes())
+    ours = _our_trees(_nodes())  # the triplets alone
     assert len(cands) == len(ours) - 1  # the two painters' trees became one
     merged = next(c for c in cands if "Vermeer##1" in c)
     assert "Rembrandt##1" in merged
+    tr = _paper_run(ROWS, q, len(ROWS)).trace
+    assert sorted(sorted(c) for c in cands) == sorted(sorted(t.chunk_ids) for t in tr.trees if t.chunk_ids)
+    links = [e for e in tr.edges if e.is_question_link]
+    assert {frozenset((e.u, e.v)) for e in links} >= {frozenset(("vermeer", "rembrandt"))}
+    assert all(e.weight == 0.0 and e.predicate == "cooccurrence" for e in links)
 
 
 def test_end_to_end_paper_settings_make_the_reference_decisions():
@@ -231,3 +236,141 @@ def test_fix_the_expansion_follows_entities_that_are_no_title():
         entity_graph_of(trips), dict(seeds), {7: ("Delft##0",)}, 1, lambda ids: {c: 0.5 for c in ids}, 50, 30
     )
     assert "Nieuwe Maas##0" in {c.chunk_id for h in exp.hops for c in h.chunks_added}
+
+
+# --- issue 40: the paper preset is the authors' distractor pipeline -------------------------------
+
+
+class _Silent:
+    name = "silent"
+
+    def answer(self, question, context, *, facts=None):
+        from engine.llm.base import LLMCall
+
+        return "", LLMCall(job="answer", model="silent")
+
+
+def _corpus(rows):
+    from engine.core.types import Chunk as C
+
+    chunks = [C(cid, cid.split("##")[0], int(cid.split("##")[1]), cid.split("##")[0], text) for cid, text, _ in rows]
+    return MemoryCorpus(HashEmbedder(), chunks, [(*trip, (cid,)) for cid, _, trip in rows if trip])
+
+
+def _paper_run(rows, question, k, reranker=None):
+    return KG2RAG(_Silent(), reranker=reranker or Rerank()).answer(question, _corpus(rows), KG2RAGSettings.paper(k=k))
+
+
+def _ref_all(rows, question, nodes, k, scorer):
+    doc2kg, text_of = _ref_inputs([r for r in rows if r[2]])
+    text_of = {cid: f"{cid.split('##')[0]}: {text}" for cid, text, _ in rows}
+    chunks_index: dict = {}
+    for cid, _, _ in rows:
+        title, seq = cid.split("##")
+        chunks_index.setdefault(title, {})[seq] = text_of[cid]
+    grown = ref.expand(nodes, doc2kg, chunks_index, set(chunks_index))
+    return grown, ref.graph_filter(grown, doc2kg, text_of, question, scorer, topk=k)
+
+
+def rerank_text_not_triplets(query: str, texts: list[str]) -> list[float]:
+    """A stand-in cross-encoder that ranks a tree's text form and its triplet form differently:
+    "was" is in the painters' sentences but in none of their triplets; "capital" in both forms."""
+    return [
+        2.0 * t.lower().count(" was ") + t.lower().count("capital") + 0.1 * t.lower().count("leiden") for t in texts
+    ]
+
+
+class RerankText:
+    name = "test:text-reranker"
+
+    def score(self, query, texts):
+        return rerank_text_not_triplets(query, texts)
+
+
+def test_trees_are_ranked_on_their_text_as_the_authors_script_ranks_them():
+    """kg_rag_distractor.py sets use_tpt=False: the cross-encoder reads each tree's chunks' text.
+    With a reranker that scores the two forms differently, the rank orders agree only on the text."""
+    res = _paper_run(ROWS, QUESTION, len(ROWS), RerankText())
+    tr = res.trace
+    nodes = [(x.chunk_id, x.score) for x in tr.seeds]
+    _, (cands, scores, wanted) = _ref_all(ROWS, QUESTION, nodes, len(ROWS), rerank_text_not_triplets)
+    ref_order = [sorted(cands[i]) for i in sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)]
+    assert ref_order == [sorted(t.chunk_ids) for t in tr.trees]
+    by_triplets = sorted(tr.trees, key=lambda t: -rerank_text_not_triplets(QUESTION, [t.triplet_form])[0])
+    assert [t.tree_id for t in by_triplets] != [t.tree_id for t in tr.trees]  # the forms disagree here
+    assert "text" in tr.ranker and sorted(res.evidence_chunk_ids) == sorted(wanted)
+
+
+# seed documents and the documents their triplets name: subjects are titles, as HotpotQA's are
+SPARSE = [
+    ("Rembrandt##0", "Rembrandt was born in Leiden.", ("Rembrandt", "born in", "Leiden")),
+    ("Rembrandt##1", "Rembrandt painted The Night Watch.", ("Rembrandt", "painted", "The Night Watch")),
+    ("Leiden##0", "Leiden lies on the Old Rhine.", ("Leiden", "lies on", "Old Rhine")),
+    ("Vermeer##0", "Vermeer was born in Delft.", ("Vermeer", "born in", "Delft")),
+    ("Delft##0", "Delft lies on the Schie.", ("Delft", "lies on", "Schie")),
+    ("Amsterdam##0", "Amsterdam is the capital of the Netherlands.", ("Amsterdam", "capital of", "Netherlands")),
+    ("Amsterdam##1", "Amsterdam lies on the Amstel.", ("Amsterdam", "lies on", "Amstel")),
+]
+SPARSE_Q = "Where was Rembrandt, painter of Night Watch, born?"
+
+
+def test_with_seeds_that_are_not_every_chunk_the_expansion_scores_as_the_authors_do():
+    """Three seeds of seven chunks: the expansion adds chunks, each scored (ent_score + avg) / (count
+    + 1) by the entity it joined through (kg_post_processor.py ~231), and those scores weigh the
+    spanning trees, whose ranking and selection then agree with the reference's."""
+    res = _paper_run(SPARSE, SPARSE_Q, 3)
+    tr = res.trace
+    nodes = [(x.chunk_id, x.score) for x in tr.seeds]
+    assert [c for c, _ in nodes] == ["Rembrandt##0", "Rembrandt##1", "Vermeer##0"]
+    grown, (cands, scores, wanted) = _ref_all(SPARSE, SPARSE_Q, nodes, 3, rerank)
+    theirs = dict(grown[len(nodes) :])
+    completed = getattr(tr, "completed", [])
+    ours = {c.chunk_id: c.score for h in tr.hops for c in h.chunks_added} | {c.chunk_id: c.score for c in completed}
+    assert ours.keys() == theirs.keys() == {"Leiden##0", "Delft##0"}
+    assert all(ours[c] == pytest.approx(theirs[c]) for c in theirs)
+    ref_order = [sorted(cands[i]) for i in sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)]
+    assert ref_order == [sorted(t.chunk_ids) for t in tr.trees]
+    assert sorted(res.evidence_chunk_ids) == sorted(wanted)
+    # not the chunks' own similarity: SPEC's `walk` expansion would weigh them by that
+    cos = {
+        c.chunk_id: c.score
+        for h in KG2RAG(_Silent())
+        .answer(SPARSE_Q, _corpus(SPARSE), KG2RAGSettings.paper(k=3, expansion="walk"))
+        .trace.hops
+        for c in h.chunks_added
+    }
+    assert any(cos[c] != pytest.approx(theirs[c]) for c in theirs)
+
+
+def test_the_highly_related_seed_documents_are_completed_with_all_their_chunks():
+    """The top-2 titles by mean seed score get every chunk of their document (kg_post_processor.py
+    ~141, ~216), at their entity's score, whether or not a triplet reaches them."""
+    rows = SPARSE + [("Rembrandt##2", "He died in 1669.", None)]  # no triplet: only completion adds it
+    res = _paper_run(rows, SPARSE_Q, 3)
+    tr = res.trace
+    nodes = [(x.chunk_id, x.score) for x in tr.seeds]
+    grown, _ = _ref_all(rows, SPARSE_Q, nodes, 3, rerank)
+    assert "Rembrandt##2" in dict(grown)
+    assert "Rembrandt##2" in tr.chunk_ids()  # a candidate, as in the reference
+    assert "rembrandt" in tr.completed_titles and [c.chunk_id for c in tr.completed] == ["Rembrandt##2"]
+    assert tr.completed[0].score == pytest.approx(dict(grown)["Rembrandt##2"])
+
+
+def test_the_fill_reranks_every_remaining_candidate_with_the_index_fixed():
+    """Fewer than k//2 chunks from the trees: the reference reranks every remaining candidate, then
+    reads the rank positions back from the unfiltered node list (~423-429), so chunks before the
+    trees' shift every pick. Ours takes the candidates it ranked (FIXES: "reranked fill")."""
+    rows = [(cid, text, trip if cid in ("Amsterdam##0", "Amsterdam##1") else None) for cid, text, trip in ROWS]
+    q = "Which Amsterdam river is the capital's?"
+    res = _paper_run(rows, q, len(rows))
+    tr = res.trace
+    nodes = [(x.chunk_id, x.score) for x in tr.seeds]
+    _, (cands, _, wanted) = _ref_all(rows, q, nodes, len(rows), rerank)
+    assert len(tr.tree_chunk_ids) == 2 < len(rows) // 2  # the one tree: the Amsterdam chunks
+    rest = [c for c, _ in nodes if c not in tr.tree_chunk_ids]
+    text = {cid: f"{cid.split('##')[0]}: {t}" for cid, t, _ in rows}
+    sc = rerank(q, [text[c] for c in rest])
+    fixed = [rest[i] for i in sorted(range(len(rest)), key=lambda i: sc[i], reverse=True)]
+    assert tr.fill_chunk_ids == fixed[: len(rows) - 2]
+    assert sorted(res.evidence_chunk_ids) == sorted(tr.tree_chunk_ids + fixed[: len(rows) - 2])
+    assert sorted(wanted) != sorted(res.evidence_chunk_ids)  # the reference's misindexed picks

@@ -115,16 +115,18 @@ def test_the_same_decisions_round_by_round_on_a_bridge_question():
 
 
 def test_the_same_decisions_when_a_round_resolves_nothing():
-    # round 1 resolves nothing and returns nothing: the reference keeps its clues (nothing retrieved
-    # is not the case here, so it drops them and stops); ours early-stops with the clue open. Both
-    # end after one round with the same single retrieval.
+    # round 1 resolves nothing and returns nothing: the reference drops the clue the solver did not
+    # return and stops (nothing open); ours keeps it (SPEC 5's fix) and, with no early stop under
+    # `paper`, tries another round, which finds nothing not shown before and stops there. Round 1
+    # is the same single retrieval on both sides.
     triples = [("Roger Miller", "child", "?")]
     rounds, final = _reference("Who is Roger Miller's child?", triples, [([], [])])
     result = _ours("Who is Roger Miller's child?", triples, [SolveResult()])
-    assert len(rounds) == len(result.trace.rounds) == 1
+    assert len(rounds) == 1 and final == []
     assert rounds[0]["walked"] == [w.text for w in result.trace.rounds[0].walked]
     assert rounds[0]["passages"] == [c.chunk_id for c in result.trace.rounds[0].chunks]
-    assert result.stop_reason == "early_stop"
+    assert result.stop_reason == "no_new_evidence" and result.trace.rounds[-1].solve_call is None
+    assert [t.subject for t in result.trace.rounds[-1].state_after.searchable] == ["Roger Miller"]
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
@@ -174,11 +176,152 @@ def test_fix_a_triplet_the_solver_omits_stays_queued():
     result = _ours(q, triples, [SolveResult(triplets=(Q("Film A", "director", "Alice Smith"),)), SolveResult()])
     # the reference: round 1 only, Film B's director forgotten
     assert len(rounds) == 1 and all("Film B" not in c["subject"] for c in final)
-    # ours: the same round 1, and Film B's clue is still open after it; the round found nothing
-    # new, so the loop stops early (SPEC 6) and the answer step is told what is still unresolved
+    # ours: the same round 1, and Film B's clue is still open after it; with no early stop under
+    # `paper`, later rounds look for it until nothing new is left to show, and the answer step is
+    # told what is still unresolved
     r1 = result.trace.rounds[0]
     assert rounds[0]["walked"] == [w.text for w in r1.walked]
     assert [t.subject for t in r1.state_after.searchable] == ["Film B"]
-    assert result.stop_reason == "early_stop" and len(result.trace.rounds) == 1
+    assert result.stop_reason in ("no_new_evidence", "round_cap") and len(result.trace.rounds) > 1
     # the paper's forced stop answers from the resolved facts and the remaining searchable triplets
     assert "Film B | director | ?dirB" in result.trace.synthesis.facts
+
+
+# --- issue 40: the paths and replies the parity tests above did not reach -------------------------
+
+
+def _llm_ours(question, script, settings=None):
+    """Our method through the real LLMReasoner (the reference's prompts and reply parsing under
+    `paper`) over a scripted model: `script(messages) -> reply`."""
+    from engine.llm.scripted import ScriptedLLM
+    from engine.reasoners.llm_reasoner import LLMReasoner
+
+    llm = ScriptedLLM(script)
+    result = T2RAG(LLMReasoner(llm)).answer(
+        question, FakeCorpus(CHUNKS, TRIPLETS), settings or preset_settings("t2rag", "paper")
+    )
+    return result, llm
+
+
+def _kind(messages) -> str:
+    text = messages[-1]["content"]
+    if text.startswith("You are tasked with reasoning"):
+        return "main"
+    if text.startswith("Extract knowledge triples from this question"):
+        return "simple"
+    if "Return two lists in this format" in text:
+        return "solve"
+    return "answer"
+
+
+def test_a_decomposition_with_no_placeholder_runs_no_round_and_answers_from_its_clues():
+    """The reference's loop runs while a clue is open: with none, zero rounds, and final_qa reads the
+    decomposition's resolved clues. Nothing was retrieved, so nothing is evidence."""
+    q = "Is Kris Kristofferson the performer of Me and Bobby McGee?"
+    triples = [("Me and Bobby McGee", "performer", "Kris Kristofferson")]
+    rounds, final = _reference(q, triples, [])
+    assert rounds == [] and [tuple(c.values()) for c in final] == triples
+    result = _ours(q, triples, [])
+    assert result.trace.rounds == [] and result.evidence_chunk_ids == []
+    assert result.stop_reason == "nothing_to_fill" and not result.error
+    assert result.trace.synthesis.facts == ["Me and Bobby McGee | performer | Kris Kristofferson"]
+    assert result.trace.synthesis.context == ""
+
+
+def test_an_unparsable_decomposition_is_asked_again_then_ends_the_question():
+    """The reference retries with its simple prompt and raises when that fails too (its `except`
+    asks the identical simple prompt once more: ours asks it once, see FIXES)."""
+    replies = {"main": "I would need to look that up.", "simple": "Sorry, I cannot extract triples."}
+
+    with pytest.raises(RuntimeError):
+        ref.reason_and_form_triples(lambda kind: replies[kind])
+    asked: list[str] = []
+    try:
+        ref.reason_and_form_triples(lambda kind: asked.append(kind) or replies[kind])
+    except RuntimeError:
+        pass
+    assert asked == ["main", "simple", "simple"]
+
+    result, llm = _llm_ours(BRIDGE, lambda m: replies[_kind(m)])
+    assert [_kind(m) for m in llm.prompts] == ["main", "simple"]  # no round, no answer call
+    assert result.error and "fix-up" in result.error and result.stop_reason == "no_decomposition"
+    assert result.trace.rounds == [] and result.evidence_chunk_ids == [] and result.answer == ""
+    assert result.trace.decomposition.retry_call is not None
+
+
+def test_the_fixup_reply_is_read_as_the_reference_reads_it():
+    main = "Reasoning: a song's performer, then that person's child."  # no triple at all
+    simple = '1. "Me and Bobby McGee" | performer | ?\n2. ? | child | ?\n3. ? | related to | ' + "x" * 40
+    theirs, asked = ref.reason_and_form_triples(lambda kind: {"main": main, "simple": simple}[kind])
+    assert asked == ["main", "simple"]
+
+    def script(m):
+        return {"main": main, "simple": simple, "solve": "", "answer": "Answer: x"}[_kind(m)]
+
+    result, _ = _llm_ours(BRIDGE, script)
+    ours = [t.query.parts for t in result.trace.decomposition.triplets]
+    assert sorted(ours) == sorted(tuple(c.values()) for c in theirs)
+    assert ("?", "related to", "x" * 40) not in ours  # the reference's generic-clue rule
+
+
+# the solver's replies as a model writes them: the reference's own format, and markdown
+PLAIN = (
+    "Fully Resolved Clue 1:\nSubject: Me and Bobby McGee\nPredicate: performer\nObject: Kris Kristofferson\n\n"
+    "Newly Traceable Clue 1:\nSubject: Kris Kristofferson\nPredicate: child\nObject: ?\n"
+)
+MARKDOWN = (
+    "Here is the resolution.\n\n**Fully Resolved Clue 1:**\n- **Subject:** Me and Bobby McGee\n"
+    "- **Predicate:** performer\n- **Object:** Kris Kristofferson\n\n**Newly Traceable Clue 1:**\n"
+    "- **Subject:** Kris Kristofferson\n- **Predicate:** child\n- **Object:** ?\n"
+)
+NUMBERED = (
+    "Fully Resolved Clues:\n1. Subject: Me and Bobby McGee\n   Predicate: performer\n   Object: Kris Kristofferson\n"
+    "Newly Traceable Clues: None\n"
+)
+
+
+@pytest.mark.parametrize("reply", [PLAIN, MARKDOWN, NUMBERED], ids=["plain", "markdown", "numbered"])
+def test_the_solvers_free_text_is_read_by_the_reference_parser_under_paper(reply):
+    """Under `paper` the solver's reply goes through the reference's `_parse_combined_clue_response`,
+    restated: what it reads (or drops) we read (or drop)."""
+    decomposition = "Triples:\nMe and Bobby McGee | performer | ?performer\n?performer | child | ?"
+    script_replies = {"main": decomposition, "solve": reply, "answer": "Answer: x"}
+    result, _ = _llm_ours(BRIDGE, lambda m: script_replies[_kind(m)])
+    theirs = ref.parse_combined(reply)
+    parsed = result.trace.rounds[0].solve_call.parsed
+    n = len(theirs[0])
+    assert [tuple(t) for t in parsed["triplets"][:n]] == [tuple(c.values()) for c in theirs[0]]
+    assert [tuple(t) for t in parsed["triplets"][n:]] == [tuple(c.values()) for c in theirs[1]]
+    assert parsed["resolved"] == n
+
+
+def test_tuned_parsing_reads_what_the_reference_parser_drops():
+    """The difference named by `tolerant_replies`: markdown and numbered replies lose their clues
+    in the reference's parser, not in ours."""
+    from engine.reasoners.free_text import parse_clues, parse_clues_paper
+
+    want = ("Me and Bobby McGee", "performer", "Kris Kristofferson")
+    for reply in (MARKDOWN, NUMBERED):
+        assert ref.parse_combined(reply)[0] == [] and parse_clues_paper(reply)[0] == []
+        assert want in parse_clues(reply)[0]
+    assert parse_clues(NUMBERED)[1] == []  # "None": no traceable clue, not a clue named "None"
+
+
+def test_the_answer_reply_is_cleaned_as_the_reference_cleans_it():
+    from engine.reasoners.free_text import parse_answer_paper
+
+    for reply in ("Answer: Tracy Kristofferson", "The child is Tracy.\nAnswer: Tracy Kristofferson.", "Tracy"):
+        assert parse_answer_paper(reply)[0] == ref.final_answer(reply).strip()
+
+
+def test_the_offline_reasoner_gives_the_paper_preset_no_answer_not_an_error():
+    """Issue 40: the paper's clue-only answer after a forced stop, with no clue holding a value, was
+    "the answer step failed: no evidence" with the offline rules; now it is "no answer", with the
+    reason, and the chunks the rounds retrieved stay the question's evidence."""
+    from engine.reasoners.offline import OfflineReasoner
+    from tests._t2rag_helpers import bobby_mcgee_corpus
+
+    q = "Who is the child of the performer of Blue Suede Shoes?"
+    r = T2RAG(OfflineReasoner()).answer(q, bobby_mcgee_corpus(), preset_settings("t2rag", "paper"))
+    assert r.answer == "" and r.error == "" and r.evidence_chunk_ids
+    assert r.trace.synthesis.context == "" and "nothing to read" in r.trace.synthesis.call.parsed["why"]

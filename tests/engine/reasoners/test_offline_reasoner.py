@@ -396,8 +396,18 @@ def test_answer_from_context_only(reasoner):
 def test_answer_without_evidence_says_so(reasoner):
     answer, call = reasoner.answer("Who directed Maximum Overdrive?", "")
     assert answer == "" and call.error == "no evidence"
-    answer, call = reasoner.answer("Were Scott Derrickson and Ed Wood of the same nationality?", "  ", facts=[])
+    answer, call = reasoner.answer("Were Scott Derrickson and Ed Wood of the same nationality?", "  ")
     assert answer == "" and call.error == "no evidence"  # no default "no" without evidence
+
+
+def test_a_clue_only_answer_with_no_usable_clue_is_no_answer_not_an_error(reasoner):
+    """Issue 40: T2RAG's paper preset answers a forced stop from its clues alone; when every clue
+    still holds a placeholder the rules have nothing to read: "no answer", with the reason."""
+    for facts in ([], ["Maximum Overdrive | director | ?"]):
+        answer, call = reasoner.answer("Who directed Maximum Overdrive?", "", facts=facts)
+        assert answer == "" and call.error == "" and "nothing to read" in call.parsed["why"]
+        answer, call = reasoner.answer("Were Scott Derrickson and Ed Wood of the same nationality?", "", facts=facts)
+        assert answer == "" and call.error == ""
 
 
 def test_answer_prefers_resolved_facts(reasoner):
