@@ -12,8 +12,10 @@ snapshot straight into place; restore and backup build aside under names that sa
 finished or rolled back by `engine.integrity.interrupted.sweep` when a workspace opens. Named fault
 points (engine/core/faults.py) sit between the steps; tests/reliability/test_backup_kills.py kills at each.
 
-Snapshots are untrusted input (engine.integrity.untrusted): manifest names must be plain file names,
-files are read without following symlinks and must be regular files.
+Snapshots are untrusted input (engine.integrity.untrusted): manifest names must be plain file names
+of the files a backup writes (engine.integrity.bounds.BACKUP_FILES), each within a size limit from
+the manifest's counts, checked before it is read; files are read without following symlinks and
+must be regular files.
 
 Consistency: the database is copied with SQLite's online backup API in one read transaction, so
 readers and writers in other processes carry on and the copy is one committed state. Index files
@@ -37,7 +39,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.core.faults import fault_point
-from engine.integrity.untrusted import check_folder_contents, check_manifest_name, copy_checked, digest_of
+from engine.integrity.bounds import BACKUP_FILES, check_listed, is_legacy_derived, size_limit
+from engine.integrity.untrusted import (
+    check_folder_contents,
+    check_manifest_name,
+    copy_checked,
+    digest_of,
+    open_regular,
+)
 from engine.store.errors import CorpusError, validate_name
 
 if TYPE_CHECKING:  # the store calls into this module (snapshots before drop and delete): types only here
@@ -45,9 +54,7 @@ if TYPE_CHECKING:  # the store calls into this module (snapshots before drop and
 
 SNAPSHOTS = ".snapshots"
 MANIFEST = "manifest.json"
-#: each index file with its delta (the appends since it was written, `<name>.delta`): a restore then
-#: loads both instead of rebuilding the index from the stored vectors
-INDEX_FILES = ("chunks.index", "chunks.index.delta", "propositions.index", "propositions.index.delta")
+DATABASE = "corpus.sqlite"
 #: reasons of the snapshots the workspace takes by itself (pruned to `keep_snapshots` per corpus)
 AUTOMATIC = ("drop", "delete-doc", "before-restore")
 
@@ -115,14 +122,13 @@ def _write_manifest(folder: Path, corpus: str, reason: str) -> SnapshotInfo:
     """Hash every file of `folder` and write its manifest (a temporary file renamed into place);
     the manifest carries the writer's pid so a sweep can tell a live operation from a dead one."""
     files = {
-        p.name: sha256_file(p)
-        for p in sorted(folder.iterdir())
-        if p.is_file()
-        and not p.is_symlink()
-        and p.name not in (MANIFEST, "write.lock", "extract.lock")
-        and not p.name.startswith(".")
-        and not p.name.endswith("-shm")  # SQLite's shared memory: rebuilt on open, changed by any reader
-    }
+        name: sha256_file(folder / name)
+        for name in BACKUP_FILES
+        if (folder / name).is_file()
+        and not (folder / name).is_symlink()
+        # an empty log holds nothing (the last connection to close deletes it, a reader included)
+        and not (name.endswith("-wal") and (folder / name).stat().st_size == 0)
+    }  # what else the folder holds (lock files, `.verified` records, runs/) is not part of a backup
     info = SnapshotInfo(folder, corpus, reason, time.time(), files, _counts(folder / "corpus.sqlite"))
     data = {k: v for k, v in asdict(info).items() if k != "path"} | {"pid": os.getpid()}
     tmp = folder / f".{MANIFEST}.{os.getpid()}.tmp"
@@ -144,8 +150,8 @@ def read_snapshot(folder: Path | str) -> SnapshotInfo:
             str(data["corpus"]),
             str(data["reason"]),
             float(data["created_at"]),
-            {check_manifest_name(folder, str(k)): str(v) for k, v in data["files"].items()},
-            {str(k): int(v) for k, v in data.get("counts", {}).items()},
+            {check_listed(folder, check_manifest_name(folder, str(k))): str(v) for k, v in data["files"].items()},
+            {str(k): _count(v) for k, v in data.get("counts", {}).items()},
         )
     except FileNotFoundError:
         raise CorpusError(f"{folder} is not a snapshot (no {MANIFEST})") from None
@@ -155,13 +161,31 @@ def read_snapshot(folder: Path | str) -> SnapshotInfo:
         raise CorpusError(f"snapshot manifest {folder / MANIFEST} is unreadable: {exc}") from None
 
 
-def verify(info: SnapshotInfo) -> None:
-    """Raise CorpusError naming the first file whose bytes no longer match the manifest, or whose
-    name or kind makes it unsafe (a path, a symlink, a device)."""
-    if "corpus.sqlite" not in info.files:
+def _count(value) -> int:
+    n = int(value)
+    if not 0 <= n <= 10**10:
+        raise ValueError(f"a count of {value!r} rows")
+    return n
+
+
+def checked_files(info: SnapshotInfo) -> list[str]:
+    """The files of a snapshot a restore reads: the database first, then the rest in the manifest's
+    order (entries of earlier builds' derived files are left out)."""
+    names = [n for n in info.files if not is_legacy_derived(n)]
+    return sorted(names, key=lambda n: n != DATABASE)
+
+
+def verify(info: SnapshotInfo, cap: int | None = None) -> None:
+    """Raise CorpusError naming the first file that is too large for the manifest's counts (or
+    `cap`), checked on every file before any is read, then the first whose bytes no longer match
+    the manifest, or whose name or kind makes it unsafe (a path, a symlink, a device)."""
+    if DATABASE not in info.files:
         raise CorpusError(f"snapshot {info.path} holds no database")
-    for name, digest in info.files.items():
-        if digest_of(info.path, name) != digest:
+    names = checked_files(info)
+    for name in names:
+        os.close(open_regular(info.path, name, *size_limit(name, info.counts, cap)))
+    for name in names:
+        if digest_of(info.path, name, *size_limit(name, info.counts, cap)) != info.files[name]:
             raise CorpusError(f"snapshot {info.path}: {name} does not match its checksum (damaged since it was taken)")
 
 
@@ -190,8 +214,8 @@ def backup(corpus: Corpus, dest: Path | str, reason: str = "manual") -> Snapshot
             dst.close()
             src.close()
         fault_point("backup.after_database")
-        for name in INDEX_FILES:
-            if (corpus.path / name).is_file():
+        for name in BACKUP_FILES:  # the database was copied above, through SQLite
+            if not name.startswith(DATABASE) and (corpus.path / name).is_file():
                 shutil.copyfile(corpus.path / name, tmp / name)
         _write_manifest(tmp, corpus.name, reason)
         fault_point("backup.before_rename")
@@ -281,7 +305,7 @@ def restore(
     existing corpus of that name is replaced only with `force`, and is snapshotted first. `move`
     consumes the snapshot (undo-drop: one rename into place) instead of copying it; a copy is
     built aside (`.NAME.restore-partial-PID`), checked against the manifest while it is read."""
-    verify(info)  # refused before anything changes (a copy is checked again while it is read)
+    verify(info, ws.backup_max_bytes)  # refused before anything changes (a copy is checked again as it is read)
     if move:
         check_folder_contents(info.path)
         _claim(info)
@@ -318,8 +342,9 @@ def _copy_aside(ws: Workspace, name: str, info: SnapshotInfo) -> Path:
     shutil.rmtree(built, ignore_errors=True)
     built.mkdir()
     try:
-        for fname, digest in info.files.items():
-            copy_checked(info.path, fname, built, digest)
+        for fname in checked_files(info):
+            limit = size_limit(fname, info.counts, ws.backup_max_bytes)
+            copy_checked(info.path, fname, built, info.files[fname], *limit)
             fault_point("restore.mid_copy")
     except BaseException:
         shutil.rmtree(built, ignore_errors=True)

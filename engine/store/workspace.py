@@ -26,9 +26,19 @@ class Workspace:
     document delete snapshots the corpus first; the newest `keep_snapshots` automatic snapshots of
     each corpus are kept (engine.integrity.backup restores them)."""
 
-    def __init__(self, root: Path | str, embedder=None, keep_snapshots: int = 3, read_only: bool = False):
+    def __init__(
+        self,
+        root: Path | str,
+        embedder=None,
+        keep_snapshots: int = 3,
+        read_only: bool = False,
+        backup_max_bytes: int | None = None,
+    ):
         self.root = Path(root).expanduser().resolve()
         self.read_only = read_only
+        #: the most bytes one file of a backup may hold when restored; None = the limit its manifest's
+        #: counts allow (engine/integrity/bounds.py)
+        self.backup_max_bytes = backup_max_bytes
         if not read_only:
             self.root.mkdir(parents=True, exist_ok=True)
         elif not self.root.is_dir():
