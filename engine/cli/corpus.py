@@ -13,7 +13,9 @@ from engine.core.terminal import shown
 
 
 def _workspace():
-    return AppSettings.from_env().workspace_obj()
+    ws = AppSettings.from_env().workspace_obj()
+    ws.on_wait = lambda message: print(shown(message), file=sys.stderr)  # a busy corpus: say we wait
+    return ws
 
 
 def _print_errors(errors) -> None:

@@ -53,7 +53,9 @@ def cmd_extract(args) -> int:
     from engine.triplets.extraction import estimate_extraction, run_extraction
 
     app = AppSettings.from_env()
-    corpus = app.workspace_obj().open(args.name)
+    ws = app.workspace_obj()
+    ws.on_wait = lambda message: print(shown(message), file=sys.stderr)
+    corpus = ws.open(args.name)
     model = args.model if args.model is not None else app.model
     api_base = args.api_base if args.api_base is not None else app.api_base
     if args.concurrency < 1:
@@ -77,7 +79,7 @@ def cmd_extract(args) -> int:
         summary = run_extraction(
             corpus, reasoner, concurrency=args.concurrency, on_progress=bar, call_deadline=app.call_deadline
         )
-        if summary.chunks_done:
+        if summary.chunks_done and not summary.unstored:
             corpus.refresh_indexes(bar)  # embed the new propositions now, not at the first question
     finally:
         bar.close()

@@ -27,174 +27,52 @@ stored vectors.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import shutil
 import sqlite3
 import time
-from dataclasses import asdict, dataclass
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.core.faults import fault_point
-from engine.integrity.bounds import BACKUP_FILES, check_listed, is_legacy_derived, size_limit
-from engine.integrity.untrusted import (
-    check_folder_contents,
-    check_manifest_name,
-    copy_checked,
-    digest_of,
-    open_regular,
+from engine.integrity.bounds import BACKUP_FILES, size_limit
+from engine.integrity.manifest import (  # noqa: F401 - re-exported: the names callers import from here
+    AUTOMATIC,
+    DATABASE,
+    MANIFEST,
+    SNAPSHOTS,
+    SnapshotInfo,
+    _dead,
+    _new_snapshot_dir,
+    _write_manifest,
+    checked_files,
+    read_snapshot,
+    sha256_file,
+    verify,
 )
-from engine.store.errors import CorpusError, validate_name
+from engine.integrity.untrusted import check_folder_contents, copy_checked
+from engine.store.errors import CorpusBusyError, CorpusError, validate_name
+from engine.store.lock import folder_lock
 
 if TYPE_CHECKING:  # the store calls into this module (snapshots before drop and delete): types only here
     from engine.store import Corpus, Workspace
 
-SNAPSHOTS = ".snapshots"
-MANIFEST = "manifest.json"
-DATABASE = "corpus.sqlite"
-#: reasons of the snapshots the workspace takes by itself (pruned to `keep_snapshots` per corpus)
-AUTOMATIC = ("drop", "delete-doc", "before-restore")
-
-
-@dataclass(frozen=True)
-class SnapshotInfo:
-    path: Path
-    corpus: str
-    reason: str
-    created_at: float
-    files: dict[str, str]
-    """file name -> SHA-256 of its bytes when the snapshot was taken"""
-    counts: dict[str, int]
-
-    @property
-    def id(self) -> str:
-        return self.path.name
-
-    @property
-    def automatic(self) -> bool:
-        return self.reason.split(" ", 1)[0] in AUTOMATIC
-
-    def describe(self) -> str:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.created_at))
-        c = self.counts
-        return (
-            f"{self.id}  {when}  {self.reason:24s} {c.get('documents', '?')} docs, {c.get('chunks', '?')} chunks, "
-            f"{c.get('triplets', '?')} triplets"
-        )
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _counts(db_path: Path) -> dict[str, int]:
-    con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-    try:
-        return {
-            t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-            for t in ("documents", "chunks", "triplets", "questions")
-        }
-    except sqlite3.DatabaseError:
-        return {}
-    finally:
-        con.close()
-
-
-def _slug(reason: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", reason).strip("-")[:40] or "snapshot"
-
-
-def _new_snapshot_dir(ws: Workspace, name: str, reason: str) -> Path:
-    base = ws.root / SNAPSHOTS / validate_name(name)
-    base.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%S") + f"{time.time() % 1:.6f}"[1:].replace(".", "-")
-    return base / f"{stamp}-{_slug(reason)}"
-
-
-def _write_manifest(folder: Path, corpus: str, reason: str) -> SnapshotInfo:
-    """Hash every file of `folder` and write its manifest (a temporary file renamed into place);
-    the manifest carries the writer's pid so a sweep can tell a live operation from a dead one."""
-    files = {
-        name: sha256_file(folder / name)
-        for name in BACKUP_FILES
-        if (folder / name).is_file()
-        and not (folder / name).is_symlink()
-        # an empty log holds nothing (the last connection to close deletes it, a reader included)
-        and not (name.endswith("-wal") and (folder / name).stat().st_size == 0)
-    }  # what else the folder holds (lock files, `.verified` records, runs/) is not part of a backup
-    info = SnapshotInfo(folder, corpus, reason, time.time(), files, _counts(folder / "corpus.sqlite"))
-    data = {k: v for k, v in asdict(info).items() if k != "path"} | {"pid": os.getpid()}
-    tmp = folder / f".{MANIFEST}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, indent=1))
-        fh.flush()
-        os.fsync(fh.fileno())
-    fault_point("manifest.before_rename")
-    os.replace(tmp, folder / MANIFEST)
-    return info
-
-
-def read_snapshot(folder: Path | str) -> SnapshotInfo:
-    folder = Path(folder).expanduser()
-    try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        return SnapshotInfo(
-            folder,
-            str(data["corpus"]),
-            str(data["reason"]),
-            float(data["created_at"]),
-            {check_listed(folder, check_manifest_name(folder, str(k))): str(v) for k, v in data["files"].items()},
-            {str(k): _count(v) for k, v in data.get("counts", {}).items()},
-        )
-    except FileNotFoundError:
-        raise CorpusError(f"{folder} is not a snapshot (no {MANIFEST})") from None
-    except CorpusError:
-        raise
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CorpusError(f"snapshot manifest {folder / MANIFEST} is unreadable: {exc}") from None
-
-
-def _count(value) -> int:
-    n = int(value)
-    if not 0 <= n <= 10**10:
-        raise ValueError(f"a count of {value!r} rows")
-    return n
-
-
-def checked_files(info: SnapshotInfo) -> list[str]:
-    """The files of a snapshot a restore reads: the database first, then the rest in the manifest's
-    order (entries of earlier builds' derived files are left out)."""
-    names = [n for n in info.files if not is_legacy_derived(n)]
-    return sorted(names, key=lambda n: n != DATABASE)
-
-
-def verify(info: SnapshotInfo, cap: int | None = None) -> None:
-    """Raise CorpusError naming the first file that is too large for the manifest's counts (or
-    `cap`), checked on every file before any is read, then the first whose bytes no longer match
-    the manifest, or whose name or kind makes it unsafe (a path, a symlink, a device)."""
-    if DATABASE not in info.files:
-        raise CorpusError(f"snapshot {info.path} holds no database")
-    names = checked_files(info)
-    for name in names:
-        os.close(open_regular(info.path, name, *size_limit(name, info.counts, cap)))
-    for name in names:
-        if digest_of(info.path, name, *size_limit(name, info.counts, cap)) != info.files[name]:
-            raise CorpusError(f"snapshot {info.path}: {name} does not match its checksum (damaged since it was taken)")
-
-
-def _dead(pid: str) -> bool:
-    return not (pid.isdigit() and (int(pid) == os.getpid() or Path(f"/proc/{pid}").exists()))
-
 
 def backup(corpus: Corpus, dest: Path | str, reason: str = "manual") -> SnapshotInfo:
-    """Write a snapshot of `corpus` into the new folder `dest` (built aside, then renamed)."""
+    """Write a snapshot of `corpus` into the new folder `dest` (built aside, then renamed), under
+    the corpus's write lock: no writer is half-way through a change, and the index files copied are
+    the ones of the copied database state."""
+    with ExitStack() as held:
+        if not corpus.read_only:  # read-only storage: nobody writes to it
+            held.enter_context(corpus._lock)
+            held.enter_context(corpus._process_lock(30.0))
+        return _copy_corpus(corpus.path, corpus.name, dest, reason)
+
+
+def _copy_corpus(src: Path, name: str, dest: Path | str, reason: str) -> SnapshotInfo:
+    """The copy `backup` makes, of the corpus folder `src`, whose write lock the caller holds."""
     dest = Path(dest).expanduser().resolve()
     if dest.exists():
         raise CorpusError(f"backup target {dest} already exists")
@@ -206,18 +84,20 @@ def backup(corpus: Corpus, dest: Path | str, reason: str = "manual") -> Snapshot
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
-        src = sqlite3.connect(corpus.path / "corpus.sqlite", timeout=30.0)
-        dst = sqlite3.connect(tmp / "corpus.sqlite")
+        # SQLite's online backup: one read transaction, i.e. one committed state, WAL included (the
+        # copy is one file with no log, and that is what gets hashed)
+        source = sqlite3.connect(src / DATABASE, timeout=30.0)
+        copy = sqlite3.connect(tmp / DATABASE)
         try:
-            src.backup(dst)  # one step: a single read transaction, i.e. one committed state
+            source.backup(copy)
         finally:
-            dst.close()
-            src.close()
+            copy.close()
+            source.close()
         fault_point("backup.after_database")
-        for name in BACKUP_FILES:  # the database was copied above, through SQLite
-            if not name.startswith(DATABASE) and (corpus.path / name).is_file():
-                shutil.copyfile(corpus.path / name, tmp / name)
-        _write_manifest(tmp, corpus.name, reason)
+        for fname in BACKUP_FILES:  # the database was copied above, through SQLite
+            if not fname.startswith(DATABASE) and (src / fname).is_file():
+                shutil.copyfile(src / fname, tmp / fname)
+        _write_manifest(tmp, name, reason)
         fault_point("backup.before_rename")
         os.replace(tmp, dest)
     except BaseException:
@@ -272,55 +152,82 @@ def snapshot_before(ws: Workspace, corpus: Corpus, reason: str) -> SnapshotInfo:
 
 
 def keep_dropped(ws: Workspace, name: str) -> SnapshotInfo:
-    """`drop` with a way back: fold the WAL into the database, write the manifest into the corpus
-    folder (the intent record: a kill now leaves the corpus in place, the sweep removes the
-    manifest), then move the folder whole into the snapshots (one rename, instant whatever the
-    corpus's size), where it arrives with its manifest: `snapshots` and `undo-drop` see it at once."""
+    """`drop` with a way back. Under the corpus's write lock (waiting for a writer to finish its
+    change, or refusing after `ws.lock_timeout`): fold the WAL into the database (TRUNCATE, so the
+    log hashed is empty and no later reader's close changes what was hashed), write the manifest
+    into the corpus folder (the intent record: a kill now leaves the corpus in place, the sweep
+    removes the manifest), then move the folder whole into the snapshots (one rename, instant
+    whatever the corpus's size), where it arrives with its manifest: `snapshots` and `undo-drop`
+    see it at once. A writer that waited for the lock finds its corpus gone and stops."""
     path = ws.path_of(name)
-    try:
-        con = sqlite3.connect(path / "corpus.sqlite", timeout=5.0)
+    with folder_lock(path, ws.lock_timeout, ws.on_wait, "drop it"):
+        _fold_wal(path, ws.lock_timeout)
+        dest = _new_snapshot_dir(ws, name, "drop")
+        _write_manifest(path, name, "drop")
+        fault_point("drop.after_manifest")
         try:
-            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            con.close()
-    except sqlite3.DatabaseError:
-        pass  # a damaged or busy database moves as it is, WAL included
-    dest = _new_snapshot_dir(ws, name, "drop")
-    _write_manifest(path, name, "drop")
-    fault_point("drop.after_manifest")
-    try:
-        os.replace(path, dest)
-    except BaseException:
-        (path / MANIFEST).unlink(missing_ok=True)
-        raise
+            os.replace(path, dest)
+        except BaseException:
+            (path / MANIFEST).unlink(missing_ok=True)
+            raise
     fault_point("drop.after_move")
     prune(ws, name)
     return read_snapshot(dest)
+
+
+def _fold_wal(path: Path, timeout: float) -> None:
+    """Checkpoint the corpus's WAL fully (TRUNCATE), waiting up to `timeout` for readers still on
+    an older state; CorpusBusyError if they stay. The caller holds the write lock: no writer adds
+    to the log meanwhile. A damaged database moves as it is, its log listed in the manifest."""
+    wal = path / f"{DATABASE}-wal"
+    deadline = time.monotonic() + timeout
+    try:
+        con = sqlite3.connect(path / DATABASE, timeout=min(timeout, 5.0))
+        try:
+            while con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] or (
+                wal.is_file() and wal.stat().st_size
+            ):
+                if time.monotonic() >= deadline:
+                    raise CorpusBusyError(
+                        f"corpus {path.name!r}: readers kept its database busy for {timeout:.0f} s, so its log "
+                        "could not be folded in before hashing; nothing was changed; try again"
+                    )
+                time.sleep(0.05)
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        pass
 
 
 def restore(
     ws: Workspace, info: SnapshotInfo, as_name: str | None = None, *, force: bool = False, move: bool = False
 ) -> Corpus:
     """Bring a snapshot back as corpus `as_name` (default: the corpus it was taken from). An
-    existing corpus of that name is replaced only with `force`, and is snapshotted first. `move`
-    consumes the snapshot (undo-drop: one rename into place) instead of copying it; a copy is
-    built aside (`.NAME.restore-partial-PID`), checked against the manifest while it is read."""
-    verify(info, ws.backup_max_bytes)  # refused before anything changes (a copy is checked again as it is read)
-    if move:
-        check_folder_contents(info.path)
-        _claim(info)
+    existing corpus of that name is replaced only with `force`, under its write lock, and is
+    snapshotted first. `move` consumes the snapshot (undo-drop: one rename into place, under the
+    snapshot's own lock, so two undo-drops never race) instead of copying it; a copy is built
+    aside (`.NAME.restore-partial-PID`), checked against the manifest while it is read."""
     name = validate_name(as_name or info.corpus)
     target = ws.path_of(name)
-    if ws.exists(name):
-        if not force:
-            raise CorpusError(
-                f"corpus {name!r} exists: restore it under another name (--as) or replace it "
-                "(--force; the current one is snapshotted first)"
-            )
-        snapshot_before(ws, ws.open(name), "before-restore")
-    built = info.path if move else _copy_aside(ws, name, info)
-    _put_in_place(ws, name, built, target, move)
-    (target / MANIFEST).unlink(missing_ok=True)  # a moved snapshot's manifest; the sweep does it after a kill
+    with ExitStack() as held:
+        if move:
+            held.enter_context(folder_lock(info.path, ws.lock_timeout, ws.on_wait, "bring it back", name))
+        verify(info, ws.backup_max_bytes)  # refused before anything changes (a copy is checked again as it is read)
+        if move:
+            check_folder_contents(info.path)
+            _claim(info)
+        if ws.exists(name):
+            if not force:
+                raise CorpusError(
+                    f"corpus {name!r} exists: restore it under another name (--as) or replace it "
+                    "(--force; the current one is snapshotted first)"
+                )
+            held.enter_context(folder_lock(target, ws.lock_timeout, ws.on_wait, "replace it"))
+            _copy_corpus(target, name, _new_snapshot_dir(ws, name, "before-restore"), "before-restore")
+            prune(ws, name)
+        built = info.path if move else _copy_aside(ws, name, info)
+        _put_in_place(ws, name, built, target, move)
+        (target / MANIFEST).unlink(missing_ok=True)  # a moved snapshot's manifest; the sweep does it after a kill
     corpus = ws.open(name)
     corpus.refresh_indexes()  # index copies that do not match the restored database are rebuilt here
     return corpus

@@ -14,6 +14,7 @@ from engine.integrity.checks import inspect
 from engine.integrity.damaged import COLUMNS, read_rows, readable_copy, scan_pages
 from engine.integrity.findings import INDEXES, TABLES, Finding, RepairReport
 from engine.store import _SCHEMA, CorpusError, Workspace, set_aside_non_file
+from engine.store.lock import folder_lock
 from engine.vectors import FaissVectorStore, IndexFileError
 
 
@@ -24,7 +25,23 @@ def repair(ws: Workspace, name: str, into: str | None = None) -> RepairReport:
     report = RepairReport()
     findings = inspect(path)
     if any(not f.derived for f in findings):
-        return _salvage(ws, name, into or f"{name}-recovered", findings, report)
+        with folder_lock(path, ws.lock_timeout, ws.on_wait, "repair it"):  # the rows read are one state
+            return _salvage(ws, name, into or f"{name}-recovered", findings, report)
+    if findings:
+        corpus = ws.open(name)
+        try:
+            # under the write lock: no writer saves an index file between its removal and its rebuild
+            with corpus._lock, corpus._process_lock(ws.lock_timeout):
+                _rebuild_derived(path, findings, report)
+                corpus.refresh_indexes()
+        finally:
+            corpus.close()
+    report.remaining = inspect(path)
+    return report
+
+
+def _rebuild_derived(path: Path, findings: list[Finding], report: RepairReport) -> None:
+    """Remove (or set aside) each damaged index file; the caller rebuilds them from the database."""
     for f in findings:
         file = path / f.part
         aside = set_aside_non_file(file)
@@ -34,12 +51,6 @@ def repair(ws: Workspace, name: str, into: str | None = None) -> RepairReport:
             file.unlink()
             fault_point("repair.after_unlink")
         report.actions.append(f"rebuilt {f.part} from the database ({f.message})")
-    if findings:
-        corpus = ws.open(name)
-        corpus.refresh_indexes()
-        corpus.close()
-    report.remaining = inspect(path)
-    return report
 
 
 def _salvage(ws: Workspace, name: str, into: str, findings: list[Finding], report: RepairReport) -> RepairReport:

@@ -17,7 +17,7 @@ from engine.store.errors import CorpusBusyError, CorpusError
 from engine.store.fts import CorpusText
 from engine.store.graph import CorpusGraph
 from engine.store.indexes import CorpusIndexes
-from engine.store.lock import CorpusLocks
+from engine.store.lock import CorpusLocks, file_id
 from engine.store.reads import CorpusReads
 from engine.store.schema import _EDGES_VERSION, _SCHEMA, SCHEMA_VERSION
 from engine.store.settings import CorpusSettings
@@ -42,6 +42,7 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, C
         #: a rebuilt index file); on read-only storage the database opens immutable (no -shm needed)
         self.read_only = bool(read_only or storage_ro) and create_with is None
         db = self.path / "corpus.sqlite"
+        self._identity = None
         if self.read_only:
             mode = "ro&immutable=1" if storage_ro else "ro"
             self._db = sqlite3.connect(
@@ -49,6 +50,9 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, C
             )
         else:
             self._db = sqlite3.connect(db, check_same_thread=False, isolation_level=None, timeout=30.0)
+            #: the database this object writes to: a writer checks it is still the one at its path
+            #: once it holds the write lock (engine/store/lock.py)
+            self._identity = file_id(db)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")

@@ -44,8 +44,10 @@ class CorpusIndexes(CorpusBase):
         vectors an HNSW rebuild takes minutes, and a caller should not look frozen meanwhile."""
         return {w: getattr(self._index(w, on_progress), "kind", "milvus") for w in ("chunks", "propositions")}
 
-    def _index(self, which: str, on_progress: ProgressCallback = no_progress) -> FaissVectorStore:
-        """The in-memory index for `chunks` or `propositions`, in step with the database."""
+    def _index(self, which: str, on_progress: ProgressCallback = no_progress, wait: float = 0.0) -> FaissVectorStore:
+        """The in-memory index for `chunks` or `propositions`, in step with the database. A file
+        brought in step is saved under the write lock, waited for up to `wait` seconds (a writer's
+        refresh; it then learns of a drop) or only tried (a question: it answers from memory)."""
         with self._lock:
             gen_key = "chunk_gen" if which == "chunks" else "prop_gen"
             if which == "propositions":
@@ -56,27 +58,38 @@ class CorpusIndexes(CorpusBase):
                 return cached[0]
             if self.settings.vectors:
                 return self._milvus_index(which, gen)
-            if cached and cached[0].kind == self._kind_for(which) and not self.read_only:
-                # in step at an older state: add and remove by ids (rowids are never reused)
-                try:
-                    self._resync(which, cached[0])
-                except NotImplementedError:  # an HNSW graph past its share of tombstones: rebuilt below
-                    pass
-                else:
-                    return self._save_index(which, cached[0], gen)
-            file = self.path / f"{which}.index"
-            dim = self.embedder.dim
-            try:
-                store, stamp = FaissVectorStore.load(file, dim, self._kind_for(which), record=not self.read_only)
-                if stamp != self.index_stamp(which, gen):
-                    raise IndexFileError("stale")
-            except IndexFileError:
-                store = self._rebuild_index(which, dim, on_progress=on_progress)
-                if not self.read_only:  # read-only: the rebuilt index lives in memory only
-                    set_aside_non_file(file)
-                    store.save(file, self.index_stamp(which, gen))
+            store, dirty = self._load_or_rebuild(which, gen, on_progress)
+            if dirty:  # written under the write lock, and only if no other process wrote meanwhile
+                with self._may_save(wait, strict=wait > 0) as saving:
+                    if saving and int(self._get_meta(gen_key)) == gen:
+                        set_aside_non_file(self.path / f"{which}.index")
+                        store = self._save_index(which, store, gen)
             self._indexes[which] = (store, gen)
             return store
+
+    def _load_or_rebuild(self, which: str, gen: int, on_progress: ProgressCallback) -> tuple[FaissVectorStore, bool]:
+        """(the index of `which` at `gen`, whether its file must be written): the cached one brought
+        in step by ids, the file, or a rebuild from the stored vectors. Built outside the write lock
+        (a rebuild takes minutes at a million vectors; writers do not wait for it)."""
+        cached = self._indexes.get(which)
+        if cached and cached[0].kind == self._kind_for(which) and not self.read_only:
+            # in step at an older state: add and remove by ids (rowids are never reused)
+            try:
+                self._resync(which, cached[0])
+            except NotImplementedError:  # an HNSW graph past its share of tombstones: rebuilt below
+                pass
+            else:
+                return cached[0], True
+        file = self.path / f"{which}.index"
+        dim = self.embedder.dim
+        try:
+            store, stamp = FaissVectorStore.load(file, dim, self._kind_for(which), record=not self.read_only)
+            if stamp != self.index_stamp(which, gen):
+                raise IndexFileError("stale")
+        except IndexFileError:
+            # read-only: the rebuilt index lives in memory only
+            return self._rebuild_index(which, dim, on_progress=on_progress), not self.read_only
+        return store, False
 
     def _milvus_index(self, which: str, gen: int):
         """The Milvus collection for `which`, re-synced by ids when its stamp is not this state's
@@ -294,11 +307,12 @@ class CorpusIndexes(CorpusBase):
         return done
 
     def refresh_indexes(self, on_progress: ProgressCallback = no_progress) -> None:
-        """Embed what is pending and bring both index files in step (end of a long write)."""
+        """Embed what is pending and bring both index files in step (end of a long write): the files
+        are written under the write lock, waited for (a question only tries it: `_index`)."""
         with self._lock:
             self._embed_pending_propositions(on_progress)
             for which in ("chunks", "propositions"):
-                self._index(which)
+                self._index(which, wait=30.0)
 
     def search_chunks(self, query_vecs: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         with self._lock:

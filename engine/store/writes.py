@@ -72,7 +72,8 @@ class CorpusWrites(CorpusSentences):
         self._embed_and_commit(batches, total, on_progress, batch_size, report)
         if sync_index:
             fault_point("add.before_index_sync")
-            self._sync_chunk_index_after_add(first_gen, top_rid)
+            with self._lock, self._process_lock(30.0):  # index files are written under the write lock
+                self._sync_chunk_index_after_add(first_gen, top_rid)
         return report
 
     def _embed_and_commit(
@@ -308,8 +309,16 @@ class CorpusWrites(CorpusSentences):
         with self._lock:
             if not self._db.execute("SELECT 1 FROM documents WHERE doc_id=?", (doc_id,)).fetchone():
                 raise CorpusError(f"no document {doc_id!r} in corpus {self.name!r}")
-        if self.before_destructive is not None:
-            self.before_destructive(self, f"delete-doc {doc_id}")
+        # the snapshot and the delete under one hold of the write lock: the snapshot is the corpus
+        # just before the delete, with no other writer's change between them
+        with self._lock, self._process_lock(30.0):
+            if self.before_destructive is not None:
+                self.before_destructive(self, f"delete-doc {doc_id}")
+            self._delete_rows(doc_id)
+        # rebuilt from the stored vectors: exact for both index kinds, and cheap next to embedding
+        self.refresh_indexes()
+
+    def _delete_rows(self, doc_id: str) -> None:
         with self._write():
             if not self._db.execute("SELECT 1 FROM documents WHERE doc_id=?", (doc_id,)).fetchone():
                 raise CorpusError(f"no document {doc_id!r} in corpus {self.name!r}")
@@ -328,8 +337,6 @@ class CorpusWrites(CorpusSentences):
             self._drop_orphan_triplets(old)
             self._bump("chunk_gen")
             self._bump("prop_gen")
-        # rebuilt from the stored vectors: exact for both index kinds, and cheap next to embedding
-        self.refresh_indexes()
 
 
 def _commit_batches(
