@@ -185,3 +185,38 @@ def test_a_drop_at_any_step_of_a_writer_keeps_the_corpus_findable_whole(tmp_path
         assert state in (without, with_change), (state, without, with_change)
     else:  # an extraction stores chunk by chunk: the chunks stored before the drop, no other change
         assert state[0] == without[0] and without[2] < state[2] < with_change[2], (state, without, with_change)
+
+
+def test_a_restore_over_a_writer_waits_for_its_change_and_the_writer_stops(tmp_path):
+    """`restore --force` replaces a corpus whose writer is inside a transaction: it waits, snapshots
+    the corpus with the writer's change, puts the snapshot in place; the writer finishes first or is
+    told its corpus was replaced, and writes nothing into the one moved aside."""
+    from engine.integrity.backup import find_snapshot, list_snapshots, restore, snapshot_before
+
+    root = tmp_path / "ws"
+    _fill(root)
+    ws = Workspace(root, embedder=HashEmbedder())
+    before = _state(ws.open("demo"))
+    snap = snapshot_before(ws, ws.open("demo"), "manual")
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    writer = _start(root, "add", f"write.before_commit@1:{flags}")
+    _wait_for(flags / "reached", writer)
+    waited = threading.Event()
+    ws.on_wait = lambda message: waited.set()
+    restorer = threading.Thread(target=lambda: restore(ws, find_snapshot(ws, "demo", snap.id), force=True))
+    restorer.start()
+    deadline = time.monotonic() + 30
+    while not waited.is_set() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert waited.is_set() and restorer.is_alive()  # the writer is inside its change: restore waits
+    (flags / "go").write_text("")
+    out, err = writer.communicate(timeout=120)
+    restorer.join(timeout=60)
+    # done before the restore got the lock, or stopped at its next step (its index sync)
+    assert out.startswith("finished") or "was replaced by another process" in out, (out, err)
+    assert "Errno" not in out + err, (out, err)
+    assert _state(Workspace(root, embedder=HashEmbedder()).open("demo")) == before
+    (taken,) = [s for s in list_snapshots(ws, "demo") if s.reason == "before-restore"]
+    kept = restore(ws, taken, "kept")  # the replaced corpus, with the writer's document
+    assert "new" in _state(kept)[0] and inspect(kept.path) == []
