@@ -159,6 +159,7 @@ def cmd_drop(args) -> int:
 
 def cmd_check(args) -> int:
     from engine.integrity import inspect, repair
+    from engine.integrity.interrupted import finish_index_writes
     from engine.store import CorpusError
 
     ws = _workspace()
@@ -167,6 +168,8 @@ def cmd_check(args) -> int:
     path = ws.path_of(args.name)
     if not path.is_dir():
         raise CorpusError(f"no corpus named {args.name!r} in {ws.root}")
+    for done in finish_index_writes(ws, args.name):  # what a writer killed after its commit left behind
+        print(f"recovered: corpus {args.name!r}: {shown(done)}")
     findings = inspect(path)
     for f in findings:
         print(f"damaged: {shown(f)}" + ("" if f.derived else "  [database]"))

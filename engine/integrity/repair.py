@@ -14,6 +14,7 @@ from engine.integrity.checks import inspect
 from engine.integrity.damaged import COLUMNS, read_rows, readable_copy, scan_pages
 from engine.integrity.findings import INDEXES, TABLES, Finding, RepairReport
 from engine.store import _SCHEMA, CorpusError, Workspace, set_aside_non_file
+from engine.store.digests import COVERED, mismatched
 from engine.store.lock import folder_lock
 from engine.vectors import FaissVectorStore, IndexFileError
 
@@ -70,6 +71,7 @@ def _salvage(ws: Workspace, name: str, into: str, findings: list[Finding], repor
         scanned = scan_pages(copy)
         for table in TABLES:
             _copy_table(src, dst, table, scanned.get(table, []), report)
+        _drop_mismatched(dst, report)
         _drop_dangling(dst, report)
         _compare_with_indexes(src_path, dst, report)
         dst.execute("COMMIT")
@@ -109,7 +111,8 @@ def _copy_table(
     else:
         note = ""
     have = {r[0] for r in rows}
-    extra = [r for r in scanned if r[0] not in have]
+    width = len(cols) + 1  # a scanned record has as many values as it was written with: fit it to the columns
+    extra = [r[:width] + (None,) * (width - len(r)) for r in scanned if r[0] not in have]
     rows = rows + extra
     dst.executemany(
         f"INSERT OR IGNORE INTO {table}(rowid, {', '.join(cols)}) VALUES ({', '.join('?' * (len(cols) + 1))})",
@@ -138,6 +141,16 @@ def _compare_with_indexes(src_path: Path, dst: sqlite3.Connection, report: Repai
                 f"{len(known - got)} of the {len(known)} {which} the last {fname} knew "
                 f"(ids {sorted(known - got)[:10]}{'...' if len(known - got) > 10 else ''})"
             )
+
+
+def _drop_mismatched(dst: sqlite3.Connection, report: RepairReport) -> None:
+    """Rows whose content no longer matches their digest are not recovered: named as lost."""
+    for table in COVERED:
+        bad = list(mismatched(dst, table))
+        if bad:
+            dst.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(rowid,) for _, rowid in bad])
+            names = ", ".join(repr(label) for label, _ in bad[:5]) + (" ..." if len(bad) > 5 else "")
+            report.lost.append(f"{len(bad)} {table} rows whose content no longer matched their digest ({names})")
 
 
 def _drop_dangling(dst: sqlite3.Connection, report: RepairReport) -> None:

@@ -48,6 +48,8 @@ class CorpusBase:
     _vec_upto: int
     _edges_ready: bool
     _fts_ready: bool
+    #: whether the tables have their `digest` column (engine/store/digests.py)
+    _digests: bool
 
     if TYPE_CHECKING:  # defined by the core or another part
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from engine.core.progress import ProgressCallback, no_progress
 from engine.store.base import CorpusBase
+from engine.store.digests import row_digest
 from engine.store.errors import CorpusBusyError
 from engine.store.settings import AUTO_HNSW_AT
 from engine.store.util import _vec_blob, set_aside_non_file
@@ -287,10 +288,17 @@ class CorpusIndexes(CorpusBase):
                 batch,
             )
             with self._write():
-                self._db.executemany(
-                    "UPDATE triplets SET vec=? WHERE tid=? AND vec IS NULL",
-                    [(_vec_blob(v), r[0]) for v, r in zip(vecs, rows)],
-                )
+                blobs = [_vec_blob(v) for v in vecs]
+                if self._digests:  # the triplet's digest covers its vector: written with it
+                    self._db.executemany(
+                        "UPDATE triplets SET vec=?, digest=? WHERE tid=? AND vec IS NULL",
+                        [(b, row_digest(s, p, o, b), tid) for b, (tid, s, p, o) in zip(blobs, rows)],
+                    )
+                else:
+                    self._db.executemany(
+                        "UPDATE triplets SET vec=? WHERE tid=? AND vec IS NULL",
+                        [(b, r[0]) for b, r in zip(blobs, rows)],
+                    )
                 self._bump("prop_gen")
             done, last = done + len(rows), rows[-1][0]
             rows = self._db.execute(sql, (last, page)).fetchall()

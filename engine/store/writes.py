@@ -15,6 +15,7 @@ from engine.core.progress import ProgressCallback, no_progress
 from engine.core.textnorm import normalize_entity
 from engine.core.types import Chunk, Document, ExtractionStatus, IngestReport, Question
 from engine.corpus.chunking import chunk_document
+from engine.store.digests import row_digest
 from engine.store.errors import CorpusError
 from engine.store.sentences import CorpusSentences
 from engine.store.util import _vec_blob, embedding_text
@@ -161,14 +162,7 @@ class CorpusWrites(CorpusSentences):
                     for d in new_docs
                 ],
             )
-            self._db.executemany(
-                "INSERT INTO chunks(chunk_id, doc_id, position, title, text, sent_start, sent_end, vec) "
-                "VALUES (?,?,?,?,?,?,?,?)",
-                [
-                    (c.chunk_id, c.doc_id, c.position, c.title, c.text, c.sent_start, c.sent_end, _vec_blob(v))
-                    for c, v in zip(chunks, vecs)
-                ],
-            )
+            self._insert_chunks(chunks, vecs)
             self._db.executemany(
                 "INSERT INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, "
                 "cost, updated_at) VALUES (?, 'pending', '', '', 0, 0, 0, NULL, ?)",
@@ -178,6 +172,25 @@ class CorpusWrites(CorpusSentences):
             self._bump("chunk_gen")
         report.documents_added += len(new_docs)
         report.chunks_added += len(chunks)
+
+    def _insert_chunks(self, chunks: list[Chunk], vecs: np.ndarray) -> None:
+        """Inside a write transaction: the chunk rows, each with the digest of its content."""
+        rows = [
+            (c.chunk_id, c.doc_id, c.position, c.title, c.text, c.sent_start, c.sent_end, _vec_blob(v))
+            for c, v in zip(chunks, vecs)
+        ]
+        if not self._digests:  # a corpus from before digests that could not get the column yet
+            self._db.executemany(
+                "INSERT INTO chunks(chunk_id, doc_id, position, title, text, sent_start, sent_end, vec) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                rows,
+            )
+            return
+        self._db.executemany(
+            "INSERT INTO chunks(chunk_id, doc_id, position, title, text, sent_start, sent_end, vec, digest) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            [(*r, row_digest(*r)) for r in rows],
+        )
 
     def _sync_chunk_index_after_add(self, prev_gen: int, top_rid: int) -> None:
         """Bring the chunk index in step after an add: when it was current before the add
