@@ -27,6 +27,10 @@ ORPHAN_TRIPLETS = "DELETE FROM triplets WHERE tid IN ({}) AND " + _UNSTATED
 ORPHAN_EDGES = "DELETE FROM entity_edges WHERE tid IN ({}) AND " + _TRIPLET_GONE
 
 
+#: seconds an extraction result waits for the write lock before its run stops as busy
+STORE_WAIT = 300.0
+
+
 def _id_parts(ids: list[int], size: int = 500) -> list[list[int]]:
     return [ids[i : i + size] for i in range(0, len(ids), size)]
 
@@ -73,8 +77,11 @@ class CorpusWrites(CorpusSentences):
         self._embed_and_commit(batches, total, on_progress, batch_size, report)
         if sync_index:
             fault_point("add.before_index_sync")
-            with self._lock, self._process_lock(30.0):  # index files are written under the write lock
-                self._sync_chunk_index_after_add(first_gen, top_rid)
+            # under the write lock; busy past 30 s (a backup of a large corpus), the file is left to the
+            # next writer or question and the documents stay added; a drop meanwhile is told
+            with self._lock, self._may_save(30.0, strict=True) as saving:
+                if saving:
+                    self._sync_chunk_index_after_add(first_gen, top_rid)
         return report
 
     def _embed_and_commit(
@@ -256,8 +263,10 @@ class CorpusWrites(CorpusSentences):
     def store_extraction(
         self, chunk_id: str, triplets: Sequence[tuple[str, str, str]], status: ExtractionStatus
     ) -> None:
-        """Replace the chunk's triplets and mark it done, in one transaction (resume relies on it)."""
-        with self._write():
+        """Replace the chunk's triplets and mark it done, in one transaction (resume relies on it).
+        A paid reply waits up to `STORE_WAIT` seconds for the write lock (a backup of a large corpus
+        holds it for its whole copy)."""
+        with self._write(timeout=STORE_WAIT):
             if not self._db.execute("SELECT 1 FROM chunks WHERE chunk_id=?", (chunk_id,)).fetchone():
                 raise CorpusError(f"chunk {chunk_id!r} is not in corpus {self.name!r} (deleted meanwhile?)")
             old = [r[0] for r in self._db.execute("SELECT tid FROM triplet_sources WHERE chunk_id=?", (chunk_id,))]
@@ -280,7 +289,7 @@ class CorpusWrites(CorpusSentences):
             self._bump("prop_gen")
 
     def mark_extraction_failed(self, chunk_id: str, error: str, model: str = "") -> None:
-        with self._write():
+        with self._write(timeout=STORE_WAIT):
             self._db.execute(
                 "UPDATE extraction SET status='failed', error=?, model=?, updated_at=? WHERE chunk_id=?",
                 (error[:2000], model, time.time(), chunk_id),
