@@ -224,10 +224,10 @@ def restore(
                 )
             held.enter_context(folder_lock(target, ws.lock_timeout, ws.on_wait, "replace it"))
             _copy_corpus(target, name, _new_snapshot_dir(ws, name, "before-restore"), "before-restore")
-            prune(ws, name)
         built = info.path if move else _copy_aside(ws, name, info)
         _put_in_place(ws, name, built, target, move)
         (target / MANIFEST).unlink(missing_ok=True)  # a moved snapshot's manifest; the sweep does it after a kill
+    prune(ws, name)  # after the copy: the snapshot being restored may be the oldest automatic one
     corpus = ws.open(name)
     corpus.refresh_indexes()  # index copies that do not match the restored database are rebuilt here
     return corpus
