@@ -69,10 +69,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m engine") -> int:
     except Exception as exc:  # noqa: BLE001 - the one place errors become messages
         if os.environ.get("TRIPLET_LENS_DEBUG"):
             raise
+        from engine.core.terminal import shown
         from engine.store import CorpusError
 
         code = 2 if isinstance(exc, (UserError, CorpusError, ValueError, FileNotFoundError)) else 1
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {shown(exc)}", file=sys.stderr)
         return code
     finally:
         set_policy(previous)

@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+from engine.core.terminal import shown
+
 ROOT = Path(__file__).resolve().parents[2]  # engine/cli/app.py -> the repository
 
 
@@ -32,7 +34,7 @@ def cmd_app(args) -> int:
         )
     cmd = app_command(args.port)
     if args.dry_run:
-        print(" ".join(cmd))
+        print(shown(" ".join(cmd)))
         return 0
     sys.stdout.flush()
     os.execv(sys.executable, cmd)  # the app replaces this process: Ctrl-C stops Streamlit itself

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from engine.core.config import AppSettings
+from engine.core.terminal import shown
 
 #: CLI flag -> settings fields it sets; applied to whichever of them the method's settings have
 #: (IRCoT calls its round cap `steps`)
@@ -95,19 +96,19 @@ def cmd_ask(args) -> int:
 
     def on_step(label: str, payload) -> None:
         if not args.quiet:
-            print(f"  .. {label}", file=sys.stderr)
+            print(f"  .. {shown(label)}", file=sys.stderr)
 
     # the question check, the deadline and the run's record: Session.answer, as in the app
     result = session.answer(args.method, args.question, corpus, settings=settings, on_step=on_step)
     if args.trace_out:
         save_result(result, Path(args.trace_out))
     if result.error:
-        print(f"{args.method} could not answer: {result.error}", file=sys.stderr)
-    print(f"answer: {result.answer}")
-    print(f"method: {args.method}   reasoner: {result.reasoner}   stop: {result.stop_reason or '-'}")
-    print(preset_line(args.method, settings))
+        print(f"{args.method} could not answer: {shown(result.error)}", file=sys.stderr)
+    print(f"answer: {shown(result.answer)}")
+    print(f"method: {args.method}   reasoner: {shown(result.reasoner)}   stop: {shown(result.stop_reason or '-')}")
+    print(shown(preset_line(args.method, settings)))
     for line in method_class(args.method).summarize(result):
-        print(f"  {line}")
+        print(f"  {shown(line)}")
     u = result.usage
     cost = "unknown" if u.cost is None else f"${u.cost:.5f}"
     print(
@@ -116,7 +117,7 @@ def cmd_ask(args) -> int:
         f"billed), {cost}, engine {u.engine_time:.2f}s, LLM {u.llm_time:.2f}s"
     )
     if args.trace_out:
-        print(f"trace written to {args.trace_out}")
+        print(f"trace written to {shown(args.trace_out)}")
     return 1 if result.error else 0
 
 

@@ -9,15 +9,18 @@ from pathlib import Path
 
 from engine.core.config import AppSettings
 from engine.core.progress import TerminalProgress
+from engine.core.terminal import shown
 
 
 def _workspace():
-    return AppSettings.from_env().workspace_obj()
+    ws = AppSettings.from_env().workspace_obj()
+    ws.on_wait = lambda message: print(shown(message), file=sys.stderr)  # a busy corpus: say we wait
+    return ws
 
 
 def _print_errors(errors) -> None:
     for path, msg in errors:
-        print(f"skipped {path}: {msg}", file=sys.stderr)
+        print(f"skipped {shown(path)}: {shown(msg)}", file=sys.stderr)
 
 
 def _load(paths: list[str], limit: int | None):
@@ -30,7 +33,7 @@ def _load(paths: list[str], limit: int | None):
 
 def _report(name: str, report, added_q: int, n_errors: int) -> None:
     print(
-        f"{name}: +{report.documents_added} documents ({report.documents_skipped} already present), "
+        f"{shown(name)}: +{report.documents_added} documents ({report.documents_skipped} already present), "
         f"+{report.chunks_added} chunks, +{added_q} questions; {n_errors} file(s) rejected"
     )
 
@@ -61,20 +64,21 @@ def cmd_create(args) -> int:
     )
     if not args.paths:
         corpus = ws.create(args.name, settings)
-        print(f"created corpus {args.name!r} at {corpus.path}")
+        print(f"created corpus {args.name!r} at {shown(corpus.path)}")
         return 0
     ws.path_of(args.name)  # a bad name is refused before any file is read
     if ws.exists(args.name):
         print(
-            f"error: corpus {args.name!r} already exists in {ws.root}; add files with: "
-            f"python -m engine corpus add {args.name} PATH",
+            f"error: corpus {args.name!r} already exists in {shown(ws.root)}; add files with: "
+            f"python -m engine corpus add {shown(args.name)} PATH",
             file=sys.stderr,
         )
         return 2
     batch = _load(args.paths, args.limit_questions)
     if not batch.documents:
         print(
-            f"error: no document could be read from {', '.join(args.paths)}; corpus {args.name!r} was not created",
+            f"error: no document could be read from {shown(', '.join(args.paths))}; corpus {args.name!r} "
+            "was not created",
             file=sys.stderr,
         )
         return 2
@@ -84,7 +88,7 @@ def cmd_create(args) -> int:
     finally:
         bar.close()
     _report(corpus.name, report, added_q, len(batch.errors))
-    print(f"created corpus {args.name!r} at {corpus.path}")
+    print(f"created corpus {args.name!r} at {shown(corpus.path)}")
     return 0
 
 
@@ -96,11 +100,12 @@ def cmd_list(args) -> int:
     ws = _workspace()
     names = ws.list()
     if not names:
-        print(f"no corpora in {ws.root}; create one with: python -m engine corpus create NAME --from PATH")
+        print(f"no corpora in {shown(ws.root)}; create one with: python -m engine corpus create NAME --from PATH")
     for name in names:
         c = ws.open(name).counts()
         print(
-            f"{name:30s} {c.documents:6d} docs {c.chunks:7d} chunks {c.triplets:8d} triplets {c.questions:5d} questions"
+            f"{shown(name):30s} {c.documents:6d} docs {c.chunks:7d} chunks {c.triplets:8d} triplets "
+            f"{c.questions:5d} questions"
         )
     return 0
 
@@ -114,77 +119,83 @@ def cmd_show(args) -> int:
     c = corpus.counts()
     done = c.extracted / c.chunks * 100 if c.chunks else 0.0
     s = corpus.settings
-    print(f"corpus {corpus.name}  ({corpus.path})")
+    print(f"corpus {shown(corpus.name)}  ({shown(corpus.path)})")
     print(f"  documents {c.documents}, chunks {c.chunks}, triplets {c.triplets}, questions {c.questions}")
     print(f"  extraction: {c.extracted} done, {c.pending} pending, {c.failed} failed ({done:.0f}%)")
     print(
-        f"  chunking {s.chunking.mode} (max {s.chunking.max_words} words), embedder {s.embedder}, index {s.index_kind}"
+        f"  chunking {s.chunking.mode} (max {s.chunking.max_words} words), embedder {shown(s.embedder)}, "
+        f"index {shown(s.index_kind)}"
     )
     kinds = corpus.index_kinds(on_progress=TerminalProgress())  # a stale index is rebuilt here: minutes at 1M
     print(
         "  vector search: "
         + ", ".join(
-            f"{w} {kind}" + ("" if recall is None else f" (recall@10 vs exact {recall:.3f})")
+            f"{w} {shown(kind)}" + ("" if recall is None else f" (recall@10 vs exact {recall:.3f})")
             for w, (kind, recall) in kinds.items()
         )
         + " - recall measured now, 50 of the index's own vectors as queries (docs/scaling.md)"
     )
     if args.documents:
         for d in corpus.documents():
-            print(f"  {d.doc_id}  {d.n_chunks:3d} chunks  {d.kind:9s} {d.title[:70]}")
+            print(f"  {shown(d.doc_id)}  {d.n_chunks:3d} chunks  {shown(d.kind):9s} {shown(d.title[:70])}")
     return 0
 
 
 def cmd_delete_doc(args) -> int:
     corpus = _workspace().open(args.name)
     corpus.delete_document(args.doc_id)
-    print(f"deleted document {args.doc_id} from {args.name} (snapshot taken first: corpus snapshots {args.name})")
+    name = shown(args.name)
+    print(f"deleted document {shown(args.doc_id)} from {name} (snapshot taken first: corpus snapshots {name})")
     return 0
 
 
 def cmd_drop(args) -> int:
     ws = _workspace()
     ws.drop(args.name)
-    way_back = f"; bring it back with: corpus undo-drop {args.name}" if ws.keep_snapshots > 0 else ""
-    print(f"dropped corpus {args.name}{way_back}")
+    way_back = f"; bring it back with: corpus undo-drop {shown(args.name)}" if ws.keep_snapshots > 0 else ""
+    print(f"dropped corpus {shown(args.name)}{way_back}")
     return 0
 
 
 def cmd_check(args) -> int:
     from engine.integrity import inspect, repair
+    from engine.integrity.interrupted import finish_index_writes
     from engine.store import CorpusError
 
     ws = _workspace()
     for done in ws.recovered:  # interrupted drops, restores, backups finished or rolled back on opening
-        print(f"recovered: {done}")
+        print(f"recovered: {shown(done)}")
     path = ws.path_of(args.name)
     if not path.is_dir():
         raise CorpusError(f"no corpus named {args.name!r} in {ws.root}")
+    for done in finish_index_writes(ws, args.name):  # what a writer killed after its commit left behind
+        print(f"recovered: corpus {args.name!r}: {shown(done)}")
     findings = inspect(path)
     for f in findings:
-        print(f"damaged: {f}" + ("" if f.derived else "  [database]"))
+        print(f"damaged: {shown(f)}" + ("" if f.derived else "  [database]"))
     if not args.repair:
         if findings:
             print(
-                f"repair with: corpus check {args.name} --repair  (or restore a snapshot: corpus snapshots {args.name})"
+                f"repair with: corpus check {shown(args.name)} --repair  "
+                f"(or restore a snapshot: corpus snapshots {shown(args.name)})"
             )
             return 1
-        print(f"{args.name}: ok")
+        print(f"{shown(args.name)}: ok")
         return 0
     report = repair(ws, args.name, into=args.into)
     for a in report.actions:
-        print(f"repaired: {a}")
+        print(f"repaired: {shown(a)}")
     for lost in report.lost:
-        print(f"lost: {lost}")
+        print(f"lost: {shown(lost)}")
     if report.recovered_into:
         print(
             f"recovered into corpus {report.recovered_into!r}; the damaged {args.name!r} is unchanged "
             f"(drop it once you have checked the recovered one)"
         )
     for f in report.remaining:
-        print(f"still damaged: {f}")
+        print(f"still damaged: {shown(f)}")
     if not report.remaining:
-        print(f"{report.recovered_into or args.name}: ok")
+        print(f"{shown(report.recovered_into or args.name)}: ok")
     return 1 if report.remaining else 0
 
 
@@ -194,7 +205,7 @@ def cmd_backup(args) -> int:
     ws = _workspace()
     corpus = ws.open(args.name)
     info = backup(corpus, Path(args.to)) if args.to else snapshot_before(ws, corpus, "manual")
-    print(f"backed up {args.name} to {info.path} ({len(info.files)} files, checksums in manifest.json)")
+    print(f"backed up {shown(args.name)} to {shown(info.path)} ({len(info.files)} files, checksums in manifest.json)")
     return 0
 
 
@@ -204,9 +215,9 @@ def cmd_snapshots(args) -> int:
     ws = _workspace()
     snaps = list_snapshots(ws, args.name)
     if not snaps:
-        print("no snapshots" + (f" of {args.name}" if args.name else ""))
+        print("no snapshots" + (f" of {shown(args.name)}" if args.name else ""))
     for s in snaps:
-        print(f"{s.corpus:20s} {s.describe()}")
+        print(f"{shown(s.corpus):20s} {shown(s.describe())}")
     return 0
 
 
@@ -217,7 +228,10 @@ def cmd_restore(args) -> int:
     info = find_snapshot(ws, args.name, args.snapshot)
     corpus = restore(ws, info, args.as_name, force=args.force)
     c = corpus.counts()
-    print(f"restored {corpus.name} from {info.path} ({c.documents} docs, {c.chunks} chunks, {c.triplets} triplets)")
+    print(
+        f"restored {shown(corpus.name)} from {shown(info.path)} "
+        f"({c.documents} docs, {c.chunks} chunks, {c.triplets} triplets)"
+    )
     return 0
 
 
@@ -225,7 +239,7 @@ def cmd_undo_drop(args) -> int:
     from engine.integrity.backup import undo_drop
 
     corpus = undo_drop(_workspace(), args.name, args.as_name)
-    print(f"brought back corpus {corpus.name} ({corpus.counts().chunks} chunks)")
+    print(f"brought back corpus {shown(corpus.name)} ({corpus.counts().chunks} chunks)")
     return 0
 
 
@@ -238,7 +252,7 @@ def cmd_triplets_import(args) -> int:
     if tf.error:
         raise ValueError(f"{args.file}: {tf.error}")
     for e in tf.errors[:20]:
-        print(f"skipped: {e}", file=sys.stderr)
+        print(f"skipped: {shown(e)}", file=sys.stderr)
     if tf.skipped > 20:
         print(f"... and {tf.skipped - 20} more skipped records", file=sys.stderr)
     rows, unresolved = resolve_rows(tf.rows, corpus.chunks())
@@ -246,7 +260,7 @@ def cmd_triplets_import(args) -> int:
     added = corpus.import_triplets(rows, on_progress=bar)
     bar.close()
     print(
-        f"imported {added} triplet links from {args.file} ({unresolved} rows named no chunk of this corpus, "
+        f"imported {added} triplet links from {shown(args.file)} ({unresolved} rows named no chunk of this corpus, "
         f"{tf.skipped} malformed records skipped)"
     )
     return 0 if rows or not tf.rows else 2
@@ -258,7 +272,7 @@ def cmd_triplets_export(args) -> int:
     corpus = _workspace().open(args.name)
     triplets = corpus.triplets()
     write_triplets(Path(args.file), triplets, corpus.chunks())
-    print(f"wrote {len(triplets)} triplets to {args.file}")
+    print(f"wrote {len(triplets)} triplets to {shown(args.file)}")
     return 0
 
 
@@ -266,10 +280,10 @@ def cmd_sample_ensure(args) -> int:
     from engine.corpus.samples import ensure_sample_corpora, start_background_build
 
     if args.background:
-        print(start_background_build(_workspace()))
+        print(shown(start_background_build(_workspace())))
         return 0
     for line in ensure_sample_corpora(_workspace(), on_progress=TerminalProgress()):
-        print(line)
+        print(shown(line))
     return 0
 
 

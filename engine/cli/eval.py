@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from engine.core.config import AppSettings
+from engine.core.terminal import shown
 
 
 def _read_ids(path: str) -> list[str]:
@@ -47,7 +48,7 @@ def _probe_corpus(ws, corpus, args):
             bar.close()
             kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.entities.items()))
             print(
-                f"shuffled copy {name!r}: renamed {kinds}; {len(report.frozen)} entities kept to keep answers "
+                f"shuffled copy {name!r}: renamed {shown(kinds)}; {len(report.frozen)} entities kept to keep answers "
                 f"findable; {len(report.inconsistent)} questions inconsistent",
                 file=sys.stderr,
             )
@@ -108,7 +109,7 @@ def cmd_eval(args) -> int:
     reasoner = session.reasoner(corpus)
     settings_by_method: dict | None = eval_settings(methods, args)
     for m, s in (settings_by_method or {}).items():
-        print(f"{m}: {preset_line(m, s)}", file=sys.stderr)
+        print(f"{m}: {shown(preset_line(m, s))}", file=sys.stderr)
     if args.preset is None and not args.set and all(v is None for v in (args.k, args.rounds, args.hops, args.reranker)):
         # the defaults, recorded as before (a folder made before presets existed still resumes)
         settings_by_method = None
@@ -133,10 +134,10 @@ def cmd_eval(args) -> int:
     finally:
         bar.close()
         session.settle(*_billed(summary))
-    print(summary.markdown())
-    print(f"per-question results and traces in {args.out}", file=sys.stderr)
+    print("\n".join(shown(line) for line in summary.markdown().split("\n")))
+    print(f"per-question results and traces in {shown(args.out)}", file=sys.stderr)
     if summary.stopped:
-        print(f"stopped early: {summary.stopped}", file=sys.stderr)
+        print(f"stopped early: {shown(summary.stopped)}", file=sys.stderr)
         return 1
     return 0
 

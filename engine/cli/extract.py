@@ -16,6 +16,7 @@ import sys
 
 from engine.core.config import AppSettings
 from engine.core.progress import TerminalProgress
+from engine.core.terminal import shown
 
 
 def _dollars(cost: float | None) -> str:
@@ -24,7 +25,7 @@ def _dollars(cost: float | None) -> str:
 
 def format_estimate(est) -> str:
     return (
-        f"estimate for {est.chunks} pending chunks with {est.model} ({est.style}): {est.calls} calls, "
+        f"estimate for {est.chunks} pending chunks with {shown(est.model)} ({est.style}): {est.calls} calls, "
         f"~{est.prompt_tokens:,} prompt + ~{est.completion_tokens:,} completion tokens "
         f"(counted with {est.token_counter}), cost {_dollars(est.cost)}; "
         f"through the batch API (--batch) {_dollars(est.batch_cost)}"
@@ -40,7 +41,7 @@ def format_summary(s) -> str:
         f"{s.completion_tokens:,} completion tokens billed, cost {_dollars(s.cost)}",
     ]
     for chunk_id, err in s.failures[:5]:
-        lines.append(f"  failed {chunk_id}: {err[:200]}")
+        lines.append(f"  failed {shown(chunk_id)}: {shown(err[:200])}")
     if s.chunks_failed > 5:
         lines.append(f"  ... and {s.chunks_failed - 5} more; rerun to retry failed chunks")
     return "\n".join(lines)
@@ -52,14 +53,16 @@ def cmd_extract(args) -> int:
     from engine.triplets.extraction import estimate_extraction, run_extraction
 
     app = AppSettings.from_env()
-    corpus = app.workspace_obj().open(args.name)
+    ws = app.workspace_obj()
+    ws.on_wait = lambda message: print(shown(message), file=sys.stderr)
+    corpus = ws.open(args.name)
     model = args.model if args.model is not None else app.model
     api_base = args.api_base if args.api_base is not None else app.api_base
     if args.concurrency < 1:
         raise ValueError("--concurrency must be at least 1")
     n_pending = count_pending(corpus)  # the chunks themselves are read in pages, never all at once
     if not n_pending:
-        print(f"{args.name}: every chunk is already extracted; nothing to do")
+        print(f"{shown(args.name)}: every chunk is already extracted; nothing to do")
         return 0
     if model:
         print(format_estimate(estimate_extraction(iter_pending(corpus), model, args.style)))
@@ -76,13 +79,13 @@ def cmd_extract(args) -> int:
         summary = run_extraction(
             corpus, reasoner, concurrency=args.concurrency, on_progress=bar, call_deadline=app.call_deadline
         )
-        if summary.chunks_done:
+        if summary.chunks_done and not summary.unstored:
             corpus.refresh_indexes(bar)  # embed the new propositions now, not at the first question
     finally:
         bar.close()
     print(format_summary(summary))
     if summary.stopped:
-        print(f"error: extraction stopped: {summary.stopped}", file=sys.stderr)
+        print(f"error: extraction stopped: {shown(summary.stopped)}", file=sys.stderr)
         return 1
     if summary.chunks_failed:
         print(f"error: {summary.chunks_failed} chunk(s) failed; rerun the same command to retry them", file=sys.stderr)
@@ -123,7 +126,8 @@ def cmd_extract_batch(args, corpus, model: str, api_base: str) -> int:
         print(f"{s.chunks_requeued} request(s) were not answered (failed or expired batch); their chunks are pending")
     if s.batches_open:
         print(
-            f"rerun `extract {args.name} --batch` to import the {s.batches_open} running batch(es); it never resubmits"
+            f"rerun `extract {shown(args.name)} --batch` to import the {s.batches_open} running batch(es); "
+            "it never resubmits"
         )
     if s.chunks_failed or s.chunks_requeued:
         print("error: some chunks are not extracted; rerun the same command to send only those", file=sys.stderr)

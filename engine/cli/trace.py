@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from engine.core.config import AppSettings
+from engine.core.terminal import shown
 
 
 def _results(path: str, method: str | None):
@@ -33,9 +34,9 @@ def cmd_timeline(args) -> int:
 
     for result in _results(args.trace, args.method):
         spans = timeline(result)
-        print(f"{result.method}: {result.question}")
+        print(f"{shown(result.method)}: {shown(result.question)}")
         for line in timeline_table(spans):
-            print(f"  {line}")
+            print(f"  {shown(line)}")
     return 0
 
 
@@ -60,11 +61,11 @@ def cmd_verdict(args) -> int:
             gold = gold_spec(corpus, question, chunk_ids_of(run.results))
     v = compare_verdict(run.results, gold)
     if args.json:
-        print(json.dumps(verdict_to_dict(v), ensure_ascii=False, indent=1))
+        print(json.dumps(verdict_to_dict(v), indent=1))  # ASCII: no raw control character
         return 0
-    print(v.headline)
+    print(shown(v.headline))
     for m in v.methods:
-        print(f"  {m.sentence}")
+        print(f"  {shown(m.sentence)}")
     return 0
 
 
@@ -90,17 +91,17 @@ def cmd_rerun(args) -> int:
 
     def on_step(label: str, payload) -> None:
         if not args.quiet:
-            print(f"  .. {label}", file=sys.stderr)
+            print(f"  .. {shown(label)}", file=sys.stderr)
 
     changes = _changes(results[0].method, args.preset, args.set or [])
     new, diff = session.rerun(results[0], corpus, changes, on_step=on_step)
     if args.trace_out:
         save_result(new, Path(args.trace_out))
-    print(f"answer: {new.answer}")
+    print(f"answer: {shown(new.answer)}")
     for line in diff.lines():
-        print(f"  {line}")
+        print(f"  {shown(line)}")
     if args.trace_out:
-        print(f"trace written to {args.trace_out}")
+        print(f"trace written to {shown(args.trace_out)}")
     return 1 if new.error else 0
 
 

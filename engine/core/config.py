@@ -38,6 +38,8 @@ QUESTION_DEADLINE_ENV = "TRIPLET_LENS_QUESTION_DEADLINE"
 CALL_DEADLINE_ENV = "TRIPLET_LENS_CALL_DEADLINE"
 #: Megabytes one LLM reply may hold; a longer one is refused (it never reaches a trace).
 MAX_REPLY_MB_ENV = "TRIPLET_LENS_MAX_REPLY_MB"
+#: Megabytes any one file of a backup may hold, instead of the limit from its manifest's counts.
+BACKUP_MAX_MB_ENV = "TRIPLET_LENS_BACKUP_MAX_MB"
 #: Worker processes answering offline questions in the `make run` server (engine/session/offload.py).
 OFFLINE_WORKERS_ENV = "TRIPLET_LENS_OFFLINE_WORKERS"
 _CAP_UNITS = ("questions", "tokens", "dollars")
@@ -106,6 +108,10 @@ class AppSettings:
     max_reply_mb: float = 4.0
     """Megabytes one LLM reply may hold; a longer one ends its call with an error naming this cap."""
 
+    backup_max_mb: float = 0.0
+    """Megabytes any one file of a backup may hold when restored; 0 = the limit from the backup's own
+    counts of documents, chunks, triplets and questions (engine/integrity/bounds.py)."""
+
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> AppSettings:
         env = dict(os.environ if env is None else env)
@@ -150,6 +156,12 @@ class AppSettings:
             except ValueError:
                 got = env[MAX_FILE_MB_ENV]
                 raise ValueError(f"{MAX_FILE_MB_ENV} must be a number of megabytes, got {got!r}") from None
+        if env.get(BACKUP_MAX_MB_ENV):
+            try:
+                s = replace(s, backup_max_mb=max(0.0, float(env[BACKUP_MAX_MB_ENV])))
+            except ValueError:
+                got = env[BACKUP_MAX_MB_ENV]
+                raise ValueError(f"{BACKUP_MAX_MB_ENV} must be a number of megabytes, got {got!r}") from None
         return s
 
     @property
@@ -162,7 +174,11 @@ class AppSettings:
         from engine.store import Workspace
 
         return Workspace(
-            self.workspace, embedder=embedder, keep_snapshots=self.keep_snapshots, read_only=self.read_only
+            self.workspace,
+            embedder=embedder,
+            keep_snapshots=self.keep_snapshots,
+            read_only=self.read_only,
+            backup_max_bytes=int(self.backup_max_mb * 1024 * 1024) or None,
         )
 
     @property

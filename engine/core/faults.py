@@ -22,19 +22,31 @@ temporary file), `drop.after_manifest`
 `backup.before_rename`, `restore.mid_copy` (after each file copied), `restore.after_aside` (the
 corpus being replaced moved aside, the new one not in place), `restore.after_move` (in place, its
 manifest not yet removed), `repair.after_unlink` (a damaged index removed, not rebuilt),
-`repair.before_rename` (a salvaged corpus complete, not yet in place).
+`repair.before_rename` (a salvaged corpus complete, not yet in place); `lock.opened` (a writer opened
+the corpus's lock file and is about to take the lock).
+
+`TRIPLET_LENS_PAUSE=point@n:DIR` pauses instead of killing: the n-th time the process gets to the
+point it writes `DIR/reached` and waits (up to a minute) for `DIR/go` to exist. A test then runs
+another operation against the paused one at exactly that step (tests/reliability/test_drop_against_writers.py
+drops a corpus at each step of a writer).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
+from pathlib import Path
 
 ENV = "TRIPLET_LENS_FAULT"
+PAUSE_ENV = "TRIPLET_LENS_PAUSE"
 _reached: dict[str, int] = {}
+_paused: dict[str, int] = {}
 
 
 def fault_point(name: str) -> None:
+    if os.environ.get(PAUSE_ENV):
+        _pause(name, os.environ[PAUSE_ENV])
     spec = os.environ.get(ENV)
     if not spec:
         return
@@ -44,3 +56,17 @@ def fault_point(name: str) -> None:
     _reached[name] = _reached.get(name, 0) + 1
     if _reached[name] >= int(nth or 1):
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _pause(name: str, spec: str) -> None:
+    want, _, rest = spec.partition("@")
+    nth, _, folder = rest.partition(":")
+    if want != name:
+        return
+    _paused[name] = _paused.get(name, 0) + 1
+    if _paused[name] != int(nth or 1):
+        return
+    (Path(folder) / "reached").write_text(str(os.getpid()))
+    deadline = time.monotonic() + 60
+    while not (Path(folder) / "go").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)

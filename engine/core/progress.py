@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from engine.core.terminal import shown
+
 ProgressCallback = Callable[[int, int, str], None]
 
 
@@ -48,7 +50,7 @@ class TerminalProgress:
         frac = done / total if total else 1.0
         filled = int(frac * self.width)
         bar = "#" * filled + "-" * (self.width - filled)
-        line = f"\r[{bar}] {done}/{total} {label[:60]:<60}"
+        line = f"\r[{bar}] {done}/{total} {shown(label)[:60]:<60}"  # a title is data: no control character
         if self.stream.isatty() or final:
             self.stream.write(line)
             if final:

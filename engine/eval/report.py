@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.core import serde
+from engine.core.terminal import shown
 from engine.core.types import Question
 from engine.eval.failures import ERROR, LABELS
 from engine.eval.metrics import PARAGRAPH, SENTENCE, AverageMetrics, QuestionMetrics
@@ -275,7 +276,7 @@ def _row(m: MethodSummary) -> dict[str, str]:
 
 def summary_markdown(s: EvalSummary) -> str:
     lines = [
-        f"Evaluation of corpus `{s.corpus}` with `{s.reasoner}` on {s.n_questions} questions "
+        f"Evaluation of corpus `{shown(s.corpus)}` with `{shown(s.reasoner)}` on {s.n_questions} questions "
         "(averages over all questions; errors count 0).",
         "",
     ]
@@ -291,7 +292,7 @@ def summary_markdown(s: EvalSummary) -> str:
             "",
             "F1 by question type (questions):",
             "",
-            "| method | " + " | ".join(f"{t} ({count[t]})" for t in types) + " |",
+            "| method | " + " | ".join(f"{shown(t)} ({count[t]})" for t in types) + " |",
             "|---|" + "---|" * len(types),
         ]
         lines += [

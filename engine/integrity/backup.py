@@ -12,8 +12,10 @@ snapshot straight into place; restore and backup build aside under names that sa
 finished or rolled back by `engine.integrity.interrupted.sweep` when a workspace opens. Named fault
 points (engine/core/faults.py) sit between the steps; tests/reliability/test_backup_kills.py kills at each.
 
-Snapshots are untrusted input (engine.integrity.untrusted): manifest names must be plain file names,
-files are read without following symlinks and must be regular files.
+Snapshots are untrusted input (engine.integrity.untrusted): manifest names must be plain file names
+of the files a backup writes (engine.integrity.bounds.BACKUP_FILES), each within a size limit from
+the manifest's counts, checked before it is read; files are read without following symlinks and
+must be regular files.
 
 Consistency: the database is copied with SQLite's online backup API in one read transaction, so
 readers and writers in other processes carry on and the copy is one committed state. Index files
@@ -25,152 +27,52 @@ stored vectors.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import shutil
 import sqlite3
 import time
-from dataclasses import asdict, dataclass
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.core.faults import fault_point
-from engine.integrity.untrusted import check_folder_contents, check_manifest_name, copy_checked, digest_of
-from engine.store.errors import CorpusError, validate_name
+from engine.integrity.bounds import BACKUP_FILES, size_limit
+from engine.integrity.manifest import (  # noqa: F401 - re-exported: the names callers import from here
+    AUTOMATIC,
+    DATABASE,
+    MANIFEST,
+    SNAPSHOTS,
+    SnapshotInfo,
+    _dead,
+    _new_snapshot_dir,
+    _write_manifest,
+    checked_files,
+    read_snapshot,
+    sha256_file,
+    verify,
+)
+from engine.integrity.untrusted import check_folder_contents, copy_checked
+from engine.store.errors import CorpusBusyError, CorpusError, validate_name
+from engine.store.lock import folder_lock
 
 if TYPE_CHECKING:  # the store calls into this module (snapshots before drop and delete): types only here
     from engine.store import Corpus, Workspace
 
-SNAPSHOTS = ".snapshots"
-MANIFEST = "manifest.json"
-#: each index file with its delta (the appends since it was written, `<name>.delta`): a restore then
-#: loads both instead of rebuilding the index from the stored vectors
-INDEX_FILES = ("chunks.index", "chunks.index.delta", "propositions.index", "propositions.index.delta")
-#: reasons of the snapshots the workspace takes by itself (pruned to `keep_snapshots` per corpus)
-AUTOMATIC = ("drop", "delete-doc", "before-restore")
-
-
-@dataclass(frozen=True)
-class SnapshotInfo:
-    path: Path
-    corpus: str
-    reason: str
-    created_at: float
-    files: dict[str, str]
-    """file name -> SHA-256 of its bytes when the snapshot was taken"""
-    counts: dict[str, int]
-
-    @property
-    def id(self) -> str:
-        return self.path.name
-
-    @property
-    def automatic(self) -> bool:
-        return self.reason.split(" ", 1)[0] in AUTOMATIC
-
-    def describe(self) -> str:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.created_at))
-        c = self.counts
-        return (
-            f"{self.id}  {when}  {self.reason:24s} {c.get('documents', '?')} docs, {c.get('chunks', '?')} chunks, "
-            f"{c.get('triplets', '?')} triplets"
-        )
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _counts(db_path: Path) -> dict[str, int]:
-    con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-    try:
-        return {
-            t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-            for t in ("documents", "chunks", "triplets", "questions")
-        }
-    except sqlite3.DatabaseError:
-        return {}
-    finally:
-        con.close()
-
-
-def _slug(reason: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", reason).strip("-")[:40] or "snapshot"
-
-
-def _new_snapshot_dir(ws: Workspace, name: str, reason: str) -> Path:
-    base = ws.root / SNAPSHOTS / validate_name(name)
-    base.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%S") + f"{time.time() % 1:.6f}"[1:].replace(".", "-")
-    return base / f"{stamp}-{_slug(reason)}"
-
-
-def _write_manifest(folder: Path, corpus: str, reason: str) -> SnapshotInfo:
-    """Hash every file of `folder` and write its manifest (a temporary file renamed into place);
-    the manifest carries the writer's pid so a sweep can tell a live operation from a dead one."""
-    files = {
-        p.name: sha256_file(p)
-        for p in sorted(folder.iterdir())
-        if p.is_file()
-        and not p.is_symlink()
-        and p.name not in (MANIFEST, "write.lock", "extract.lock")
-        and not p.name.startswith(".")
-        and not p.name.endswith("-shm")  # SQLite's shared memory: rebuilt on open, changed by any reader
-    }
-    info = SnapshotInfo(folder, corpus, reason, time.time(), files, _counts(folder / "corpus.sqlite"))
-    data = {k: v for k, v in asdict(info).items() if k != "path"} | {"pid": os.getpid()}
-    tmp = folder / f".{MANIFEST}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, indent=1))
-        fh.flush()
-        os.fsync(fh.fileno())
-    fault_point("manifest.before_rename")
-    os.replace(tmp, folder / MANIFEST)
-    return info
-
-
-def read_snapshot(folder: Path | str) -> SnapshotInfo:
-    folder = Path(folder).expanduser()
-    try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        return SnapshotInfo(
-            folder,
-            str(data["corpus"]),
-            str(data["reason"]),
-            float(data["created_at"]),
-            {check_manifest_name(folder, str(k)): str(v) for k, v in data["files"].items()},
-            {str(k): int(v) for k, v in data.get("counts", {}).items()},
-        )
-    except FileNotFoundError:
-        raise CorpusError(f"{folder} is not a snapshot (no {MANIFEST})") from None
-    except CorpusError:
-        raise
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CorpusError(f"snapshot manifest {folder / MANIFEST} is unreadable: {exc}") from None
-
-
-def verify(info: SnapshotInfo) -> None:
-    """Raise CorpusError naming the first file whose bytes no longer match the manifest, or whose
-    name or kind makes it unsafe (a path, a symlink, a device)."""
-    if "corpus.sqlite" not in info.files:
-        raise CorpusError(f"snapshot {info.path} holds no database")
-    for name, digest in info.files.items():
-        if digest_of(info.path, name) != digest:
-            raise CorpusError(f"snapshot {info.path}: {name} does not match its checksum (damaged since it was taken)")
-
-
-def _dead(pid: str) -> bool:
-    return not (pid.isdigit() and (int(pid) == os.getpid() or Path(f"/proc/{pid}").exists()))
-
 
 def backup(corpus: Corpus, dest: Path | str, reason: str = "manual") -> SnapshotInfo:
-    """Write a snapshot of `corpus` into the new folder `dest` (built aside, then renamed)."""
+    """Write a snapshot of `corpus` into the new folder `dest` (built aside, then renamed), under
+    the corpus's write lock: no writer is half-way through a change, and the index files copied are
+    the ones of the copied database state."""
+    with ExitStack() as held:
+        if not corpus.read_only:  # read-only storage: nobody writes to it
+            held.enter_context(corpus._lock)
+            held.enter_context(corpus._process_lock(30.0))
+        return _copy_corpus(corpus.path, corpus.name, dest, reason)
+
+
+def _copy_corpus(src: Path, name: str, dest: Path | str, reason: str) -> SnapshotInfo:
+    """The copy `backup` makes, of the corpus folder `src`, whose write lock the caller holds."""
     dest = Path(dest).expanduser().resolve()
     if dest.exists():
         raise CorpusError(f"backup target {dest} already exists")
@@ -182,18 +84,20 @@ def backup(corpus: Corpus, dest: Path | str, reason: str = "manual") -> Snapshot
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
-        src = sqlite3.connect(corpus.path / "corpus.sqlite", timeout=30.0)
-        dst = sqlite3.connect(tmp / "corpus.sqlite")
+        # SQLite's online backup: one read transaction, i.e. one committed state, WAL included (the
+        # copy is one file with no log, and that is what gets hashed)
+        source = sqlite3.connect(src / DATABASE, timeout=30.0)
+        copy = sqlite3.connect(tmp / DATABASE)
         try:
-            src.backup(dst)  # one step: a single read transaction, i.e. one committed state
+            source.backup(copy)
         finally:
-            dst.close()
-            src.close()
+            copy.close()
+            source.close()
         fault_point("backup.after_database")
-        for name in INDEX_FILES:
-            if (corpus.path / name).is_file():
-                shutil.copyfile(corpus.path / name, tmp / name)
-        _write_manifest(tmp, corpus.name, reason)
+        for fname in BACKUP_FILES:  # the database was copied above, through SQLite
+            if not fname.startswith(DATABASE) and (src / fname).is_file():
+                shutil.copyfile(src / fname, tmp / fname)
+        _write_manifest(tmp, name, reason)
         fault_point("backup.before_rename")
         os.replace(tmp, dest)
     except BaseException:
@@ -248,59 +152,86 @@ def snapshot_before(ws: Workspace, corpus: Corpus, reason: str) -> SnapshotInfo:
 
 
 def keep_dropped(ws: Workspace, name: str) -> SnapshotInfo:
-    """`drop` with a way back: fold the WAL into the database, write the manifest into the corpus
-    folder (the intent record: a kill now leaves the corpus in place, the sweep removes the
-    manifest), then move the folder whole into the snapshots (one rename, instant whatever the
-    corpus's size), where it arrives with its manifest: `snapshots` and `undo-drop` see it at once."""
+    """`drop` with a way back. Under the corpus's write lock (waiting for a writer to finish its
+    change, or refusing after `ws.lock_timeout`): fold the WAL into the database (TRUNCATE, so the
+    log hashed is empty and no later reader's close changes what was hashed), write the manifest
+    into the corpus folder (the intent record: a kill now leaves the corpus in place, the sweep
+    removes the manifest), then move the folder whole into the snapshots (one rename, instant
+    whatever the corpus's size), where it arrives with its manifest: `snapshots` and `undo-drop`
+    see it at once. A writer that waited for the lock finds its corpus gone and stops."""
     path = ws.path_of(name)
-    try:
-        con = sqlite3.connect(path / "corpus.sqlite", timeout=5.0)
+    with folder_lock(path, ws.lock_timeout, ws.on_wait, "drop it"):
+        _fold_wal(path, ws.lock_timeout)
+        dest = _new_snapshot_dir(ws, name, "drop")
+        _write_manifest(path, name, "drop")
+        fault_point("drop.after_manifest")
         try:
-            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            con.close()
-    except sqlite3.DatabaseError:
-        pass  # a damaged or busy database moves as it is, WAL included
-    dest = _new_snapshot_dir(ws, name, "drop")
-    _write_manifest(path, name, "drop")
-    fault_point("drop.after_manifest")
-    try:
-        os.replace(path, dest)
-    except BaseException:
-        (path / MANIFEST).unlink(missing_ok=True)
-        raise
+            os.replace(path, dest)
+        except BaseException:
+            (path / MANIFEST).unlink(missing_ok=True)
+            raise
     fault_point("drop.after_move")
     prune(ws, name)
     return read_snapshot(dest)
+
+
+def _fold_wal(path: Path, timeout: float) -> None:
+    """Checkpoint the corpus's WAL fully (TRUNCATE), waiting up to `timeout` for readers still on
+    an older state; CorpusBusyError if they stay. The caller holds the write lock: no writer adds
+    to the log meanwhile. A damaged database moves as it is, its log listed in the manifest."""
+    wal = path / f"{DATABASE}-wal"
+    deadline = time.monotonic() + timeout
+    try:
+        con = sqlite3.connect(path / DATABASE, timeout=min(timeout, 5.0))
+        try:
+            while con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] or (
+                wal.is_file() and wal.stat().st_size
+            ):
+                if time.monotonic() >= deadline:
+                    raise CorpusBusyError(
+                        f"corpus {path.name!r}: readers kept its database busy for {timeout:.0f} s, so its log "
+                        "could not be folded in before hashing; nothing was changed; try again"
+                    )
+                time.sleep(0.05)
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        pass
 
 
 def restore(
     ws: Workspace, info: SnapshotInfo, as_name: str | None = None, *, force: bool = False, move: bool = False
 ) -> Corpus:
     """Bring a snapshot back as corpus `as_name` (default: the corpus it was taken from). An
-    existing corpus of that name is replaced only with `force`, and is snapshotted first. `move`
-    consumes the snapshot (undo-drop: one rename into place) instead of copying it; a copy is
-    built aside (`.NAME.restore-partial-PID`), checked against the manifest while it is read."""
-    verify(info)  # refused before anything changes (a copy is checked again while it is read)
-    if move:
-        check_folder_contents(info.path)
-        _claim(info)
+    existing corpus of that name is replaced only with `force`, under its write lock, and is
+    snapshotted first. `move` consumes the snapshot (undo-drop: one rename into place, under the
+    snapshot's own lock, so two undo-drops never race) instead of copying it; a copy is built
+    aside (`.NAME.restore-partial-PID`), checked against the manifest while it is read."""
     name = validate_name(as_name or info.corpus)
     target = ws.path_of(name)
-    if ws.exists(name):
-        if not force:
-            raise CorpusError(
-                f"corpus {name!r} exists: restore it under another name (--as) or replace it "
-                "(--force; the current one is snapshotted first)"
-            )
-        snapshot_before(ws, ws.open(name), "before-restore")
-    built = info.path if move else _copy_aside(ws, name, info)
-    _put_in_place(ws, name, built, target, move)
-    (target / MANIFEST).unlink(missing_ok=True)  # a moved snapshot's manifest; the sweep does it after a kill
+    with ExitStack() as held:
+        if move:
+            held.enter_context(folder_lock(info.path, ws.lock_timeout, ws.on_wait, "bring it back", name))
+        verify(info, ws.backup_max_bytes)  # refused before anything changes (a copy is checked again as it is read)
+        if move:
+            check_folder_contents(info.path)
+            _claim(info)
+        if ws.exists(name):
+            if not force:
+                raise CorpusError(
+                    f"corpus {name!r} exists: restore it under another name (--as) or replace it "
+                    "(--force; the current one is snapshotted first)"
+                )
+            held.enter_context(folder_lock(target, ws.lock_timeout, ws.on_wait, "replace it"))
+            _copy_corpus(target, name, _new_snapshot_dir(ws, name, "before-restore"), "before-restore")
+        built = info.path if move else _copy_aside(ws, name, info)
+        _put_in_place(ws, name, built, target, move)
+        (target / MANIFEST).unlink(missing_ok=True)  # a moved snapshot's manifest; the sweep does it after a kill
+    prune(ws, name)  # after the copy: the snapshot being restored may be the oldest automatic one
     corpus = ws.open(name)
     # index copies that do not match the restored database are rebuilt here, from the stored vectors
     # only: a restore sends no request anywhere (its settings are data, engine.llm.endpoints)
-    corpus.refresh_indexes(offline=True)
+    corpus.finish_index_writes()
     return corpus
 
 
@@ -320,8 +251,9 @@ def _copy_aside(ws: Workspace, name: str, info: SnapshotInfo) -> Path:
     shutil.rmtree(built, ignore_errors=True)
     built.mkdir()
     try:
-        for fname, digest in info.files.items():
-            copy_checked(info.path, fname, built, digest)
+        for fname in checked_files(info):
+            limit = size_limit(fname, info.counts, ws.backup_max_bytes)
+            copy_checked(info.path, fname, built, info.files[fname], *limit)
             fault_point("restore.mid_copy")
     except BaseException:
         shutil.rmtree(built, ignore_errors=True)

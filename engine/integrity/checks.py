@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from engine.integrity.findings import INDEXES, Finding
+from engine.store.digests import digest_problems
 from engine.vectors import FaissVectorStore, IndexFileError
 
 
@@ -57,6 +58,8 @@ def inspect_database(path: Path) -> tuple[list[Finding], sqlite3.Connection | No
         ):
             if n := q(n_sql):
                 findings.append(Finding(part, f"{n} {what}", False))
+        # each row against the digest written with it: a text or vector changed in place is named
+        findings += [Finding(part, line, False) for line in digest_problems(con)]
     except sqlite3.DatabaseError as exc:
         findings.append(Finding(part, f"cannot read its tables: {exc}", False))
     if any(not f.derived for f in findings):

@@ -80,13 +80,16 @@ def _table_of(v: tuple) -> str | None:
         else "b"
         for x in v
     )
-    if kinds[:1] == ("n",) and len(v) == 9 and kinds[1:3] == ("s", "s") and kinds[8] == "b":
+    # chunks and triplets end with their digest since engine/store/digests.py (a blob, or NULL)
+    digest = kinds[-1:] in (("b",), ("n",))
+    chunk_width = len(v) == 9 or (len(v) == 10 and digest)
+    if kinds[:1] == ("n",) and chunk_width and kinds[1:3] == ("s", "s") and kinds[8] == "b":
         return "chunks"
     if len(v) == 9 and kinds[0] == "s" and v[1] in ("pending", "done", "failed"):
         return "extraction"
     if len(v) == 7 and kinds[:5] == ("s",) * 5 and kinds[6] in ("f", "i"):
         return "documents"
-    if len(v) == 5 and kinds[0] == "n" and kinds[1:4] == ("s",) * 3 and kinds[4] in ("b", "n"):
+    if len(v) in (5, 6) and digest and kinds[0] == "n" and kinds[1:4] == ("s",) * 3 and kinds[4] in ("b", "n"):
         return "triplets"
     return {("i", "s"): "triplet_sources", ("s", "s"): "meta", ("s", "i", "s"): "questions"}.get(kinds)
 

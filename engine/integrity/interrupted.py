@@ -8,6 +8,10 @@ kill at any instruction leaves one of these, each with one safe way forward:
 * `.snapshots/NAME/<stamp>-drop/` without a manifest: a drop of an older build (move, then hash).
   The manifest is written: `snapshots` and `undo-drop` see it.
 * `.manifest.json.PID.tmp`: a manifest write. Deleted.
+* `.chunks.index.PID.XXXXXXXX.tmp`, `chunks.index.verified.PID.tmp` (and the propositions'): an
+  index file written aside, not yet renamed into place. Deleted. An index file a kill left behind
+  the database (killed between a commit and the index update) is brought in step by `corpus check`
+  (`Corpus.finish_index_writes`), which can open the corpus.
 * `.NAME.replaced-PID`: restore --force killed between its two renames. Back in place if NAME is
   missing, else deleted (it was snapshotted first).
 * `.NAME.restoring-PID`: undo-drop of an older build. Back in place if NAME is free, else into the
@@ -26,6 +30,7 @@ import logging
 import os
 import re
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 
@@ -39,6 +44,12 @@ _HIDDEN = re.compile(
     r"(?P<op>restoring|restore-partial|replaced|salvage|creating|dropped|discarded|partial)[-.](?P<pid>\d+)"
 )
 _TMP = re.compile(r"^\.manifest\.json\.(?P<pid>\d+)\.tmp$")
+#: `.chunks.index.PID.XXXXXXXX.tmp` (an index file or its delta), `chunks.index.verified.PID.tmp`,
+#: and earlier builds' `.chunks.index.XXXXXXXX.tmp` (no pid)
+_INDEX_TMP = re.compile(
+    r"^(?:\.(?:chunks|propositions)\.index(?:\.delta)?\.(?:(?P<pid>\d+)\.)?[A-Za-z0-9_]{8}\.tmp"
+    r"|(?:chunks|propositions)\.index\.verified\.(?P<vpid>\d+)\.tmp)$"
+)
 _COPIES = ("restore-partial", "salvage", "creating", "dropped", "discarded", "partial")
 
 
@@ -77,8 +88,28 @@ def _stray_tmp(folder: Path, actions: list[str], unnamed_too: bool = False) -> N
             actions.append(f"removed {folder.name}/{tmp.name}, a manifest a killed process did not finish")
 
 
+def _stray_index_tmp(folder: Path, actions: list[str]) -> None:
+    """Remove the temporary files of index writes whose writer died (an index file, its delta or
+    its `.verified` record written aside, not yet renamed into place); those of earlier builds,
+    named without a pid, once they are an hour old (no index write takes that long)."""
+    for tmp in folder.glob("*.tmp"):
+        m = _INDEX_TMP.match(tmp.name)
+        if m is None:
+            continue
+        pid = m["pid"] or m["vpid"]
+        try:
+            stale = _dead(pid) if pid else time.time() - tmp.stat().st_mtime > 3600
+            if stale:
+                tmp.unlink()
+        except FileNotFoundError:
+            continue
+        if stale:
+            actions.append(f"removed {folder.name}/{tmp.name}, an index file a stopped writer did not finish")
+
+
 def _corpus_folder(folder: Path, actions: list[str]) -> None:
     _stray_tmp(folder, actions)
+    _stray_index_tmp(folder, actions)
     manifest = folder / MANIFEST
     if not manifest.is_file() or not (folder / "corpus.sqlite").is_file():
         return
@@ -140,3 +171,23 @@ def _snapshot_folder(base: Path, snap: Path, actions: list[str]) -> None:
         f"corpus {base.name!r}: an interrupted drop is now a snapshot ({snap.name}); "
         f"bring it back with: corpus undo-drop {base.name}"
     )
+
+
+def finish_index_writes(ws, name: str) -> list[str]:
+    """Index files of corpus `name` a writer killed between its commit and its index update left
+    behind the database, brought in step (`Corpus.finish_index_writes`); one line per file. Nothing
+    when the corpus does not open (its damage is what `corpus check` then names) or is read-only."""
+    from engine.store.errors import CorpusError
+
+    if ws.read_only:
+        return []
+    try:
+        corpus = ws.open(name)
+    except (CorpusError, sqlite3.DatabaseError):
+        return []
+    try:
+        return corpus.finish_index_writes()
+    except (CorpusError, sqlite3.DatabaseError):
+        return []
+    finally:
+        corpus.close()

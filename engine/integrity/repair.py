@@ -14,6 +14,8 @@ from engine.integrity.checks import inspect
 from engine.integrity.damaged import COLUMNS, read_rows, readable_copy, scan_pages
 from engine.integrity.findings import INDEXES, TABLES, Finding, RepairReport
 from engine.store import _SCHEMA, CorpusError, Workspace, set_aside_non_file
+from engine.store.digests import COVERED, mismatched
+from engine.store.lock import folder_lock
 from engine.vectors import FaissVectorStore, IndexFileError
 
 
@@ -24,7 +26,23 @@ def repair(ws: Workspace, name: str, into: str | None = None) -> RepairReport:
     report = RepairReport()
     findings = inspect(path)
     if any(not f.derived for f in findings):
-        return _salvage(ws, name, into or f"{name}-recovered", findings, report)
+        with folder_lock(path, ws.lock_timeout, ws.on_wait, "repair it"):  # the rows read are one state
+            return _salvage(ws, name, into or f"{name}-recovered", findings, report)
+    if findings:
+        corpus = ws.open(name)
+        try:
+            # under the write lock: no writer saves an index file between its removal and its rebuild
+            with corpus._lock, corpus._process_lock(ws.lock_timeout):
+                _rebuild_derived(path, findings, report)
+                corpus.refresh_indexes()
+        finally:
+            corpus.close()
+    report.remaining = inspect(path)
+    return report
+
+
+def _rebuild_derived(path: Path, findings: list[Finding], report: RepairReport) -> None:
+    """Remove (or set aside) each damaged index file; the caller rebuilds them from the database."""
     for f in findings:
         file = path / f.part
         aside = set_aside_non_file(file)
@@ -34,12 +52,6 @@ def repair(ws: Workspace, name: str, into: str | None = None) -> RepairReport:
             file.unlink()
             fault_point("repair.after_unlink")
         report.actions.append(f"rebuilt {f.part} from the database ({f.message})")
-    if findings:
-        corpus = ws.open(name)
-        corpus.refresh_indexes()
-        corpus.close()
-    report.remaining = inspect(path)
-    return report
 
 
 def _salvage(ws: Workspace, name: str, into: str, findings: list[Finding], report: RepairReport) -> RepairReport:
@@ -59,6 +71,7 @@ def _salvage(ws: Workspace, name: str, into: str, findings: list[Finding], repor
         scanned = scan_pages(copy)
         for table in TABLES:
             _copy_table(src, dst, table, scanned.get(table, []), report)
+        _drop_mismatched(dst, report)
         _drop_dangling(dst, report)
         _compare_with_indexes(src_path, dst, report)
         dst.execute("COMMIT")
@@ -98,7 +111,8 @@ def _copy_table(
     else:
         note = ""
     have = {r[0] for r in rows}
-    extra = [r for r in scanned if r[0] not in have]
+    width = len(cols) + 1  # a scanned record has as many values as it was written with: fit it to the columns
+    extra = [r[:width] + (None,) * (width - len(r)) for r in scanned if r[0] not in have]
     rows = rows + extra
     dst.executemany(
         f"INSERT OR IGNORE INTO {table}(rowid, {', '.join(cols)}) VALUES ({', '.join('?' * (len(cols) + 1))})",
@@ -127,6 +141,16 @@ def _compare_with_indexes(src_path: Path, dst: sqlite3.Connection, report: Repai
                 f"{len(known - got)} of the {len(known)} {which} the last {fname} knew "
                 f"(ids {sorted(known - got)[:10]}{'...' if len(known - got) > 10 else ''})"
             )
+
+
+def _drop_mismatched(dst: sqlite3.Connection, report: RepairReport) -> None:
+    """Rows whose content no longer matches their digest are not recovered: named as lost."""
+    for table in COVERED:
+        bad = list(mismatched(dst, table))
+        if bad:
+            dst.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(rowid,) for _, rowid in bad])
+            names = ", ".join(repr(label) for label, _ in bad[:5]) + (" ..." if len(bad) > 5 else "")
+            report.lost.append(f"{len(bad)} {table} rows whose content no longer matched their digest ({names})")
 
 
 def _drop_dangling(dst: sqlite3.Connection, report: RepairReport) -> None:

@@ -28,8 +28,9 @@ def check_manifest_name(folder: Path, name: str) -> str:
     return name
 
 
-def open_regular(folder: Path, name: str) -> int:
-    """A read-only descriptor of `folder/name`, refused when that is a symlink or not a regular file."""
+def open_regular(folder: Path, name: str, limit: int | None = None, why: str = "its limit") -> int:
+    """A read-only descriptor of `folder/name`, refused when that is a symlink or not a regular file,
+    or (with `limit`) when it holds more than `limit` bytes: checked before a byte is read."""
     path = folder / check_manifest_name(folder, name)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
@@ -39,29 +40,56 @@ def open_regular(folder: Path, name: str) -> int:
         if path.is_symlink():
             raise CorpusError(f"snapshot {folder}: {name!r} is a symlink; the snapshot is refused") from None
         raise CorpusError(f"snapshot {folder}: {name!r} cannot be read ({exc.strerror})") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise CorpusError(f"snapshot {folder}: {name!r} is not a regular file (a device, FIFO or folder); refused")
+    if limit is not None and st.st_size > limit:
+        os.close(fd)
+        raise _too_large(folder, name, st.st_size, limit, why)
     return fd
 
 
-def digest_of(folder: Path, name: str) -> str:
+def _too_large(folder: Path, name: str, size: int, limit: int, why: str) -> CorpusError:
+    return CorpusError(
+        f"snapshot {folder}: {name} holds {size:,} bytes, more than {why} ({limit:,} bytes); the snapshot is "
+        "refused before the file is read"
+    )
+
+
+def _blocks(folder: Path, name: str, fh, limit: int | None, why: str):
+    """The file's bytes in blocks, stopping with a refusal once past `limit` (a file that grows)."""
+    seen = 0
+    for block in iter(lambda: fh.read(1 << 20), b""):
+        seen += len(block)
+        if limit is not None and seen > limit:
+            raise _too_large(folder, name, seen, limit, why)
+        yield block
+
+
+def digest_of(folder: Path, name: str, limit: int | None = None, why: str = "its limit") -> str:
     h = hashlib.sha256()
-    with os.fdopen(open_regular(folder, name), "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
+    with os.fdopen(open_regular(folder, name, limit, why), "rb") as fh:
+        for block in _blocks(folder, name, fh, limit, why):
             h.update(block)
     return h.hexdigest()
 
 
-def copy_checked(folder: Path, name: str, dest_dir: Path, digest: str) -> None:
+def copy_checked(
+    folder: Path, name: str, dest_dir: Path, digest: str, limit: int | None = None, why: str = "its limit"
+) -> None:
     """Copy `folder/name` to `dest_dir/name`, hashing what is read: a file that changed since the
-    manifest (or between a check and the copy) is refused, and the copy removed."""
+    manifest (or between a check and the copy), or grew past `limit`, is refused, and the copy removed."""
     h = hashlib.sha256()
     out = dest_dir / name
-    with os.fdopen(open_regular(folder, name), "rb") as src, open(out, "xb") as dst:
-        for block in iter(lambda: src.read(1 << 20), b""):
-            h.update(block)
-            dst.write(block)
+    try:
+        with os.fdopen(open_regular(folder, name, limit, why), "rb") as src, open(out, "xb") as dst:
+            for block in _blocks(folder, name, src, limit, why):
+                h.update(block)
+                dst.write(block)
+    except CorpusError:
+        out.unlink(missing_ok=True)
+        raise
     if h.hexdigest() != digest:
         out.unlink()
         raise CorpusError(f"snapshot {folder}: {name} does not match its checksum (damaged since it was taken)")

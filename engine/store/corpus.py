@@ -13,16 +13,18 @@ from pathlib import Path
 import numpy as np
 
 from engine.core import serde
+from engine.store.digests import add_digest_columns, digest_problems, has_digests
 from engine.store.errors import CorpusBusyError, CorpusError
 from engine.store.fts import CorpusText
 from engine.store.graph import CorpusGraph
 from engine.store.indexes import CorpusIndexes
-from engine.store.lock import CorpusLocks
+from engine.store.lock import CorpusLocks, file_id
 from engine.store.reads import CorpusReads
 from engine.store.schema import _EDGES_VERSION, _SCHEMA, SCHEMA_VERSION
 from engine.store.settings import CorpusSettings
 from engine.store.writes import CorpusWrites
 from engine.vectors import FaissVectorStore
+from engine.vectors.stamp import read_stamp
 
 
 class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, CorpusWrites):
@@ -42,6 +44,7 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, C
         #: a rebuilt index file); on read-only storage the database opens immutable (no -shm needed)
         self.read_only = bool(read_only or storage_ro) and create_with is None
         db = self.path / "corpus.sqlite"
+        self._identity = None
         if self.read_only:
             mode = "ro&immutable=1" if storage_ro else "ro"
             self._db = sqlite3.connect(
@@ -49,6 +52,9 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, C
             )
         else:
             self._db = sqlite3.connect(db, check_same_thread=False, isolation_level=None, timeout=30.0)
+            #: the database this object writes to: a writer checks it is still the one at its path
+            #: once it holds the write lock (engine/store/lock.py)
+            self._identity = file_id(db)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
@@ -103,6 +109,14 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, C
                 self._cover_entity_edges()
             except CorpusBusyError:  # another process is writing: the entity-only indexes until the next open
                 pass
+        self._digests = has_digests(self._db)
+        if not self._digests and not self.read_only:
+            try:
+                with self._write(timeout=2.0):
+                    add_digest_columns(self._db)
+                self._digests = True
+            except (CorpusBusyError, sqlite3.OperationalError):  # rows written meanwhile carry no digest
+                pass
         self._fts_ready = self._fts_present()
         if not self._fts_ready and not self.read_only:
             try:
@@ -155,6 +169,7 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, C
             if (r := self._db.execute("PRAGMA integrity_check").fetchone()[0]) != "ok":
                 problems.append(f"sqlite integrity check: {r}")
             problems += self.text_index_problems()
+            problems += digest_problems(self._db)
             for which, sql in (
                 ("chunks", "SELECT rid, vec FROM chunks"),
                 ("propositions", "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL"),
@@ -176,6 +191,43 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, C
                 if differ:
                     problems.append(f"{which} index: {differ} vectors differ from the database's")
         return problems
+
+    def finish_index_writes(self) -> list[str]:
+        """Bring in step the index files a writer left behind the database: killed between its
+        commit and its index update (or before its first index file). Rebuilt from the stored
+        vectors under the write lock, nothing embedded (a proposition still waiting for its vector
+        joins at the next question, as after any extraction); skipped while another process
+        writes (it updates them itself). A file of another corpus, swapped or damaged is left to
+        `corpus check` to name. Returns one line per file brought in step."""
+        done: list[str] = []
+        if self.read_only or self.settings.vectors:
+            return done
+        with self._lock, self._may_save() as saving:
+            for which in ("chunks", "propositions") if saving else ():
+                gen = int(self._get_meta("chunk_gen" if which == "chunks" else "prop_gen"))
+                file = self.path / f"{which}.index"
+                stamp = read_stamp(file)
+                ours = stamp is not None and stamp.startswith(f"{self.token}/{which}/")
+                dim = self._stored_dim(which) or self._stored_dim("chunks")  # one embedder for both
+                if stamp == self.index_stamp(which, gen) or dim is None or not (ours or not file.exists()):
+                    continue
+                self._save_index(which, self._rebuild_index(which, dim), gen)
+                was = "missing" if stamp is None else "behind the database"
+                done.append(
+                    f"{file.name} was {was} (a writer stopped between its commit and its index update): "
+                    "brought in step from the stored vectors"
+                )
+        return done
+
+    def _stored_dim(self, which: str) -> int | None:
+        """The dimension of the stored vectors of `which` (None when there is none)."""
+        sql = (
+            "SELECT vec FROM chunks LIMIT 1"
+            if which == "chunks"
+            else "SELECT vec FROM triplets WHERE vec IS NOT NULL LIMIT 1"
+        )
+        row = self._db.execute(sql).fetchone()
+        return len(row[0]) // 4 if row else None
 
     def info(self) -> dict:
         """Counts and settings as plain JSON for `corpus show` and the app."""

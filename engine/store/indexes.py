@@ -10,6 +10,7 @@ import numpy as np
 
 from engine.core.progress import ProgressCallback, no_progress
 from engine.store.base import CorpusBase
+from engine.store.digests import row_digest
 from engine.store.errors import CorpusBusyError
 from engine.store.settings import AUTO_HNSW_AT
 from engine.store.util import _vec_blob, set_aside_non_file
@@ -47,23 +48,13 @@ class CorpusIndexes(CorpusBase):
         vectors an HNSW rebuild takes minutes, and a caller should not look frozen meanwhile."""
         return {w: getattr(self._index(w, on_progress), "kind", "milvus") for w in ("chunks", "propositions")}
 
-    def _vector_dim(self) -> int:
-        """The width of the stored vectors, read from one of them when there is one: no embedder is
-        built for it (a hosted embedder would be sent a probe request)."""
-        if self._embedder is None:
-            row = self._db.execute("SELECT length(vec) FROM chunks LIMIT 1").fetchone()
-            if row and row[0]:
-                return int(row[0]) // 4
-        return int(self.embedder.dim)
-
-    def _index(
-        self, which: str, on_progress: ProgressCallback = no_progress, *, embed: bool = True
-    ) -> FaissVectorStore:
-        """The in-memory index for `chunks` or `propositions`, in step with the database. With
-        `embed` False, propositions still waiting for their vectors stay out until a later call."""
+    def _index(self, which: str, on_progress: ProgressCallback = no_progress, wait: float = 0.0) -> FaissVectorStore:
+        """The in-memory index for `chunks` or `propositions`, in step with the database. A file
+        brought in step is saved under the write lock, waited for up to `wait` seconds (a writer's
+        refresh; it then learns of a drop) or only tried (a question: it answers from memory)."""
         with self._lock:
             gen_key = "chunk_gen" if which == "chunks" else "prop_gen"
-            if which == "propositions" and embed:
+            if which == "propositions":
                 self._embed_pending_propositions()
             gen = int(self._get_meta(gen_key))
             cached = self._indexes.get(which)
@@ -71,27 +62,38 @@ class CorpusIndexes(CorpusBase):
                 return cached[0]
             if self.settings.vectors:
                 return self._milvus_index(which, gen)
-            if cached and cached[0].kind == self._kind_for(which) and not self.read_only:
-                # in step at an older state: add and remove by ids (rowids are never reused)
-                try:
-                    self._resync(which, cached[0])
-                except NotImplementedError:  # an HNSW graph past its share of tombstones: rebuilt below
-                    pass
-                else:
-                    return self._save_index(which, cached[0], gen)
-            file = self.path / f"{which}.index"
-            dim = self._vector_dim()
-            try:
-                store, stamp = FaissVectorStore.load(file, dim, self._kind_for(which), record=not self.read_only)
-                if stamp != self.index_stamp(which, gen):
-                    raise IndexFileError("stale")
-            except IndexFileError:
-                store = self._rebuild_index(which, dim, on_progress=on_progress)
-                if not self.read_only:  # read-only: the rebuilt index lives in memory only
-                    set_aside_non_file(file)
-                    store.save(file, self.index_stamp(which, gen))
+            store, dirty = self._load_or_rebuild(which, gen, on_progress)
+            if dirty:  # written under the write lock, and only if no other process wrote meanwhile
+                with self._may_save(wait, strict=wait > 0) as saving:
+                    if saving and int(self._get_meta(gen_key)) == gen:
+                        set_aside_non_file(self.path / f"{which}.index")
+                        store = self._save_index(which, store, gen)
             self._indexes[which] = (store, gen)
             return store
+
+    def _load_or_rebuild(self, which: str, gen: int, on_progress: ProgressCallback) -> tuple[FaissVectorStore, bool]:
+        """(the index of `which` at `gen`, whether its file must be written): the cached one brought
+        in step by ids, the file, or a rebuild from the stored vectors. Built outside the write lock
+        (a rebuild takes minutes at a million vectors; writers do not wait for it)."""
+        cached = self._indexes.get(which)
+        if cached and cached[0].kind == self._kind_for(which) and not self.read_only:
+            # in step at an older state: add and remove by ids (rowids are never reused)
+            try:
+                self._resync(which, cached[0])
+            except NotImplementedError:  # an HNSW graph past its share of tombstones: rebuilt below
+                pass
+            else:
+                return cached[0], True
+        file = self.path / f"{which}.index"
+        dim = self.embedder.dim
+        try:
+            store, stamp = FaissVectorStore.load(file, dim, self._kind_for(which), record=not self.read_only)
+            if stamp != self.index_stamp(which, gen):
+                raise IndexFileError("stale")
+        except IndexFileError:
+            # read-only: the rebuilt index lives in memory only
+            return self._rebuild_index(which, dim, on_progress=on_progress), not self.read_only
+        return store, False
 
     def _milvus_index(self, which: str, gen: int):
         """The Milvus collection for `which`, re-synced by ids when its stamp is not this state's
@@ -289,10 +291,17 @@ class CorpusIndexes(CorpusBase):
                 batch,
             )
             with self._write():
-                self._db.executemany(
-                    "UPDATE triplets SET vec=? WHERE tid=? AND vec IS NULL",
-                    [(_vec_blob(v), r[0]) for v, r in zip(vecs, rows)],
-                )
+                blobs = [_vec_blob(v) for v in vecs]
+                if self._digests:  # the triplet's digest covers its vector: written with it
+                    self._db.executemany(
+                        "UPDATE triplets SET vec=?, digest=? WHERE tid=? AND vec IS NULL",
+                        [(b, row_digest(s, p, o, b), tid) for b, (tid, s, p, o) in zip(blobs, rows)],
+                    )
+                else:
+                    self._db.executemany(
+                        "UPDATE triplets SET vec=? WHERE tid=? AND vec IS NULL",
+                        [(b, r[0]) for b, r in zip(blobs, rows)],
+                    )
                 self._bump("prop_gen")
             done, last = done + len(rows), rows[-1][0]
             rows = self._db.execute(sql, (last, page)).fetchall()
@@ -308,19 +317,13 @@ class CorpusIndexes(CorpusBase):
             self._no_pending_at_gen = gen
         return done
 
-    def refresh_indexes(self, on_progress: ProgressCallback = no_progress, *, offline: bool = False) -> None:
-        """Embed what is pending and bring both index files in step (end of a long write).
-        `offline` (a restore): no request leaves the machine: nothing is embedded, FAISS files are
-        rebuilt from the stored vectors only, a Milvus server is left to the first use."""
+    def refresh_indexes(self, on_progress: ProgressCallback = no_progress) -> None:
+        """Embed what is pending and bring both index files in step (end of a long write): the files
+        are written under the write lock, waited for (a question only tries it: `_index`)."""
         with self._lock:
-            if offline:
-                if not self.settings.vectors:
-                    for which in ("chunks", "propositions"):
-                        self._index(which, embed=False)
-                return
             self._embed_pending_propositions(on_progress)
             for which in ("chunks", "propositions"):
-                self._index(which)
+                self._index(which, wait=30.0)
 
     def search_chunks(self, query_vecs: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         with self._lock:

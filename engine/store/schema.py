@@ -15,9 +15,12 @@ CREATE INDEX IF NOT EXISTS edges_tail_cover ON entity_edges(tail, tid, head);
 """
 _OLD_EDGE_INDEXES = ("edges_head", "edges_tail")
 
+#: `digest` (chunks, triplets, sentence_vecs): a digest of the row's content (engine/store/digests.py);
+#: a corpus made before it gets the column at its first writable open.
+
 #: Each context sentence's vector (float16), keyed by a 64-bit hash of its text, written with its
 #: chunk (engine/store/sentences.py); a corpus made before it gets the table at its first write.
-SENTENCE_TABLE = "CREATE TABLE IF NOT EXISTS sentence_vecs (key INTEGER PRIMARY KEY, vec BLOB NOT NULL);"
+SENTENCE_TABLE = "CREATE TABLE IF NOT EXISTS sentence_vecs (key INTEGER PRIMARY KEY, vec BLOB NOT NULL, digest BLOB);"
 
 _SCHEMA = (
     """
@@ -28,11 +31,11 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE TABLE IF NOT EXISTS chunks (
     rid INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id TEXT NOT NULL UNIQUE,
     doc_id TEXT NOT NULL REFERENCES documents(doc_id), position INTEGER NOT NULL, title TEXT NOT NULL,
-    text TEXT NOT NULL, sent_start INTEGER NOT NULL, sent_end INTEGER NOT NULL, vec BLOB NOT NULL);
+    text TEXT NOT NULL, sent_start INTEGER NOT NULL, sent_end INTEGER NOT NULL, vec BLOB NOT NULL, digest BLOB);
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, position);
 CREATE TABLE IF NOT EXISTS triplets (
     tid INTEGER PRIMARY KEY AUTOINCREMENT, subject TEXT NOT NULL, predicate TEXT NOT NULL,
-    object TEXT NOT NULL, vec BLOB, UNIQUE(subject, predicate, object));
+    object TEXT NOT NULL, vec BLOB, digest BLOB, UNIQUE(subject, predicate, object));
 CREATE TABLE IF NOT EXISTS triplet_sources (
     tid INTEGER NOT NULL REFERENCES triplets(tid), chunk_id TEXT NOT NULL REFERENCES chunks(chunk_id),
     PRIMARY KEY (tid, chunk_id));

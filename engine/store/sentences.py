@@ -20,6 +20,7 @@ import numpy as np
 from engine.core.progress import ProgressCallback, no_progress
 from engine.core.types import Chunk
 from engine.store.base import CorpusBase
+from engine.store.digests import row_digest
 from engine.store.errors import CorpusBusyError
 from engine.store.schema import SENTENCE_TABLE
 from engine.store.util import embedding_text
@@ -80,7 +81,13 @@ class CorpusSentences(CorpusBase):
         if not self._has_sentence_table():
             self._db.execute(SENTENCE_TABLE)
             self._sentence_table_seen = True
-        self._db.executemany("INSERT OR IGNORE INTO sentence_vecs(key, vec) VALUES (?, ?)", rows)
+        if self._digests:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO sentence_vecs(key, vec, digest) VALUES (?, ?, ?)",
+                [(k, v, row_digest(k, v)) for k, v in rows],
+            )
+        else:
+            self._db.executemany("INSERT OR IGNORE INTO sentence_vecs(key, vec) VALUES (?, ?)", rows)
 
     def _drop_sentence_rows(self, texts: Iterable[str]) -> None:
         """Inside a write transaction: the vectors of these chunk texts' sentences. A sentence another

@@ -15,6 +15,7 @@ from engine.core.types import Document, IngestReport, Question
 from engine.corpus.chunking import ChunkingSettings
 from engine.store.corpus import Corpus
 from engine.store.errors import _NAME_RE, CorpusError, validate_name
+from engine.store.lock import WaitCallback, folder_lock
 from engine.store.settings import CorpusSettings
 
 
@@ -26,9 +27,23 @@ class Workspace:
     document delete snapshots the corpus first; the newest `keep_snapshots` automatic snapshots of
     each corpus are kept (engine.integrity.backup restores them)."""
 
-    def __init__(self, root: Path | str, embedder=None, keep_snapshots: int = 3, read_only: bool = False):
+    def __init__(
+        self,
+        root: Path | str,
+        embedder=None,
+        keep_snapshots: int = 3,
+        read_only: bool = False,
+        backup_max_bytes: int | None = None,
+    ):
         self.root = Path(root).expanduser().resolve()
         self.read_only = read_only
+        #: the most bytes one file of a backup may hold when restored; None = the limit its manifest's
+        #: counts allow (engine/integrity/bounds.py)
+        self.backup_max_bytes = backup_max_bytes
+        #: seconds drop, undo-drop, restore and repair wait for a writer to finish its change
+        self.lock_timeout = 30.0
+        #: told (a message) when a corpus is busy and an operation waits for it; the CLI prints it
+        self.on_wait: WaitCallback | None = None
         if not read_only:
             self.root.mkdir(parents=True, exist_ok=True)
         elif not self.root.is_dir():
@@ -157,6 +172,7 @@ class Workspace:
             raise CorpusError(f"the workspace {self.root} is read-only: cannot {what}")
 
     def _wire(self, corpus: Corpus) -> Corpus:
+        corpus.on_wait = self.on_wait
         if self.keep_snapshots > 0 and not corpus.read_only:
             from engine.integrity.backup import snapshot_before
 
@@ -175,7 +191,9 @@ class Workspace:
 
             keep_dropped(self, name)
             return
-        # rename first so a crash mid-delete never leaves a half corpus that still opens
+        # rename first so a crash mid-delete never leaves a half corpus that still opens; under the
+        # write lock, so a writer half-way through a change finishes it first (and then stops)
         trash = path.with_name(f".{path.name}.dropped.{os.getpid()}")
-        os.replace(path, trash)
+        with folder_lock(path, self.lock_timeout, self.on_wait, "drop it"):
+            os.replace(path, trash)
         shutil.rmtree(trash, ignore_errors=True)

@@ -15,6 +15,7 @@ from engine.core.progress import ProgressCallback, no_progress
 from engine.core.textnorm import normalize_entity
 from engine.core.types import Chunk, Document, ExtractionStatus, IngestReport, Question
 from engine.corpus.chunking import chunk_document
+from engine.store.digests import row_digest
 from engine.store.errors import CorpusError
 from engine.store.sentences import CorpusSentences
 from engine.store.util import _vec_blob, embedding_text
@@ -24,6 +25,10 @@ _UNSTATED = "NOT EXISTS (SELECT 1 FROM triplet_sources s WHERE s.tid = triplets.
 _TRIPLET_GONE = "NOT EXISTS (SELECT 1 FROM triplets t WHERE t.tid = entity_edges.tid)"
 ORPHAN_TRIPLETS = "DELETE FROM triplets WHERE tid IN ({}) AND " + _UNSTATED
 ORPHAN_EDGES = "DELETE FROM entity_edges WHERE tid IN ({}) AND " + _TRIPLET_GONE
+
+
+#: seconds an extraction result waits for the write lock before its run stops as busy
+STORE_WAIT = 300.0
 
 
 def _id_parts(ids: list[int], size: int = 500) -> list[list[int]]:
@@ -72,7 +77,11 @@ class CorpusWrites(CorpusSentences):
         self._embed_and_commit(batches, total, on_progress, batch_size, report)
         if sync_index:
             fault_point("add.before_index_sync")
-            self._sync_chunk_index_after_add(first_gen, top_rid)
+            # under the write lock; busy past 30 s (a backup of a large corpus), the file is left to the
+            # next writer or question and the documents stay added; a drop meanwhile is told
+            with self._lock, self._may_save(30.0, strict=True) as saving:
+                if saving:
+                    self._sync_chunk_index_after_add(first_gen, top_rid)
         return report
 
     def _embed_and_commit(
@@ -160,14 +169,7 @@ class CorpusWrites(CorpusSentences):
                     for d in new_docs
                 ],
             )
-            self._db.executemany(
-                "INSERT INTO chunks(chunk_id, doc_id, position, title, text, sent_start, sent_end, vec) "
-                "VALUES (?,?,?,?,?,?,?,?)",
-                [
-                    (c.chunk_id, c.doc_id, c.position, c.title, c.text, c.sent_start, c.sent_end, _vec_blob(v))
-                    for c, v in zip(chunks, vecs)
-                ],
-            )
+            self._insert_chunks(chunks, vecs)
             self._db.executemany(
                 "INSERT INTO extraction(chunk_id, status, model, error, calls, prompt_tokens, completion_tokens, "
                 "cost, updated_at) VALUES (?, 'pending', '', '', 0, 0, 0, NULL, ?)",
@@ -177,6 +179,25 @@ class CorpusWrites(CorpusSentences):
             self._bump("chunk_gen")
         report.documents_added += len(new_docs)
         report.chunks_added += len(chunks)
+
+    def _insert_chunks(self, chunks: list[Chunk], vecs: np.ndarray) -> None:
+        """Inside a write transaction: the chunk rows, each with the digest of its content."""
+        rows = [
+            (c.chunk_id, c.doc_id, c.position, c.title, c.text, c.sent_start, c.sent_end, _vec_blob(v))
+            for c, v in zip(chunks, vecs)
+        ]
+        if not self._digests:  # a corpus from before digests that could not get the column yet
+            self._db.executemany(
+                "INSERT INTO chunks(chunk_id, doc_id, position, title, text, sent_start, sent_end, vec) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                rows,
+            )
+            return
+        self._db.executemany(
+            "INSERT INTO chunks(chunk_id, doc_id, position, title, text, sent_start, sent_end, vec, digest) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            [(*r, row_digest(*r)) for r in rows],
+        )
 
     def _sync_chunk_index_after_add(self, prev_gen: int, top_rid: int) -> None:
         """Bring the chunk index in step after an add: when it was current before the add
@@ -242,8 +263,10 @@ class CorpusWrites(CorpusSentences):
     def store_extraction(
         self, chunk_id: str, triplets: Sequence[tuple[str, str, str]], status: ExtractionStatus
     ) -> None:
-        """Replace the chunk's triplets and mark it done, in one transaction (resume relies on it)."""
-        with self._write():
+        """Replace the chunk's triplets and mark it done, in one transaction (resume relies on it).
+        A paid reply waits up to `STORE_WAIT` seconds for the write lock (a backup of a large corpus
+        holds it for its whole copy)."""
+        with self._write(timeout=STORE_WAIT):
             if not self._db.execute("SELECT 1 FROM chunks WHERE chunk_id=?", (chunk_id,)).fetchone():
                 raise CorpusError(f"chunk {chunk_id!r} is not in corpus {self.name!r} (deleted meanwhile?)")
             old = [r[0] for r in self._db.execute("SELECT tid FROM triplet_sources WHERE chunk_id=?", (chunk_id,))]
@@ -266,7 +289,7 @@ class CorpusWrites(CorpusSentences):
             self._bump("prop_gen")
 
     def mark_extraction_failed(self, chunk_id: str, error: str, model: str = "") -> None:
-        with self._write():
+        with self._write(timeout=STORE_WAIT):
             self._db.execute(
                 "UPDATE extraction SET status='failed', error=?, model=?, updated_at=? WHERE chunk_id=?",
                 (error[:2000], model, time.time(), chunk_id),
@@ -308,8 +331,16 @@ class CorpusWrites(CorpusSentences):
         with self._lock:
             if not self._db.execute("SELECT 1 FROM documents WHERE doc_id=?", (doc_id,)).fetchone():
                 raise CorpusError(f"no document {doc_id!r} in corpus {self.name!r}")
-        if self.before_destructive is not None:
-            self.before_destructive(self, f"delete-doc {doc_id}")
+        # the snapshot and the delete under one hold of the write lock: the snapshot is the corpus
+        # just before the delete, with no other writer's change between them
+        with self._lock, self._process_lock(30.0):
+            if self.before_destructive is not None:
+                self.before_destructive(self, f"delete-doc {doc_id}")
+            self._delete_rows(doc_id)
+        # rebuilt from the stored vectors: exact for both index kinds, and cheap next to embedding
+        self.refresh_indexes()
+
+    def _delete_rows(self, doc_id: str) -> None:
         with self._write():
             if not self._db.execute("SELECT 1 FROM documents WHERE doc_id=?", (doc_id,)).fetchone():
                 raise CorpusError(f"no document {doc_id!r} in corpus {self.name!r}")
@@ -328,8 +359,6 @@ class CorpusWrites(CorpusSentences):
             self._drop_orphan_triplets(old)
             self._bump("chunk_gen")
             self._bump("prop_gen")
-        # rebuilt from the stored vectors: exact for both index kinds, and cheap next to embedding
-        self.refresh_indexes()
 
 
 def _commit_batches(

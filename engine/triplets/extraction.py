@@ -22,6 +22,7 @@ from engine.core.types import Chunk, ExtractionStatus
 from engine.corpus.pending import PAGE, count_failed, count_pending, iter_pending
 from engine.llm.base import OFFLINE_MODEL, LLMCall, LLMError
 from engine.reasoners.base import Reasoner
+from engine.store.errors import CorpusGoneError
 
 # --- the runner ---------------------------------------------------------------------------------
 
@@ -43,6 +44,7 @@ class ExtractionSummary:
     cost: float | None = 0.0  # None when any billed call had no known price
     seconds: float = 0.0
     stopped: str = ""  # set when the run stopped early (auth / unknown model / unreachable server)
+    unstored: int = 0  # replies received (and billed) that could not be stored: the corpus was dropped
     failures: list[tuple[str, str]] = field(default_factory=list)  # (chunk_id, error), first 20
 
     @property
@@ -91,15 +93,8 @@ def _run(
 ) -> ExtractionSummary:
     progress = on_progress or no_progress
     t0 = time.perf_counter()
-    summary = ExtractionSummary(model=getattr(reasoner, "name", ""))
-    from engine.extraction_batch.state import held_by_batches
-
-    held = held_by_batches(corpus)  # in a provider batch (extract --batch): collected by that, not sent here
-    total = max(0, count_pending(corpus, skip_failed=not retry_failed) - len(held))
-    summary.chunks_skipped = len(held)
-    if not retry_failed:
-        summary.chunks_skipped += count_failed(corpus)
-    summary.chunks_total = total
+    summary, held = _planned(corpus, reasoner, retry_failed)
+    total = summary.chunks_total
     progress(0, total, "extracting")
     if not total:
         summary.seconds = time.perf_counter() - t0
@@ -131,14 +126,47 @@ def _run(
             submit_next()
         try:
             _drain(corpus, inflight, submit_next, stop, per_call, summary, progress, total)
+        except CorpusGoneError as gone:  # dropped or replaced by another process: stop, say what was paid
+            stop.set()
+            summary.stopped = str(gone)
+            summary.unstored = 1  # the reply whose store found the corpus gone
         except BaseException:
             # Ctrl-C or a store error: queued chunks return at once; calls already sent finish
             # (their replies land in the response cache, so a rerun gets them free)
             stop.set()
             raise
+    if summary.unstored:  # the pool has waited for the calls in flight: their replies are paid too
+        summary.unstored += sum(1 for f in inflight if not f.cancelled() and f.exception() is None and f.result())
+        summary.stopped += _unstored_note(reasoner, summary.unstored)
     summary.chunks_skipped += max(0, total - summary.chunks_done - summary.chunks_failed)
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def _planned(corpus, reasoner: Reasoner, retry_failed: bool) -> tuple[ExtractionSummary, set[str]]:
+    """The run's summary with its pending and skipped chunks counted, and the chunks held by
+    provider batches (extract --batch: collected by that, not sent here)."""
+    from engine.extraction_batch.state import held_by_batches
+
+    summary = ExtractionSummary(model=getattr(reasoner, "name", ""))
+    held = held_by_batches(corpus)
+    summary.chunks_total = max(0, count_pending(corpus, skip_failed=not retry_failed) - len(held))
+    summary.chunks_skipped = len(held)
+    if not retry_failed:
+        summary.chunks_skipped += count_failed(corpus)
+    return summary, held
+
+
+def _unstored_note(reasoner: Reasoner, n: int) -> str:
+    cache = getattr(getattr(reasoner, "llm", None), "cache", None)
+    if not _calls_of(reasoner):
+        return f"; {n} chunk result(s) were not stored (the offline rules: nothing was billed)"
+    if cache is not None:
+        return (
+            f"; {n} extraction reply(ies) received were not stored: they are kept in the LLM response cache, so "
+            "extracting the corpus again after bringing it back stores them without paying again"
+        )
+    return f"; {n} extraction reply(ies) received and billed were not stored (no response cache was in use)"
 
 
 def _drain(
@@ -199,8 +227,6 @@ def _record(
             summary.failures.append((chunk.chunk_id, call.error))
         corpus.mark_extraction_failed(chunk.chunk_id, call.error, call.model or summary.model)
         return
-    summary.chunks_done += 1
-    summary.triplets += len(triplets)
     corpus.store_extraction(
         chunk.chunk_id,
         triplets,
@@ -214,6 +240,8 @@ def _record(
             cost=0.0 if call.cached else call.cost,
         ),
     )
+    summary.chunks_done += 1  # counted once stored
+    summary.triplets += len(triplets)
 
 
 # --- the cost estimate --------------------------------------------------------------------------

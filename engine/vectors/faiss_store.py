@@ -122,7 +122,8 @@ def _atomic_write_parts(path: Path, *parts) -> None:
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # the writer's pid in the name: the sweep removes what a killed writer left (engine/integrity/interrupted.py)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             for i, part in enumerate(parts):
