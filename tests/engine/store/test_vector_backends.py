@@ -167,6 +167,14 @@ def test_milvus_credentials_come_from_the_environment_never_the_stored_uri(tmp_p
     seen = []
     monkeypatch.setattr(pymilvus, "MilvusClient", lambda uri, **kw: seen.append((uri, kw)))
     monkeypatch.setenv("TRIPLET_LENS_MILVUS_TOKEN", "root:s3cret")
+    from engine.llm import endpoints
+
+    monkeypatch.setattr(endpoints, "_policy", endpoints.EndpointPolicy.strict())
+    with pytest.raises(endpoints.UntrustedEndpoint, match="vectors"):  # a server nobody named: never connected to
+        milvus_store._client("http://db.example:19530")
+    assert seen == []
+    # named by the user (`--vectors milvus://...` or TRIPLET_LENS_API_BASES)
+    monkeypatch.setattr(endpoints, "_policy", endpoints.local_user_policy(["milvus://db.example:19530"]))
     milvus_store._client("http://db.example:19530")
     monkeypatch.delenv("TRIPLET_LENS_MILVUS_TOKEN")
     milvus_store._client("http://db.example:19530")
