@@ -203,6 +203,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_preset_flags(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the probes (default 0)")
+    _add_scoring_flags(p)
+    p.set_defaults(func=cmd_eval)
+
+
+def _add_scoring_flags(p: argparse.ArgumentParser) -> None:
+    """How retrieval is scored: the unit, the k of recall@k, how gold given as text is located."""
     p.add_argument(
         "--unit",
         choices=("auto", "paragraph", "sentence"),
@@ -218,4 +224,3 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="gold evidence given as text whose words the corpus does not match exactly is located in the "
         "windows holding this share of its content words (default 0.8; 0 = exact text only)",
     )
-    p.set_defaults(func=cmd_eval)

@@ -201,6 +201,50 @@ class _ContentLocator:
         return tuple(o for _, o in found[:MAX_OCCURRENCES])
 
 
+class _TextLocator:
+    """Locates a span by its normalized text, in one string holding every document's normalized
+    text (each span is then one C-speed search), mapped to the chunks covering each place."""
+
+    def __init__(self, corpus: Any):
+        self.corpus = corpus
+        self.doc_ids: list[str] = []
+        self.starts: list[int] = []
+        self.parts: list[str] = []
+        pos = 0
+        for info in corpus.documents():
+            doc = corpus.get_document(info.doc_id)
+            norm = f" {normalize_span(doc.text if doc else '')} "
+            self.doc_ids.append(info.doc_id)
+            self.starts.append(pos)
+            self.parts.append(norm)
+            pos += len(norm) + 1
+        self.haystack = "\x00".join(self.parts)
+        self.ranges: dict[str, list] = {}
+
+    def locate(self, span: str) -> tuple[Occurrence, ...]:
+        """Every place of the normalized `span` (whole words only), at most MAX_OCCURRENCES."""
+        needle = f" {span} "
+        found: list[Occurrence] = []
+        at = self.haystack.find(needle) if span else -1
+        while at >= 0 and len(found) < MAX_OCCURRENCES:
+            i = bisect.bisect_right(self.starts, at) - 1
+            doc_id, a = self.doc_ids[i], at - self.starts[i]  # offsets in " " + doc_norm + " "
+            start, end = a, a + len(span)  # in doc_norm (the leading space shifts by one)
+            if doc_id not in self.ranges:
+                self.ranges[doc_id] = _chunk_ranges(self.parts[i][1:-1], self.corpus.chunks(doc_id))
+            hit = []
+            for c, norm, s, e in self.ranges[doc_id]:
+                if s is None:
+                    if span in norm:
+                        hit.append((c.chunk_id, 0, 0))
+                elif s < end and start < e:
+                    hit.append((c.chunk_id, s, e))
+            if hit:
+                found.append(Occurrence(doc_id, start, end, tuple(hit)))
+            at = self.haystack.find(needle, at + 1)
+        return tuple(found)
+
+
 def locate_evidence(corpus: Any, questions: Sequence[Question], share: float = DEFAULT_SHARE) -> EvidenceReport:
     """Locate every evidence span of `questions` in `corpus` (anything with `documents()`,
     `get_document(doc_id)` and `chunks(doc_id)`): by its text, else by content (`share` of its
@@ -209,49 +253,16 @@ def locate_evidence(corpus: Any, questions: Sequence[Question], share: float = D
     report = EvidenceReport(n_questions=len(asked), share=share)
     if not asked:
         return report
-    # one string holding every document's normalized text, so each span is one C-speed search
-    doc_ids, starts, parts, pos = [], [], [], 0
-    for info in corpus.documents():
-        doc = corpus.get_document(info.doc_id)
-        norm = f" {normalize_span(doc.text if doc else '')} "
-        doc_ids.append(info.doc_id)
-        starts.append(pos)
-        parts.append(norm)
-        pos += len(norm) + 1
-    haystack = "\x00".join(parts)
-    ranges: dict[str, list] = {}
-
-    def occurrences(span: str) -> tuple[Occurrence, ...]:
-        needle = f" {span} "  # whole words only
-        found: list[Occurrence] = []
-        at = haystack.find(needle) if span else -1
-        while at >= 0 and len(found) < MAX_OCCURRENCES:
-            i = bisect.bisect_right(starts, at) - 1
-            doc_id, a = doc_ids[i], at - starts[i]  # offsets in " " + doc_norm + " "
-            start, end = a, a + len(span)  # in doc_norm (the leading space shifts by one)
-            if doc_id not in ranges:
-                ranges[doc_id] = _chunk_ranges(parts[i][1:-1], corpus.chunks(doc_id))
-            hit = []
-            for c, norm, s, e in ranges[doc_id]:
-                if s is None:
-                    if span in norm:
-                        hit.append((c.chunk_id, 0, 0))
-                elif s < end and start < e:
-                    hit.append((c.chunk_id, s, e))
-            if hit:
-                found.append(Occurrence(doc_id, start, end, tuple(hit)))
-            at = haystack.find(needle, at + 1)
-        return tuple(found)
-
-    cache: dict[str, tuple[Occurrence, ...]] = {}
+    by_text = _TextLocator(corpus)
     by_content = _ContentLocator(corpus, share) if 0 < share <= 1 else None
+    cache: dict[str, tuple[Occurrence, ...]] = {}
     for q in asked:
         spans = tuple(q.evidence)
         occ = []
         for span in spans:
             norm = normalize_span(span)
             if norm not in cache:
-                cache[norm] = occurrences(norm)
+                cache[norm] = by_text.locate(norm)
             found = cache[norm]
             if not found and by_content is not None:
                 found = by_content.locate(span, q)  # per question: its gold documents bound the search

@@ -148,19 +148,14 @@ def _run_eval(
     cut-off of recall@k, in evidence chunks. `evidence_share`: gold given as text that its words do
     not match is located in the windows holding this share of its content words (evidence.py).
     `concurrency` questions run at once (threads; worth it with a remote LLM, whose latency
-    dominates). `method_factory(name, reasoner)` defaults to
-    the registered method answering through `session.answer` (`scoring.SessionMethod`); `session`
-    defaults to one with no budget and no question deadline (the run's own caller books it).
+    dominates). `method_factory(name, reasoner)` defaults to the registered method answering
+    through `session.answer` (`scoring.SessionMethod`); `session` defaults to one with no budget
+    and no question deadline (the run's own caller books it).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings_by_method = settings_by_method or {}
-    if method_factory is None:
-        from engine.eval.scoring import SessionMethod
-        from engine.session import Session
-
-        session = session or Session(workspace=out, question_deadline=0)
-        method_factory = partial(SessionMethod, session)
+    method_factory = method_factory or _session_methods(session, out)
     selected = select_questions(corpus, questions)
     unit = _resolve_unit(corpus, unit)
     check_run_config(out, corpus, reasoner, methods, settings_by_method)
@@ -187,6 +182,14 @@ def _run_eval(
     summary.evidence = run.evidence.message()
     write_summary(summary, out)
     return summary
+
+
+def _session_methods(session: Any, out: Path) -> Callable[[str, Any], Any]:
+    """Methods answering through `session.answer` (a session with no budget and no deadline by default)."""
+    from engine.eval.scoring import SessionMethod
+    from engine.session import Session
+
+    return partial(SessionMethod, session or Session(workspace=out, question_deadline=0))
 
 
 def _resolve_unit(corpus: Any, unit: str) -> str:
