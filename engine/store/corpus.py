@@ -18,6 +18,7 @@ from engine.store.fts import CorpusText
 from engine.store.graph import CorpusGraph
 from engine.store.indexes import CorpusIndexes
 from engine.store.lock import CorpusLocks
+from engine.store.phrase_graph import CorpusPhraseGraph
 from engine.store.reads import CorpusReads
 from engine.store.schema import _EDGES_VERSION, _SCHEMA, SCHEMA_VERSION
 from engine.store.settings import CorpusSettings
@@ -25,7 +26,7 @@ from engine.store.writes import CorpusWrites
 from engine.vectors import FaissVectorStore
 
 
-class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, CorpusWrites):
+class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, CorpusPhraseGraph, CorpusWrites):
     """One corpus. Safe to share between threads; writes are serialized across processes."""
 
     def __init__(
@@ -155,6 +156,7 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, C
             if (r := self._db.execute("PRAGMA integrity_check").fetchone()[0]) != "ok":
                 problems.append(f"sqlite integrity check: {r}")
             problems += self.text_index_problems()
+            problems += self.phrase_graph_problems()
             for which, sql in (
                 ("chunks", "SELECT rid, vec FROM chunks"),
                 ("propositions", "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL"),
