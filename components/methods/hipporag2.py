@@ -49,12 +49,27 @@ def _fact_lines(facts, nm) -> list[str]:
     return [f"{f.score:.3f}  {f.line}  [{', '.join(nm(c) for c in f.chunk_ids[:2]) or '-'}]" for f in facts]
 
 
+LEGEND = [
+    LegendItem("phrase node", PHRASE),
+    LegendItem("passage node", PASSAGE),
+    LegendItem("passage the answer step read", READ),
+    LegendItem("phrase seed (from a kept fact)", "#000000", "ring"),
+    LegendItem("fact edge (its predicate)", EDGE_COLORS["fact"], "line"),
+    LegendItem("synonym edge", EDGE_COLORS["synonym"], "dashed"),
+    LegendItem("passage-phrase edge", EDGE_COLORS["passage"], "line"),
+]
+
+
 def ppr_graph(tr, names: dict[str, str] | None = None, texts: dict[str, tuple[str, str]] | None = None):
     """(nodes, edges, legend) of the top-scored PPR nodes: phrases blue, passages orange (the ones
     the answer step read dark), seeds ringed, size by score; fact edges grey and labelled with their
     predicate, synonym edges green and dashed, passage-phrase edges pink. A click on a node shows
     its scores, its facts or its passage text (`texts`: chunk id -> (name, text), when at hand)."""
     nm = _namer(tr, names)
+    return _ppr_nodes(tr, nm, texts or {}), _ppr_edges(tr, nm), list(LEGEND)
+
+
+def _ppr_nodes(tr, nm, texts: dict[str, tuple[str, str]]) -> list[GNode]:
     top = max((n.score for n in tr.ppr_top), default=0.0) or 1.0
     read = set(tr.chunk_ids())
     rank = {p.chunk_id: i for i, p in enumerate(tr.ranked, 1)}
@@ -74,19 +89,29 @@ def ppr_graph(tr, names: dict[str, str] | None = None, texts: dict[str, tuple[st
             color = READ if n.node in read else PASSAGE
             kind = f"passage, rank {rank[n.node]}" if n.node in rank else "passage"
             kind += ", read by the answer step" if n.node in read else ""
-            extra = f"\n{texts[n.node][1]}" if texts and n.node in texts else ""
+            extra = f"\n{texts[n.node][1]}" if n.node in texts else ""
         head = f"{label}: {kind}{seed}, PageRank {n.score:.4f}, reset weight {n.seed:.4f}"
+        # every passage holds a little reset weight (its dense score x passage_node_weight): only a
+        # phrase seed, which a kept fact put there, is ringed
+        ringed = n.kind == "phrase" and n.seed > 0
         nodes.append(
             GNode(
                 _node_id(n.kind, n.node),
                 label,
                 title=head,
-                color=color if n.seed > 0 or n.node in read else tint(color, 0.35),
+                color=color if ringed or n.kind == "passage" else tint(color, 0.35),
                 size=int(12 + 16 * n.score / top),
                 detail=head + extra,
-                border="#000000" if n.seed > 0 else "",
+                border="#000000" if ringed else "",
             )
         )
+    return nodes
+
+
+def _ppr_edges(tr, nm) -> list[GEdge]:
+    from components.methods.kg2rag_graph import edge_widths
+
+    width = edge_widths([e.weight for e in tr.ppr_edges])  # as wide as its weight, over this graph's range
     edges = []
     for e in tr.ppr_edges:
         # a passage edge runs from its passage to a phrase; fact and synonym edges join two phrases
@@ -101,21 +126,12 @@ def ppr_graph(tr, names: dict[str, str] | None = None, texts: dict[str, tuple[st
                 title=f"{e.kind} edge{': ' + label if label else ''}, weight {e.weight:.3f}",
                 color=EDGE_COLORS.get(e.kind, "#888888"),
                 dashed=e.kind == "synonym",
-                width=1.5 + min(e.weight, 4.0) / 2,
+                width=width(e.weight),
                 detail=f"{ends[0]} — {label or e.kind} — {ends[1]}\n{e.kind} edge, weight {e.weight:.3f} "
                 "(as the PageRank walks it)",
             )
         )
-    legend = [
-        LegendItem("phrase node", PHRASE),
-        LegendItem("passage node", PASSAGE),
-        LegendItem("passage the answer step read", READ),
-        LegendItem("seed (reset weight > 0)", "#000000", "ring"),
-        LegendItem("fact edge (its predicate)", EDGE_COLORS["fact"], "line"),
-        LegendItem("synonym edge", EDGE_COLORS["synonym"], "dashed"),
-        LegendItem("passage-phrase edge", EDGE_COLORS["passage"], "line"),
-    ]
-    return nodes, edges, legend
+    return edges
 
 
 def _node_id(kind: str, node: str) -> str:
@@ -130,62 +146,65 @@ def steps(result, names: dict[str, str] | None = None) -> list[Step]:
         return [Step("Answer", [Section("Answer", [result.answer or "(none)"])])]
     nm = _namer(tr, names)
     s = tr.settings
-    graph = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in tr.graph.items()) or "(none)"
-    out = [
-        Step(
-            "Facts retrieved",
-            [
-                Section(
-                    f"Top {s.linking_top_k} facts by cosine (min-max normalized over all facts)",
-                    _fact_lines(tr.facts_retrieved, nm) or ["(the corpus has no triplets)"],
-                ),
-                Section("Graph", [graph] + ([f"how it was had: {tr.index}"] if getattr(tr, "index", "") else [])),
-            ],
-        )
-    ]
     kept = [Section("Facts kept", _fact_lines(tr.facts_kept, nm) or ["(none)"])]
     if tr.filter_skipped:
         kept.insert(0, Section("Recognition memory", [f"{tr.filter_skipped}: every retrieved fact is kept"]))
-    out.append(Step("Facts kept", kept, _calls(tr.filter_call)))
-    phrases = [f"{x.weight:.4f}  {x.node}" for x in tr.seeds if x.kind == "phrase"]
-    passages = [f"{x.weight:.4f}  {nm(x.node)}" for x in tr.seeds if x.kind == "passage"]
-    seeds = [
-        Section("Phrase seeds (fact score / passages the phrase occurs in)", phrases or ["(none)"]),
-        Section(f"Passage seeds (dense score x {s.passage_node_weight}; best shown)", passages or ["(none)"]),
-    ]
-    if tr.fallback:
-        seeds.insert(0, Section("Fallback", [tr.fallback]))
-    out.append(Step("Seed nodes", seeds))
     ppr = [f"{n.score:.4f}  {n.kind}: {n.node if n.kind == 'phrase' else nm(n.node)}" for n in tr.ppr_top]
-    out.append(
-        Step(
-            "Personalized PageRank",
-            [Section(f"Top nodes (damping {s.damping})", ppr or ["(not run: no fact kept)"])],
-            graph=graph_payload(*ppr_graph(tr, names)) if tr.ppr_top else None,
-        )
-    )
-    ranked = [
-        f"{i}. {p.score:.4f}  {nm(p.chunk_id)}  (dense {p.dense:.3f})"
-        for i, p in enumerate(tr.ranked[:PASSAGES_SHOWN], 1)
-    ]
-    out.append(
-        Step(
-            "Ranked passages",
-            [
-                Section(
-                    f"Best {min(PASSAGES_SHOWN, len(tr.ranked))} of {len(tr.ranked)}; the first {s.qa_top_k} are "
-                    "the context",
-                    ranked or ["(none)"],
-                )
-            ],
-        )
-    )
     answer = [
         Section("Context as sent", [tr.context or "(empty)"]),
         Section("Answer", [result.answer or "(no answer)"] + ([f"error: {result.error}"] if result.error else [])),
     ]
-    out.append(Step("Answer", answer, _calls(tr.call)))
-    return out
+    return [
+        _retrieved(tr, nm),
+        Step("Facts kept", kept, _calls(tr.filter_call)),
+        _seeds(tr, nm),
+        Step(
+            "Personalized PageRank",
+            [Section(f"Top nodes (damping {s.damping})", ppr or ["(not run: no fact kept)"])],
+            graph=graph_payload(*ppr_graph(tr, names)) if tr.ppr_top else None,
+        ),
+        _ranked(tr, nm),
+        Step("Answer", answer, _calls(tr.call)),
+    ]
+
+
+def _retrieved(tr, nm) -> Step:
+    graph = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in tr.graph.items()) or "(none)"
+    how = [f"how it was had: {tr.index}"] if getattr(tr, "index", "") else []
+    return Step(
+        "Facts retrieved",
+        [
+            Section(
+                f"Top {tr.settings.linking_top_k} facts by cosine (min-max normalized over all facts)",
+                _fact_lines(tr.facts_retrieved, nm) or ["(the corpus has no triplets)"],
+            ),
+            Section("Graph", [graph, *how]),
+        ],
+    )
+
+
+def _seeds(tr, nm) -> Step:
+    phrases = [f"{x.weight:.4f}  {x.node}" for x in tr.seeds if x.kind == "phrase"]
+    passages = [f"{x.weight:.4f}  {nm(x.node)}" for x in tr.seeds if x.kind == "passage"]
+    seeds = [
+        Section("Phrase seeds (fact score / passages the phrase occurs in)", phrases or ["(none)"]),
+        Section(f"Passage seeds (dense score x {tr.settings.passage_node_weight}; best shown)", passages or ["(none)"]),
+    ]
+    if tr.fallback:
+        seeds.insert(0, Section("Fallback", [tr.fallback]))
+    return Step("Seed nodes", seeds)
+
+
+def _ranked(tr, nm) -> Step:
+    ranked = [
+        f"{i}. {p.score:.4f}  {nm(p.chunk_id)}  (dense {p.dense:.3f})"
+        for i, p in enumerate(tr.ranked[:PASSAGES_SHOWN], 1)
+    ]
+    head = (
+        f"Best {min(PASSAGES_SHOWN, len(tr.ranked))} of {len(tr.ranked)}; the first {tr.settings.qa_top_k} are "
+        "the context"
+    )
+    return Step("Ranked passages", [Section(head, ranked or ["(none)"])])
 
 
 def show_step(
