@@ -116,3 +116,35 @@ def test_the_card_and_every_step_draw_in_the_app(result, tmp_path):
     assert "recognition memory skipped" in captions
     shown = " ".join(str(getattr(el, "value", "")) for el in list(at.markdown) + list(at.code))
     assert "recognition memory skipped (offline reasoner)" in shown and not RAW_ID.search(shown)
+
+
+def _ask_on_an_older_corpus(root: str, question: str) -> None:
+    from components.shell.progress import StepLog
+    from engine.methods.hipporag2 import HippoRAG2
+    from engine.store import Workspace
+    from tests.doubles import OfflineLikeReasoner
+
+    corpus = Workspace(root).open("older")
+    HippoRAG2(OfflineLikeReasoner()).answer(question, corpus, on_step=StepLog("HippoRAG 2: running"))
+
+
+def test_the_first_question_on_an_older_corpus_says_the_graph_is_being_built(tmp_path, embedder):
+    from engine.core.types import Document
+    from engine.store import Workspace
+
+    corpus = Workspace(tmp_path / "ws", embedder=embedder).create("older")
+    corpus.add_documents(
+        [Document(f"d{i}", p["title"], p["text"], "t", "text") for i, p in enumerate(Q0["paragraphs"])]
+    )
+    by_doc = {c.doc_id: c.chunk_id for c in corpus.chunks()}
+    rows = [(by_doc[f"d{i}"], s, p, o) for i, para in enumerate(Q0["paragraphs"]) for s, p, o in para["triples"]]
+    corpus.import_triplets(rows, refresh=False)  # no graph yet: a corpus from before it was kept
+    corpus.close()
+    at = AppTest.from_function(
+        _ask_on_an_older_corpus, args=(str(tmp_path / "ws"), Q0["question"]), default_timeout=300
+    )
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    lines = [m.value for m in at.markdown]
+    assert any(re.match(r"1\. building HippoRAG 2's graph of older \(first use\): embedding phrases", x) for x in lines)
+    assert any("synonym edges" in x for x in lines) and any("facts retrieved: 5" in x for x in lines)
