@@ -33,7 +33,7 @@ def result():
             rows.setdefault((s, pr, o), []).append(cid)
     corpus = MemoryCorpus(HashEmbedder(), chunks, [(s, p, o, tuple(c)) for (s, p, o), c in rows.items()])
     res = HippoRAG2(OfflineLikeReasoner(answers=["G. Stanley Hall"])).answer(
-        Q0["question"], corpus, HippoRAG2Settings.paper()
+        Q0["question"], corpus, HippoRAG2Settings()
     )
     assert res.trace.ppr_top and any(RAW_ID.search(x.node) for x in res.trace.seeds if x.kind == "passage")
     return res
