@@ -26,12 +26,17 @@ GRAPH_HEIGHT = 560  # the step's picture: room for 25 nodes' labels, as KG2RAG's
 def _namer(tr, names: dict[str, str] | None):
     """chunk id -> its readable name: the caller's (from the corpus), else the trace's titles."""
     refs = getattr(tr, "chunks", None) or {}
+    # a trace saved before it kept `chunks` still has its ranked passages' titles
+    titles = {p.chunk_id: p.title for p in getattr(tr, "ranked", []) if p.title}
 
     def nm(cid: str) -> str:
         if names and cid in names:
             return names[cid]
         ref = refs.get(cid)
-        return chunk_name(ref.title, ref.position) if ref is not None else chunk_names(None, [cid])[cid]
+        if ref is not None:
+            return chunk_name(ref.title, ref.position)
+        short = chunk_names(None, [cid])[cid]  # "<id head>… · chunk n"
+        return f"{titles[cid]} · {short.rpartition(' · ')[2]}" if cid in titles and " · " in short else short
 
     return nm
 
