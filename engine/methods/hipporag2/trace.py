@@ -48,6 +48,19 @@ class HippoRAG2Settings:
     """Filter the retrieved facts with the LLM (the paper's recognition memory). The offline
     reasoner cannot: it keeps every retrieved fact, and the trace says the filter was skipped."""
 
+    def __post_init__(self) -> None:
+        for name in ("linking_top_k", "qa_top_k", "retrieval_top_k", "synonymy_edge_topk"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not 0.0 < self.damping < 1.0:
+            raise ValueError(f"damping must be between 0 and 1 (the chance of following an edge), got {self.damping}")
+        if self.passage_node_weight < 0:
+            raise ValueError(f"passage_node_weight must be 0 or more, got {self.passage_node_weight}")
+        if not -1.0 <= self.synonymy_edge_sim_threshold <= 1.0:
+            raise ValueError(
+                f"synonymy_edge_sim_threshold is a cosine (-1 to 1), got {self.synonymy_edge_sim_threshold}"
+            )
+
     @classmethod
     def paper(cls, **overrides: Any) -> HippoRAG2Settings:
         """The authors' `BaseConfig` defaults (with `overrides` on top)."""

@@ -244,3 +244,22 @@ def test_summarize_is_called_on_the_class_as_the_cli_does(corpus):
     lines = HippoRAG2.summarize(res)
     assert lines[0].startswith("facts retrieved: 5, kept: 5 (recognition memory skipped")
     assert lines[-1] == "answer: G. Stanley Hall"
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"damping": 1.5}, "damping must be between 0 and 1"),
+        ({"linking_top_k": 0}, "linking_top_k must be at least 1"),
+        ({"qa_top_k": -2}, "qa_top_k must be at least 1"),
+        ({"passage_node_weight": -0.1}, "passage_node_weight must be 0 or more"),
+        ({"synonymy_edge_sim_threshold": 2.0}, "is a cosine"),
+    ],
+)
+def test_a_setting_out_of_range_is_refused_with_its_name(change, words):
+    from engine.cli.ask import method_settings
+
+    with pytest.raises(ValueError, match=words):
+        HippoRAG2Settings(**change)
+    with pytest.raises(ValueError, match=words):  # as `ask --set` builds it
+        method_settings("hipporag2", {}, "paper", [f"{k}={v}" for k, v in change.items()])
