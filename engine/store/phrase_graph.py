@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import secrets
+import sqlite3
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ import numpy as np
 from engine.core.phrases import SYNONYM_THRESHOLD, SYNONYM_TOPK, PhraseGraph, synonym_rows, text_processing
 from engine.core.progress import ProgressCallback, no_progress
 from engine.store.base import CorpusBase
+from engine.store.errors import CorpusBusyError
 from engine.store.util import _vec_blob
 
 PHRASE_TABLES = """
@@ -53,6 +55,10 @@ GRAPH_VERSION = 1
 _PARTS = "SELECT subject, object FROM triplets t WHERE EXISTS (SELECT 1 FROM triplet_sources s WHERE s.tid = t.tid)"
 _EMBED_LABEL = "HippoRAG 2 graph: embedding phrases"
 _EDGES_LABEL = "HippoRAG 2 graph: synonym edges"
+
+#: Seconds a question waits for the corpus's write lock to store a graph it brought in step (another
+#: process may hold it for a whole extraction run); past it the graph is kept in memory only.
+QUESTION_WAIT = 2.0
 
 #: one build at a time in a process (a second caller waits, then finds the graph in step)
 _BUILD = threading.Lock()
@@ -84,21 +90,28 @@ class CorpusPhraseGraph(CorpusBase):
             return self._phrase_graph_with(topk, threshold, on_progress)
         return self._stored_phrase_graph(on_progress)
 
-    def _stored_phrase_graph(self, on_progress: ProgressCallback) -> PhraseGraph:
+    def _stored_phrase_graph(
+        self, on_progress: ProgressCallback, wait: float = QUESTION_WAIT, keep: bool = False
+    ) -> PhraseGraph:
+        """The graph in step with the corpus; `keep`: stored too, waiting up to `wait` s for the
+        write lock (a refresh), else a graph only computed (the lock busy) serves questions."""
         for _ in range(3):  # another process may change it between our read and our write
             with self._lock:
                 if not self.read_only:
-                    self._embed_pending_propositions()  # may draw a new prop_gen: stamp after it
+                    try:
+                        self._embed_pending_propositions()  # may draw a new prop_gen: stamp after it
+                    except CorpusBusyError:  # another process writes: the graph needs no proposition vector
+                        pass
                 target = self._phrase_target()
+                cached = self._phrase_cache
+                if cached is not None and cached.stamp == target["stamp"] and (cached.how == "stored" or not keep):
+                    return cached  # this corpus state's graph, read (or, for a question, computed) here
                 if self._phrase_state() == target:
-                    cached = self._phrase_cache
-                    if cached is not None and cached.stamp == target["stamp"]:
-                        return cached
                     self._phrase_cache = self._read_phrase_graph(target["stamp"], "stored")
                     return self._phrase_cache
             if self.read_only:
                 return self._computed_in_memory(on_progress)
-            done = self._update_phrase_graph(on_progress)
+            done = self._update_phrase_graph(on_progress, wait)
             if done is not None:
                 return done
         return self._computed_in_memory(on_progress)
@@ -106,7 +119,7 @@ class CorpusPhraseGraph(CorpusBase):
     def refresh_phrase_graph(self, on_progress: ProgressCallback = no_progress) -> PhraseGraph | None:
         """Bring the stored graph in step (the end of a write that changed triplets); None on a
         read-only corpus, which keeps nothing."""
-        return None if self.read_only else self._stored_phrase_graph(on_progress)
+        return None if self.read_only else self._stored_phrase_graph(on_progress, wait=30.0, keep=True)
 
     def _phrase_target(self) -> dict:
         return {
@@ -171,17 +184,17 @@ class CorpusPhraseGraph(CorpusBase):
 
     # --- building ---------------------------------------------------------------------------------
 
-    def _update_phrase_graph(self, on_progress: ProgressCallback) -> PhraseGraph | None:
+    def _update_phrase_graph(self, on_progress: ProgressCallback, wait: float) -> PhraseGraph | None:
         """Bring the tables in step incrementally; None when another writer changed them meanwhile."""
         if not _BUILD.acquire(blocking=False):  # another thread builds (app start-up): say why we wait
             on_progress(0, 1, "HippoRAG 2 graph: waiting for the build in progress")
             _BUILD.acquire()
         try:
-            return self._update_phrase_graph_locked(on_progress)
+            return self._update_phrase_graph_locked(on_progress, wait)
         finally:
             _BUILD.release()
 
-    def _update_phrase_graph_locked(self, on_progress: ProgressCallback) -> PhraseGraph | None:
+    def _update_phrase_graph_locked(self, on_progress: ProgressCallback, wait: float) -> PhraseGraph | None:
         t0 = time.perf_counter()
         with self._lock:
             target = self._phrase_target()
@@ -195,7 +208,7 @@ class CorpusPhraseGraph(CorpusBase):
             same_edges = same_rules and all((state or {}).get(k) == target[k] for k in ("topk", "threshold"))
             stored = self._stored_vectors() if same_rules else {}
             edges = (
-                self._db.execute("SELECT a, b FROM hippo_synonyms").fetchall()
+                self._db.execute("SELECT a, b, score FROM hippo_synonyms").fetchall()
                 if same_edges and self._phrase_tables()
                 else []
             )
@@ -205,14 +218,28 @@ class CorpusPhraseGraph(CorpusBase):
         vecs, new = self._phrase_vectors(current, stored, on_progress)
         rows = _rows_to_redo(current, vecs, new, stored, edges, pid_phrase, target["threshold"], same_edges)
         found = dict(_synonyms_for(current, vecs, rows, target["topk"], target["threshold"], on_progress))
-        with self._write():
-            if self._phrase_rev() != rev:
-                return None
-            self._store_phrase_graph(current, vecs, new, found, rebuilt=not same_edges, vectors_kept=same_rules)
-            self._db.execute(
-                "INSERT OR REPLACE INTO hippo_state(key, value) VALUES ('graph', ?)",
-                (json.dumps({**target, "rev": secrets.token_hex(8)}),),
+        try:
+            with self._write(timeout=wait):
+                if self._phrase_rev() != rev:
+                    return None
+                self._store_phrase_graph(current, vecs, new, found, rebuilt=not same_edges, vectors_kept=same_rules)
+                self._db.execute(
+                    "INSERT OR REPLACE INTO hippo_state(key, value) VALUES ('graph', ?)",
+                    (json.dumps({**target, "rev": secrets.token_hex(8)}),),
+                )
+        except (CorpusBusyError, sqlite3.OperationalError):
+            # another process writes (a long extraction holds the lock): answer from the graph just
+            # computed, kept in this process's memory; the next refresh or question stores it
+            graph = PhraseGraph(
+                tuple(current),
+                _merged(current, found, edges, pid_phrase),
+                stamp=target["stamp"],
+                how=f"computed in memory (the corpus is busy being written): {len(new)} phrases embedded",
+                seconds=time.perf_counter() - t0,
             )
+            with self._lock:
+                self._phrase_cache = graph
+            return graph
         took = time.perf_counter() - t0
         how = f"updated: {len(new)} phrases embedded, {len(rows)} of {len(current)} rows of synonym edges"
         graph = self._read_phrase_graph(target["stamp"], how, took)
@@ -337,12 +364,28 @@ class CorpusPhraseGraph(CorpusBase):
         return problems
 
 
+def _merged(
+    current: list[str],
+    found: dict[int, list[tuple[int, float]]],
+    edges: list[tuple[int, int, float]],
+    pid_phrase: dict[int, str],
+) -> tuple[tuple[str, str, float], ...]:
+    """The graph's synonym edges from the stored rows not redone and the redone rows `found`."""
+    index = {p: i for i, p in enumerate(current)}
+    kept = [
+        (pid_phrase[a], pid_phrase[b], float(s))
+        for a, b, s in edges
+        if pid_phrase.get(a) in index and pid_phrase.get(b) in index and index[pid_phrase[a]] not in found
+    ]
+    return tuple(kept + [(current[i], current[j], s) for i, row in found.items() for j, s in row])
+
+
 def _rows_to_redo(
     current: list[str],
     vecs: np.ndarray,
     new: list[int],
     stored: dict[str, np.ndarray],
-    edges: list[tuple[int, int]],
+    edges: list[tuple[int, int, float]],
     pid_phrase: dict[int, str],
     threshold: float,
     incremental: bool,
@@ -355,7 +398,7 @@ def _rows_to_redo(
     index = {p: i for i, p in enumerate(current)}
     redo = set(new)
     gone = {pid for pid, p in pid_phrase.items() if p not in index}
-    redo.update(index[pid_phrase[a]] for a, b in edges if b in gone and pid_phrase.get(a) in index)
+    redo.update(index[pid_phrase[a]] for a, b, _ in edges if b in gone and pid_phrase.get(a) in index)
     if new:
         fresh = set(new)
         old = np.array([i for i in range(len(current)) if i not in fresh], dtype=np.int64)

@@ -178,3 +178,29 @@ def test_a_synonym_row_depends_only_on_the_phrases_and_their_vectors():
     vecs[1] = vecs[0]  # "another" is "a phrase"'s synonym (cosine 1)
     assert synonym_row(0, vecs @ vecs[0], phrases, 2047, 0.8) == [(1, 1.0)]
     assert synonym_row(2, vecs @ vecs[2], phrases, 2047, 0.8) == []  # two alphanumerics or fewer: no row
+
+
+def test_a_question_while_another_writer_holds_the_corpus_answers_from_memory_and_a_refresh_stores_it(
+    ws, embedder, tmp_path
+):
+    """A long extraction in another process holds the write lock for its whole run: a question does
+    not wait for it (nor fail); the graph it computed serves this corpus state, and is stored later."""
+    import time
+
+    from engine.store import Workspace
+
+    workspace, _ = ws
+    corpus = workspace.create("c")
+    _add(corpus, ["Kris Kristofferson", "The Beatles"], refresh=False)
+    corpus.load_indexes()  # what a refresh did before the graph was kept: vectors and index files
+    writer = Workspace(tmp_path / "ws", embedder=embedder).open("c")  # its own lock file handle
+    with writer.writing():
+        t0 = time.monotonic()
+        graph = corpus.phrase_graph()
+        assert time.monotonic() - t0 < 25  # not the 30 s a write waits for the lock
+    assert graph.how.startswith("computed in memory (the corpus is busy") and not corpus._phrase_tables()
+    _same(graph, _reference(embedder, ["Kris Kristofferson", "The Beatles"]))
+    assert corpus.phrase_graph() is graph  # the same state: not computed again
+    corpus.refresh_indexes()
+    assert corpus._phrase_tables() and corpus.phrase_graph().how == "stored"
+    _same(corpus.phrase_graph(), _reference(embedder, ["Kris Kristofferson", "The Beatles"]))
