@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from engine.methods.base import Method
+    from engine.methods.base import Method, Warms
 
 
 @dataclass(frozen=True)
@@ -200,3 +200,4 @@ if TYPE_CHECKING:  # mypy checks every built-in method class against the protoco
     _none: type[Method] = NoRetrieval
     _rerank: type[Method] = SemanticRerankRAG
     _ircot: type[Method] = IRCoT
+    _warms: type[Warms] = HippoRAG2  # its index is loaded at app start-up (components/shell/warmup.py)
