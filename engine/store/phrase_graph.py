@@ -68,6 +68,7 @@ class CorpusPhraseGraph(CorpusBase):
     """HippoRAG 2's phrase graph (see the module docstring)."""
 
     _phrase_cache: PhraseGraph | None = None
+    _phrase_variant: PhraseGraph | None = None  # the last graph under other synonym settings
 
     if TYPE_CHECKING:  # defined by CorpusIndexes
 
@@ -332,6 +333,9 @@ class CorpusPhraseGraph(CorpusBase):
         """Synonym edges under other settings than the stored ones: from the stored phrase vectors."""
         t0 = time.perf_counter()
         base = self._stored_phrase_graph(on_progress)
+        last = self._phrase_variant
+        if last is not None and (last.stamp, last.topk, last.threshold) == (base.stamp, topk, threshold):
+            return last  # the same corpus state and settings as the last question's
         with self._lock:
             stored = self._stored_vectors(list(base.phrases))
         current = list(base.phrases)
@@ -339,7 +343,9 @@ class CorpusPhraseGraph(CorpusBase):
         found = _synonyms_for(current, vecs, range(len(current)), topk, threshold, on_progress)
         synonyms = tuple((current[i], current[j], s) for i, edges in found for j, s in edges)
         how = f"computed for synonym settings {topk} / {threshold} from the stored phrase vectors"
-        return PhraseGraph(base.phrases, synonyms, topk, threshold, base.stamp, how, time.perf_counter() - t0)
+        graph = PhraseGraph(base.phrases, synonyms, topk, threshold, base.stamp, how, time.perf_counter() - t0)
+        self._phrase_variant = graph
+        return graph
 
     # --- checking -----------------------------------------------------------------------------------
 

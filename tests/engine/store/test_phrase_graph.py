@@ -154,6 +154,7 @@ def test_other_synonym_settings_come_from_the_stored_phrase_vectors(ws, embedder
     assert counting.texts == [] and strict.threshold == 0.95
     assert {(a, b) for a, b, _ in strict.synonyms} < {(a, b) for a, b, _ in corpus.phrase_graph().synonyms}
     assert all(s >= 0.95 for _, _, s in strict.synonyms)
+    assert corpus.phrase_graph(threshold=0.95) is strict  # the next question's: not computed again
 
 
 def test_corpus_check_names_a_damaged_graph(ws):
