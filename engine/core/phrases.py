@@ -19,7 +19,7 @@ alone: the store updates the rows a change touches instead of the whole graph.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,6 +89,39 @@ def synonym_pairs(
     if not len(phrases):
         return []
     return [(phrases[i], phrases[j], s) for i, edges in synonym_rows(phrases, vecs, topk, threshold) for j, s in edges]
+
+
+def rows_to_redo(
+    phrases: Sequence[str],
+    vecs: np.ndarray,
+    new: Sequence[int],
+    kept: Iterable[tuple[str, str, float]],
+    threshold: float,
+) -> list[int]:
+    """The rows of `phrases` (now) whose synonym edges can differ from `kept` (the edges of the
+    phrases before): the new phrases' rows, the rows with an edge to a phrase gone since, and the
+    rows with a new phrase at or above the threshold: the only ways a row's list can change."""
+    index = {p: i for i, p in enumerate(phrases)}
+    redo = set(new)
+    redo.update(index[a] for a, b, _ in kept if a in index and b not in index)
+    if len(new):
+        fresh = set(new)
+        old = np.array([i for i in range(len(phrases)) if i not in fresh], dtype=np.int64)
+        for start in range(0, len(old), 4096):
+            part = old[start : start + 4096]
+            near = (vecs[part] @ vecs[list(new)].T).max(axis=1) >= threshold
+            redo.update(part[near].tolist())
+    return sorted(redo)
+
+
+def merged_synonyms(
+    phrases: Sequence[str], found: dict[int, list[tuple[int, float]]], kept: Iterable[tuple[str, str, float]]
+) -> tuple[tuple[str, str, float], ...]:
+    """The edges after an update: the kept rows not redone (between phrases still there) and the
+    redone rows `found` (row -> its edges)."""
+    index = {p: i for i, p in enumerate(phrases)}
+    old = [(a, b, s) for a, b, s in kept if a in index and b in index and index[a] not in found]
+    return tuple(old + [(phrases[i], phrases[j], s) for i, row in found.items() for j, s in row])
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.core.phrases import SYNONYM_THRESHOLD, SYNONYM_TOPK, PhraseGraph, synonym_rows, text_processing
+from engine.core.phrases import (
+    SYNONYM_THRESHOLD,
+    SYNONYM_TOPK,
+    PhraseGraph,
+    merged_synonyms,
+    rows_to_redo,
+    synonym_rows,
+    text_processing,
+)
 from engine.core.progress import ProgressCallback, no_progress
 from engine.store.base import CorpusBase
 from engine.store.errors import CorpusBusyError
@@ -208,16 +216,9 @@ class CorpusPhraseGraph(CorpusBase):
             same_rules = state is not None and all(state.get(k) == target[k] for k in ("version", "embedder"))
             same_edges = same_rules and all((state or {}).get(k) == target[k] for k in ("topk", "threshold"))
             stored = self._stored_vectors() if same_rules else {}
-            edges = (
-                self._db.execute("SELECT a, b, score FROM hippo_synonyms").fetchall()
-                if same_edges and self._phrase_tables()
-                else []
-            )
-            pid_phrase = (
-                dict(self._db.execute("SELECT pid, phrase FROM hippo_phrases").fetchall()) if same_edges else {}
-            )
+            edges = self._read_phrase_graph(target["stamp"], "").synonyms if same_edges else ()
         vecs, new = self._phrase_vectors(current, stored, on_progress)
-        rows = _rows_to_redo(current, vecs, new, stored, edges, pid_phrase, target["threshold"], same_edges)
+        rows = rows_to_redo(current, vecs, new, edges, target["threshold"]) if same_edges else range(len(current))
         found = dict(_synonyms_for(current, vecs, rows, target["topk"], target["threshold"], on_progress))
         try:
             with self._write(timeout=wait):
@@ -233,7 +234,7 @@ class CorpusPhraseGraph(CorpusBase):
             # computed, kept in this process's memory; the next refresh or question stores it
             graph = PhraseGraph(
                 tuple(current),
-                _merged(current, found, edges, pid_phrase),
+                merged_synonyms(current, found, edges),
                 stamp=target["stamp"],
                 how=f"computed in memory (the corpus is busy being written): {len(new)} phrases embedded",
                 seconds=time.perf_counter() - t0,
@@ -368,51 +369,6 @@ class CorpusPhraseGraph(CorpusBase):
             if bad:
                 problems.append(f"HippoRAG 2 graph: {bad} phrase vectors are not {self.embedder.dim}-dimensional")
         return problems
-
-
-def _merged(
-    current: list[str],
-    found: dict[int, list[tuple[int, float]]],
-    edges: list[tuple[int, int, float]],
-    pid_phrase: dict[int, str],
-) -> tuple[tuple[str, str, float], ...]:
-    """The graph's synonym edges from the stored rows not redone and the redone rows `found`."""
-    index = {p: i for i, p in enumerate(current)}
-    kept = [
-        (pid_phrase[a], pid_phrase[b], float(s))
-        for a, b, s in edges
-        if pid_phrase.get(a) in index and pid_phrase.get(b) in index and index[pid_phrase[a]] not in found
-    ]
-    return tuple(kept + [(current[i], current[j], s) for i, row in found.items() for j, s in row])
-
-
-def _rows_to_redo(
-    current: list[str],
-    vecs: np.ndarray,
-    new: list[int],
-    stored: dict[str, np.ndarray],
-    edges: list[tuple[int, int, float]],
-    pid_phrase: dict[int, str],
-    threshold: float,
-    incremental: bool,
-) -> list[int]:
-    """The rows whose synonym edges can differ from the stored ones: every row when nothing usable
-    is stored; else the new phrases' rows, the rows with an edge to a gone phrase, and the rows
-    with a new phrase at or above the threshold (the only ways a row's list can change)."""
-    if not incremental:
-        return list(range(len(current)))
-    index = {p: i for i, p in enumerate(current)}
-    redo = set(new)
-    gone = {pid for pid, p in pid_phrase.items() if p not in index}
-    redo.update(index[pid_phrase[a]] for a, b, _ in edges if b in gone and pid_phrase.get(a) in index)
-    if new:
-        fresh = set(new)
-        old = np.array([i for i in range(len(current)) if i not in fresh], dtype=np.int64)
-        for start in range(0, len(old), 4096):
-            part = old[start : start + 4096]
-            near = (vecs[part] @ vecs[new].T).max(axis=1) >= threshold
-            redo.update(part[near].tolist())
-    return sorted(redo)
 
 
 def _synonyms_for(current, vecs, rows, topk, threshold, on_progress):
