@@ -15,8 +15,9 @@ Sets (each one pooled corpus of paragraph chunks, built once into bench/out/work
 
 Methods, each under both presets (engine/methods/presets.py; the baselines have one form, so
 their `paper` and `tuned` are the same run): semantic, hybrid and bm25 at k=10 (their ranking gives
-recall@2/5/10), HippoRAG 2 with the authors' settings reading 10 passages (`--methods ... hipporag2`;
-recognition memory skipped: the bench's stub reasoner writes no free text), T2RAG with the offline reasoner (k=5, N=3) as `t2rag` (tuned) and `t2rag paper`,
+recall@2/5/10), HippoRAG 2 with the authors' settings (`paper`) reading 10 passages (`--methods ...
+hipporag2`, other variants with `--hipporag2 paper tuned '{"damping": 0.7}'`; recognition memory
+skipped: the bench's stub reasoner writes no free text), T2RAG with the offline reasoner (k=5, N=3) as `t2rag` (tuned) and `t2rag paper`,
 KG2RAG (k=10, 1 hop, answer step skipped: a stub reasoner) as `kg2rag` (tuned) and `kg2rag paper`
 (`KG2RAGSettings.paper()`: dense seeds, no caps), or any other variants.
 Recall@n counts the gold paragraphs among a method's first n evidence chunks (in the order the
@@ -197,12 +198,19 @@ def method_runners(args, corpus):
         bm = BM25RAG(StubReasoner())
         runners["bm25"] = lambda q: bm.answer(q, corpus, BM25Settings(k=10))
     if "hipporag2" in args.methods:
-        from engine.methods.hipporag2 import HippoRAG2, HippoRAG2Settings
+        from engine.methods.hipporag2 import HippoRAG2
+        from engine.methods.presets import preset_settings
 
-        # the authors' settings; the stub reasoner writes no free text, so recognition memory is
-        # skipped (every retrieved fact kept, as with the offline reasoner); 10 passages read
+        # the stub reasoner writes no free text, so recognition memory is skipped (every retrieved
+        # fact kept, as with the offline reasoner); 10 passages read unless a variant says otherwise
         hr = HippoRAG2(StubReasoner())
-        runners["hipporag2"] = lambda q: hr.answer(q, corpus, HippoRAG2Settings(qa_top_k=10))
+        for variant in getattr(args, "hipporag2", None) or ["paper"]:
+            preset, _, extra = variant.partition("+")
+            if preset not in ("paper", "tuned"):
+                preset, extra = "tuned", variant
+            settings = preset_settings("hipporag2", preset, **{"qa_top_k": 10, **json.loads(extra or "{}")})
+            label = "hipporag2" if variant == "paper" else f"hipporag2 {variant}"
+            runners[label] = (lambda s: lambda q: hr.answer(q, corpus, s))(settings)
     if "t2rag" in args.methods:
         from engine.reasoners.offline import OfflineReasoner
         from engine.methods.t2rag import T2RAG
@@ -339,6 +347,10 @@ def main() -> None:
     ap.add_argument("--t2rag", nargs="+", default=["default", "paper"], metavar="VARIANT",
                     help='T2RAG variants, as --kg2rag: "default" (tuned), "paper", T2RAGSettings fields as JSON '
                          'over tuned (\'{"early_stop": false}\') or "paper+JSON"')
+    ap.add_argument("--hipporag2", nargs="+", default=["paper"], metavar="VARIANT",
+                    help='HippoRAG 2 variants (each reading 10 passages): "paper" (the row labelled hipporag2), '
+                         '"tuned", HippoRAG2Settings fields as JSON on tuned (\'{"damping": 0.7}\') or '
+                         '"paper+JSON"')
     ap.add_argument("--per-question", default="", metavar="METHOD",
                     help="also list the questions where METHOD (e.g. kg2rag) and semantic at the same n differ")
     ap.add_argument("--no-hybrid-same-n", dest="hybrid_same_n", action="store_false",

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.core.phrases import SYNONYM_THRESHOLD, SYNONYM_TOPK, PhraseGraph, synonym_pairs, text_processing
 from engine.core.types import Chunk, Triplet
 from engine.llm.base import OFFLINE_MODEL, LLMCall
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
@@ -112,6 +113,19 @@ class MemoryCorpus:
 
     def entity_neighbourhood(self, entities: Iterable[str], hops: int, per_entity: int = -1, keep=()):
         return neighbourhood_of(self.entity_graph(), entities, hops, per_entity, keep)
+
+    def phrase_graph(self, topk: int = SYNONYM_TOPK, threshold: float = SYNONYM_THRESHOLD, on_progress=None):
+        """HippoRAG 2's phrase graph, computed from the triplets once per synonym setting (the rules
+        of engine/core/phrases.py; the SQLite corpus keeps it in its database instead)."""
+        memo = self.__dict__.setdefault("_phrase_graphs", {})
+        if (topk, threshold) not in memo:
+            phrases = sorted({text_processing(x) for t in self._triplets.values() for x in (t.subject, t.object)})
+            vecs = self.embedder.encode(phrases) if phrases else np.zeros((0, 1), np.float32)
+            edges = synonym_pairs(phrases, vecs, topk, threshold)
+            memo[(topk, threshold)] = PhraseGraph(
+                tuple(phrases), tuple(edges), topk, threshold, how="computed in memory"
+            )
+        return memo[(topk, threshold)]
 
     def counts(self) -> CorpusCounts:
         return CorpusCounts(

@@ -234,7 +234,7 @@ def _run_extraction(corpus) -> None:
         bar = ProgressBar("Extracting triplets")
         summary = run_extraction(corpus, reasoner, on_progress=bar, call_deadline=state.settings().call_deadline)
         bar.done("Indexing propositions")
-        corpus.refresh_indexes()
+        corpus.refresh_indexes(ProgressBar("Indexing the propositions and HippoRAG 2's graph:"))
         bar.done("Done")
         cost = "unknown" if summary.cost is None else f"${summary.cost:.4f}"
         msg = (

@@ -58,6 +58,15 @@ LABELS = {
     "adopt_proposed": "The solver's new triplets drive the next round",
     "forced_context": "Answer context after a forced stop",
     "answer_prompt": "Answer prompt",
+    # HippoRAG 2 (its settings keep the authors' names: the code name is in each help text)
+    "linking_top_k": "Facts retrieved, kept and linked (linking top k)",
+    "qa_top_k": "Passages the answer step reads (QA top k)",
+    "retrieval_top_k": "Passages ranked (retrieval top k)",
+    "damping": "PageRank damping",
+    "passage_node_weight": "Passage seed weight",
+    "synonymy_edge_topk": "Nearest phrases looked at for synonyms",
+    "synonymy_edge_sim_threshold": "Synonym edge cosine threshold",
+    "recognition_memory": "Recognition memory (the LLM fact filter)",
 }
 
 

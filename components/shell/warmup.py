@@ -153,7 +153,9 @@ def warm(root: str, name: str) -> float:
         corpus.search_chunks(qv, 1)  # both vector indexes, read from disk (or rebuilt) once
         corpus.search_propositions(qv, 1)
         for method in app_methods():  # method modules and what they import (graphs, BM25)
-            method_class(method)
+            warm_index = getattr(method_class(method), "warm", None)  # engine.methods.base.Warms
+            if callable(warm_index):  # a per-corpus index (HippoRAG 2's graph): loaded, or built once
+                warm_index(corpus)
         make_reasoner("", embedder=corpus.embedder)  # the offline reasoner's compiled patterns
         _import_views()
     except Exception:  # noqa: BLE001 - the first question loads again and reports what failed

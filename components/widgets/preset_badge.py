@@ -29,8 +29,11 @@ def preset_of(result) -> tuple[str, list]:
     trace loads, while the recorded strings of an uploaded file are not), else the recorded ones."""
     tr = getattr(result, "trace", None)
     settings = getattr(tr, "settings", None)
+    # what the run itself could not do as the paper does (HippoRAG 2's filter under the offline rules)
+    ran = list(tr.run_departures()) if callable(getattr(tr, "run_departures", None)) else []
     if settings is not None and dataclasses.is_dataclass(settings):
-        return describe(result.method, settings)
+        name, deps = describe(result.method, settings)
+        return name, deps + ran
     if getattr(tr, "preset", ""):
         return str(tr.preset), list(tr.departures)
     return "", []
@@ -68,14 +71,20 @@ def show_preset_badge(result, key: str) -> None:
     name, deps = preset_of(result)
     if not name or not has_presets(result.method):
         return
-    changed = [d for d in deps if d.kind == "setting"]
-    label = BADGES.get(name, name) + (f" · {len(changed)} departures from the paper" if changed else "")
+    changed = [d for d in deps if d.kind in ("setting", "run")]
+    many = "departure" if len(changed) == 1 else "departures"
+    label = BADGES.get(name, name) + (f" · {len(changed)} {many} from the paper" if changed else "")
     with st.popover(label, help=HELP.get(name, ""), key=f"preset_{key}"):
-        if changed:
+        if any(d.kind == "setting" for d in changed):
             st.markdown("**Settings that differ from the paper**")
             st.markdown(_settings_table(deps))
         else:
             st.markdown("Every setting is the paper's.")
+        for d in deps:
+            if d.kind == "run":
+                st.markdown(
+                    f"**This run: {_cell(d.name)}**: {_cell(d.value)} (paper: {_cell(d.paper)}); {_cell(d.reason)}"
+                )
         fixes = _fixes_text(deps)
         if fixes:
             st.markdown(
@@ -125,6 +134,11 @@ def preset_lines(result) -> list[str]:
         [head]
         + [f"departs from the paper: {d.name} = {d.value} (paper: {d.paper}): {d.reason}" for d in changed]
         + [
+            f"this run departs from the paper: {d.name}: {d.value} (paper: {d.paper}); {d.reason}"
+            for d in deps
+            if d.kind == "run"
+        ]
+        + [
             f"{'bug fix' if d.kind == 'fix' else 'engine behaviour'} kept: {d.name}: {d.value} "
             f"(reference code: {d.paper})"
             for d in deps
@@ -152,6 +166,8 @@ def chunk_budget(result) -> str:
     tr = getattr(result, "trace", None)
     s = _get(tr, "settings")
     k = _get(s, "k")
+    if k is None and _get(s, "qa_top_k") is not None:  # a method that reads its best passages (HippoRAG 2)
+        return f"budget: qa_top_k = {_get(s, 'qa_top_k')} passages read ({len(result.evidence_chunk_ids)} used)"
     if k is None:
         return "no chunks"
     if _get(s, "rounds") is not None:  # a method that retrieves k chunks each round (T2RAG)

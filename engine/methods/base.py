@@ -89,11 +89,35 @@ class Result:
 
 
 class Method(Protocol):
+    """What every method class provides: everything its callers use, and nothing else.
+
+    The registry builds it as `cls(reasoner)` (`build_method`); the session runs `answer`; the CLI,
+    the app, eval and the presets read `name`, `settings_cls` (a frozen dataclass whose defaults
+    are the `tuned` preset; a `paper()` classmethod on it marks a method with a paper of its own)
+    and call `summarize(result)` on the class (a static method: no instance is built to print a
+    result). The method's module registers its trace type at import, `register_trace(name,
+    TraceCls)`, so a saved run loads back as that type. The built-in methods are checked against
+    this protocol by mypy (engine/methods/registry.py)."""
+
     name: str
+    settings_cls: type[Any]
+
+    def __init__(self, reasoner: Any) -> None: ...
 
     def answer(
         self, question: str, corpus: CorpusView, settings: Any = None, on_step: StepCallback | None = None
     ) -> Result: ...
+
+    @staticmethod
+    def summarize(result: Result) -> list[str]: ...
+
+
+class Warms(Protocol):
+    """Optional: a method whose per-corpus index is worth loading before the first question (app
+    start-up calls `warm(corpus)` on every method class that has it: HippoRAG 2)."""
+
+    @staticmethod
+    def warm(corpus: CorpusView) -> None: ...
 
 
 # --- persistence -------------------------------------------------------------------------------

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Departure:
-    """A setting whose value differs from the paper's (`kind="setting"`), or one of SPEC's named bug
-    fixes of the authors' code, which every preset keeps (`kind="fix"`)."""
+    """A setting whose value differs from the paper's (`kind="setting"`), one of SPEC's named bug
+    fixes of the authors' code, which every preset keeps (`kind="fix"`), engine behaviour every
+    preset shares (`kind="engine"`), or what one run could not do as the paper does whatever its
+    settings (`kind="run"`: HippoRAG 2's recognition memory under the offline reasoner)."""
 
     name: str  # the setting's field name, or the fix's short name
     value: str  # what this run used (for a fix: what we do)

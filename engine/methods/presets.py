@@ -29,8 +29,8 @@ CUSTOM = "custom"
 NEUTRAL = frozenset({"reranker"})
 
 #: A method with a paper of its own has a settings class with a `paper()` constructor
-#: (`T2RAGSettings.paper`, `KG2RAGSettings.paper`); every other method (the baselines, IRCoT) has one
-#: form, so its `paper` and `tuned` are its settings class's defaults.
+#: (`T2RAGSettings.paper`, `KG2RAGSettings.paper`, `HippoRAG2Settings.paper`); every other method (the
+#: baselines, IRCoT) has one form, so its `paper` and `tuned` are its settings class's defaults.
 
 #: (method, setting) -> why `tuned` departs from the paper there: one line, shown beside the value.
 REASONS: dict[tuple[str, str], str] = {
@@ -188,8 +188,8 @@ FIXES: dict[str, list[Departure]] = {
             "engine",
         ),
     ],
-    # HippoRAG 2 (engine/methods/hipporag2): every setting is the authors' default; what differs is
-    # how the engine runs it, the same for any settings
+    # HippoRAG 2 (engine/methods/hipporag2): what the engine does differently for any settings (its
+    # settings are the authors' BaseConfig; the filter prompt is theirs, filter_prompt.py)
     "hipporag2": [
         Departure(
             "triplets as stored",
@@ -202,25 +202,63 @@ FIXES: dict[str, list[Departure]] = {
             "engine",
         ),
         Departure(
-            "filter without demonstrations",
-            "the paper's Triple Filter instruction and the authors' input template, no few-shot demonstrations",
-            "best_dspy_prompt: the instruction with DSPy-optimized demonstrations",
-            "the demonstrations are the authors' optimized data, not restated here (not yet measured)",
-            "engine",
-        ),
-        Departure(
             "answer prompt",
             "the zero-shot short-answer prompt every method uses, over the top qa_top_k passages",
             "rag_qa_musique: one-shot, 'Thought: ... Answer:'",
             "answers differ by retrieval alone (not yet measured against the authors' prompt with an LLM)",
             "engine",
         ),
+        Departure(
+            "filter call",
+            "the reasoner's call: temperature 0, up to 2,048 reply tokens, no JSON mode",
+            "max_completion_tokens=512, the LLM's configured response format",
+            "one call path for every method's LLM calls (limits, cache, usage); a filter reply is a few facts",
+            "engine",
+        ),
+        Departure(
+            "filter reply read whole",
+            "a reply without the [[ ## fact_after_filter ## ]] marker is read whole as the facts",
+            "parse_filter returns no fact, so the run falls back to dense retrieval",
+            "a model answering with the bare JSON has still filtered",
+            "engine",
+        ),
+        Departure(
+            "PageRank by power iteration",
+            "numpy/scipy power iteration to an L1 change < 1e-12, isolated nodes' mass back through the reset vector",
+            "igraph's PRPACK",
+            "python-igraph is not available here; the same equations: scores agree with networkx's PageRank "
+            "to a relative 1e-6 (tests/engine/methods/test_parity_hipporag2.py)",
+            "engine",
+        ),
+        Departure(
+            "equal scores normalized",
+            "min-max normalization of equal scores gives all ones",
+            "divides by zero (NaN scores, dropped by its PageRank)",
+            "one fact or one passage must still seed the graph",
+            "fix",
+        ),
+    ],
+}
+
+
+#: What a run cannot do as the paper does whatever its settings, and when (kind "run"): the trace
+#: names the one that applied (`HippoRAG2Trace.run_departures`), the badge and the export show it.
+RUN_DEPARTURES: dict[str, list[Departure]] = {
+    "hipporag2": [
+        Departure(
+            "recognition memory skipped",
+            "every retrieved fact kept (the offline reasoner cannot filter)",
+            "an LLM keeps the facts relevant to the question (DSPyFilter)",
+            "the offline rules write no free text; choose a model to run the filter",
+            "run",
+        )
     ],
 }
 
 
 def has_presets(method: str) -> bool:
-    """True for a method whose `paper` and `tuned` differ (T2RAG, KG2RAG)."""
+    """True for a method with a paper of its own (T2RAG, KG2RAG, HippoRAG 2): its settings class
+    has a `paper()` constructor, so its `paper` and `tuned` presets can differ."""
     return callable(getattr(_settings_cls(method), "paper", None))
 
 
@@ -314,6 +352,9 @@ def docs_table(method: str) -> str:
         f"- **{d.name}**{' (engine)' if d.kind == 'engine' else ''}: {d.value} (reference code: {d.paper}); {d.reason}"
         for d in FIXES.get(method, [])
     ]
+    if RUN_DEPARTURES.get(method):
+        rows += ["", "A run's own departures, whatever its settings (the trace and the badge name them):", ""]
+        rows += [f"- **{d.name}**: {d.value} (paper: {d.paper}); {d.reason}" for d in RUN_DEPARTURES[method]]
     return "\n".join(rows)
 
 

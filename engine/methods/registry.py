@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from engine.methods.base import Method, Warms
 
 
 @dataclass(frozen=True)
@@ -138,17 +141,18 @@ def method_info(name: str) -> MethodInfo:
         raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}") from None
 
 
-def method_class(name: str) -> Any:
+def method_class(name: str) -> type[Method]:
+    """The method's class (imported on first use): see `engine.methods.base.Method` for what it has."""
     info = method_info(name)
-    return getattr(importlib.import_module(info.module), info.cls)
+    return cast("type[Method]", getattr(importlib.import_module(info.module), info.cls))
 
 
 def settings_class(name: str) -> Any:
     return method_class(name).settings_cls
 
 
-def build_method(name: str, reasoner: Any, **kwargs: Any) -> Any:
-    return method_class(name)(reasoner, **kwargs)
+def build_method(name: str, reasoner: Any, **kwargs: Any) -> Method:
+    return cast(Any, method_class(name))(reasoner, **kwargs)
 
 
 def title(name: str) -> str:
@@ -170,3 +174,30 @@ def register_all_traces() -> None:
             importlib.import_module(module)
         except ImportError:
             pass
+
+
+if TYPE_CHECKING:  # mypy checks every built-in method class against the protocol (nothing runs here)
+    from engine.methods.baselines import (
+        BM25RAG,
+        HybridRAG,
+        NoRetrieval,
+        SemanticRAG,
+        SemanticRerankRAG,
+        StandardRAG,
+    )
+    from engine.methods.hipporag2 import HippoRAG2
+    from engine.methods.ircot import IRCoT
+    from engine.methods.kg2rag import KG2RAG
+    from engine.methods.t2rag import T2RAG
+
+    _t2rag: type[Method] = T2RAG
+    _kg2rag: type[Method] = KG2RAG
+    _semantic: type[Method] = SemanticRAG
+    _hybrid: type[Method] = HybridRAG
+    _standard: type[Method] = StandardRAG
+    _bm25: type[Method] = BM25RAG
+    _hipporag2: type[Method] = HippoRAG2
+    _none: type[Method] = NoRetrieval
+    _rerank: type[Method] = SemanticRerankRAG
+    _ircot: type[Method] = IRCoT
+    _warms: type[Warms] = HippoRAG2  # its index is loaded at app start-up (components/shell/warmup.py)

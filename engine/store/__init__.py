@@ -12,6 +12,7 @@ Writers take an exclusive lock file, so two processes extracting into or adding 
 serialized (or told, after a wait, that the corpus is busy).
 
 The package: `corpus.py` (the Corpus and its core), `lock.py`, `indexes.py`, `reads.py`, `graph.py`,
+`phrase_graph.py` (HippoRAG 2's phrase nodes and synonym edges, kept in tables of `corpus.sqlite`),
 `writes.py` (the Corpus's parts), `workspace.py`, `schema.py`, `settings.py`, `errors.py`, and
 `protocol.py`: the read interface (`CorpusView`) methods are typed against.
 """

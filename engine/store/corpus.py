@@ -19,6 +19,7 @@ from engine.store.fts import CorpusText
 from engine.store.graph import CorpusGraph
 from engine.store.indexes import CorpusIndexes
 from engine.store.lock import CorpusLocks, file_id
+from engine.store.phrase_graph import CorpusPhraseGraph
 from engine.store.reads import CorpusReads
 from engine.store.schema import _EDGES_VERSION, _SCHEMA, SCHEMA_VERSION
 from engine.store.settings import CorpusSettings
@@ -27,7 +28,7 @@ from engine.vectors import FaissVectorStore
 from engine.vectors.stamp import read_stamp
 
 
-class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, CorpusWrites):
+class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, CorpusPhraseGraph, CorpusWrites):
     """One corpus. Safe to share between threads; writes are serialized across processes."""
 
     def __init__(
@@ -170,6 +171,7 @@ class Corpus(CorpusLocks, CorpusIndexes, CorpusReads, CorpusGraph, CorpusText, C
                 problems.append(f"sqlite integrity check: {r}")
             problems += self.text_index_problems()
             problems += digest_problems(self._db)
+            problems += self.phrase_graph_problems()
             for which, sql in (
                 ("chunks", "SELECT rid, vec FROM chunks"),
                 ("propositions", "SELECT tid, vec FROM triplets WHERE vec IS NOT NULL"),

@@ -318,12 +318,14 @@ class CorpusIndexes(CorpusBase):
         return done
 
     def refresh_indexes(self, on_progress: ProgressCallback = no_progress) -> None:
-        """Embed what is pending and bring both index files in step (end of a long write): the files
-        are written under the write lock, waited for (a question only tries it: `_index`)."""
+        """Embed what is pending and bring both index files and HippoRAG 2's phrase graph in step
+        (end of a long write): the index files are written under the write lock, waited for (a question
+        only tries it: `_index`)."""
         with self._lock:
             self._embed_pending_propositions(on_progress)
             for which in ("chunks", "propositions"):
                 self._index(which, wait=30.0)
+        self.refresh_phrase_graph(on_progress)  # engine/store/phrase_graph.py: embeds only new phrases
 
     def search_chunks(self, query_vecs: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         with self._lock:

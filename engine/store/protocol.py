@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from engine.core.phrases import SYNONYM_THRESHOLD, SYNONYM_TOPK, PhraseGraph
+from engine.core.progress import ProgressCallback, no_progress
 from engine.core.types import Chunk, Triplet
 
 if TYPE_CHECKING:
@@ -67,6 +69,16 @@ class CorpusView(Protocol):
 
     def entity_graph(self) -> nx.MultiGraph:
         """The whole entity graph (small corpora and views only; methods use the neighbourhood)."""
+
+    def phrase_graph(
+        self,
+        topk: int = SYNONYM_TOPK,
+        threshold: float = SYNONYM_THRESHOLD,
+        on_progress: ProgressCallback = no_progress,
+    ) -> PhraseGraph:
+        """HippoRAG 2's phrase nodes (processed subjects and objects) and synonym edges, in step with
+        the triplets; the SQLite corpus keeps them (engine/store/phrase_graph.py) and reports on
+        `on_progress` when it has to build or update them first."""
 
     def counts(self) -> CorpusCounts:
         """Documents, chunks, triplets, questions and extraction progress."""

@@ -10,7 +10,8 @@ Restated from OSU-NLP-Group/HippoRAG `src/hipporag/HippoRAG.py` (`index`, `add_f
   of its phrases, weight 1; synonym edges: phrase pairs whose embeddings' cosine is at least the
   threshold (among each phrase's `synonymy_edge_topk` nearest, at most 101 each, phrases of more than
   two alphanumerics only), weight = the cosine, overwriting a fact edge between the same pair as the
-  authors' dict does;
+  authors' dict does (the rules: engine/core/phrases.py; the corpus keeps the phrase vectors and
+  synonym edges: engine/store/phrase_graph.py);
 * the authors add every directed pair to an undirected igraph, so a pair listed both ways counts
   twice: the adjacency here sums both directions the same way.
 
@@ -21,18 +22,13 @@ igraph's PRPACK does, iterated to an L1 change below 1e-12.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
 
-MAX_SYNONYMS = 100  # the authors break once `num_nns > 100`: at most 101 synonym edges per phrase
-
-
-def text_processing(text: str) -> str:
-    """The authors' normalization of triplet parts (and so of phrase nodes)."""
-    return re.sub("[^A-Za-z0-9 ]", " ", str(text).lower()).strip()
+from engine.core.phrases import text_processing  # noqa: F401 - re-exported: the authors' normalization
 
 
 def min_max_normalize(x: np.ndarray) -> np.ndarray:
@@ -79,14 +75,11 @@ def passage_key(chunk_id: str) -> str:
 
 
 def build_graph(
-    chunk_triples: dict[str, list[tuple[str, str, str]]],
-    phrase_vectors,
-    *,
-    topk: int = 2047,
-    threshold: float = 0.8,
+    chunk_triples: dict[str, list[tuple[str, str, str]]], synonyms: Iterable[tuple[str, str, float]]
 ) -> HippoGraph:
-    """The graph of `chunk_triples` (chunk id -> its processed triples, in corpus order).
-    `phrase_vectors(phrases)` gives unit vectors of the phrase texts (the corpus embedder)."""
+    """The graph of `chunk_triples` (chunk id -> its processed triples, in corpus order) with the
+    synonym edges `(phrase, neighbour, cosine)` the corpus keeps (engine/core/phrases.py's rules);
+    a synonym edge naming a phrase this graph does not hold is left out."""
     stats: dict[tuple[str, str], float] = {}
     kinds: dict[tuple[str, str], str] = {}
     phrase_chunks: dict[str, set[str]] = {}
@@ -103,35 +96,14 @@ def build_graph(
         for e in {x for s, _, o in triples for x in (s, o)}:
             stats[(passage_key(cid), e)] = 1.0
             kinds[(passage_key(cid), e)] = "passage"
+    for a, b, score in synonyms:  # add_synonymy_edges: the cosine overwrites a fact edge's count
+        if a in phrase_chunks and b in phrase_chunks:
+            stats[(a, b)] = score
+            kinds[(a, b)] = "synonym"
     phrases = sorted(phrase_chunks)  # np.unique order
-    vecs = np.asarray(phrase_vectors(phrases), dtype=np.float32) if phrases else np.zeros((0, 1), np.float32)
-    for a, b, score in synonym_pairs(phrases, vecs, topk, threshold):  # add_synonymy_edges
-        stats[(a, b)] = score
-        kinds[(a, b)] = "synonym"
     g = HippoGraph(phrases, list(chunk_triples), phrase_chunks, stats, kinds)
     g.adjacency = adjacency(g)
     return g
-
-
-def synonym_pairs(phrases: list[str], vecs: np.ndarray, topk: int, threshold: float, batch: int = 1000):
-    """(phrase, neighbour, cosine) for the authors' synonym edges, in their order."""
-    n = len(phrases)
-    k = min(topk, n)
-    for start in range(0, n, batch):
-        sims = vecs[start : start + batch] @ vecs.T
-        for row, i in enumerate(range(start, min(start + batch, n))):
-            if len(re.sub("[^A-Za-z0-9]", "", phrases[i])) <= 2:
-                continue
-            s = sims[row]
-            top = np.argpartition(-s, k - 1)[:k] if k < n else np.arange(n)
-            top = top[np.argsort(-s[top], kind="stable")]
-            found = 0
-            for j in top:
-                if s[j] < threshold or found > MAX_SYNONYMS:
-                    break
-                if j != i and phrases[j] != "":
-                    yield phrases[i], phrases[j], float(s[j])
-                    found += 1
 
 
 def adjacency(g: HippoGraph) -> sparse.csr_matrix:

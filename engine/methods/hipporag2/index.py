@@ -1,16 +1,25 @@
 """HippoRAG 2's per-corpus index: facts (deduplicated processed triplets) with their stored
-proposition vectors, passage vectors and the graph (graph.py), built once per corpus state and
-kept in memory (a question then costs two matrix-vector products and one PPR)."""
+proposition vectors, passage vectors (the stored chunk vectors) and the graph (graph.py) over the
+phrase nodes and synonym edges the corpus keeps (`CorpusView.phrase_graph`: the SQLite corpus
+stores them, engine/store/phrase_graph.py, and builds them after extraction or import).
+
+Nothing here embeds a phrase once the corpus keeps its graph: assembling the index reads the
+triplets and the stored vectors, and is kept in memory per corpus state (a question then costs two
+matrix-vector products and one PPR).
+"""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from engine.core.phrases import PhraseGraph
+from engine.core.progress import ProgressCallback, no_progress
 from engine.methods.hipporag2.graph import HippoGraph, build_graph, text_processing
 from engine.store.protocol import CorpusView
 
@@ -23,9 +32,19 @@ class HippoIndex:
     fact_chunks: list[list[str]]
     fact_vectors: np.ndarray  # (facts, dim)
     passage_vectors: np.ndarray  # (passages, dim), in graph.passages order
+    how: str = ""  # how the phrase graph was had (read, updated or computed) and what assembling took
+
+    def predicates(self) -> dict[tuple[str, str], list[str]]:
+        """(subject, object) -> the predicates of the facts joining them (for the PPR graph's edges)."""
+        out: dict[tuple[str, str], list[str]] = {}
+        for s, p, o in self.facts:
+            out.setdefault((s, o), []).append(p)
+        return out
 
 
-def build_index(corpus: CorpusView, topk: int, threshold: float) -> HippoIndex:
+def build_index(corpus: CorpusView, phrases: PhraseGraph) -> HippoIndex:
+    """The index of `corpus` over its phrase graph `phrases` (`corpus.phrase_graph(...)`)."""
+    t0 = time.perf_counter()
     passages = [c.chunk_id for c in corpus.chunks()]
     chunk_triples: dict[str, list[tuple[str, str, str]]] = {cid: [] for cid in passages}
     first: dict[tuple[str, str, str], int | None] = {}
@@ -39,13 +58,15 @@ def build_index(corpus: CorpusView, topk: int, threshold: float) -> HippoIndex:
                     chunks_of[key].append(cid)
         first.setdefault(key, t.triplet_id)
     facts = list(first)
-    graph = build_graph(chunk_triples, corpus.embed, topk=topk, threshold=threshold)
+    graph = build_graph(chunk_triples, phrases.synonyms)
     ids = [first[f] for f in facts]
     vectors = np.asarray(corpus.proposition_vectors([i for i in ids if i is not None]), dtype=np.float32)
     if any(i is None for i in ids):  # an in-memory view without ids: embed the propositions
         vectors = np.asarray(corpus.embed([" ".join(f) for f in facts]), dtype=np.float32)
     passage_vectors = np.asarray(corpus.chunk_vectors(passages), dtype=np.float32) if passages else np.zeros((0, 1))
-    return HippoIndex(graph, facts, ids, [chunks_of.get(f, []) for f in facts], vectors, passage_vectors)
+    took = time.perf_counter() - t0
+    how = f"phrase graph {phrases.how or 'read'} ({phrases.seconds:.1f} s); index assembled in {took:.2f} s"
+    return HippoIndex(graph, facts, ids, [chunks_of.get(f, []) for f in facts], vectors, passage_vectors, how)
 
 
 _CACHE: OrderedDict[tuple[Any, ...], HippoIndex] = OrderedDict()
@@ -53,19 +74,28 @@ _LOCK = threading.Lock()
 _MAX = 2
 
 
-def corpus_index(corpus: CorpusView, topk: int, threshold: float) -> HippoIndex:
-    """The corpus's index, rebuilt when its chunks or triplets change (counts differ) or the
-    synonym settings do; in-memory views are keyed by identity."""
+def corpus_index(
+    corpus: CorpusView, topk: int, threshold: float, on_progress: ProgressCallback = no_progress
+) -> tuple[HippoIndex, bool]:
+    """The corpus's index and whether it came from this process's memory. Rebuilt when the phrase
+    graph's stamp (the corpus's triplets), the chunk or triplet counts or the synonym settings
+    change; a view that keeps no stamp (in memory) is keyed by identity and counts."""
     where = getattr(corpus, "path", None) or getattr(corpus, "root", None) or id(corpus)
     c = corpus.counts()
-    key = (str(where), int(c.chunks), int(c.triplets), topk, threshold)
+    phrases = corpus.phrase_graph(topk, threshold, on_progress)  # brought in step here, on first use
+    key = (str(where), phrases.stamp, int(c.chunks), int(c.triplets), topk, threshold)
     with _LOCK:
         if key in _CACHE:
             _CACHE.move_to_end(key)
-            return _CACHE[key]
-    index = build_index(corpus, topk, threshold)
+            return _CACHE[key], True
+    index = build_index(corpus, phrases)
     with _LOCK:
         _CACHE[key] = index
         while len(_CACHE) > _MAX:
             _CACHE.popitem(last=False)
-    return index
+    return index, False
+
+
+def warm(corpus: CorpusView, topk: int, threshold: float) -> None:
+    """Load the corpus's index now (app start-up), so its first HippoRAG 2 question does not."""
+    corpus_index(corpus, topk, threshold)

@@ -1,11 +1,14 @@
 """Recognition memory: the LLM keeps the retrieved facts that matter to the question.
 
-The instruction is the paper's "Triple Filter" (HippoRAG 2, appendix; `best_dspy_prompt` in
-OSU-NLP-Group/HippoRAG `src/hipporag/prompts/filter_default_prompt.py`), the user message the
-authors' `DSPyFilter.one_input_template`, the reply parsed and matched back to the candidates as
-`DSPyFilter.parse_filter` / `DSPyFilter.rerank` do (each returned fact is mapped to its closest
-candidate by `difflib`). Departure, listed in the trace: the DSPy-optimized few-shot demonstrations
-are not sent.
+The messages are the authors' `DSPyFilter` (OSU-NLP-Group/HippoRAG `src/hipporag/rerank.py`): their
+DSPy system preamble around the paper's Triple Filter instruction, their ten optimized
+demonstrations as user/assistant turns, then the question's own turn (the data and its attribution:
+filter_prompt.py). The reply is parsed and matched back to the candidates as `DSPyFilter.parse_filter`
+and `DSPyFilter.rerank` do: the `fact_after_filter` field read as JSON (else a Python literal), each
+returned fact mapped to its closest candidate by `difflib` over the candidates' `str(tuple)`.
+One tolerance of ours, named in the trace ("filter reply read whole"): a reply with no field
+markers at all is read whole (a model that answers with the bare JSON), where the authors' parser
+returns nothing.
 """
 
 from __future__ import annotations
@@ -15,32 +18,20 @@ import difflib
 import json
 import re
 
-INSTRUCTION = (
-    "You are a critical component of a high-stakes question-answering system used by top researchers and "
-    "decision-makers worldwide. Your task is to filter facts based on their relevance to a given query, ensuring "
-    "that the most crucial information is presented to these stakeholders. The query requires careful analysis "
-    "and possibly multi-hop reasoning to connect different pieces of information. You must select up to 4 relevant "
-    "facts from the provided candidate list that have a strong connection to the query, aiding in reasoning and "
-    'providing an accurate answer. The output should be in JSON format, e.g., {"fact": [["s1", "p1", "o1"], '
-    '["s2", "p2", "o2"]]}, and if no facts are relevant, return an empty list, {"fact": []}. The accuracy of your '
-    "response is paramount, as it will directly impact the decisions made by these high-level stakeholders. You "
-    "must only use facts from the candidate list and not generate new facts. The future of critical "
-    "decision-making relies on your ability to accurately filter facts for optimal outcomes."
-)
-INPUT_TEMPLATE = (
-    "[[ ## question ## ]]\n{question}\n\n[[ ## fact_before_filter ## ]]\n{fact_before_filter}\n\n"
-    "Respond with the corresponding output fields, starting with the field `[[ ## fact_after_filter ## ]]` "
-    "(must be formatted as a valid Python Fact), and then ending with the marker for `[[ ## completed ## ]]`."
-)
+from engine.methods.hipporag2.filter_prompt import DEMOS, INPUT_TEMPLATE, OUTPUT_TEMPLATE, SYSTEM
+
 _FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]")
 
 
 def filter_messages(question: str, candidates: list[tuple[str, str, str]]) -> list[dict[str, str]]:
+    """The authors' `DSPyFilter.llm_call` messages for `question` and its candidate facts."""
+    messages = [{"role": "system", "content": SYSTEM}]
+    for q, before, after in DEMOS:
+        messages.append({"role": "user", "content": INPUT_TEMPLATE.format(question=q, fact_before_filter=before)})
+        messages.append({"role": "assistant", "content": OUTPUT_TEMPLATE.format(fact_after_filter=after)})
     before = json.dumps({"fact": [list(c) for c in candidates]})
-    return [
-        {"role": "system", "content": INSTRUCTION},
-        {"role": "user", "content": INPUT_TEMPLATE.format(question=question, fact_before_filter=before)},
-    ]
+    messages.append({"role": "user", "content": INPUT_TEMPLATE.format(question=question, fact_before_filter=before)})
+    return messages
 
 
 def parse_filter(reply: str) -> list[list[str]]:
@@ -60,7 +51,7 @@ def parse_filter(reply: str) -> list[list[str]]:
     except json.JSONDecodeError:
         try:
             parsed = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
             return []
     facts = parsed.get("fact") if isinstance(parsed, dict) else None
     if not isinstance(facts, list):
@@ -69,9 +60,10 @@ def parse_filter(reply: str) -> list[list[str]]:
 
 
 def match_candidates(generated: list[list[str]], candidates: list[tuple[str, str, str]]) -> list[int]:
-    """Candidate positions of the returned facts, in the reply's order (each to its closest
-    candidate, as the authors' `difflib.get_close_matches(..., n=1, cutoff=0.0)`)."""
-    texts = [str(list(c)) for c in candidates]
+    """Candidate positions of the returned facts, in the reply's order: each to its closest
+    candidate, as the authors' `difflib.get_close_matches(str(fact), [str(c) for c in candidates],
+    n=1, cutoff=0.0)` over the candidates as tuples."""
+    texts = [str(tuple(c)) for c in candidates]
     out: list[int] = []
     for fact in generated:
         best = difflib.get_close_matches(str(fact), texts, n=1, cutoff=0.0)

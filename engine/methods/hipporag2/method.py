@@ -4,8 +4,9 @@ Large Language Models"), as the authors' `HippoRAG.retrieve` + `HippoRAG.qa` run
 
 1. facts retrieved: every fact scored by cosine with the question, min-max normalized over all
    facts (`get_fact_scores`); the `linking_top_k` best are the candidates (`rerank_facts`);
-2. facts kept: recognition memory, an LLM filter of the candidates (`DSPyFilter`; memory.py). The
-   offline reasoner cannot filter: it keeps every candidate and the trace says the filter was skipped;
+2. facts kept: recognition memory, an LLM filter of the candidates (`DSPyFilter`, with the authors'
+   prompt and demonstrations; memory.py). The offline reasoner cannot filter: it keeps every
+   candidate, and the trace names that as a departure of the run;
 3. seed nodes: phrases of the kept facts (score / chunks the phrase occurs in, averaged, top
    `linking_top_k`) and every passage (min-max normalized dense score x `passage_node_weight`)
    (`graph_search_with_fact_entities`); no fact kept: the passages are ranked by dense score alone,
@@ -14,7 +15,10 @@ Large Language Models"), as the authors' `HippoRAG.retrieve` + `HippoRAG.qa` run
    passages ranked by their PPR score (`run_ppr`);
 5. the answer step reads the best `qa_top_k` passages through the reasoner every baseline uses.
 
-    result = HippoRAG2(reasoner).answer("Who directed ...?", corpus, HippoRAG2Settings())
+The graph's phrase nodes and synonym edges are kept with the corpus (engine/store/phrase_graph.py);
+a corpus made before that gets them on its first question, reported through `on_step`.
+
+    result = HippoRAG2(reasoner).answer("Who directed ...?", corpus, HippoRAG2Settings.paper())
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import time
 
 import numpy as np
 
+from engine.core.progress import Throttle
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.common import format_context
@@ -37,6 +42,8 @@ from engine.methods.hipporag2.index import HippoIndex, corpus_index
 from engine.methods.hipporag2.memory import filter_messages, match_candidates, parse_filter
 from engine.methods.hipporag2.trace import (
     FILTER_SKIPPED_OFFLINE,
+    FILTER_SWITCHED_OFF,
+    ChunkRef,
     Fact,
     HippoRAG2Settings,
     HippoRAG2Trace,
@@ -52,6 +59,7 @@ from engine.store.protocol import CorpusView
 register_trace("hipporag2", HippoRAG2Trace)
 
 PPR_SHOWN = 25  # top-scored nodes the trace keeps for the PPR graph
+RANKED_NAMED = 10  # ranked passages the trace names (the view lists this many)
 
 
 class HippoRAG2:
@@ -60,6 +68,12 @@ class HippoRAG2:
 
     def __init__(self, reasoner: Reasoner, reranker=None):
         self.reasoner = reasoner
+
+    @staticmethod
+    def warm(corpus: CorpusView, settings: HippoRAG2Settings | None = None) -> None:
+        """Load (or build) the corpus's index now, so the first question does not wait for it."""
+        s = settings or HippoRAG2Settings()
+        corpus_index(corpus, s.synonymy_edge_topk, s.synonymy_edge_sim_threshold)
 
     def answer(
         self,
@@ -73,8 +87,11 @@ class HippoRAG2:
         t0 = time.perf_counter()
         tr = HippoRAG2Trace(question=question, settings=s)
         tr.preset, tr.departures = describe(self.name, s)
-        idx = corpus_index(corpus, s.synonymy_edge_topk, s.synonymy_edge_sim_threshold)
+        idx, cached = corpus_index(
+            corpus, s.synonymy_edge_topk, s.synonymy_edge_sim_threshold, _graph_progress(step, corpus)
+        )
         tr.graph = idx.graph.counts()
+        tr.index = "in memory (this process)" if cached else idx.how
         tr.timings["index"] = time.perf_counter() - t0
         qvec = np.asarray(corpus.embed([question]), dtype=np.float32)[0]
         fact_scores = min_max_normalize(idx.fact_vectors @ qvec) if idx.facts else np.zeros(0)
@@ -82,13 +99,15 @@ class HippoRAG2:
         tr.facts_retrieved = _candidates(idx, fact_scores, s.linking_top_k)
         step(f"facts retrieved: {len(tr.facts_retrieved)}", tr.facts_retrieved)
         error = self._recognition_memory(question, tr, s)
+        tr.departures = tr.departures + tr.run_departures()
         step(f"facts kept: {len(tr.facts_kept)}", tr.facts_kept)
         t1 = time.perf_counter()
-        _rank(idx, tr, s, dense, corpus)
+        _rank(idx, tr, s, dense)
         tr.timings["ppr"] = time.perf_counter() - t1
         step(f"ranked passages: {len(tr.ranked)}", tr.ranked)
         ids = tr.chunk_ids()
         tr.context = format_context(corpus.get_chunks(ids)) if ids else ""
+        _name_chunks(tr, corpus)
         error = self._answer(question, tr) or error
         tr.timings["total"] = total = time.perf_counter() - t0
         step("answer", tr)
@@ -109,7 +128,7 @@ class HippoRAG2:
         or when the reasoner cannot write free text (every candidate is kept then)."""
         cands = tr.facts_retrieved
         if not s.recognition_memory or not getattr(self.reasoner, "supports_free_text", False):
-            tr.filter_skipped = FILTER_SKIPPED_OFFLINE if s.recognition_memory else "recognition memory switched off"
+            tr.filter_skipped = FILTER_SKIPPED_OFFLINE if s.recognition_memory else FILTER_SWITCHED_OFF
             tr.facts_kept = list(cands)
             return ""
         if not cands:
@@ -139,8 +158,10 @@ class HippoRAG2:
         tr.timings["generate"] = time.perf_counter() - t
         return error
 
-    def summarize(self, result: Result) -> list[str]:
-        tr: HippoRAG2Trace = result.trace
+    @staticmethod
+    def summarize(result: Result) -> list[str]:
+        """The CLI's lines for a result: facts, seeds, how the graph was had, context, answer."""
+        tr: HippoRAG2Trace | None = result.trace
         lines = []
         if tr is not None:
             lines.append(
@@ -151,9 +172,31 @@ class HippoRAG2:
                 f"seeds: {sum(1 for x in tr.seeds if x.kind == 'phrase')} phrases"
                 + (f"; {tr.fallback}" if tr.fallback else "")
             )
+            if tr.index:
+                lines.append(f"graph: {tr.index}")
+        if result.error:
+            lines.append(f"error: {result.error}")
         lines.append(f"context: {len(result.evidence_chunk_ids)} chunks")
         lines.append(f"answer: {result.answer}")
         return lines
+
+
+#: How often a graph build reports progress as a step (seconds): a line, not a flood.
+PROGRESS_EVERY = 1.0
+
+
+def _graph_progress(step: StepCallback, corpus: CorpusView):
+    """An `on_progress` for the corpus's phrase graph that reports a build as steps (the app's
+    status line, the CLI's `..` lines): the first report, then at most one every PROGRESS_EVERY s."""
+    throttle = Throttle(PROGRESS_EVERY)
+    name = getattr(corpus, "name", "") or "this corpus"
+
+    def report(done: int, total: int, label: str = "") -> None:
+        if throttle.due(done, total):
+            what = label.removeprefix("HippoRAG 2 graph: ") or "building"
+            step(f"building HippoRAG 2's graph of {name} (first use): {what} {done:,}/{total:,}", None)
+
+    return report
 
 
 def _candidates(idx: HippoIndex, scores: np.ndarray, k: int) -> list[Fact]:
@@ -166,13 +209,13 @@ def _candidates(idx: HippoIndex, scores: np.ndarray, k: int) -> list[Fact]:
     return out
 
 
-def _rank(idx: HippoIndex, tr: HippoRAG2Trace, s: HippoRAG2Settings, dense: np.ndarray, corpus: CorpusView) -> None:
+def _rank(idx: HippoIndex, tr: HippoRAG2Trace, s: HippoRAG2Settings, dense: np.ndarray) -> None:
     g = idx.graph
     phrase_w = phrase_seeds(g, [((f.subject, f.predicate, f.object), f.score) for f in tr.facts_kept], s.linking_top_k)
     if not phrase_w:
         tr.fallback = "no fact kept: passages ranked by dense retrieval alone (as the authors' code)"
         order = np.argsort(dense)[::-1][: s.retrieval_top_k].tolist()
-        tr.ranked = _passages(corpus, g.passages, order, dense, dense)
+        tr.ranked = _passages(g.passages, order, dense, dense)
         return
     passage_w = {cid: float(dense[j]) * s.passage_node_weight for j, cid in enumerate(g.passages)}
     tr.seeds = [SeedNode(p, "phrase", w) for p, w in phrase_w.items() if w > 0]
@@ -183,16 +226,29 @@ def _rank(idx: HippoIndex, tr: HippoRAG2Trace, s: HippoRAG2Settings, dense: np.n
     scores = personalized_pagerank(g.adjacency, reset, s.damping)
     doc = scores[len(g.phrases) :]
     order = np.argsort(doc)[::-1][: s.retrieval_top_k].tolist()  # the authors' order (ties: the later passage first)
-    tr.ranked = _passages(corpus, g.passages, order, doc, dense)
-    _record_ppr(g, tr, scores, reset)
+    tr.ranked = _passages(g.passages, order, doc, dense)
+    _record_ppr(idx, tr, scores, reset)
 
 
-def _passages(corpus: CorpusView, passages: list[str], order: list[int], score, dense) -> list[RankedPassage]:
-    titles = {c.chunk_id: c.title for c in corpus.get_chunks([passages[j] for j in order])}
-    return [RankedPassage(passages[j], titles.get(passages[j], ""), float(score[j]), float(dense[j])) for j in order]
+def _passages(passages: list[str], order: list[int], score, dense) -> list[RankedPassage]:
+    return [RankedPassage(passages[j], "", float(score[j]), float(dense[j])) for j in order]
 
 
-def _record_ppr(g, tr: HippoRAG2Trace, scores: np.ndarray, reset: np.ndarray) -> None:
+def _name_chunks(tr: HippoRAG2Trace, corpus: CorpusView) -> None:
+    """Title and position of every chunk the trace mentions (the best passages shown, seeds, PPR
+    nodes, facts' sources), so every step names a passage by its title, with or without the corpus."""
+    ids = [p.chunk_id for p in tr.ranked[:RANKED_NAMED]]
+    ids += [x.node for x in tr.seeds if x.kind == "passage"] + [n.node for n in tr.ppr_top if n.kind == "passage"]
+    ids += [c for f in tr.facts_retrieved + tr.facts_kept for c in f.chunk_ids]
+    found = {c.chunk_id: c for c in corpus.get_chunks(list(dict.fromkeys(ids)))}
+    tr.chunks = {cid: ChunkRef(c.title, c.position) for cid, c in found.items()}
+    for p in tr.ranked:
+        if p.chunk_id in found:
+            p.title = found[p.chunk_id].title
+
+
+def _record_ppr(idx: HippoIndex, tr: HippoRAG2Trace, scores: np.ndarray, reset: np.ndarray) -> None:
+    g = idx.graph
     n_ph = len(g.phrases)
     top = np.argsort(scores)[::-1][:PPR_SHOWN].tolist()
     name = [*g.phrases, *(passage_key(c) for c in g.passages)]
@@ -206,9 +262,19 @@ def _record_ppr(g, tr: HippoRAG2Trace, scores: np.ndarray, reset: np.ndarray) ->
         for i in top
     ]
     shown = {name[i]: node.node for i, node in zip(top, tr.ppr_top)}
+    predicates = idx.predicates()
     seen: set[tuple[str, str]] = set()
     for (a, b), w in g.stats.items():
         if a in shown and b in shown and a != b and (b, a) not in seen:
             seen.add((a, b))
             both = w + g.stats.get((b, a), 0.0)
-            tr.ppr_edges.append(PPREdge(shown[a], shown[b], both, g.kinds.get((a, b), "fact")))
+            kind = g.kinds.get((a, b), "fact")
+            tr.ppr_edges.append(PPREdge(shown[a], shown[b], both, kind, _edge_label(kind, a, b, predicates)))
+
+
+def _edge_label(kind: str, a: str, b: str, predicates: dict[tuple[str, str], list[str]]) -> str:
+    """A fact edge's predicate, read in the edge's direction (a fact stated either way joins the pair)."""
+    if kind != "fact":
+        return ""
+    found = predicates.get((a, b), []) + predicates.get((b, a), [])
+    return found[0] + (f" +{len(found) - 1}" if len(found) > 1 else "") if found else ""

@@ -5,18 +5,22 @@ recognition memory, seed nodes, Personalized PageRank scores, ranked passages, c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from engine.core.phrases import SYNONYM_THRESHOLD, SYNONYM_TOPK
 from engine.llm.base import LLMCall
 from engine.methods.departure import Departure
 
 #: What the trace says (and the screen shows) when recognition memory did not run.
 FILTER_SKIPPED_OFFLINE = "recognition memory skipped (offline reasoner)"
+FILTER_SWITCHED_OFF = "recognition memory switched off"
 
 
 @dataclass(frozen=True)
 class HippoRAG2Settings:
     """The authors' defaults (OSU-NLP-Group/HippoRAG, `src/hipporag/utils/config_utils.py`
-    `BaseConfig`); every field keeps the paper's name and value."""
+    `BaseConfig`); every field keeps the paper's name. `paper()` is the authors' configuration;
+    the defaults are `tuned` (engine/methods/presets.py names where they differ, and why)."""
 
     linking_top_k: int = 5
     """Facts retrieved for the recognition-memory filter, facts kept after it, and phrase seeds
@@ -34,15 +38,45 @@ class HippoRAG2Settings:
     passage_node_weight: float = 0.05
     """Passage seeds are min-max normalized dense scores times this (`passage_node_weight`)."""
 
-    synonymy_edge_topk: int = 2047
+    synonymy_edge_topk: int = SYNONYM_TOPK
     """Nearest phrase nodes looked at per phrase for synonym edges (`synonymy_edge_topk`)."""
 
-    synonymy_edge_sim_threshold: float = 0.8
+    synonymy_edge_sim_threshold: float = SYNONYM_THRESHOLD
     """Cosine at or above which two phrase nodes get a synonym edge (`synonymy_edge_sim_threshold`)."""
 
     recognition_memory: bool = True
     """Filter the retrieved facts with the LLM (the paper's recognition memory). The offline
     reasoner cannot: it keeps every retrieved fact, and the trace says the filter was skipped."""
+
+    def __post_init__(self) -> None:
+        for name in ("linking_top_k", "qa_top_k", "retrieval_top_k", "synonymy_edge_topk"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not 0.0 < self.damping < 1.0:
+            raise ValueError(f"damping must be between 0 and 1 (the chance of following an edge), got {self.damping}")
+        if self.passage_node_weight < 0:
+            raise ValueError(f"passage_node_weight must be 0 or more, got {self.passage_node_weight}")
+        if not -1.0 <= self.synonymy_edge_sim_threshold <= 1.0:
+            raise ValueError(
+                f"synonymy_edge_sim_threshold is a cosine (-1 to 1), got {self.synonymy_edge_sim_threshold}"
+            )
+
+    @classmethod
+    def paper(cls, **overrides: Any) -> HippoRAG2Settings:
+        """The authors' `BaseConfig` defaults (with `overrides` on top)."""
+        return cls(
+            **{
+                "linking_top_k": 5,
+                "qa_top_k": 5,
+                "retrieval_top_k": 200,
+                "damping": 0.5,
+                "passage_node_weight": 0.05,
+                "synonymy_edge_topk": SYNONYM_TOPK,
+                "synonymy_edge_sim_threshold": SYNONYM_THRESHOLD,
+                "recognition_memory": True,
+                **overrides,
+            }
+        )
 
 
 @dataclass
@@ -85,6 +119,15 @@ class PPREdge:
     target: str
     weight: float  # as the PPR walks it (a fact edge counts once per direction, as the authors' graph)
     kind: str  # "fact" | "synonym" | "passage"
+    label: str = ""  # a fact edge's predicate (the first of its facts; "+n" when more join the pair)
+
+
+@dataclass
+class ChunkRef:
+    """A chunk the trace mentions, named for a reader without the corpus at hand."""
+
+    title: str
+    position: int = 0
 
 
 @dataclass
@@ -102,6 +145,7 @@ class HippoRAG2Trace:
     preset: str = ""
     departures: list[Departure] = field(default_factory=list)
     graph: dict[str, int] = field(default_factory=dict)  # phrase / passage nodes, edges by kind
+    index: str = ""  # how the graph was had: read from the corpus, or built / updated now (and how long)
     facts_retrieved: list[Fact] = field(default_factory=list)
     facts_kept: list[Fact] = field(default_factory=list)
     filter_call: LLMCall | None = None
@@ -115,6 +159,7 @@ class HippoRAG2Trace:
     call: LLMCall | None = None
     answer: str = ""
     timings: dict[str, float] = field(default_factory=dict)
+    chunks: dict[str, ChunkRef] = field(default_factory=dict)  # every chunk id mentioned above -> its title
 
     def chunk_ids(self) -> list[str]:
         """The passages the answer step read, best first."""
@@ -122,3 +167,11 @@ class HippoRAG2Trace:
 
     def calls(self) -> list[LLMCall]:
         return [c for c in (self.filter_call, self.call) if c is not None]
+
+    def run_departures(self) -> list[Departure]:
+        """How this run departed from the paper whatever its settings said: recognition memory
+        skipped because the reasoner cannot write free text (the offline rules)."""
+        from engine.methods.presets import RUN_DEPARTURES
+
+        skipped = self.filter_skipped == FILTER_SKIPPED_OFFLINE
+        return [d for d in RUN_DEPARTURES["hipporag2"] if d.name == "recognition memory skipped" and skipped]

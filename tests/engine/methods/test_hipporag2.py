@@ -59,7 +59,8 @@ def test_offline_skips_recognition_memory_says_so_and_answers_from_the_top_passa
     assert tr.context == reasoner.contexts[0] and res.answer == "G. Stanley Hall"
     assert any(s.kind == "phrase" for s in tr.seeds) and any(s.kind == "passage" for s in tr.seeds)
     assert tr.graph["phrase_nodes"] > 0 and tr.graph["passage_nodes"] == 20
-    assert {d.name for d in tr.departures} >= {"answer prompt", "filter without demonstrations"}
+    assert {d.name for d in tr.departures} >= {"answer prompt", "recognition memory skipped"}
+    assert [d.kind for d in tr.departures if d.name == "recognition memory skipped"] == ["run"]
 
 
 def test_the_filter_keeps_what_the_llm_returns_in_its_order(corpus):
@@ -148,3 +149,117 @@ def test_runs_against_an_openai_compatible_endpoint(corpus, loopback_llm):  # no
     assert len(loopback_llm.answered) == 2 and res.usage.calls == 2
     assert res.usage.prompt_tokens == sum(c.prompt_tokens for c in tr.calls())
     assert "sk-test-hippo" not in json.dumps([c.messages for c in tr.calls()])
+
+
+def test_the_filter_sends_the_authors_dspy_preamble_and_demonstrations(corpus):
+    from engine.methods.hipporag2.filter_prompt import DEMOS, INPUT_TEMPLATE, OUTPUT_TEMPLATE, SYSTEM
+
+    cands = HippoRAG2(OfflineLikeReasoner()).answer(QUESTION, corpus).trace.facts_retrieved
+    reasoner = ScriptedReasoner(chats=[_filter_reply(cands[:2])], answers=["G. Stanley Hall"])
+    HippoRAG2(reasoner).answer(QUESTION, corpus, HippoRAG2Settings.paper())
+    sent = reasoner.chat_inputs[0]
+    assert sent[0] == {"role": "system", "content": SYSTEM} and "[[ ## fact_after_filter ## ]]" in SYSTEM
+    assert "You must select up to 4 relevant facts" in SYSTEM  # the paper's Triple Filter instruction
+    assert len(DEMOS) == 10 and len(sent) == 2 + 2 * len(DEMOS)
+    q, before, after = DEMOS[0]
+    assert sent[1] == {"role": "user", "content": INPUT_TEMPLATE.format(question=q, fact_before_filter=before)}
+    assert sent[2] == {"role": "assistant", "content": OUTPUT_TEMPLATE.format(fact_after_filter=after)}
+    assert sent[-1]["role"] == "user" and QUESTION in sent[-1]["content"] and cands[0].subject in sent[-1]["content"]
+
+
+def test_the_filter_matches_replies_to_candidates_as_the_authors_str_tuple():
+    from engine.methods.hipporag2.memory import match_candidates, parse_filter
+
+    cands = [("lilith", "is", "a demon"), ("lilu", "is", "a spirit"), ("gallu", "is", "a demon")]
+    reply = '[[ ## fact_after_filter ## ]]\n{"fact": [["lilu", "is", "spirit"], ["gallu", "is a", "demon"]]}\n\n'
+    assert match_candidates(parse_filter(reply), cands) == [1, 2]
+    assert parse_filter("no field at all") == [] and parse_filter('{"fact": [["a", "b", "c"]]}') == [["a", "b", "c"]]
+
+
+def test_the_paper_preset_is_the_authors_config_and_the_offline_run_names_its_departure(corpus):
+    from engine.methods.presets import departures, has_presets, preset_name, preset_settings
+
+    assert has_presets("hipporag2")
+    paper = preset_settings("hipporag2", "paper")
+    assert paper == HippoRAG2Settings.paper() and preset_name("hipporag2", paper) == "paper"
+    assert (paper.linking_top_k, paper.qa_top_k, paper.retrieval_top_k, paper.damping) == (5, 5, 200, 0.5)
+    assert (paper.passage_node_weight, paper.synonymy_edge_topk, paper.synonymy_edge_sim_threshold) == (
+        0.05,
+        2047,
+        0.8,
+    )
+    assert {d.kind for d in departures("hipporag2", paper)} <= {"fix", "engine"}
+    tr = HippoRAG2(OfflineLikeReasoner()).answer(QUESTION, corpus, paper).trace
+    (ran,) = tr.run_departures()
+    assert ran.name == "recognition memory skipped" and ran.kind == "run" and ran in tr.departures
+    filtered = HippoRAG2(ScriptedReasoner(chats=['{"fact": []}'])).answer(QUESTION, corpus, paper).trace
+    assert filtered.run_departures() == []
+
+
+def _sqlite_corpus(tmp_path, embedder, *, graph: bool):
+    """The fixture's paragraphs and triplets in a real corpus; `graph=False`: as a corpus made before
+    the phrase graph was kept (triplets imported without the refresh that builds it)."""
+    from engine.core.types import Document
+    from engine.store import Workspace
+
+    corpus = Workspace(tmp_path / "ws", embedder=embedder).create("hippo")
+    docs = [Document(f"doc{i}", p["title"], p["text"], "test", "text") for i, p in enumerate(Q0["paragraphs"])]
+    corpus.add_documents(docs)
+    by_doc = {c.doc_id: c.chunk_id for c in corpus.chunks()}
+    rows = [(by_doc[f"doc{i}"], s, p, o) for i, para in enumerate(Q0["paragraphs"]) for s, p, o in para["triples"]]
+    corpus.import_triplets(rows, refresh=graph)
+    return corpus
+
+
+def test_first_use_on_an_older_corpus_builds_the_graph_with_progress_then_keeps_it(tmp_path, embedder):
+    from engine.methods.hipporag2 import index
+    from engine.store import Workspace
+
+    corpus = _sqlite_corpus(tmp_path, embedder, graph=False)
+    steps_seen: list[str] = []
+    first = HippoRAG2(OfflineLikeReasoner()).answer(QUESTION, corpus, on_step=lambda label, _: steps_seen.append(label))
+    building = [s for s in steps_seen if s.startswith("building HippoRAG 2's graph of hippo (first use)")]
+    assert (
+        building
+        and "synonym edges" in building[-1]
+        and steps_seen.index(building[-1]) < steps_seen.index("facts retrieved: 5")
+    )
+    assert first.trace.index.startswith("phrase graph updated:")
+    # another process: the graph is read from the corpus, nothing is built and no phrase embedded
+    index._CACHE.clear()
+    again = Workspace(tmp_path / "ws", embedder=embedder).open("hippo")
+    steps_seen.clear()
+    second = HippoRAG2(OfflineLikeReasoner()).answer(QUESTION, again, on_step=lambda label, _: steps_seen.append(label))
+    assert not any(s.startswith("building") for s in steps_seen)
+    assert second.trace.index.startswith("phrase graph stored")
+    assert second.evidence_chunk_ids == first.evidence_chunk_ids and second.trace.graph == first.trace.graph
+    # warmed (app start-up): the first question finds the index in this process's memory
+    index._CACHE.clear()
+    HippoRAG2.warm(again)
+    assert HippoRAG2(OfflineLikeReasoner()).answer(QUESTION, again).trace.index == "in memory (this process)"
+
+
+def test_summarize_is_called_on_the_class_as_the_cli_does(corpus):
+    res = HippoRAG2(OfflineLikeReasoner(answers=["G. Stanley Hall"])).answer(QUESTION, corpus)
+    lines = HippoRAG2.summarize(res)
+    assert lines[0].startswith("facts retrieved: 5, kept: 5 (recognition memory skipped")
+    assert lines[-1] == "answer: G. Stanley Hall"
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"damping": 1.5}, "damping must be between 0 and 1"),
+        ({"linking_top_k": 0}, "linking_top_k must be at least 1"),
+        ({"qa_top_k": -2}, "qa_top_k must be at least 1"),
+        ({"passage_node_weight": -0.1}, "passage_node_weight must be 0 or more"),
+        ({"synonymy_edge_sim_threshold": 2.0}, "is a cosine"),
+    ],
+)
+def test_a_setting_out_of_range_is_refused_with_its_name(change, words):
+    from engine.cli.ask import method_settings
+
+    with pytest.raises(ValueError, match=words):
+        HippoRAG2Settings(**change)
+    with pytest.raises(ValueError, match=words):  # as `ask --set` builds it
+        method_settings("hipporag2", {}, "paper", [f"{k}={v}" for k, v in change.items()])
