@@ -1,0 +1,441 @@
+"""LightRAG's storage for one corpus: built from the corpus's chunks and triplets through the
+library's custom-KG insertion, kept in the corpus folder, rebuilt when the corpus changes.
+
+    store = open_store(corpus, on_progress)       # built, loaded or reused; a `Store`
+    store.rag                                     # the library's `LightRAG` instance over it
+    store.chunk_ids("chunk-3f2a...")              # LightRAG's chunk id -> the corpus's chunk ids
+
+Layout, inside the corpus folder (a corpus without a folder of its own, such as the tests'
+in-memory view, or one on read-only storage that needs a build, gets a temporary folder instead):
+
+    lightrag/
+      manifest.json     the build: the corpus state it was built from (`stamp`), the LightRAG
+                        workspace folder, every file with its size and SHA-256, the chunk id map
+      build.lock        held while a process builds (two processes never build at once)
+      <workspace>/      LightRAG's own files (JSON key-value stores, nano-vectordb JSON vector
+                        stores, a GraphML graph), exactly as the library writes them
+
+The stamp is the corpus's token and the random generations its database draws at every change of
+chunks (`chunk_gen`) and triplets (`prop_gen`), with the embedder, the library version and this
+builder's format. A manifest whose stamp differs, a file missing or whose hash differs (a restore
+that left the folder out, a damaged copy) means a rebuild: the folder is rebuilt, never trusted.
+
+A build embeds every entity and relation text with the corpus's embedder (chunk texts reuse the
+vectors the corpus stored for them) and reports each batch through `on_progress`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.core import serde
+from engine.core.progress import ProgressCallback, no_progress
+from engine.methods.lightrag import runner
+from engine.methods.lightrag.kg import CustomKG, chunk_content, custom_kg
+from engine.methods.lightrag.library import PINNED_VERSION, cl100k_tokenizer, import_lightrag
+
+#: Bumped when what the builder writes changes (an older build is then rebuilt).
+BUILD_FORMAT = 1
+FOLDER = "lightrag"
+MANIFEST = "manifest.json"
+LOCK = "build.lock"
+#: How long a process waits for another one's build before it gives up with a clear message.
+BUILD_WAIT_SECONDS = 1800.0
+#: LightRAG's defaults for how many chunks an entity or relation lists (`max_source_ids_per_*`).
+MAX_SOURCE_IDS = 200
+
+
+class StorageError(RuntimeError):
+    """LightRAG's storage could not be built or read."""
+
+
+@dataclass
+class Store:
+    """One built LightRAG storage, loaded and ready for questions."""
+
+    rag: Any  # lightrag.LightRAG
+    folder: Path
+    workspace: str
+    stamp: dict[str, Any]
+    chunk_map: dict[str, list[str]]  # LightRAG chunk id -> the corpus's chunk ids (same text: several)
+    counts: dict[str, int] = field(default_factory=dict)  # chunks, entities, relations
+    skipped: dict[str, int] = field(default_factory=dict)  # triplets left out of the graph, by reason
+    built: bool = False  # built by this call (else loaded from the folder, or reused)
+    seconds: float = 0.0  # building or loading
+
+    def chunk_ids(self, lightrag_chunk_id: str) -> list[str]:
+        return self.chunk_map.get(lightrag_chunk_id, [])
+
+
+# --- where, and from what -------------------------------------------------------------------
+
+
+def corpus_stamp(corpus: Any) -> dict[str, Any]:
+    """What the storage is built from. A SQLite corpus: its token and change generations; another
+    view (in memory): its identity and sizes."""
+    embedder = corpus.embedder
+    out: dict[str, Any] = {
+        "format": BUILD_FORMAT,
+        "lightrag": PINNED_VERSION,
+        "embedder": str(getattr(embedder, "spec", "") or type(embedder).__name__),
+        "dim": int(getattr(embedder, "dim", 0) or 0),
+    }
+    meta = getattr(corpus, "_get_meta", None)
+    token = str(getattr(corpus, "token", "") or "")
+    if callable(meta) and token:
+        out.update(token=token, chunk_gen=int(meta("chunk_gen")), prop_gen=int(meta("prop_gen")))
+    else:
+        c = corpus.counts()
+        out.update(view=f"{type(corpus).__name__}-{id(corpus)}", chunks=int(c.chunks), triplets=int(c.triplets))
+    return out
+
+
+def _stamp_key(stamp: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(stamp, sort_keys=True).encode()).hexdigest()[:16]
+
+
+_temp_root: tempfile.TemporaryDirectory | None = None
+
+
+def _temp_folder(corpus: Any) -> Path:
+    global _temp_root
+    if _temp_root is None:
+        _temp_root = tempfile.TemporaryDirectory(prefix="triplet-lens-lightrag-")
+    return Path(_temp_root.name) / f"view-{id(corpus)}"
+
+
+def corpus_folder(corpus: Any) -> Path | None:
+    """The corpus's own folder, when it has one on disk."""
+    path = getattr(corpus, "path", None)
+    if isinstance(path, (str, os.PathLike)) and Path(path).is_dir():
+        return Path(path)
+    return None
+
+
+def _writable(folder: Path, corpus: Any) -> bool:
+    return not getattr(corpus, "read_only", False) and os.access(folder, os.W_OK)
+
+
+# --- the manifest -----------------------------------------------------------------------------
+
+
+def _hash_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_manifest(folder: Path) -> dict[str, Any] | None:
+    """The manifest if it is readable and well formed (data read from disk is untrusted)."""
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    ok = (
+        isinstance(data, dict)
+        and isinstance(data.get("stamp"), dict)
+        and isinstance(data.get("workspace"), str)
+        and isinstance(data.get("files"), dict)
+        and isinstance(data.get("chunk_map"), dict)
+    )
+    ws = data.get("workspace", "") if ok else ""
+    if not ok or not ws or "/" in ws or "\\" in ws or ws.startswith("."):
+        return None
+    return data
+
+
+def why_not_usable(folder: Path, stamp: dict[str, Any]) -> str:
+    """ "" when the folder holds a complete build of this corpus state; else what is wrong."""
+    data = _read_manifest(folder)
+    if data is None:
+        return "no build" if not (folder / MANIFEST).exists() else "the manifest is unreadable"
+    if data["stamp"] != stamp:
+        return "the corpus changed since the build"
+    ws = folder / data["workspace"]
+    for name, want in data["files"].items():
+        path = ws / str(name)
+        if not isinstance(want, dict) or "/" in str(name) or not path.is_file():
+            return f"{name} is missing"
+        if path.stat().st_size != want.get("size") or _hash_file(path) != want.get("sha256"):
+            return f"{name} is damaged (its size or hash differs from the build's)"
+    return ""
+
+
+def _write_manifest(folder: Path, ws: str, stamp: dict[str, Any], kg_counts: dict, skipped: dict, chunk_map) -> None:
+    files = {
+        p.name: {"size": p.stat().st_size, "sha256": _hash_file(p)}
+        for p in sorted((folder / ws).iterdir())
+        if p.is_file() and not p.name.startswith(".")
+    }
+    manifest = {
+        "stamp": stamp,
+        "workspace": ws,
+        "files": files,
+        "counts": kg_counts,
+        "skipped": skipped,
+        "chunk_map": chunk_map,
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    serde.atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True))
+
+
+# --- the library instance ---------------------------------------------------------------------
+
+
+async def _embed(texts: list[str], **_: Any) -> np.ndarray:
+    """LightRAG's embedding function: the corpus's embedder (through the current hooks)."""
+    hooks = runner.current()
+    vecs = await runner.run_blocking(hooks.embed, list(texts))
+    hooks.embedded += len(texts)
+    if hooks.on_embedded is not None:
+        hooks.on_embedded(hooks.embedded)
+    return np.asarray(vecs, dtype=np.float32)
+
+
+async def _llm(prompt: str, system_prompt: str | None = None, history_messages: Any = None, **kwargs: Any) -> str:
+    """LightRAG's model function: the question's reasoner (the one litellm door), each call recorded.
+    A failure every later call would share (bad key, deadline) ends the question."""
+    from engine.llm.base import LLMError
+
+    hooks = runner.current()
+    if hooks.chat is None:
+        raise StorageError("LightRAG asked its model, but this run has none (the offline reasoner)")
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    messages += [
+        {"role": str(m.get("role", "user")), "content": str(m.get("content", ""))} for m in history_messages or []
+    ]
+    messages.append({"role": "user", "content": prompt})
+    job = "keywords" if kwargs.get("keyword_extraction") or kwargs.get("response_format") else "answer"
+    try:
+        text, call = await runner.run_blocking(hooks.chat, job, messages)
+    except LLMError as exc:
+        hooks.errors.append(exc)
+        raise
+    hooks.calls.append(call)
+    return text or ""
+
+
+def _make_rag(folder: Path, ws: str, embedder: Any) -> Any:
+    lib = import_lightrag()
+    utils = lib["utils"]
+    dim = int(getattr(embedder, "dim", 0) or 0)
+    if dim <= 0:
+        raise StorageError("the corpus's embedder does not say its dimension")
+    return lib["core"].LightRAG(
+        working_dir=str(folder),
+        workspace=ws,
+        kv_storage="JsonKVStorage",
+        vector_storage="NanoVectorDBStorage",
+        graph_storage="NetworkXStorage",
+        doc_status_storage="JsonDocStatusStorage",
+        tokenizer=cl100k_tokenizer(),
+        embedding_func=utils.EmbeddingFunc(
+            embedding_dim=dim, func=_embed, model_name=str(getattr(embedder, "spec", "") or "corpus-embedder")
+        ),
+        llm_model_func=_llm,
+        llm_model_name="triplet-lens-reasoner",
+        # every call goes through the reasoner, whose cache is the one cache; nothing is written
+        # to the corpus folder at question time
+        enable_llm_cache=False,
+        enable_llm_cache_for_entity_extract=False,
+        vector_db_storage_cls_kwargs={"cosine_better_than_threshold": COSINE_THRESHOLD},
+        max_source_ids_per_entity=MAX_SOURCE_IDS,
+        max_source_ids_per_relation=MAX_SOURCE_IDS,
+    )
+
+
+#: LightRAG's default cosine threshold for its vector stores (`COSINE_THRESHOLD`).
+COSINE_THRESHOLD = 0.2
+
+
+# --- building -----------------------------------------------------------------------------------
+
+
+def _chunk_memo(corpus: Any, chunks: list) -> dict[str, np.ndarray]:
+    """Chunk text as LightRAG will embed it -> the vector the corpus stored for that chunk."""
+    sanitize = import_lightrag()["utils"].sanitize_text_for_encoding
+    try:
+        vecs = np.asarray(corpus.chunk_vectors([c.chunk_id for c in chunks]), dtype=np.float32)
+    except Exception:  # noqa: BLE001 - a view without stored vectors: the texts are embedded
+        return {}
+    return {sanitize(chunk_content(c)): v for c, v in zip(chunks, vecs, strict=False)}
+
+
+def _embedder_for(corpus: Any, memo: dict[str, np.ndarray]) -> Callable[[list[str]], np.ndarray]:
+    def embed(texts: list[str]) -> np.ndarray:
+        todo = [t for t in texts if t not in memo]
+        fresh = dict(zip(todo, np.asarray(corpus.embed(todo), dtype=np.float32), strict=True)) if todo else {}
+        return np.stack([memo[t] if t in memo else fresh[t] for t in texts])
+
+    return embed
+
+
+def _build(corpus: Any, folder: Path, stamp: dict[str, Any], on_progress: ProgressCallback) -> Store:
+    t0 = time.perf_counter()
+    lib = import_lightrag()
+    utils = lib["utils"]
+    chunks = corpus.chunks()
+    clean = utils.sanitize_text_for_encoding
+    kg = custom_kg(chunks, corpus.triplets(), utils.normalize_entity_name)
+    for e in kg.entities:
+        e["description"] = clean(e["description"])
+    for r in kg.relationships:
+        r["description"], r["keywords"] = clean(r["description"]), clean(r["keywords"])
+    chunk_map: dict[str, list[str]] = {}
+    for c in kg.chunks:
+        chunk_map.setdefault(utils.compute_mdhash_id(clean(c["content"]), prefix="chunk-"), []).append(c["source_id"])
+    total = len(kg.entities) + len(kg.relationships) + len(chunk_map)
+    label = f"building LightRAG's storage: {len(kg.entities)} entities, {len(kg.relationships)} relations"
+    on_progress(0, total, label)
+    ws = f"w{_stamp_key(stamp)[:8]}-{secrets.token_hex(3)}"
+    (folder / ws).mkdir(parents=True, exist_ok=False)
+    hooks = runner.Hooks(
+        embed=_embedder_for(corpus, _chunk_memo(corpus, chunks)),
+        on_embedded=lambda n: on_progress(min(n, total), total, label),
+    )
+    rag = _make_rag(folder, ws, corpus.embedder)
+    try:
+        runner.run(hooks, lambda: _insert(rag, kg, chunk_map))
+    except BaseException:
+        shutil.rmtree(folder / ws, ignore_errors=True)
+        raise
+    counts = {"chunks": len(chunk_map), "entities": len(kg.entities), "relations": len(kg.relationships)}
+    _write_manifest(folder, ws, stamp, counts, kg.skipped, chunk_map)
+    for old in folder.iterdir():  # earlier builds (this one is the manifest's now)
+        if old.is_dir() and old.name != ws:
+            shutil.rmtree(old, ignore_errors=True)
+    on_progress(total, total, label)
+    return Store(rag, folder, ws, stamp, chunk_map, counts, kg.skipped, True, time.perf_counter() - t0)
+
+
+async def _insert(rag: Any, kg: CustomKG, chunk_map: dict[str, list[str]]) -> None:
+    """The custom KG into the library's storages, then every source chunk written back onto the
+    graph's nodes and edges (the custom-KG call records one; LightRAG's own merge lists them all,
+    separated by its GRAPH_FIELD_SEP), then the graph saved."""
+    sep = import_lightrag()["constants"].GRAPH_FIELD_SEP
+    await rag.initialize_storages()
+    await rag.ainsert_custom_kg(kg.payload())
+    ours = {cid: lr for lr, cids in chunk_map.items() for cid in cids}
+
+    def joined(sources: list[str]) -> str:
+        return sep.join(list(dict.fromkeys(ours[c] for c in sources if c in ours))[:MAX_SOURCE_IDS])
+
+    graph = rag.chunk_entity_relation_graph
+    nodes = [(name, {"source_id": joined(srcs)}) for name, srcs in kg.entity_sources.items() if len(srcs) > 1]
+    edges = [(s, o, {"source_id": joined(srcs)}) for (s, o), srcs in kg.relation_sources.items() if len(srcs) > 1]
+    if nodes:
+        await graph.upsert_nodes_batch(nodes)
+    if edges:
+        await graph.upsert_edges_batch(edges)
+    await graph.index_done_callback()
+
+
+async def _load(rag: Any) -> None:
+    await rag.initialize_storages()
+
+
+# --- the cache of loaded stores --------------------------------------------------------------------
+
+_stores: dict[tuple[str, str], Store] = {}
+_stores_lock = threading.Lock()
+_build_locks: dict[str, threading.Lock] = {}
+
+
+def open_store(corpus: Any, on_progress: ProgressCallback = no_progress) -> Store:
+    """The corpus's LightRAG storage for its current state: reused from this process, loaded from
+    the corpus folder when a complete build of this state is there, else built (and saved there)."""
+    stamp = corpus_stamp(corpus)
+    home = corpus_folder(corpus)
+    folder = home / FOLDER if home is not None else _temp_folder(corpus)
+    key = (str(folder), _stamp_key(stamp))
+    with _stores_lock:
+        if key in _stores:
+            return _stores[key]
+        thread_lock = _build_locks.setdefault(str(folder), threading.Lock())
+    with thread_lock:
+        with _stores_lock:
+            if key in _stores:
+                return _stores[key]
+        store = _open(corpus, folder, stamp, home, on_progress)
+        with _stores_lock:
+            for old in [k for k in _stores if k[0] == key[0]]:
+                del _stores[old]  # an older state of the same corpus
+            _stores[key] = store
+        return store
+
+
+def _open(corpus: Any, folder: Path, stamp: dict, home: Path | None, on_progress: ProgressCallback) -> Store:
+    t0 = time.perf_counter()
+    if not why_not_usable(folder, stamp):
+        store = _try_load(corpus, folder, stamp)
+        if store is not None:
+            store.seconds = time.perf_counter() - t0
+            return store
+    if home is not None and not _writable(home, corpus):
+        folder = _temp_folder(corpus)  # a read-only corpus: build beside, in a temporary folder
+    folder.mkdir(parents=True, exist_ok=True)
+    with _process_lock(folder):
+        # another process may have built it while this one waited
+        if not why_not_usable(folder, stamp):
+            store = _try_load(corpus, folder, stamp)
+            if store is not None:
+                return store
+        return _build(corpus, folder, stamp, on_progress)
+
+
+def _try_load(corpus: Any, folder: Path, stamp: dict) -> Store | None:
+    data = _read_manifest(folder)
+    if data is None:
+        return None
+    rag = _make_rag(folder, data["workspace"], corpus.embedder)
+    try:
+        runner.run(runner.Hooks(embed=corpus.embed), lambda: _load(rag))
+    except Exception:  # noqa: BLE001 - a folder LightRAG cannot read is rebuilt
+        return None
+    chunk_map = {str(k): [str(x) for x in v] for k, v in data["chunk_map"].items() if isinstance(v, list)}
+    counts = {k: int(v) for k, v in (data.get("counts") or {}).items() if isinstance(v, int)}
+    skipped = {k: int(v) for k, v in (data.get("skipped") or {}).items() if isinstance(v, int)}
+    return Store(rag, folder, data["workspace"], stamp, chunk_map, counts, skipped)
+
+
+class _process_lock:
+    """flock on lightrag/build.lock: one process builds, the others wait and then load its build."""
+
+    def __init__(self, folder: Path):
+        self.path = folder / LOCK
+
+    def __enter__(self) -> None:
+        self.fh = open(self.path, "a+")
+        deadline = time.monotonic() + BUILD_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    self.fh.close()
+                    raise StorageError(
+                        f"another process has been building LightRAG's storage in {self.path.parent} for "
+                        f"{BUILD_WAIT_SECONDS:.0f} s; try again when it finishes"
+                    ) from None
+                time.sleep(0.2)
+
+    def __exit__(self, *exc: Any) -> None:
+        fcntl.flock(self.fh, fcntl.LOCK_UN)
+        self.fh.close()
