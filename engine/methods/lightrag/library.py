@@ -8,14 +8,16 @@ library that the house rules forbid:
   package manager's command runner is replaced by one that refuses (`InstallRefused`, naming the
   package and requirements.txt), so an install attempt is an error, never a `pip install`. The
   refusals are counted in `BLOCKED` (the tests read it).
-* **no `.env` read at import**: `lightrag.base` calls `load_dotenv(".env")` when imported, which
-  would copy whatever `.env` sits in the current folder (API keys included) into the environment.
-  The import runs with `dotenv.load_dotenv` swapped for a no-op.
+* **no `.env` read**: a dozen LightRAG modules call `load_dotenv(".env")` when imported (some lazily,
+  when a storage is built), which would copy whatever `.env` sits in the current folder (API keys
+  included) into the environment. `dotenv.load_dotenv` is wrapped first: called from inside the
+  `lightrag` package it does nothing; any other caller gets the real function.
 * **no network for the tokenizer**: LightRAG's default tokenizer is tiktoken's `o200k_base`, which
   tiktoken downloads on first use. `cl100k_tokenizer()` builds `cl100k_base` from the copy litellm
   ships inside its package (read as a file, hash checked), with nothing written and nothing fetched.
 
-The library's own logger is set to WARNING (it logs every storage load at INFO on stderr).
+The library's loggers (its own and nano-vectordb's) are set to WARNING: they log every storage load
+at INFO on stderr.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import base64
 import hashlib
 import importlib.util
 import logging
+import sys
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -75,6 +78,26 @@ def block_pipmaster() -> None:
     pipmaster._triplet_lens_blocked = True  # type: ignore[attr-defined]
 
 
+def block_dotenv() -> None:
+    """`dotenv.load_dotenv` answers a caller inside the `lightrag` package with a no-op (its modules
+    call it when imported, some of them lazily, at a storage's construction); anyone else gets the
+    real function. Idempotent."""
+    import dotenv
+
+    if getattr(dotenv.load_dotenv, "_triplet_lens_guard", False):
+        return
+    real = dotenv.load_dotenv
+
+    def load_dotenv(*args: Any, **kwargs: Any) -> bool:
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller == "lightrag" or caller.startswith("lightrag."):
+            return False
+        return real(*args, **kwargs)
+
+    load_dotenv._triplet_lens_guard = True  # type: ignore[attr-defined]
+    dotenv.load_dotenv = load_dotenv
+
+
 def import_lightrag() -> dict[str, ModuleType]:
     """{"lightrag": the package, "core": lightrag.lightrag, "operate": lightrag.operate, "utils":
     lightrag.utils, "base": lightrag.base, "constants": lightrag.constants}, imported once with the
@@ -97,17 +120,13 @@ def import_lightrag() -> dict[str, ModuleType]:
                 f"the LightRAG method is written for lightrag-hku=={PINNED_VERSION}, found {found}: "
                 "`pip install -r requirements.txt`"
             )
-        import dotenv
+        block_dotenv()
+        import lightrag
+        from lightrag import base, constants, operate, utils
+        from lightrag import lightrag as core
 
-        real = dotenv.load_dotenv
-        dotenv.load_dotenv = lambda *a, **k: False  # type: ignore[assignment]
-        try:
-            import lightrag
-            from lightrag import base, constants, operate, utils
-            from lightrag import lightrag as core
-        finally:
-            dotenv.load_dotenv = real
-        logging.getLogger("lightrag").setLevel(logging.WARNING)
+        for name in ("lightrag", "nano-vectordb"):
+            logging.getLogger(name).setLevel(logging.WARNING)
         _modules.update(lightrag=lightrag, core=core, operate=operate, utils=utils, base=base, constants=constants)
         return _modules
 
