@@ -11,7 +11,7 @@ its own library (`lightrag-hku`, HKUDS/LightRAG) over the corpus's chunks and tr
 3. retrieval: the library's `kg_query` in the chosen mode (local, global, hybrid, mix) returns the
    entities, relations and chunks it put in the context, and the context itself;
 4. answer: the short-answer step every method uses reads that context (the default), or
-   LightRAG's own `rag_response` prompt writes it (`answer_prompt="lightrag"`, a model only). The
+   LightRAG's own `rag_response` prompt writes it (`answer_step="lightrag"`, a model only). The
    offline reasoner's rules read sentences, not LightRAG's JSON tables: offline, the answer step
    reads the retrieved chunks as it does for every baseline (a named departure).
 
@@ -26,7 +26,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from engine.core.progress import Throttle
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import Result, StepCallback, Usage, register_trace
 from engine.methods.common import format_context
@@ -89,7 +88,7 @@ ANSWER_DEPARTURE = Departure(
     "answer prompt",
     "the zero-shot short-answer prompt every method uses, reading LightRAG's context",
     "LightRAG's rag_response prompt, response type 'Multiple Paragraphs'",
-    "answers differ by retrieval alone (set answer_prompt=lightrag for LightRAG's own prompt)",
+    "answers differ by retrieval alone (set answer_step=lightrag for LightRAG's own prompt)",
     "engine",
 )
 OFFLINE_CONTEXT_DEPARTURE = Departure(
@@ -129,7 +128,7 @@ class LightRAG:
         offline = not getattr(self.reasoner, "supports_free_text", False)
         tr.preset, tr.departures = describe(self.name, s)
         tr.departures += ENGINE_DEPARTURES
-        if s.answer_prompt == "shared" or offline:
+        if s.answer_step == "shared" or offline:
             tr.departures.append(ANSWER_DEPARTURE)
         if offline:
             tr.departures += [KEYWORD_DEPARTURE, OFFLINE_CONTEXT_DEPARTURE]
@@ -201,7 +200,7 @@ class LightRAG:
     ) -> str:
         t = time.perf_counter()
         error = ""
-        if s.answer_prompt == "lightrag" and not offline and not tr.no_context:
+        if s.answer_step == "lightrag" and not offline and not tr.no_context:
             hooks = runner.Hooks(embed=corpus.embed, chat=self.reasoner.chat)
             try:
                 result = runner.run(hooks, lambda: _query(store, question, s, tr, generate=True))
@@ -247,10 +246,13 @@ class LightRAG:
 
 
 def _progress(step: StepCallback):
-    throttle = Throttle(0.5)
+    """A build's progress as steps: its start, every tenth of the texts embedded, its end."""
+    shown: set[int] = set()
 
     def report(done: int, total: int, label: str) -> None:
-        if throttle.due(done, total):
+        tenth = 10 * done // total if total else 10
+        if tenth not in shown:
+            shown.add(tenth)
             step(f"{label}: {done}/{total} texts embedded", None)
 
     return report

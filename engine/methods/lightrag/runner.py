@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import queue
 import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -39,6 +40,20 @@ class Hooks:
     on_embedded: Callable[[int], None] | None = None  # texts embedded so far (a build's progress)
     embedded: int = 0
     caller_context: contextvars.Context | None = None  # the caller's context (the LLM deadline lives there)
+    _progress: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
+
+    def count_embedded(self, n: int) -> None:
+        """From the loop: `n` more texts embedded. The caller's thread hears of it (`drain`), so a
+        progress bar is drawn where its page runs."""
+        self.embedded += n
+        self._progress.put(self.embedded)
+
+    def drain(self) -> None:
+        last = None
+        while not self._progress.empty():
+            last = self._progress.get_nowait()
+        if last is not None and self.on_embedded is not None:
+            self.on_embedded(last)
 
 
 HOOKS: contextvars.ContextVar[Hooks | None] = contextvars.ContextVar("triplet_lens_lightrag_hooks", default=None)
@@ -67,9 +82,9 @@ def _ensure_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
-def run(hooks: Hooks, make: Callable[[], Awaitable[T]], timeout: float | None = None) -> T:
-    """Run the coroutine `make()` on the LightRAG loop with `hooks` in its context, and wait.
-    Must not be called from the loop's own thread."""
+def run(hooks: Hooks, make: Callable[[], Awaitable[T]]) -> T:
+    """Run the coroutine `make()` on the LightRAG loop with `hooks` in its context, and wait,
+    passing its progress on from this thread. Must not be called from the loop's own thread."""
     loop = _ensure_loop()
     if threading.current_thread() is _thread:
         raise RuntimeError("LightRAG's runner was called from its own loop")
@@ -80,7 +95,10 @@ def run(hooks: Hooks, make: Callable[[], Awaitable[T]], timeout: float | None = 
         return await make()
 
     future: Future[T] = asyncio.run_coroutine_threadsafe(task(), loop)
-    return future.result(timeout)
+    while not future.done():  # progress is reported from this (the caller's) thread
+        wait([future], timeout=0.2)
+        hooks.drain()
+    return future.result()
 
 
 async def run_blocking(fn: Callable[..., T], *args: Any) -> T:

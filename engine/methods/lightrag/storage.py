@@ -177,6 +177,16 @@ def why_not_usable(folder: Path, stamp: dict[str, Any]) -> str:
     return ""
 
 
+def check(corpus: Any) -> str:
+    """For `corpus check` and backups: "" when `<corpus>/lightrag/` holds a complete build of the
+    corpus's current state, else why not ("no build", "the corpus changed since the build", "X is
+    damaged ..."). Whatever it says, the next LightRAG question rebuilds what is missing."""
+    home = corpus_folder(corpus)
+    if home is None:
+        return "the corpus has no folder"
+    return why_not_usable(home / FOLDER, corpus_stamp(corpus))
+
+
 def _write_manifest(folder: Path, ws: str, stamp: dict[str, Any], kg_counts: dict, skipped: dict, chunk_map) -> None:
     files = {
         p.name: {"size": p.stat().st_size, "sha256": _hash_file(p)}
@@ -202,9 +212,7 @@ async def _embed(texts: list[str], **_: Any) -> np.ndarray:
     """LightRAG's embedding function: the corpus's embedder (through the current hooks)."""
     hooks = runner.current()
     vecs = await runner.run_blocking(hooks.embed, list(texts))
-    hooks.embedded += len(texts)
-    if hooks.on_embedded is not None:
-        hooks.on_embedded(hooks.embedded)
+    hooks.count_embedded(len(texts))
     return np.asarray(vecs, dtype=np.float32)
 
 

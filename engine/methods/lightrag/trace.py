@@ -10,7 +10,7 @@ from engine.llm.base import LLMCall
 from engine.methods.departure import Departure
 
 MODES = ("local", "global", "hybrid", "mix")
-ANSWER_PROMPTS = ("shared", "lightrag")
+ANSWER_STEPS = ("shared", "lightrag")
 
 #: How the keywords were found (`LightRAGTrace.keywords_from`).
 KEYWORDS_LLM = "llm"  # LightRAG's keyword-extraction prompt, through the reasoner
@@ -21,7 +21,7 @@ KEYWORDS_QUESTION = "question"  # the rules found nothing: the whole question as
 @dataclass(frozen=True)
 class LightRAGSettings:
     """LightRAG's query defaults (lightrag-hku 1.5.7, `QueryParam` and `lightrag.constants`); every
-    field keeps the library's name. Only `answer_prompt` is ours, and its default departs (below)."""
+    field keeps the library's name. Only `answer_step` is ours, and its default departs (below)."""
 
     mode: str = "mix"
     """Retrieval mode: `local` (entities matched by the low-level keywords, with their relations and
@@ -45,20 +45,20 @@ class LightRAGSettings:
     max_total_tokens: int = 30000
     """Token budget of the whole context, prompt included; chunks get what is left (`max_total_tokens`)."""
 
-    answer_prompt: str = "shared"
+    answer_step: str = "shared"
     """`shared`: the short-answer step every method uses reads LightRAG's context, so answers differ
     by retrieval alone (a named departure). `lightrag`: LightRAG's own `rag_response` prompt through
     the same LLM door, answering in `response_type` (needs a model: the offline reasoner always uses
     the shared step, and says so)."""
 
     response_type: str = "Multiple Paragraphs"
-    """The answer form LightRAG's own prompt asks for (`response_type`; used by `answer_prompt="lightrag"`)."""
+    """The answer form LightRAG's own prompt asks for (`response_type`; used by `answer_step="lightrag"`)."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"LightRAG mode must be one of {', '.join(MODES)}, not {self.mode!r}")
-        if self.answer_prompt not in ANSWER_PROMPTS:
-            raise ValueError(f"answer_prompt must be one of {', '.join(ANSWER_PROMPTS)}, not {self.answer_prompt!r}")
+        if self.answer_step not in ANSWER_STEPS:
+            raise ValueError(f"answer_step must be one of {', '.join(ANSWER_STEPS)}, not {self.answer_step!r}")
         for name in ("top_k", "chunk_top_k", "max_entity_tokens", "max_relation_tokens", "max_total_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

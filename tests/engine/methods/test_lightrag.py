@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 
 import pytest
 
@@ -137,12 +138,12 @@ def test_with_a_model_lightrag_asks_it_for_keywords_and_every_call_is_recorded(c
     assert "sk-test-lightrag" not in json.dumps([c.messages for c in tr.calls()])
 
 
-def test_lightrags_own_answer_prompt_goes_through_the_same_door(corpus, loopback_llm):  # noqa: F811
+def test_lightrags_own_answer_step_goes_through_the_same_door(corpus, loopback_llm):  # noqa: F811
     from engine.reasoners import make_reasoner
 
     loopback_llm.reply = _keywords_reply
     reasoner = make_reasoner("openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-test-lightrag")
-    res = LightRAG(reasoner).answer(QUESTION, corpus, LightRAGSettings(answer_prompt="lightrag"))
+    res = LightRAG(reasoner).answer(QUESTION, corpus, LightRAGSettings(answer_step="lightrag"))
     tr = res.trace
     assert res.answer.startswith("Asger Brill is the mayor") and res.error == ""
     assert [c.job for c in tr.calls()] == ["keywords", "answer"] and res.usage.calls == 2
@@ -185,10 +186,20 @@ def _forget_loaded_stores() -> None:
 
 
 def test_the_storage_lives_in_the_corpus_folder_and_is_reused(real_corpus, offline):
-    first = LightRAG(offline).answer("Where was Orla Vennick born?", real_corpus)
+    seen: list[tuple[str, int]] = []
+    first = LightRAG(offline).answer(
+        "Where was Orla Vennick born?",
+        real_corpus,
+        on_step=lambda label, _: seen.append((label, threading.get_ident())),
+    )
     folder = real_corpus.path / "lightrag"
     manifest = json.loads((folder / "manifest.json").read_text())
     assert first.trace.storage_note.startswith("built") and first.answer == "Tarnholm"
+    # the build's progress reaches the asking thread (where a page draws it), from start to end
+    built = [label for label, _ in seen if label.endswith("texts embedded")]
+    total = sum(first.trace.storage.values())
+    assert built[0].endswith(f": 0/{total} texts embedded") and built[-1].endswith(f": {total}/{total} texts embedded")
+    assert {thread for _, thread in seen} == {threading.get_ident()}
     assert (folder / manifest["workspace"] / "graph_chunk_entity_relation.graphml").is_file()
     assert sorted(p.name for p in folder.iterdir()) == sorted(["build.lock", "manifest.json", manifest["workspace"]])
     _forget_loaded_stores()
@@ -217,14 +228,17 @@ def test_a_missing_or_damaged_storage_is_rebuilt(real_corpus, offline, damage):
     ws = folder / json.loads((folder / "manifest.json").read_text())["workspace"]
     if damage == "missing folder":  # a restore that left it out
         shutil.rmtree(folder)
+        assert storage.check(real_corpus) == "no build"
     elif damage == "damaged file":
         (ws / "vdb_entities.json").write_text('{"embedding_dim": 384, "data": []}')
+        assert storage.check(real_corpus).startswith("vdb_entities.json is damaged")
     else:
         (ws / "graph_chunk_entity_relation.graphml").unlink()
+        assert storage.check(real_corpus) == "graph_chunk_entity_relation.graphml is missing"
     _forget_loaded_stores()
     again = LightRAG(offline).answer("Where was Orla Vennick born?", real_corpus)
     assert again.trace.storage_note.startswith("built") and again.answer == first.answer == "Tarnholm"
-    assert storage.why_not_usable(folder, storage.corpus_stamp(real_corpus)) == ""
+    assert storage.check(real_corpus) == ""
 
 
 def test_the_cli_asks_lightrag_in_process(real_corpus, workspace, monkeypatch, capsys):
@@ -236,3 +250,28 @@ def test_the_cli_asks_lightrag_in_process(real_corpus, workspace, monkeypatch, c
     assert main(["ask", "island", "Where was Orla Vennick born?", "--method", "lightrag", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "Tarnholm" in out and "keywords (offline rules" in out and "storage:" in out
+
+
+def test_the_questions_deadline_reaches_lightrags_own_model_calls(corpus, loopback_llm):  # noqa: F811
+    """The deadline lives in the asking thread's context; LightRAG calls the model from its own
+    event loop and queue workers, and the deadline must still bound that call."""
+    from engine.llm.deadline import within
+    from engine.reasoners import make_reasoner
+
+    loopback_llm.reply = _keywords_reply
+    loopback_llm.latency = 3.0
+    reasoner = make_reasoner("openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-test-lightrag")
+    with within(0.5, "question"):
+        res = LightRAG(reasoner).answer(QUESTION, corpus)
+    assert res.error.startswith("LightRAG's keyword step failed") and "question's deadline" in res.error
+    assert res.stop_reason == "llm error" and res.answer == ""
+
+
+def test_questions_from_several_threads_share_the_one_loop(corpus, offline):
+    from concurrent.futures import ThreadPoolExecutor
+
+    method = LightRAG(offline)
+    asks = [("Where was Orla Vennick born?", "Tarnholm"), (QUESTION, "Asger Brill")] * 3
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda qa: method.answer(qa[0], corpus).answer, asks))
+    assert results == [a for _, a in asks]
