@@ -132,13 +132,8 @@ class LightRAG:
             tr.departures.append(ANSWER_DEPARTURE)
         if offline:
             tr.departures += [KEYWORD_DEPARTURE, OFFLINE_CONTEXT_DEPARTURE]
-        store = open_store(corpus, _progress(step))
+        store, tr.storage_note = open_store(corpus, _progress(step))
         tr.storage = dict(store.counts)
-        tr.storage_note = (
-            f"built in {store.seconds:.1f} s"
-            if store.built
-            else f"loaded from {store.folder.name}/ ({store.workspace})"
-        )
         tr.timings["storage"] = time.perf_counter() - t0
         if offline:
             self._rule_keywords(question, tr)
@@ -153,6 +148,10 @@ class LightRAG:
             if not offline:
                 tr.keyword_call = next((c for c in hooks.calls if c.job == "keywords"), None)
         tr.timings["retrieve"] = time.perf_counter() - t1
+        failed = tr.keyword_call if tr.keyword_call is not None and tr.keyword_call.error else None
+        if not error and not offline and failed is not None and not failed.response:
+            # LightRAG itself stops when its model fails; its fallback keywords would hide that
+            error = f"LightRAG's keyword step failed: {failed.error}"
         if result is not None:
             _read(store, result, tr)
         elif not error:
@@ -235,8 +234,12 @@ class LightRAG:
                 f"storage: {tr.storage.get('entities', 0)} entities, {tr.storage.get('relations', 0)} relations, "
                 f"{tr.storage.get('chunks', 0)} chunks ({tr.storage_note})"
             )
-            how = "LLM" if tr.keywords_from == KEYWORDS_LLM else "offline rules (a departure: LightRAG asks its LLM)"
-            lines.append(f"keywords ({how}): high-level {tr.high_level}, low-level {tr.low_level}")
+            how = (
+                "from LightRAG's prompt to the LLM"
+                if tr.keywords_from == KEYWORDS_LLM
+                else "from the offline rules, a departure: LightRAG asks its LLM"
+            )
+            lines.append(f"keywords {how}; high-level {tr.high_level}, low-level {tr.low_level}")
             lines.append(
                 f"mode {tr.settings.mode}: {len(tr.entities)} entities, {len(tr.relations)} relations, "
                 f"{len(tr.chunks)} chunks" + (f" ({tr.no_context})" if tr.no_context else "")

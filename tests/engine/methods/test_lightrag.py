@@ -204,7 +204,10 @@ def test_the_storage_lives_in_the_corpus_folder_and_is_reused(real_corpus, offli
     assert sorted(p.name for p in folder.iterdir()) == sorted(["build.lock", "manifest.json", manifest["workspace"]])
     _forget_loaded_stores()
     again = LightRAG(offline).answer("Where was Orla Vennick born?", real_corpus)
-    assert again.trace.storage_note.startswith("loaded") and again.evidence_chunk_ids == first.evidence_chunk_ids
+    assert again.trace.storage_note.startswith("loaded from lightrag/ in ")
+    assert again.evidence_chunk_ids == first.evidence_chunk_ids
+    third = LightRAG(offline).answer("Where was Orla Vennick born?", real_corpus).trace.storage_note
+    assert third.startswith("reused (loaded from lightrag/ in ") and third.endswith(" earlier in this process)")
 
 
 def test_the_storage_is_rebuilt_when_a_document_is_added(real_corpus, offline):
@@ -249,7 +252,7 @@ def test_the_cli_asks_lightrag_in_process(real_corpus, workspace, monkeypatch, c
     real_corpus.close()
     assert main(["ask", "island", "Where was Orla Vennick born?", "--method", "lightrag", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "Tarnholm" in out and "keywords (offline rules" in out and "storage:" in out
+    assert "Tarnholm" in out and "keywords from the offline rules" in out and "storage:" in out
 
 
 def test_the_questions_deadline_reaches_lightrags_own_model_calls(corpus, loopback_llm):  # noqa: F811
@@ -275,3 +278,13 @@ def test_questions_from_several_threads_share_the_one_loop(corpus, offline):
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda qa: method.answer(qa[0], corpus).answer, asks))
     assert results == [a for _, a in asks]
+
+
+def test_a_keyword_call_that_fails_after_its_retries_is_the_results_error(corpus, loopback_llm):  # noqa: F811
+    from engine.reasoners import make_reasoner
+
+    loopback_llm.fail_after, loopback_llm.fail_mode = 0, "500"
+    reasoner = make_reasoner("openai/gpt-4o-mini", api_base=loopback_llm.base_url, api_key="sk-test", max_attempts=1)
+    res = LightRAG(reasoner).answer(QUESTION, corpus)
+    assert res.error.startswith("LightRAG's keyword step failed") and res.answer == "" and res.trace.call is None
+    assert len(loopback_llm.requests) == 1  # no answer call after it
