@@ -27,6 +27,10 @@ def _chunks(names, ids: list[str], n: int = 3) -> str:
     return (shown + (f" +{len(ids) - n}" if len(ids) > n else "")) or "-"
 
 
+def _first_shown(items: list) -> str:
+    return f"; the first {SHOWN} shown" if len(items) > SHOWN else ""
+
+
 def _how(tr) -> list[str]:
     if tr.keywords_from == KEYWORDS_RULES:
         return [KEYWORDS_OFFLINE]
@@ -38,11 +42,13 @@ def _how(tr) -> list[str]:
 
 
 def retrieved_graph(tr) -> dict | None:
-    """The retrieved relations as a graph: retrieved entities dark blue, other endpoints light."""
-    if not tr.relations and not tr.entities:
+    """The retrieved relations as a graph (the first `SHOWN` of each list): retrieved entities dark
+    blue, other endpoints light."""
+    relations = tr.relations[:SHOWN]
+    if not relations and not tr.entities:
         return None
-    found = {e.name: e for e in tr.entities}
-    names = list(found) + [n for r in tr.relations for n in (r.source, r.target) if n not in found]
+    found = {e.name: e for e in tr.entities[:SHOWN]}
+    names = list(found) + [n for r in relations for n in (r.source, r.target) if n not in found]
     nodes = []
     for name in dict.fromkeys(names):
         e = found.get(name)
@@ -66,7 +72,7 @@ def retrieved_graph(tr) -> dict | None:
             width=1.0 + min(r.weight, 4.0) / 2,
             detail=f"{r.source} - {r.target} [{r.keywords}]\n{r.description}",
         )
-        for r in tr.relations
+        for r in relations
     ]
     legend = [
         LegendItem("retrieved entity", ENTITY),
@@ -107,7 +113,8 @@ def steps(result, names: dict[str, str] | None = None) -> list[Step]:
             [
                 Section(
                     f"Mode {s.mode}: {len(tr.entities)} entities in the context"
-                    + (f" (of {found['total_entities_found']} found)" if "total_entities_found" in found else ""),
+                    + (f" (of {found['total_entities_found']} found)" if "total_entities_found" in found else "")
+                    + _first_shown(tr.entities),
                     ents or [tr.no_context or "(none)"],
                 )
             ],
@@ -123,7 +130,8 @@ def steps(result, names: dict[str, str] | None = None) -> list[Step]:
             [
                 Section(
                     f"{len(tr.relations)} relations in the context"
-                    + (f" (of {found['total_relations_found']} found)" if "total_relations_found" in found else ""),
+                    + (f" (of {found['total_relations_found']} found)" if "total_relations_found" in found else "")
+                    + _first_shown(tr.relations),
                     rels or ["(none)"],
                 )
             ],
