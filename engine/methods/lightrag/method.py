@@ -147,6 +147,7 @@ class LightRAG:
         finally:
             if not offline:
                 tr.keyword_call = next((c for c in hooks.calls if c.job == "keywords"), None)
+                tr.other_calls += [c for c in hooks.calls if c is not tr.keyword_call]
         tr.timings["retrieve"] = time.perf_counter() - t1
         failed = tr.keyword_call if tr.keyword_call is not None and tr.keyword_call.error else None
         if not error and not offline and failed is not None and not failed.response:
@@ -207,6 +208,7 @@ class LightRAG:
             except LLMError as exc:
                 error = str(exc)
             tr.call = next((c for c in hooks.calls if c.job == "answer"), None)
+            tr.other_calls += [c for c in hooks.calls if c is not tr.call]
             if tr.call is not None:
                 tr.context = next((m["content"] for m in tr.call.messages if m.get("role") == "system"), "")
             if error and tr.call is None:

@@ -117,6 +117,9 @@ class LightRAGTrace:
     no_context: str = ""  # why LightRAG built no context ("" when it did)
     context: str = ""  # exactly as the answer step read it
     call: LLMCall | None = None
+    #: any other call LightRAG made through the model function (none in 1.5.7's query path: one
+    #: keyword call, one answer call); kept so the usage counts every call
+    other_calls: list[LLMCall] = field(default_factory=list)
     answer: str = ""
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -125,4 +128,4 @@ class LightRAGTrace:
         return list(dict.fromkeys(c.chunk_id for c in self.chunks))
 
     def calls(self) -> list[LLMCall]:
-        return [c for c in (self.keyword_call, self.call) if c is not None]
+        return [c for c in (self.keyword_call, self.call) if c is not None] + list(self.other_calls)

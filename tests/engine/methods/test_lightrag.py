@@ -130,6 +130,7 @@ def test_with_a_model_lightrag_asks_it_for_keywords_and_every_call_is_recorded(c
     assert tr.keywords_from == KEYWORDS_LLM and tr.high_level == ["mayor", "birthplace"]
     assert tr.low_level == ["Orla Vennick"]
     assert [c.job for c in tr.calls()] == ["keywords", "answer"] and len(loopback_llm.answered) == 2
+    assert tr.other_calls == []  # every call LightRAG made is one of the two
     assert "high_level_keywords" in tr.keyword_call.messages[-1]["content"]  # LightRAG's prompt, as sent
     assert res.usage.calls == 2 and res.usage.prompt_tokens == sum(c.prompt_tokens for c in tr.calls()) > 0
     assert all(c.prompt_tokens > 0 and c.completion_tokens > 0 for c in tr.calls())
