@@ -87,74 +87,66 @@ def steps(result, names: dict[str, str] | None = None) -> list[Step]:
     tr = result.trace
     if tr is None:
         return [Step("Answer", [Section("Answer", [result.answer or "(none)"])])]
-    s = tr.settings
-    store = ", ".join(f"{v} {k}" for k, v in tr.storage.items()) or "(none)"
-    departures = [f"{d.name}: {d.value} (LightRAG: {d.paper})" for d in tr.departures]
-    out = [
-        Step(
-            "Keywords",
-            [
-                Section("How they were found", _how(tr)),
-                Section("High-level keywords (themes: matched against relations)", tr.high_level or ["(none)"]),
-                Section("Low-level keywords (names: matched against entities)", tr.low_level or ["(none)"]),
-                Section("LightRAG's storage (the corpus's chunks and triplets)", [f"{store}; {tr.storage_note}"]),
-                Section("Departures from LightRAG", departures or ["(none)"]),
-            ],
-            call_tuples(tr.keyword_call),
-        )
-    ]
-    found = tr.found
-    ents = [
-        f"{e.name} [{e.type}]: {_short(e.description)}  ({_chunks(names, e.chunk_ids)})" for e in tr.entities[:SHOWN]
-    ]
-    out.append(
-        Step(
-            "Entities",
-            [
-                Section(
-                    f"Mode {s.mode}: {len(tr.entities)} entities in the context"
-                    + (f" (of {found['total_entities_found']} found)" if "total_entities_found" in found else "")
-                    + _first_shown(tr.entities),
-                    ents or [tr.no_context or "(none)"],
-                )
-            ],
-        )
-    )
-    rels = [
-        f"{r.source} - {r.target} [{r.keywords}] weight {r.weight:g}: {_short(r.description)}"
-        for r in tr.relations[:SHOWN]
-    ]
-    out.append(
-        Step(
-            "Relations",
-            [
-                Section(
-                    f"{len(tr.relations)} relations in the context"
-                    + (f" (of {found['total_relations_found']} found)" if "total_relations_found" in found else "")
-                    + _first_shown(tr.relations),
-                    rels or ["(none)"],
-                )
-            ],
-            graph=retrieved_graph(tr),
-        )
-    )
-    chunk_lines = [f"{i}. {name_of(names, c.chunk_id)}" for i, c in enumerate(tr.chunks, 1)]
-    out.append(
-        Step(
-            "Chunks",
-            [
-                Section(
-                    f"{len(tr.chunks)} chunks in the context (at most {s.chunk_top_k}), in LightRAG's order: "
-                    + ("vector-search, entity and relation chunks merged in turn" if s.mode == "mix" else
-                       "entity and relation chunks merged in turn"),
-                    chunk_lines or ["(none)"],
-                )
-            ],
-        )
-    )  # fmt: skip
     answer = [
         Section("Context as sent", [tr.context or "(empty)"]),
         Section("Answer", [result.answer or "(no answer)"] + ([f"error: {result.error}"] if result.error else [])),
     ]
-    out.append(Step("Answer", answer, call_tuples(tr.call)))
-    return out
+    return [
+        _keywords_step(tr),
+        _entities_step(tr, names),
+        _relations_step(tr),
+        _chunks_step(tr, names),
+        Step("Answer", answer, call_tuples(tr.call)),
+    ]
+
+
+def _keywords_step(tr) -> Step:
+    store = ", ".join(f"{v} {k}" for k, v in tr.storage.items()) or "(none)"
+    departures = [f"{d.name}: {d.value} (LightRAG: {d.paper})" for d in tr.departures]
+    sections = [
+        Section("How they were found", _how(tr)),
+        Section("High-level keywords (themes: matched against relations)", tr.high_level or ["(none)"]),
+        Section("Low-level keywords (names: matched against entities)", tr.low_level or ["(none)"]),
+        Section("LightRAG's storage (the corpus's chunks and triplets)", [f"{store}; {tr.storage_note}"]),
+        Section("Departures from LightRAG", departures or ["(none)"]),
+    ]
+    return Step("Keywords", sections, call_tuples(tr.keyword_call))
+
+
+def _found(tr, key: str) -> str:
+    return f" (of {tr.found[key]} found)" if key in tr.found else ""
+
+
+def _entities_step(tr, names) -> Step:
+    lines = [
+        f"{e.name} [{e.type}]: {_short(e.description)}  ({_chunks(names, e.chunk_ids)})" for e in tr.entities[:SHOWN]
+    ]
+    heading = (
+        f"Mode {tr.settings.mode}: {len(tr.entities)} entities in the context"
+        + _found(tr, "total_entities_found")
+        + _first_shown(tr.entities)
+    )
+    return Step("Entities", [Section(heading, lines or [tr.no_context or "(none)"])])
+
+
+def _relations_step(tr) -> Step:
+    lines = [
+        f"{r.source} - {r.target} [{r.keywords}] weight {r.weight:g}: {_short(r.description)}"
+        for r in tr.relations[:SHOWN]
+    ]
+    heading = f"{len(tr.relations)} relations in the context" + _found(tr, "total_relations_found")
+    heading += _first_shown(tr.relations)
+    return Step("Relations", [Section(heading, lines or ["(none)"])], graph=retrieved_graph(tr))
+
+
+def _chunks_step(tr, names) -> Step:
+    order = (
+        "vector-search, entity and relation chunks merged in turn"
+        if tr.settings.mode == "mix"
+        else "entity and relation chunks merged in turn"
+    )
+    heading = (
+        f"{len(tr.chunks)} chunks in the context (at most {tr.settings.chunk_top_k}), in LightRAG's order: {order}"
+    )
+    lines = [f"{i}. {name_of(names, c.chunk_id)}" for i, c in enumerate(tr.chunks, 1)]
+    return Step("Chunks", [Section(heading, lines or ["(none)"])])

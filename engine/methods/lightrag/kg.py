@@ -59,9 +59,7 @@ def custom_kg(chunks: list[Chunk], triplets: list[Triplet], normalize: Any) -> C
     """The payload for `chunks` and `triplets`; `normalize` is LightRAG's `normalize_entity_name`
     (a name it normalizes to nothing, such as "12", is left out, as its extraction would)."""
     kg = CustomKG()
-    known = set()
     for c in chunks:
-        known.add(c.chunk_id)
         kg.chunks.append(
             {
                 "content": chunk_content(c),
@@ -70,56 +68,71 @@ def custom_kg(chunks: list[Chunk], triplets: list[Triplet], normalize: Any) -> C
                 "file_path": c.title or c.doc_id,
             }
         )
-    # ordered sets (dicts): a hub entity has thousands of facts
-    ent_sources: dict[str, dict[str, None]] = {}
-    rel_sources: dict[tuple[str, str], dict[str, None]] = {}
-    facts: dict[str, dict[str, None]] = {}
-    rel_facts: dict[tuple[str, str], dict[str, None]] = {}
-    rel_keywords: dict[tuple[str, str], dict[str, None]] = {}
-    for t in triplets:
-        cids = [c for c in t.chunk_ids if c in known]
-        if not cids:
-            _count(kg.skipped, "no chunk of the corpus states it")
-            continue
-        s, o = _name(normalize, t.subject), _name(normalize, t.object)
-        if not s or not o:
-            _count(kg.skipped, "an entity LightRAG's naming leaves empty")
-            continue
-        if s == o:
-            _count(kg.skipped, "subject and object name the same entity")
-            continue
-        fact = t.proposition
-        for name in (s, o):
-            ent_sources.setdefault(name, {}).update(dict.fromkeys(cids))
-            facts.setdefault(name, {})[fact] = None
-        pair = (o, s) if (o, s) in rel_sources else (s, o)
-        rel_sources.setdefault(pair, {}).update(dict.fromkeys(cids))
-        rel_facts.setdefault(pair, {})[fact] = None
-        if t.predicate.strip():
-            rel_keywords.setdefault(pair, {})[t.predicate.strip()] = None
-    for name, sources in ent_sources.items():
+    g = _group(triplets, {c.chunk_id for c in chunks}, normalize, kg.skipped)
+    for name, sources in g.ent_sources.items():
         kg.entity_sources[name] = list(sources)
         kg.entities.append(
             {
                 "entity_name": name,
                 "entity_type": ENTITY_TYPE,
-                "description": _describe(list(facts[name])),
+                "description": _describe(list(g.facts[name])),
                 "source_id": next(iter(sources)),
             }
         )
-    for (s, o), sources in rel_sources.items():
-        kg.relation_sources[(s, o)] = list(sources)
+    for pair, sources in g.rel_sources.items():
+        kg.relation_sources[pair] = list(sources)
         kg.relationships.append(
             {
-                "src_id": s,
-                "tgt_id": o,
-                "description": _describe(list(rel_facts[(s, o)])),
-                "keywords": ", ".join(rel_keywords.get((s, o), {})),
+                "src_id": pair[0],
+                "tgt_id": pair[1],
+                "description": _describe(list(g.rel_facts[pair])),
+                "keywords": ", ".join(g.rel_keywords.get(pair, {})),
                 "weight": float(len(sources)),
                 "source_id": next(iter(sources)),
             }
         )
     return kg
+
+
+@dataclass
+class _Groups:
+    """Triplets grouped by entity and by entity pair; ordered sets (dicts), as a hub entity has
+    thousands of facts."""
+
+    ent_sources: dict[str, dict[str, None]] = field(default_factory=dict)
+    rel_sources: dict[tuple[str, str], dict[str, None]] = field(default_factory=dict)
+    facts: dict[str, dict[str, None]] = field(default_factory=dict)
+    rel_facts: dict[tuple[str, str], dict[str, None]] = field(default_factory=dict)
+    rel_keywords: dict[tuple[str, str], dict[str, None]] = field(default_factory=dict)
+
+
+def _group(triplets: list[Triplet], known: set[str], normalize: Any, skipped: dict[str, int]) -> _Groups:
+    g = _Groups()
+    for t in triplets:
+        cids = [c for c in t.chunk_ids if c in known]
+        s, o = _name(normalize, t.subject), _name(normalize, t.object)
+        why = (
+            "no chunk of the corpus states it"
+            if not cids
+            else "an entity LightRAG's naming leaves empty"
+            if not s or not o
+            else "subject and object name the same entity"
+            if s == o
+            else ""
+        )
+        if why:
+            _count(skipped, why)
+            continue
+        fact = t.proposition
+        for name in (s, o):
+            g.ent_sources.setdefault(name, {}).update(dict.fromkeys(cids))
+            g.facts.setdefault(name, {})[fact] = None
+        pair = (o, s) if (o, s) in g.rel_sources else (s, o)  # one undirected edge per pair
+        g.rel_sources.setdefault(pair, {}).update(dict.fromkeys(cids))
+        g.rel_facts.setdefault(pair, {})[fact] = None
+        if t.predicate.strip():
+            g.rel_keywords.setdefault(pair, {})[t.predicate.strip()] = None
+    return g
 
 
 def _name(normalize: Any, text: str) -> str:

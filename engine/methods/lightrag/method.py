@@ -107,6 +107,16 @@ KEYWORD_DEPARTURE = Departure(
 )
 
 
+def departures(s: LightRAGSettings, offline: bool) -> list[Departure]:
+    """The engine's departures from LightRAG for this run (beside any setting's)."""
+    out = list(ENGINE_DEPARTURES)
+    if s.answer_step == "shared" or offline:
+        out.append(ANSWER_DEPARTURE)
+    if offline:
+        out += [KEYWORD_DEPARTURE, OFFLINE_CONTEXT_DEPARTURE]
+    return out
+
+
 class LightRAG:
     name = "lightrag"
     settings_cls = LightRAGSettings
@@ -127,37 +137,15 @@ class LightRAG:
         tr = LightRAGTrace(question=question, settings=s)
         offline = not getattr(self.reasoner, "supports_free_text", False)
         tr.preset, tr.departures = describe(self.name, s)
-        tr.departures += ENGINE_DEPARTURES
-        if s.answer_step == "shared" or offline:
-            tr.departures.append(ANSWER_DEPARTURE)
-        if offline:
-            tr.departures += [KEYWORD_DEPARTURE, OFFLINE_CONTEXT_DEPARTURE]
+        tr.departures += departures(s, offline)
         store, tr.storage_note = open_store(corpus, _progress(step))
         tr.storage = dict(store.counts)
         tr.timings["storage"] = time.perf_counter() - t0
         if offline:
             self._rule_keywords(question, tr)
-        hooks = runner.Hooks(embed=corpus.embed, chat=None if offline else self.reasoner.chat)
-        error = ""
         t1 = time.perf_counter()
-        try:
-            result = runner.run(hooks, lambda: _query(store, question, s, tr, generate=False))
-        except LLMError as exc:
-            result, error = None, f"LightRAG's keyword step failed: {exc}"
-        finally:
-            if not offline:
-                tr.keyword_call = next((c for c in hooks.calls if c.job == "keywords"), None)
-                tr.other_calls += [c for c in hooks.calls if c is not tr.keyword_call]
+        error = self._retrieve(question, corpus, store, s, tr, offline)
         tr.timings["retrieve"] = time.perf_counter() - t1
-        failed = tr.keyword_call if tr.keyword_call is not None and tr.keyword_call.error else None
-        if not error and not offline and failed is not None and not failed.response:
-            # LightRAG itself stops when its model fails; its fallback keywords would hide that
-            error = f"LightRAG's keyword step failed: {failed.error}"
-        if result is not None:
-            _read(store, result, tr)
-        elif not error:
-            tr.keywords_from = tr.keywords_from or KEYWORDS_LLM
-            tr.no_context = "LightRAG built no context: no keyword, or nothing matched them"
         step(f"keywords: {len(tr.high_level)} high-level, {len(tr.low_level)} low-level", tr)
         step(f"entities: {len(tr.entities)}, relations: {len(tr.relations)}", tr)
         step(f"chunks: {len(tr.chunks)}", tr)
@@ -176,6 +164,32 @@ class LightRAG:
             reasoner=getattr(self.reasoner, "name", ""),
             trace=tr,
         )
+
+    def _retrieve(
+        self, question: str, corpus: Any, store: Store, s: LightRAGSettings, tr: LightRAGTrace, offline: bool
+    ) -> str:
+        """The library's query: keywords (the LLM's, unless the rules gave them), then entities,
+        relations and chunks into the trace. Returns the error that ends the question, or ""."""
+        hooks = runner.Hooks(embed=corpus.embed, chat=None if offline else self.reasoner.chat)
+        error = ""
+        try:
+            result = runner.run(hooks, lambda: _query(store, question, s, tr, generate=False))
+        except LLMError as exc:
+            result, error = None, f"LightRAG's keyword step failed: {exc}"
+        finally:
+            if not offline:
+                tr.keyword_call = next((c for c in hooks.calls if c.job == "keywords"), None)
+                tr.other_calls += [c for c in hooks.calls if c is not tr.keyword_call]
+        failed = tr.keyword_call if tr.keyword_call is not None and tr.keyword_call.error else None
+        if not error and not offline and failed is not None and not failed.response:
+            # LightRAG itself stops when its model fails; its fallback keywords would hide that
+            error = f"LightRAG's keyword step failed: {failed.error}"
+        if result is not None:
+            _read(store, result, tr)
+        elif not error:
+            tr.keywords_from = tr.keywords_from or KEYWORDS_LLM
+            tr.no_context = "LightRAG built no context: no keyword, or nothing matched them"
+        return error
 
     def _rule_keywords(self, question: str, tr: LightRAGTrace) -> None:
         """The offline reasoner's query triplets as LightRAG's keywords: the named parts (no

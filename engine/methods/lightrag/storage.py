@@ -5,30 +5,16 @@ library's custom-KG insertion, kept in the corpus folder, rebuilt when the corpu
     store.rag                                     # the library's `LightRAG` instance over it
     store.chunk_ids("chunk-3f2a...")              # LightRAG's chunk id -> the corpus's chunk ids
 
-Layout, inside the corpus folder (a corpus without a folder of its own, such as the tests'
-in-memory view, or one on read-only storage that needs a build, gets a temporary folder instead):
-
-    lightrag/
-      manifest.json     the build: the corpus state it was built from (`stamp`), the LightRAG
-                        workspace folder, every file with its size and SHA-256, the chunk id map
-      build.lock        held while a process builds (two processes never build at once)
-      <workspace>/      LightRAG's own files (JSON key-value stores, nano-vectordb JSON vector
-                        stores, a GraphML graph), exactly as the library writes them
-
-The stamp is the corpus's token and the random generations its database draws at every change of
-chunks (`chunk_gen`) and triplets (`prop_gen`), with the embedder, the library version and this
-builder's format. A manifest whose stamp differs, a file missing or whose hash differs (a restore
-that left the folder out, a damaged copy) means a rebuild: the folder is rebuilt, never trusted.
-
-A build embeds every entity and relation text with the corpus's embedder (chunk texts reuse the
-vectors the corpus stored for them) and reports each batch through `on_progress`.
+It lives in `<corpus>/lightrag/` (manifest.py: the layout, the stamp of the corpus state it was
+built from, the hashes that tell a damaged or missing file); a corpus without a folder of its own,
+such as the tests' in-memory view, or one on read-only storage that needs a build, gets a temporary
+folder instead. A build embeds every entity and relation text with the corpus's embedder (chunk
+texts reuse the vectors the corpus stored for them) and reports its progress through `on_progress`.
+A store is loaded once per process and corpus state, then reused.
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import json
 import os
 import secrets
 import shutil
@@ -42,25 +28,27 @@ from typing import Any
 
 import numpy as np
 
-from engine.core import serde
 from engine.core.progress import ProgressCallback, no_progress
 from engine.methods.lightrag import runner
 from engine.methods.lightrag.kg import CustomKG, chunk_content, custom_kg
-from engine.methods.lightrag.library import PINNED_VERSION, cl100k_tokenizer, import_lightrag
+from engine.methods.lightrag.library import cl100k_tokenizer, import_lightrag
+from engine.methods.lightrag.manifest import (
+    FOLDER,
+    StorageError,
+    check,
+    corpus_folder,
+    corpus_stamp,
+    process_lock,
+    read_manifest,
+    stamp_key,
+    why_not_usable,
+    write_manifest,
+)
 
-#: Bumped when what the builder writes changes (an older build is then rebuilt).
-BUILD_FORMAT = 1
-FOLDER = "lightrag"
-MANIFEST = "manifest.json"
-LOCK = "build.lock"
-#: How long a process waits for another one's build before it gives up with a clear message.
-BUILD_WAIT_SECONDS = 1800.0
+__all__ = ["Store", "StorageError", "check", "corpus_stamp", "open_store", "why_not_usable"]
+
 #: LightRAG's defaults for how many chunks an entity or relation lists (`max_source_ids_per_*`).
 MAX_SOURCE_IDS = 200
-
-
-class StorageError(RuntimeError):
-    """LightRAG's storage could not be built or read."""
 
 
 @dataclass
@@ -81,31 +69,7 @@ class Store:
         return self.chunk_map.get(lightrag_chunk_id, [])
 
 
-# --- where, and from what -------------------------------------------------------------------
-
-
-def corpus_stamp(corpus: Any) -> dict[str, Any]:
-    """What the storage is built from. A SQLite corpus: its token and change generations; another
-    view (in memory): its identity and sizes."""
-    embedder = corpus.embedder
-    out: dict[str, Any] = {
-        "format": BUILD_FORMAT,
-        "lightrag": PINNED_VERSION,
-        "embedder": str(getattr(embedder, "spec", "") or type(embedder).__name__),
-        "dim": int(getattr(embedder, "dim", 0) or 0),
-    }
-    meta = getattr(corpus, "_get_meta", None)
-    token = str(getattr(corpus, "token", "") or "")
-    if callable(meta) and token:
-        out.update(token=token, chunk_gen=int(meta("chunk_gen")), prop_gen=int(meta("prop_gen")))
-    else:
-        c = corpus.counts()
-        out.update(view=f"{type(corpus).__name__}-{id(corpus)}", chunks=int(c.chunks), triplets=int(c.triplets))
-    return out
-
-
-def _stamp_key(stamp: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(stamp, sort_keys=True).encode()).hexdigest()[:16]
+# --- where -----------------------------------------------------------------------------------
 
 
 _temp_root: tempfile.TemporaryDirectory | None = None
@@ -118,91 +82,8 @@ def _temp_folder(corpus: Any) -> Path:
     return Path(_temp_root.name) / f"view-{id(corpus)}"
 
 
-def corpus_folder(corpus: Any) -> Path | None:
-    """The corpus's own folder, when it has one on disk."""
-    path = getattr(corpus, "path", None)
-    if isinstance(path, (str, os.PathLike)) and Path(path).is_dir():
-        return Path(path)
-    return None
-
-
 def _writable(folder: Path, corpus: Any) -> bool:
     return not getattr(corpus, "read_only", False) and os.access(folder, os.W_OK)
-
-
-# --- the manifest -----------------------------------------------------------------------------
-
-
-def _hash_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _read_manifest(folder: Path) -> dict[str, Any] | None:
-    """The manifest if it is readable and well formed (data read from disk is untrusted)."""
-    try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    ok = (
-        isinstance(data, dict)
-        and isinstance(data.get("stamp"), dict)
-        and isinstance(data.get("workspace"), str)
-        and isinstance(data.get("files"), dict)
-        and isinstance(data.get("chunk_map"), dict)
-    )
-    ws = data.get("workspace", "") if ok else ""
-    if not ok or not ws or "/" in ws or "\\" in ws or ws.startswith("."):
-        return None
-    return data
-
-
-def why_not_usable(folder: Path, stamp: dict[str, Any]) -> str:
-    """ "" when the folder holds a complete build of this corpus state; else what is wrong."""
-    data = _read_manifest(folder)
-    if data is None:
-        return "no build" if not (folder / MANIFEST).exists() else "the manifest is unreadable"
-    if data["stamp"] != stamp:
-        return "the corpus changed since the build"
-    ws = folder / data["workspace"]
-    for name, want in data["files"].items():
-        path = ws / str(name)
-        if not isinstance(want, dict) or "/" in str(name) or not path.is_file():
-            return f"{name} is missing"
-        if path.stat().st_size != want.get("size") or _hash_file(path) != want.get("sha256"):
-            return f"{name} is damaged (its size or hash differs from the build's)"
-    return ""
-
-
-def check(corpus: Any) -> str:
-    """For `corpus check` and backups: "" when `<corpus>/lightrag/` holds a complete build of the
-    corpus's current state, else why not ("no build", "the corpus changed since the build", "X is
-    damaged ..."). Whatever it says, the next LightRAG question rebuilds what is missing."""
-    home = corpus_folder(corpus)
-    if home is None:
-        return "the corpus has no folder"
-    return why_not_usable(home / FOLDER, corpus_stamp(corpus))
-
-
-def _write_manifest(folder: Path, ws: str, stamp: dict[str, Any], kg_counts: dict, skipped: dict, chunk_map) -> None:
-    files = {
-        p.name: {"size": p.stat().st_size, "sha256": _hash_file(p)}
-        for p in sorted((folder / ws).iterdir())
-        if p.is_file() and not p.name.startswith(".")
-    }
-    manifest = {
-        "stamp": stamp,
-        "workspace": ws,
-        "files": files,
-        "counts": kg_counts,
-        "skipped": skipped,
-        "chunk_map": chunk_map,
-        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    serde.atomic_write_text(folder / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True))
 
 
 # --- the library instance ---------------------------------------------------------------------
@@ -311,7 +192,7 @@ def _build(corpus: Any, folder: Path, stamp: dict[str, Any], on_progress: Progre
     total = len(kg.entities) + len(kg.relationships) + len(chunk_map)
     label = f"building LightRAG's storage: {len(kg.entities)} entities, {len(kg.relationships)} relations"
     on_progress(0, total, label)
-    ws = f"w{_stamp_key(stamp)[:8]}-{secrets.token_hex(3)}"
+    ws = f"w{stamp_key(stamp)[:8]}-{secrets.token_hex(3)}"
     (folder / ws).mkdir(parents=True, exist_ok=False)
     hooks = runner.Hooks(
         embed=_embedder_for(corpus, _chunk_memo(corpus, chunks)),
@@ -324,7 +205,7 @@ def _build(corpus: Any, folder: Path, stamp: dict[str, Any], on_progress: Progre
         shutil.rmtree(folder / ws, ignore_errors=True)
         raise
     counts = {"chunks": len(chunk_map), "entities": len(kg.entities), "relations": len(kg.relationships)}
-    _write_manifest(folder, ws, stamp, counts, kg.skipped, chunk_map)
+    write_manifest(folder, ws, stamp, counts, kg.skipped, chunk_map)
     for old in folder.iterdir():  # earlier builds (this one is the manifest's now)
         if old.is_dir() and old.name != ws:
             shutil.rmtree(old, ignore_errors=True)
@@ -373,7 +254,7 @@ def open_store(corpus: Any, on_progress: ProgressCallback = no_progress) -> tupl
     stamp = corpus_stamp(corpus)
     home = corpus_folder(corpus)
     folder = home / FOLDER if home is not None else _temp_folder(corpus)
-    key = (str(folder), _stamp_key(stamp))
+    key = (str(folder), stamp_key(stamp))
     with _stores_lock:
         if key in _stores:
             return _stores[key], _reused(_stores[key])
@@ -409,7 +290,7 @@ def _open(corpus: Any, folder: Path, stamp: dict, home: Path | None, on_progress
     if home is not None and not _writable(home, corpus):
         folder = _temp_folder(corpus)  # a read-only corpus: build beside, in a temporary folder
     folder.mkdir(parents=True, exist_ok=True)
-    with _process_lock(folder):
+    with process_lock(folder):
         # another process may have built it while this one waited
         if not why_not_usable(folder, stamp):
             store = _try_load(corpus, folder, stamp)
@@ -419,7 +300,7 @@ def _open(corpus: Any, folder: Path, stamp: dict, home: Path | None, on_progress
 
 
 def _try_load(corpus: Any, folder: Path, stamp: dict) -> Store | None:
-    data = _read_manifest(folder)
+    data = read_manifest(folder)
     if data is None:
         return None
     rag = _make_rag(folder, data["workspace"], corpus.embedder)
@@ -431,30 +312,3 @@ def _try_load(corpus: Any, folder: Path, stamp: dict) -> Store | None:
     counts = {k: int(v) for k, v in (data.get("counts") or {}).items() if isinstance(v, int)}
     skipped = {k: int(v) for k, v in (data.get("skipped") or {}).items() if isinstance(v, int)}
     return Store(rag, folder, data["workspace"], stamp, chunk_map, counts, skipped, "loaded")
-
-
-class _process_lock:
-    """flock on lightrag/build.lock: one process builds, the others wait and then load its build."""
-
-    def __init__(self, folder: Path):
-        self.path = folder / LOCK
-
-    def __enter__(self) -> None:
-        self.fh = open(self.path, "a+")
-        deadline = time.monotonic() + BUILD_WAIT_SECONDS
-        while True:
-            try:
-                fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    self.fh.close()
-                    raise StorageError(
-                        f"another process has been building LightRAG's storage in {self.path.parent} for "
-                        f"{BUILD_WAIT_SECONDS:.0f} s; try again when it finishes"
-                    ) from None
-                time.sleep(0.2)
-
-    def __exit__(self, *exc: Any) -> None:
-        fcntl.flock(self.fh, fcntl.LOCK_UN)
-        self.fh.close()
