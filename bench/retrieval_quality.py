@@ -17,7 +17,9 @@ Methods, each under both presets (engine/methods/presets.py; the baselines have 
 their `paper` and `tuned` are the same run): semantic, hybrid and bm25 at k=10 (their ranking gives
 recall@2/5/10), HippoRAG 2 with the authors' settings (`paper`) reading 10 passages (`--methods ...
 hipporag2`, other variants with `--hipporag2 paper tuned '{"damping": 0.7}'`; recognition memory
-skipped: the bench's stub reasoner writes no free text), T2RAG with the offline reasoner (k=5, N=3) as `t2rag` (tuned) and `t2rag paper`,
+skipped: the bench's stub reasoner writes no free text), LightRAG through its own
+library with its default settings (`--methods ... lightrag [--lightrag local global hybrid mix]`; the
+offline rules' keywords in its keyword fields, its storage built once into the corpus folder), T2RAG with the offline reasoner (k=5, N=3) as `t2rag` (tuned) and `t2rag paper`,
 KG2RAG (k=10, 1 hop, answer step skipped: a stub reasoner) as `kg2rag` (tuned) and `kg2rag paper`
 (`KG2RAGSettings.paper()`: dense seeds, no caps), or any other variants.
 Recall@n counts the gold paragraphs among a method's first n evidence chunks (in the order the
@@ -211,6 +213,20 @@ def method_runners(args, corpus):
             settings = preset_settings("hipporag2", preset, **{"qa_top_k": 10, **json.loads(extra or "{}")})
             label = "hipporag2" if variant == "paper" else f"hipporag2 {variant}"
             runners[label] = (lambda s: lambda q: hr.answer(q, corpus, s))(settings)
+    if "lightrag" in args.methods:
+        from engine.methods.lightrag import LightRAG, LightRAGSettings
+        from engine.reasoners.offline import OfflineReasoner
+
+        class RuleKeywords(OfflineReasoner):
+            """The offline rules' keywords (LightRAG's keyword fields, as offline); no answer step."""
+
+            def answer(self, question, context, *, facts=None):
+                return StubReasoner().answer(question, context, facts=facts)
+
+        lr = LightRAG(RuleKeywords(corpus.embedder))
+        for mode in args.lightrag:  # LightRAG's defaults (top_k 40, chunk_top_k 20) in each mode
+            label = "lightrag" if mode == "mix" else f"lightrag {mode}"
+            runners[label] = (lambda s: lambda q: lr.answer(q, corpus, s))(LightRAGSettings(mode=mode))
     if "t2rag" in args.methods:
         from engine.reasoners.offline import OfflineReasoner
         from engine.methods.t2rag import T2RAG
@@ -340,7 +356,9 @@ def main() -> None:
                     help="also the long-document MuSiQue set of the first N questions (bench/long_documents.py): "
                          "recall at document and at window level")
     ap.add_argument("--methods", nargs="+", default=["semantic", "hybrid", "t2rag", "kg2rag"],
-                    choices=["semantic", "hybrid", "bm25", "hipporag2", "t2rag", "kg2rag"])
+                    choices=["semantic", "hybrid", "bm25", "hipporag2", "lightrag", "t2rag", "kg2rag"])
+    ap.add_argument("--lightrag", nargs="+", default=["mix"], choices=["local", "global", "hybrid", "mix"],
+                    metavar="MODE", help="LightRAG query modes to run (`lightrag` is mix, its library's default)")
     ap.add_argument("--kg2rag", nargs="+", default=["default", "paper"], metavar="VARIANT",
                     help='KG2RAG variants: "default", "paper" (KG2RAGSettings.paper()), KG2RAGSettings fields '
                          'as JSON (\'{"tree_score": "max"}\') or "paper+JSON" (the paper preset with overrides)')

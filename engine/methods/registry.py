@@ -77,6 +77,14 @@ METHODS: dict[str, MethodInfo] = {
             baseline=True,
             view="components.methods.hipporag2",
         ),
+        MethodInfo(
+            "lightrag",
+            "LightRAG",
+            "engine.methods.lightrag",
+            "LightRAG",
+            baseline=True,
+            view="components.methods.lightrag",
+        ),
         MethodInfo("none", "No retrieval", "engine.methods.baselines", "NoRetrieval", baseline=True),
         MethodInfo(
             "semantic-rerank",
