@@ -2,26 +2,10 @@
 
 Every gold supporting unit (paragraph or sentence) of a question ends in exactly one bucket:
 `found` (it is in the evidence the method gave the LLM) or one loss reason. The reasons follow
-the method's own pipeline, so the table says which step to fix:
-
-KG2RAG (the reference is its own seed ranking, plain dense retrieval):
-  * a gold **seed** that did not reach the context: it states no triplet and the fill rule did
-    not add it back (or, as a one-chunk tree, it ranked too low); the spanning tree pruned every
-    edge it stated; its tree was cut to fit k; its tree was skipped for not fitting k; its tree
-    ranked below the selected ones (a self-loop component apart);
-  * a gold chunk **reached by the expansion** but not selected;
-  * a gold unit **never a candidate** (neither seed nor expansion).
-  Gold units in the context that were not seeds count as `gained by the expansion`.
-
-T2RAG: a gold unit found in no round is `never retrieved`; `events` count the rounds that
-added no new chunk, queries whose walked propositions reached no gold, and a decomposition
-that gave no query triplet.
-
-HippoRAG 2: a gold unit not in the top `qa_top_k` passages stated a retrieved fact the
-recognition-memory filter dropped, stated a kept fact (a seed's passage) but PPR ranked it lower, or
-stated no retrieved fact; `events` count questions whose filter kept nothing (dense fallback).
-Other methods: `not retrieved`. Traces are read by attribute name and defensively, so a trace
-that lacks a field (an older save, another method version) still yields its buckets.
+the method's own pipeline, so the table says which step to fix: a trace that has the
+`recall_loss` hook (engine/methods/hooks.py) names them itself (T2RAG: engine/methods/t2rag/loss.py,
+KG2RAG: kg2rag/loss.py, HippoRAG 2: hipporag2/loss.py); any other method's missed units are
+`not retrieved`, and an errored question loses them all to the error. Nothing here names a method.
 """
 
 from __future__ import annotations
@@ -35,36 +19,7 @@ from engine.eval.metrics import PARAGRAPH, chunk_units, gold_units
 
 NOT_RETRIEVED = "not retrieved"
 METHOD_ERROR = "the method failed on the question"
-SEED_NO_TRIPLET = "gold seed: no triplet, fill rule did not add it"
-SEED_PRUNED = "gold seed: spanning tree pruned its edges"
-SEED_CUT = "gold seed: cut from an overflowing tree"
-SEED_SKIPPED = "gold seed: its tree skipped (too big for k)"
-SEED_RANKED_LOW = "gold seed: its tree ranked below the selected ones"
-SEED_SELF_LOOP = "gold seed: self-loop component not selected"
-SEED_ALONE_LOW = "gold seed: no triplet, its one-chunk tree ranked below the selected ones"
-EXPANDED_NOT_SELECTED = "reached by the expansion, not selected"
-NEVER_CANDIDATE = "never a candidate (not a seed, not reached)"
 GAINED = "gained by the expansion"
-T2_NEVER = "never retrieved in any round"
-EV_NO_NEW_CHUNK = "rounds that added no new chunk"
-EV_QUERY_NO_GOLD = "queries that reached no gold"
-EV_DECOMPOSITION = "decompositions with no query triplet"
-HR_FACT_DROPPED = "stated a retrieved fact the filter dropped"
-HR_FACT_KEPT_LOW = "stated a kept fact, PPR ranked it below the context"
-HR_NO_FACT = "stated no retrieved fact, PPR ranked it below the context"
-EV_DENSE_FALLBACK = "no fact kept: ranked by dense retrieval"
-
-KG2RAG_REASONS = (
-    SEED_NO_TRIPLET,
-    SEED_PRUNED,
-    SEED_CUT,
-    SEED_SKIPPED,
-    SEED_RANKED_LOW,
-    SEED_SELF_LOOP,
-    SEED_ALONE_LOW,
-    EXPANDED_NOT_SELECTED,
-    NEVER_CANDIDATE,
-)
 
 
 @dataclass
@@ -75,16 +30,9 @@ class RecallLoss:
     unit: str
     n_gold: int = 0
     found: int = 0
-    gained: int = 0  # KG2RAG: found units that were not seeds
+    gained: int = 0  # found units the method's first stage did not hold (KG2RAG: not seeds)
     lost: dict[str, int] = field(default_factory=dict)
     events: dict[str, int] = field(default_factory=dict)
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if obj is None:
-        return default
-    v = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-    return default if v is None else v
 
 
 def _units_of(corpus: Any, chunk_ids: Iterable[str], unit: str, by_doc: bool = False) -> dict[str, list]:
@@ -104,12 +52,11 @@ def recall_loss(
     found = {u for cid in evidence_chunk_ids for u in units.get(cid, [])} & gold
     out.found = len(found)
     missing = gold - found
-    if method == "kg2rag" and trace is not None:
-        _kg2rag(out, trace, corpus, unit, found, missing, bool(question.supporting_docs))
-    elif method == "t2rag" and trace is not None:
-        _t2rag(out, trace, corpus, unit, gold, missing, bool(question.supporting_docs))
-    elif method == "hipporag2" and trace is not None:
-        _hipporag2(out, trace, corpus, unit, missing, bool(question.supporting_docs))
+    hook = getattr(trace, "recall_loss", None)
+    if callable(hook):
+        by_doc = bool(question.supporting_docs)
+        report = hook(lambda ids: _units_of(corpus, ids, unit, by_doc), gold, found, missing)
+        out.lost, out.events, out.gained = dict(report.lost), dict(report.events), report.gained
     elif missing:
         out.lost[NOT_RETRIEVED] = len(missing)
     return out
@@ -124,80 +71,6 @@ def failed_recall_loss(method: str, question: Question, unit: str = PARAGRAPH) -
 def _add(d: dict[str, int], key: str, n: int = 1) -> None:
     if n:
         d[key] = d.get(key, 0) + n
-
-
-def _hipporag2(out: RecallLoss, tr: Any, corpus: Any, unit: str, missing: set, by_doc: bool = False) -> None:
-    def fact_chunks(facts: Any) -> list[str]:
-        return [c for f in facts for c in _get(f, "chunk_ids", [])]
-
-    kept, retrieved = fact_chunks(_get(tr, "facts_kept", [])), fact_chunks(_get(tr, "facts_retrieved", []))
-    units = _units_of(corpus, kept + retrieved, unit, by_doc)
-    kept_units = {u for c in kept for u in units.get(c, [])}
-    retrieved_units = {u for c in retrieved for u in units.get(c, [])}
-    if _get(tr, "fallback", ""):
-        _add(out.events, EV_DENSE_FALLBACK)
-    for u in missing:
-        _add(out.lost, HR_FACT_KEPT_LOW if u in kept_units else HR_FACT_DROPPED if u in retrieved_units else HR_NO_FACT)
-
-
-def _kg2rag(out: RecallLoss, tr: Any, corpus: Any, unit: str, found: set, missing: set, by_doc: bool = False) -> None:
-    seeds = [_get(s, "chunk_id") for s in _get(tr, "seeds", [])]
-    n_trip = {_get(s, "chunk_id"): _get(s, "n_triplets", 0) for s in _get(tr, "seeds", [])}
-    added = [_get(c, "chunk_id") for h in _get(tr, "hops", []) for c in _get(h, "chunks_added", [])]
-    added += [_get(c, "chunk_id") for c in _get(tr, "completed", [])]  # the paper preset's title completion
-    trees = list(_get(tr, "trees", []))  # rank order
-    units = _units_of(corpus, seeds + added, unit, by_doc)
-    seed_units = {u for c in seeds for u in units.get(c, [])}
-    out.gained = len(found - seed_units)
-    for u in sorted(missing, key=str):
-        seed_holders = [c for c in seeds if u in units.get(c, [])]
-        if seed_holders:
-            _add(out.lost, _seed_reason(seed_holders[0], n_trip, trees))
-        elif any(u in units.get(c, []) for c in added):
-            _add(out.lost, EXPANDED_NOT_SELECTED)
-        else:
-            _add(out.lost, NEVER_CANDIDATE)
-
-
-def _seed_reason(cid: str, n_trip: dict[str, int], trees: list) -> str:
-    """Why seed chunk `cid` is not in the context: the first tree (in rank order) holding it decides."""
-    tree = next((t for t in trees if cid in _get(t, "chunk_ids", [])), None)
-    if tree is None:
-        return SEED_NO_TRIPLET if not n_trip.get(cid) else SEED_PRUNED
-    if cid in _get(tree, "cut_chunk_ids", []):
-        return SEED_CUT
-    if _get(tree, "kind", "tree") == "self-loops":
-        return SEED_SELF_LOOP
-    if str(_get(tree, "note", "")).startswith("skipped"):
-        return SEED_SKIPPED
-    if _get(tree, "kind", "tree") == "seed":
-        return SEED_ALONE_LOW
-    return SEED_RANKED_LOW
-
-
-def _t2rag(out: RecallLoss, tr: Any, corpus: Any, unit: str, gold: set, missing: set, by_doc: bool = False) -> None:
-    decomposition = _get(tr, "decomposition")
-    if decomposition is not None and not _get(decomposition, "triplets", []):
-        _add(out.events, EV_DECOMPOSITION)
-    rounds = list(_get(tr, "rounds", []))
-    every = [_get(c, "chunk_id") for r in rounds for c in _get(r, "chunks", [])]
-    every += [c for r in rounds for w in _get(r, "walked", []) for c in _get(w, "chunk_ids", [])]
-    units = _units_of(corpus, every, unit, by_doc)
-    seen: set[str] = set()
-    for r in rounds:
-        shown = {_get(c, "chunk_id") for c in _get(r, "chunks", [])}
-        if not shown - seen:
-            _add(out.events, EV_NO_NEW_CHUNK)
-        seen |= shown
-        hits: dict[int, set] = {}
-        for w in _get(r, "walked", []):
-            got = {u for c in _get(w, "chunk_ids", []) for u in units.get(c, [])} & gold
-            hits.setdefault(int(_get(w, "query_index", 0)), set()).update(got)
-        for qi in range(len(_get(r, "queries", []))):
-            if not hits.get(qi):
-                _add(out.events, EV_QUERY_NO_GOLD)
-    if missing:
-        out.lost[T2_NEVER] = len(missing)
 
 
 # --- aggregation over a run --------------------------------------------------------------------
@@ -254,7 +127,7 @@ def recall_loss_markdown(summaries: list[RecallLossSummary]) -> list[str]:
         return []
     unit = summaries[0].unit
     return [
-        f"Where recall was lost (count = gold {unit}s, or events for the T2RAG rows without 'lost'; "
+        f"Where recall was lost (count = gold {unit}s, or events for the rows without 'lost'; "
         "questions = how many questions it touched):",
         "",
         "| method | where | count | questions |",

@@ -26,7 +26,7 @@ class QuestionRecord:
     gold: list[str]
     metrics: QuestionMetrics
     usage: Usage
-    failure: str = ""  # T2RAG failure label (failures.LABELS), "error" when the method raised
+    failure: str = ""  # failure label (failures.LABELS) of a labelled method, "error" when a method raised
     trace: str = ""  # path of the saved Result, relative to out_dir
     error: str = ""
     evidence_chunk_ids: list[str] = field(default_factory=list)

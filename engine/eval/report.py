@@ -21,7 +21,7 @@ from typing import Any
 from engine.core import serde
 from engine.core.terminal import shown
 from engine.core.types import Question
-from engine.eval.failures import ERROR, LABELS
+from engine.eval.failures import ERROR, LABELS, labels_failures
 from engine.eval.metrics import PARAGRAPH, SENTENCE, AverageMetrics, QuestionMetrics
 from engine.eval.recall_loss import RecallLossSummary, recall_loss_markdown, summarize_recall_loss
 
@@ -44,7 +44,7 @@ class MethodSummary:
     cost_per_q: float | None = 0.0
     engine_time_per_q: float = 0.0
     llm_time_per_q: float = 0.0
-    failures: dict[str, int] = field(default_factory=dict)  # T2RAG only
+    failures: dict[str, int] = field(default_factory=dict)  # methods whose trace reports failure facts
     first_error: str = ""  # one example, so the table says why a method scored 0
     #: question type (bridge, comparison, 2hop...) -> averages over the questions of that type
     by_qtype: dict[str, AverageMetrics] = field(default_factory=dict)
@@ -170,6 +170,18 @@ _USAGE_FIELDS = (
 )
 
 
+def _trace_type(method: str) -> Any:
+    """The method's trace class (None for a method no longer registered: an old results folder)."""
+    from engine.methods.base import TRACE_TYPES
+    from engine.methods.registry import method_class
+
+    try:
+        method_class(method)  # its module registers its trace type
+    except (ValueError, ImportError):
+        return None
+    return TRACE_TYPES.get(method)
+
+
 class _Tally:
     """Sums and counts of one method's records, fed one record at a time (never all held)."""
 
@@ -182,7 +194,8 @@ class _Tally:
         self.seen: set[str] = set()
         self.use: dict[str, float] = {"n": 0, **{key: 0.0 for key, _ in _USAGE_FIELDS}}
         self.cost: float | None = 0.0
-        self.failures: dict[str, int] = {label: 0 for label in LABELS} if name == "t2rag" else {}
+        self.labelled = labels_failures(_trace_type(name))
+        self.failures: dict[str, int] = {label: 0 for label in LABELS} if self.labelled else {}
         self.n_errors = 0
         self.first_error: tuple[int, str] | None = None
 
@@ -198,7 +211,7 @@ class _Tally:
             for key, attr in _USAGE_FIELDS:
                 self.use[key] += getattr(u, attr)
             self.cost = None if (self.cost is None or u.cost is None) else self.cost + u.cost
-        if self.name == "t2rag":
+        if self.labelled:
             self.failures[r.failure or ERROR] = self.failures.get(r.failure or ERROR, 0) + 1
         if r.error and r.failure == ERROR:
             self.n_errors += 1
@@ -307,7 +320,7 @@ def summary_markdown(s: EvalSummary) -> str:
         if m.failures:
             lines += [
                 "",
-                f"T2RAG failure labels ({m.n_done} questions):",
+                f"{m.method} failure labels ({m.n_done} questions):",
                 "",
                 "| " + " | ".join(m.failures) + " |",
                 "|" + "|".join("---" for _ in m.failures) + "|",

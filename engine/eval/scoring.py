@@ -17,7 +17,7 @@ from typing import Any
 from engine.core import serde
 from engine.core.types import Question
 from engine.eval.evidence import EvidenceGold
-from engine.eval.failures import ERROR, label_t2rag
+from engine.eval.failures import ERROR, label_failure, labels_failures
 from engine.eval.metrics import PARAGRAPH, failed_question_metrics, score_question
 from engine.eval.recall_loss import failed_recall_loss, recall_loss
 from engine.eval.records import QuestionRecord
@@ -183,15 +183,16 @@ def _scored(
     trace_rel: str,
     trace_note: str,
 ) -> QuestionRecord:
-    """An answered question: its metrics, T2RAG failure label and where the gold units went."""
+    """An answered question: its metrics, failure label (a trace that reports its pipeline facts) and
+    where the gold units went."""
     evidence_ids = list(dict.fromkeys(result.evidence_chunk_ids))
     chunks = corpus.get_chunks(evidence_ids)
     metrics = score_question(result.answer or "", q, chunks, k=k, evidence=evidence)
     failure = (
-        label_t2rag(
+        label_failure(
             result.trace, q, metrics, corpus, correct_f1=correct_f1, evidence_chunk_ids=result.evidence_chunk_ids
         )
-        if name == "t2rag"
+        if labels_failures(result.trace)
         else ""
     )
     try:

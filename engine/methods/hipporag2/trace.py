@@ -10,6 +10,7 @@ from typing import Any
 from engine.core.phrases import SYNONYM_THRESHOLD, SYNONYM_TOPK
 from engine.llm.base import LLMCall
 from engine.methods.departure import Departure
+from engine.methods.hooks import LossReport, UnitsOf
 
 #: What the trace says (and the screen shows) when recognition memory did not run.
 FILTER_SKIPPED_OFFLINE = "recognition memory skipped (offline reasoner)"
@@ -160,6 +161,12 @@ class HippoRAG2Trace:
     answer: str = ""
     timings: dict[str, float] = field(default_factory=dict)
     chunks: dict[str, ChunkRef] = field(default_factory=dict)  # every chunk id mentioned above -> its title
+
+    def recall_loss(self, units_of: UnitsOf, gold: set, found: set, missing: set) -> LossReport:
+        """Where a missed gold unit was lost (engine/methods/hooks.py; the reasons: loss.py)."""
+        from engine.methods.hipporag2.loss import recall_loss
+
+        return recall_loss(self, units_of, gold, found, missing)
 
     def chunk_ids(self) -> list[str]:
         """The passages the answer step read, best first."""

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from engine.llm.base import LLMCall
 from engine.methods.departure import Departure
+from engine.methods.hooks import LossReport, UnitsOf
 from engine.methods.kg2rag.graph import GraphEdge, Hop, ScoredChunkId, Tree
 from engine.methods.kg2rag.rank import TREE_SCORES
 from engine.methods.kg2rag.select import FILL, OVERFLOW
@@ -191,6 +192,12 @@ class KG2RAGTrace:
     #: (engine.methods.presets): SPEC's named bug fixes first, then every setting that differs
     preset: str = ""
     departures: list[Departure] = field(default_factory=list)
+
+    def recall_loss(self, units_of: UnitsOf, gold: set, found: set, missing: set) -> LossReport:
+        """Where a missed gold unit was lost (engine/methods/hooks.py; the reasons: loss.py)."""
+        from engine.methods.kg2rag.loss import recall_loss
+
+        return recall_loss(self, units_of, gold, found, missing)
 
     def chunk_ids(self) -> list[str]:
         """Every chunk id the trace mentions (seeds, hops, edges, selected and fill), each once."""

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from engine.llm.base import LLMCall
 from engine.methods.departure import Departure
+from engine.methods.hooks import LossReport, PipelineFacts, UnitsOf
 from engine.methods.story import Fill, Stage
 from engine.reasoners.base import QueryTriplet
 
@@ -308,6 +309,18 @@ class T2RAGTrace:
         if self.synthesis is not None and self.synthesis.call is not None:
             out.append(self.synthesis.call)
         return out
+
+    def recall_loss(self, units_of: UnitsOf, gold: set, found: set, missing: set) -> LossReport:
+        """Where a missed gold unit was lost (engine/methods/hooks.py; the reasons: loss.py)."""
+        from engine.methods.t2rag.loss import recall_loss
+
+        return recall_loss(self, units_of, gold, found, missing)
+
+    def failure_facts(self) -> PipelineFacts:
+        """What the eval's failure labels read (decomposition, retrieval, filling, synthesis)."""
+        from engine.methods.t2rag.loss import failure_facts
+
+        return failure_facts(self)
 
     def chunk_ids(self) -> list[str]:
         """Every chunk id the trace mentions (shown, walked, cited), each once, in order."""

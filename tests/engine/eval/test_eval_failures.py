@@ -1,12 +1,14 @@
-"""T2RAG failure labels on hand-built traces (engine/methods/t2rag/trace.py dataclasses)."""
+"""Failure labels of T2RAG answers on hand-built traces (engine/methods/t2rag/trace.py dataclasses, whose
+`failure_facts` hook the labeler reads)."""
 
 from __future__ import annotations
 
 from engine.core import serde
 from engine.core.types import Question
-from engine.eval.failures import label_t2rag, trace_facts
+from engine.eval.failures import label_failure
 from engine.eval.metrics import QuestionMetrics
 from engine.llm.base import LLMCall
+from engine.methods.t2rag.loss import failure_facts
 from engine.methods.t2rag.trace import (
     DecompositionTrace,
     RoundTrace,
@@ -55,7 +57,7 @@ DONE = StateSnapshot(
 
 
 def label(tr, metrics=WRONG):
-    return label_t2rag(tr, Q, metrics, corpus())
+    return label_failure(tr, Q, metrics, corpus())
 
 
 def test_correct_when_exact_or_f1_at_least_point_eight():
@@ -86,7 +88,7 @@ def test_filling_when_a_placeholder_stays_open_or_is_bound_wrong():
 def test_synthesis_when_everything_resolved_but_answer_wrong():
     tr = trace([T1, T2], ["m#0", "k#0"], DONE)
     assert label(tr) == "synthesis"
-    # the same trace read back from JSON (as a dict, e.g. an unregistered trace type)
+    # the facts read from the same trace as plain JSON (an older save read field by field)
     as_dict = serde.to_dict(tr)
-    assert label(as_dict) == "synthesis"
-    assert trace_facts(as_dict).retrieved_chunk_ids == ("m#0", "k#0")
+    assert failure_facts(as_dict) == tr.failure_facts()
+    assert failure_facts(as_dict).retrieved_chunk_ids == ("m#0", "k#0")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from engine.core.types import Question
-from engine.eval.recall_loss import (
-    EV_DECOMPOSITION,
-    EV_NO_NEW_CHUNK,
-    EV_QUERY_NO_GOLD,
+from engine.eval.recall_loss import NOT_RETRIEVED, recall_loss, recall_loss_markdown, summarize_recall_loss
+from engine.methods.kg2rag import KG2RAGSettings, KG2RAGTrace, SeedChunk
+from engine.methods.kg2rag.graph import Hop, ScoredChunkId, Tree
+from engine.methods.kg2rag.loss import (
     EXPANDED_NOT_SELECTED,
     NEVER_CANDIDATE,
-    NOT_RETRIEVED,
     SEED_ALONE_LOW,
     SEED_CUT,
     SEED_NO_TRIPLET,
@@ -17,13 +16,11 @@ from engine.eval.recall_loss import (
     SEED_RANKED_LOW,
     SEED_SELF_LOOP,
     SEED_SKIPPED,
-    T2_NEVER,
-    recall_loss,
-    recall_loss_markdown,
-    summarize_recall_loss,
 )
-from engine.methods.kg2rag import KG2RAGSettings, KG2RAGTrace, SeedChunk
-from engine.methods.kg2rag.graph import Hop, ScoredChunkId, Tree
+from engine.methods.t2rag.loss import NEVER as T2_NEVER
+from engine.methods.t2rag.loss import NO_NEW_CHUNK as EV_NO_NEW_CHUNK
+from engine.methods.t2rag.loss import NO_QUERY_TRIPLET as EV_DECOMPOSITION
+from engine.methods.t2rag.loss import QUERY_NO_GOLD as EV_QUERY_NO_GOLD
 from tests._kg2rag_helpers import chunk
 
 
@@ -91,23 +88,34 @@ def test_baselines_only_say_not_retrieved_and_no_gold_gives_none():
     assert recall_loss("semantic", None, _q(), corpus, ["a"]) is None
 
 
+class _T2RAGJson(dict):
+    """A T2RAG trace as plain JSON (an older save) with the trace class's hook: read field by field."""
+
+    def recall_loss(self, units_of, gold, found, missing):
+        from engine.methods.t2rag.loss import recall_loss as t2rag_loss
+
+        return t2rag_loss(self, units_of, gold, found, missing)
+
+
 def test_t2rag_events_count_repeated_rounds_goldless_queries_and_failed_decompositions():
     corpus = Chunks(["g1", "x", "y", "g2"])
-    trace = {
-        "decomposition": {"triplets": []},
-        "rounds": [
-            {
-                "queries": [{"text": "q0"}, {"text": "q1"}],
-                "walked": [{"query_index": 0, "chunk_ids": ["g1"]}, {"query_index": 1, "chunk_ids": ["x"]}],
-                "chunks": [{"chunk_id": "g1"}, {"chunk_id": "x"}],
-            },
-            {
-                "queries": [{"text": "q0"}],
-                "walked": [{"query_index": 0, "chunk_ids": ["x"]}],
-                "chunks": [{"chunk_id": "x"}],
-            },  # nothing new: a repeated round
-        ],
-    }
+    trace = _T2RAGJson(
+        {
+            "decomposition": {"triplets": []},
+            "rounds": [
+                {
+                    "queries": [{"text": "q0"}, {"text": "q1"}],
+                    "walked": [{"query_index": 0, "chunk_ids": ["g1"]}, {"query_index": 1, "chunk_ids": ["x"]}],
+                    "chunks": [{"chunk_id": "g1"}, {"chunk_id": "x"}],
+                },
+                {
+                    "queries": [{"text": "q0"}],
+                    "walked": [{"query_index": 0, "chunk_ids": ["x"]}],
+                    "chunks": [{"chunk_id": "x"}],
+                },  # nothing new: a repeated round
+            ],
+        }
+    )
     loss = recall_loss("t2rag", trace, _q("G1", "G2"), corpus, ["g1", "x"])
     assert loss.found == 1 and loss.lost == {T2_NEVER: 1}
     assert loss.events == {EV_DECOMPOSITION: 1, EV_NO_NEW_CHUNK: 1, EV_QUERY_NO_GOLD: 2}
