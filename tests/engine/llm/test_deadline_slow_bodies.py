@@ -24,7 +24,7 @@ from tests.conftest import REPO
 DEADLINE = 5.0
 #: The CLI's question deadline: long enough that a loaded 2-core machine (two other CPU-bound
 #: processes) gets past the interpreter's start and litellm's import, which run inside the
-#: question, and reaches the dripping provider (it took 6-9 s to get there under that load).
+#: question, and reaches the dripping provider (about 5 s idle, 13 s at a load average of 8).
 CLI_DEADLINE = 20.0
 #: what a loaded machine may add between the deadline and the CLI's line on stderr
 CLI_SLACK = 4.0
