@@ -20,6 +20,7 @@ from components.widgets.answer_box import show_answer, verdict
 from components.widgets.chunk_names import chunk_names
 from components.widgets.preset_badge import show_column_facts
 from components.widgets.stepper import stepper
+from engine.core.textnorm import shorten
 from engine.methods.registry import METHODS, title
 
 
@@ -144,7 +145,7 @@ def show_answers_row(run, corpus=None) -> None:
     st.session_state["cmp_verdict_slot"] = None
     if slot is not None:
         with slot:
-            show_verdict(run, corpus, title=f"Verdict on “{run.question[:80]}”")
+            show_verdict(run, corpus, title=f"Verdict on “{shorten(run.question, 80)}”")
     else:
         show_verdict(run, corpus)
     cols = st.columns(len(run.results))
