@@ -92,7 +92,12 @@ def suggested_question(corpus):
 
 
 def _go(qid: str) -> None:
+    from components.shell import link
+    from engine.methods.registry import COMPARED
+
     ss = st.session_state
+    link.set_current(qid)
+    ss["methods"] = ss[link.METHODS_WIDGET] = list(COMPARED)  # the card says: the two methods
     ss["cmp_q_mode"] = "Pick a corpus question"
     ss["cmp_q_qid"] = qid
     ss["cmp_autorun"] = True

@@ -124,7 +124,7 @@ def test_kg2rag_page_runs_and_steps_through_every_stage(app):
 
 def test_compare_page_shows_both_methods_overlap_and_charts(app):
     at = _goto(app, "compare")
-    at.selectbox(key="cmp_baseline").select("semantic").run()
+    at.multiselect(key="cmp_methods").select("semantic").run()
     at.button(key="cmp_go").click().run()
     _ok(at)
     run = at.session_state["compare"]
