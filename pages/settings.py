@@ -127,7 +127,7 @@ for name, label in state.method_labels().items():
             values = settings_form(name, state.method_settings(name), key=form_key, disabled=demo)
             if values is not None:
                 state.set_method_settings(name, values)
-                state.flash("success", f"{label}: applied.")
+                state.flash("success", f"{label} settings applied.")
                 st.rerun()  # the badge above the form names what now runs
             st.button(
                 "Reset to the paper's settings", key=f"reset_{name}", disabled=demo, on_click=_reset, args=(name,)

@@ -217,7 +217,7 @@ def restore() -> None:
 
         problems += apply_settings_param(session(), qp.get("settings", ""))
     ss["url_step"] = _int(qp.get("step", "0"))
-    ss["url_autorun"] = "armed" if any(current()) else ""
+    ss["url_autorun"] = "armed" if any(current()) and not presenting else ""  # presentation runs its own
     if presenting:
         ss["present"], ss["present_step"] = True, ss["url_step"]
         ss["present_from"] = back if back in URL_PAGES or back in ("corpora", "evaluate", "settings") else "compare"
