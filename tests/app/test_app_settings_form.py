@@ -29,7 +29,7 @@ def _form_values(at: AppTest, method: str) -> dict:
         for kind in ("number_input", "checkbox", "selectbox", "text_input"):
             found = [w for w in at.get(kind) if getattr(w, "key", None) == prefix + f.name]
             if found:
-                out[f.name] = found[0].value
+                out[f.name] = found[0].value  # type: ignore[union-attr]
     return out
 
 
