@@ -60,6 +60,8 @@ def _show(run, method: str, corpus, prefix: str, step_key: str) -> None:
     st.divider()
     html_block(f"<b>Question:</b> {esc(run.question)}")
     show_answer(result, run.gold, corpus=corpus, with_chain=True)
+    # (the inputs line, embedder / triplet source / reranker / reasoner against the paper's, goes
+    # here under the result's card, as in Compare's columns and the export)
     show_result(result, corpus, step_key, run.gold)
     show_timeline(result, key=prefix)
     note = replayed_note(result)
