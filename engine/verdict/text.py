@@ -155,6 +155,11 @@ def _gold_count(v: MethodVerdict, used: bool) -> int:
     return sum(1 for f in v.gold if (f.used if used else f.found_at))
 
 
+def _and(names: list[str]) -> str:
+    """'A', 'A and B', 'A, B and C'."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
 def _answers_line(v: CompareVerdict, gold: GoldSpec) -> str:
     ms = v.methods
     if not gold.answers:
@@ -165,9 +170,9 @@ def _answers_line(v: CompareVerdict, gold: GoldSpec) -> str:
         return "Both answered correctly" if len(ms) == 2 else "All answered correctly"
     if right:
         rest = [m.title for m in ms if m.outcome != "correct"]
-        return f"{' and '.join(right)} answered correctly, {' and '.join(rest)} did not"
+        return f"{_and(right)} answered correctly, {_and(rest)} did not"
     text = "Neither answered correctly" if len(ms) == 2 else "None answered correctly"
-    return text + (f" ({' and '.join(partly)} partly)" if partly else "")
+    return text + (f" ({_and(partly)} partly)" if partly else "")
 
 
 def beyond_noise(fast: float, slow: float) -> bool:
@@ -193,10 +198,20 @@ def _spend_line(ms: tuple[MethodVerdict, ...]) -> str:
     times = " vs ".join(f"{m.spend.seconds:.1f} s" for m in by_time)
     if beyond_noise(lo.spend.seconds, nxt.spend.seconds):
         return f"{lo.title} was {'faster' if len(ms) == 2 else 'the fastest'} ({times})"
-    # no finding: named in the columns' order, not as a ranking
+    # no finding among the fastest: named in the columns' order, not as a ranking; any method
+    # beyond noise behind them is named as slower
     close = [m for m in ms if not beyond_noise(lo.spend.seconds, m.spend.seconds)]
-    names = ", ".join(m.title for m in close[:-1]) + f" and {close[-1].title}"
-    return f"{names} took about the same time ({' vs '.join(f'{m.spend.seconds:.1f} s' for m in close)})"
+    slow = [m for m in ms if m not in close]
+    text = f"{_and([m.title for m in close])} took about the same time ({_secs(close)})"
+    return text + (
+        f"; {_and([m.title for m in slow])} {'was' if len(slow) == 1 else 'were'} slower ({_secs(slow)})"
+        if slow
+        else ""
+    )
+
+
+def _secs(ms: list[MethodVerdict]) -> str:
+    return " vs ".join(f"{m.spend.seconds:.1f} s" for m in ms)
 
 
 def headline(v: CompareVerdict, gold: GoldSpec) -> str:

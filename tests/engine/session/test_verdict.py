@@ -215,9 +215,12 @@ def test_with_four_methods_the_spend_line_names_the_fastest_only_beyond_noise():
         return type("M", (), {"title": name, "spend": type("S", (), {"calls": 0, "seconds": seconds})()})()
 
     assert _spend_line((m("A", 0.3), m("B", 0.35), m("C", 0.4), m("D", 2.0))) == (
-        "A, B and C took about the same time (0.3 s vs 0.3 s vs 0.4 s)"
+        "A, B and C took about the same time (0.3 s vs 0.3 s vs 0.4 s); D was slower (2.0 s)"
     )
     assert _spend_line((m("A", 0.3), m("B", 1.0), m("C", 1.2), m("D", 2.0))).startswith("A was the fastest")
+    assert _spend_line((m("A", 0.1), m("B", 0.1), m("C", 23.9), m("D", 0.1))) == (
+        "A, B and D took about the same time (0.1 s vs 0.1 s vs 0.1 s); C was slower (23.9 s)"
+    )
 
 
 def test_the_verdict_never_cuts_a_word():
