@@ -23,6 +23,14 @@ def _fields(settings: Any) -> dict[str, Any]:
     return {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings) if f.init}
 
 
+def _carried(name: str) -> bool:
+    """A link carries the method's choices, not the server's configuration: a reranker names a
+    model path or an endpoint, which a link someone sends must not set (engine.methods.presets.NEUTRAL)."""
+    from engine.methods.presets import NEUTRAL
+
+    return name not in NEUTRAL
+
+
 def nearest_preset(method: str, settings: Any) -> tuple[str, dict[str, tuple[Any, Any]]]:
     """The preset `settings` differ least from, and each differing field as (value, preset's)."""
     from engine.methods.presets import PRESETS, preset_settings
@@ -49,7 +57,7 @@ def method_param(method: str, settings: Any) -> str:
     preset, diff = nearest_preset(method, settings)
     if preset == "tuned" and not diff:
         return ""
-    return FIELD_SEP.join([preset, *(f"{k}={_text(v)}" for k, (v, _) in diff.items())])
+    return FIELD_SEP.join([preset, *(f"{k}={_text(v)}" for k, (v, _) in diff.items() if _carried(k))])
 
 
 def settings_param(session: Any) -> str:
@@ -98,6 +106,9 @@ def parse_method(method: str, text: str) -> tuple[str, dict[str, Any], list[str]
         name, _, raw = pair.partition("=")
         if name not in names:
             problems.append(f"{method}: unknown setting {name[:30]!r}")
+            continue
+        if not _carried(name):
+            problems.append(f"{method}: {name} (set on the Settings page, not by a link)")
             continue
         try:
             values[name] = _parse(hints.get(name), raw)

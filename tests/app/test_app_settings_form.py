@@ -117,11 +117,12 @@ def test_a_link_with_bad_settings_says_what_it_left_out(app_workspace, monkeypat
         app_workspace,
         monkeypatch,
         "settings",
-        {"settings": "kg2rag:paper;k=many;nope=1|t2rag:famous|who:tuned"},
+        {"settings": "kg2rag:paper;k=many;nope=1;reranker=ce:/etc/passwd|t2rag:famous|who:tuned"},
     )
     warned = " ".join(w.value for w in at.warning)
     assert "k='many'" in warned and "'nope'" in warned and "'famous'" in warned and "'who'" in warned, warned
+    assert "reranker (set on the Settings page, not by a link)" in warned  # a model path or endpoint: never
     s = at.session_state["session"].settings_for("kg2rag")
     from engine.methods.presets import preset_name
 
-    assert preset_name("kg2rag", s) == "paper"  # what could be read was applied
+    assert preset_name("kg2rag", s) == "paper" and not s.reranker  # what could be read was applied
