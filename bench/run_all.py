@@ -49,6 +49,7 @@ ARGS = {
     "index_bench": ["--docs", "150", "--repeats", "2"],
     "t2rag_bench": ["--questions", "5", "--repeat", "2"],
     "kg2rag_bench": ["--questions", "20", "--repeats", "2"],
+    "verdict_noise": ["--repeats", "6"],
     "hipporag2_bench": ["--samples", "hotpotqa-sample"],
     # the 30-question HotpotQA sample and the invented fixture (MuSiQue's corpus build is the long study)
     "offline_t2rag": ["--datasets", "fixture", "hotpotqa"],
@@ -64,7 +65,7 @@ EXPECT = {
     "concurrency_bench": 170, "app_concurrency": 150, "extraction_bench": 30, "t2rag_bench": 270, "kg2rag_bench": 210,
     "retrieval_quality": 60, "batch_cost": 15, "first_page": 90, "hipporag2_bench": 150,
     "metrics_official": 240, "offline_t2rag": 120, "scale_bench": 60, "t2rag_gap": 300,
-    "question_encodes": 90,
+    "question_encodes": 90, "verdict_noise": 90,
 }
 DEFAULT_EXPECT = 60.0
 #: The whole run's default time: the sum of EXPECT with a margin (about 45 minutes from a fresh

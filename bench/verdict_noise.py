@@ -8,7 +8,6 @@ method and question the median time and the spread (slowest minus fastest run), 
 spread and the share of the median it is. With `--load N` it also starts N CPU-bound processes
 (a busy machine) and measures again; they are ended by their process ids.
 
-    python -m engine sample ensure
     OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python bench/verdict_noise.py [--repeats 8] [--load 2]
 """
 from __future__ import annotations
@@ -65,7 +64,11 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=8)
     ap.add_argument("--load", type=int, default=0, help="also measure with this many CPU-bound processes running")
     args = ap.parse_args()
+    from engine.corpus.samples import ensure_sample_corpora
+
     ws = AppSettings.from_env().workspace_obj()
+    for line in ensure_sample_corpora(ws, names=["hotpotqa-sample"]):  # built once (about a minute)
+        print(line)
     corpus = ws.open("hotpotqa-sample")
     idle = report("as the machine is", measure(corpus, args.repeats))
     if args.load:
