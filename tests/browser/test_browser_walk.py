@@ -205,33 +205,33 @@ def _caption_says(caption: str, outcomes: dict) -> None:
             assert f"{title} {said} " in caption, (caption, outcomes)
 
 
-@pytest.mark.parametrize("width,height", [(1440, 900), (390, 844)], ids=["laptop", "phone"])
-def test_the_demo_walk_holds_what_the_screen_says(server, browser, tmp_path, width, height):
-    b = browser
-    b.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
-        session=True,
-    )
-    # landing: three showcase questions, each with a line computed from a run
+_STEP = "(document.body.innerText.match(/Step \\d+ of \\d+/) || [''])[0]"
+_PAPER_BADGE = (
+    "(() => { const d = [...document.querySelectorAll('details')].find(x => x.querySelector('summary')"
+    ".innerText.trim().endsWith('KG2RAG')); return d && d.innerText.includes('📄 paper preset'); })()"
+)
+
+
+def _landing_and_showcase(b: Browser, server, tmp_path, width: int) -> str:
+    """Landing: three showcase questions, each with a line computed from a run; each through
+    Compare, whose verdict says what its line said. The last question's id."""
     b.navigate(server.url + f"/?corpus={CORPUS}")
     b.wait_text("Start here", timeout=120)
     b.wait_js("document.querySelectorAll('.tl-showcase-caption').length === 3", 240, "the showcase's computed lines")
     captions = b.eval("[...document.querySelectorAll('.tl-showcase-caption')].map(x => x.innerText)")
     _clean(b, "landing")
     b.screenshot(tmp_path / f"walk_landing_{width}.png")
-
-    # each showcase question through Compare: the verdict says what its line said
     for i, caption in enumerate(captions):
         if i:
             _nav(b, "Corpora")
             b.wait_text("Start here", timeout=60)
         _click_js(b, ".st-key-landing_go button" if i == 0 else f".st-key-landing_go_{i} button", f"showcase {i}")
-        outcomes = _verdict(b, 2, f"showcase question {i + 1}")
-        _caption_says(caption, outcomes)
-    qid = re.search(r"[?&]q=([^&]+)", b.eval("location.href")).group(1)
+        _caption_says(caption, _verdict(b, 2, f"showcase question {i + 1}"))
+    return re.search(r"[?&]q=([^&]+)", b.eval("location.href")).group(1)
 
-    # Compare with four methods from a link: side by side on a laptop, stacked on a phone
+
+def _compare_four(b: Browser, server, qid: str, tmp_path, width: int) -> None:
+    """Compare with four methods from a link: side by side on a laptop, stacked on a phone."""
     b.navigate(server.url + f"/compare?corpus={CORPUS}&q={qid}&methods={FOUR}")
     outcomes = _verdict(b, 4, "Compare with four methods")
     assert set(outcomes) == set(FOUR.split(",")), outcomes
@@ -247,16 +247,14 @@ def test_the_demo_walk_holds_what_the_screen_says(server, browser, tmp_path, wid
         assert tops == sorted(tops) and len(set(tops)) == 4 and all(x["width"] >= 300 for x in boxes), boxes
     b.screenshot(tmp_path / f"walk_compare4_{width}.png")
 
-    # Settings: load KG2RAG's paper preset, its fields show it, Apply; Compare runs it
+
+def _settings_paper_then_compare(b: Browser) -> None:
+    """Settings: load KG2RAG's paper preset, its fields show it, Apply; Compare runs it and the
+    column's badge says paper."""
     _nav(b, "Settings")
     b.wait_text("Method settings", timeout=60)
     _click_in_section(b, "KG2RAG", "Load the paper preset")
-    b.wait_js(
-        "(() => { const d = [...document.querySelectorAll('details')].find(x => x.querySelector('summary')"
-        ".innerText.trim().endsWith('KG2RAG')); return d && d.innerText.includes('📄 paper preset'); })()",
-        60,
-        "KG2RAG's badge on paper",
-    )
+    b.wait_js(_PAPER_BADGE, 60, "KG2RAG's badge on paper")
     # every field shows the paper's value (a field's new value is drawn a moment after its label)
     want = {"First-stage retrieval": "dense", "Most chunks the expansion adds": "-1", "Seed guard": "false"}
     end = time.monotonic() + 30
@@ -265,12 +263,7 @@ def test_the_demo_walk_holds_what_the_screen_says(server, browser, tmp_path, wid
     assert {k: _fields(b, "KG2RAG").get(k) for k in want} == want, _fields(b, "KG2RAG")
     _click_in_section(b, "KG2RAG", "Apply")
     b.wait_text("KG2RAG settings applied.", timeout=60)
-    b.wait_js(
-        "(() => { const d = [...document.querySelectorAll('details')].find(x => x.querySelector('summary')"
-        ".innerText.trim().endsWith('KG2RAG')); return d && d.innerText.includes('📄 paper preset'); })()",
-        60,
-        "KG2RAG's badge on paper after Apply",
-    )
+    b.wait_js(_PAPER_BADGE, 60, "KG2RAG's badge on paper after Apply")
     _clean(b, "Settings")
     assert "settings=kg2rag%3Apaper" in b.eval("location.href").replace(":", "%3A")
     _nav(b, "Compare")
@@ -285,43 +278,57 @@ def test_the_demo_walk_holds_what_the_screen_says(server, browser, tmp_path, wid
         "KG2RAG's column naming the paper preset",
     )
 
-    # Ask: the same question, T2RAG's result from the comparison; a reload keeps both
-    _nav(b, "Ask (T2RAG)")
-    question = _ask_result(b, "Ask")
-    _reload(b)
-    assert _ask_result(b, "Ask, reloaded") == question
 
-    # presentation mode presents Ask's run; a reload keeps it and its step
+def _present_and_reload(b: Browser, tmp_path, width: int) -> None:
+    """Presentation mode presents Ask's run (T2RAG alone); a reload keeps it and its step."""
     _click(b, "🎬 Presentation mode")
     b.wait_text("Exit presentation", timeout=60)
     b.wait_text("Methods: ", timeout=60)
-    assert re.search(r"Methods: T2RAG( ·|\n|$)", b.text()), b.text()[:600]  # Ask's run: T2RAG alone
+    assert re.search(r"Methods: T2RAG( ·|\n|$)", b.text()), b.text()[:600]
     for _ in range(2):
-        before = b.eval("(document.body.innerText.match(/Step \\d+ of \\d+/) || [''])[0]")
+        before = b.eval(_STEP)
         _click(b, "Next ▶")
-        b.wait_js(
-            "(document.body.innerText.match(/Step \\d+ of \\d+/) || [''])[0] !== " + json.dumps(before),
-            60,
-            "the next presentation step",
-        )
-    step = b.eval("(document.body.innerText.match(/Step \\d+ of \\d+/) || [''])[0]")
+        b.wait_js(_STEP + " !== " + json.dumps(before), 60, "the next presentation step")
+    step = b.eval(_STEP)
     assert step.startswith("Step 3 of"), step
     _reload(b)
     b.wait_text("Exit presentation", timeout=180)
     b.wait_text(step, timeout=60)
-    assert b.eval("(document.body.innerText.match(/Step \\d+ of \\d+/) || [''])[0]") == step  # not "of 18"
+    assert b.eval(_STEP) == step  # the same run: not a comparison's longer walk
     _clean(b, "presentation, reloaded")
     b.screenshot(tmp_path / f"walk_present_{width}.png")
-    _click(b, "✖ Exit presentation")
-    assert _ask_result(b, "Ask, after the presentation") == question
 
-    # the export: the offline HTML file, with each method's settings as a table
+
+def _export(b: Browser, tmp_path) -> str:
+    """The offline HTML file the page downloads."""
     b.send("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)}, session=True)
     _click(b, "⬇ Offline HTML")
     end = time.monotonic() + 60
     while time.monotonic() < end and not list(tmp_path.glob("*.html")):
         b.pump(0.5)
-    page = next(tmp_path.glob("*.html")).read_text(encoding="utf-8")
+    return next(tmp_path.glob("*.html")).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("width,height", [(1440, 900), (390, 844)], ids=["laptop", "phone"])
+def test_the_demo_walk_holds_what_the_screen_says(server, browser, tmp_path, width, height):
+    b = browser
+    b.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+        session=True,
+    )
+    qid = _landing_and_showcase(b, server, tmp_path, width)
+    _compare_four(b, server, qid, tmp_path, width)
+    _settings_paper_then_compare(b)
+    # Ask: the same question, T2RAG's result from the comparison; a reload keeps both
+    _nav(b, "Ask (T2RAG)")
+    question = _ask_result(b, "Ask")
+    _reload(b)
+    assert _ask_result(b, "Ask, reloaded") == question
+    _present_and_reload(b, tmp_path, width)
+    _click(b, "✖ Exit presentation")
+    assert _ask_result(b, "Ask, after the presentation") == question
+    page = _export(b, tmp_path)  # with each method's settings as a table
     assert '<section class="presets">' in page and "T2RAG · tuned preset" in page
     _clean(b, "export")
     assert not _real_errors(b), _real_errors(b)
