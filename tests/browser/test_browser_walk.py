@@ -227,7 +227,9 @@ def _landing_and_showcase(b: Browser, server, tmp_path, width: int) -> str:
             b.wait_text("Start here", timeout=60)
         _click_js(b, ".st-key-landing_go button" if i == 0 else f".st-key-landing_go_{i} button", f"showcase {i}")
         _caption_says(caption, _verdict(b, 2, f"showcase question {i + 1}"))
-    return re.search(r"[?&]q=([^&]+)", b.eval("location.href")).group(1)
+    found = re.search(r"[?&]q=([^&]+)", b.eval("location.href"))
+    assert found, b.eval("location.href")  # the link names the question on screen
+    return found.group(1)
 
 
 def _compare_four(b: Browser, server, qid: str, tmp_path, width: int) -> None:
