@@ -89,12 +89,21 @@ def seed_picker(page: str) -> None:
     _into_picker(prefix, qid, text)
 
 
+def _corpus_qids() -> set[str]:
+    """The selected corpus's question ids (none when it is missing or does not open: the page
+    says why)."""
+    try:
+        corpus = current_corpus() if st.session_state.get("corpus") else None
+        return {q.qid for q in corpus.questions()} if corpus is not None else set()
+    except Exception:  # noqa: BLE001 - a damaged corpus: the page reports it, the link keeps no question id
+        return set()
+
+
 def _into_picker(prefix: str, qid: str, text: str) -> bool:
     from engine.core.limits import MAX_QUESTION_CHARS
 
     ss = st.session_state
-    corpus = current_corpus() if ss.get("corpus") else None
-    if qid and corpus is not None and any(q.qid == qid for q in corpus.questions()):
+    if qid and qid in _corpus_qids():
         ss[f"{prefix}_mode"], ss[f"{prefix}_qid"] = "Pick a corpus question", qid
         return True
     text = " ".join(text.split())[:MAX_QUESTION_CHARS]
@@ -195,8 +204,7 @@ def restore() -> None:
     ss["url_restored"] = True
     qp = st.query_params
     qid, text = qp.get("q", ""), qp.get("question", "")
-    corpus = current_corpus() if ss.get("corpus") else None
-    if qid and corpus is not None and any(q.qid == qid for q in corpus.questions()):
+    if qid and qid in _corpus_qids():
         set_current(qid)
     elif text.strip():
         from engine.core.limits import MAX_QUESTION_CHARS
