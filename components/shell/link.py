@@ -21,16 +21,12 @@ one message.
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
 from components.shell.state import URL_PAGES, current_corpus, flash, is_demo, session
 
 #: Compare's method picker widget; the session's list is `methods`
 METHODS_WIDGET = "cmp_methods"
-#: The link's parameters this module reads and writes (any other is dropped when the view is written)
-PARAMS = ("corpus", "q", "question", "methods", "step", "settings", "present", "from")
 
 
 # --- the session's question and methods ---------------------------------------------------------
@@ -313,8 +309,3 @@ def write_url(page: str) -> None:
     have = {k: st.query_params.get(k, "") for k in st.query_params.keys()}
     if have != want:
         st.query_params.from_dict(want)
-
-
-def params_of(run: Any) -> dict[str, str]:
-    """A run's question and methods as link parameters (the landing card's switch)."""
-    return {**_question_params(run, "", ""), "methods": ",".join(r.method for r in run.results)}
