@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.shell import link
 from components.shell.sidebar import sidebar
-from components.shell.state import init_state, picker_follows_result, restore_from_url, show_flash, write_url
+from components.shell.state import init_state, show_flash
 from components.shell.theme import apply_theme
 from components.shell.warmup import start_warmup
 
@@ -25,9 +26,22 @@ PAGES = [
 ]
 PRESENT = st.Page("pages/present.py", title="Presentation", icon="🎬", url_path="present")
 
+link.restore()  # once per session: a link's question, methods, settings, step, presentation mode
+
+
+def run_page(nav) -> None:
+    try:
+        nav.run()
+    except BaseException as exc:  # also after st.stop(); not on a rerun or a page switch: the next
+        if type(exc).__name__ != "RerunException":  # run names its own view (a switch's parameters stay)
+            link.write_url(nav.url_path)
+        raise
+    link.write_url(nav.url_path)  # the address bar names what is on screen: reload and links keep it
+
+
 if st.session_state["present"]:
     # presentation mode: one page, no navigation, no sidebar controls
-    st.navigation([PRESENT], position="hidden").run()
+    run_page(st.navigation([PRESENT], position="hidden"))
 else:
     nav = st.navigation(PAGES)
     back = st.session_state.pop("present_return", None)
@@ -35,14 +49,8 @@ else:
         st.switch_page(next((p for p in PAGES if p.url_path == back), PAGES[0]))
     st.session_state["present_from"] = nav.url_path
     st.session_state["cmp_verdict_slot"] = None  # a place on the page lives for one run only
-    restore_from_url(nav.url_path)  # once per session: a link's question, methods, step
-    picker_follows_result(nav.url_path)
+    link.arm_autorun(nav.url_path)  # a linked question runs once, on the page the link names
+    link.seed_picker(nav.url_path)  # the page's question box shows the session's question
     sidebar()
     show_flash()
-    try:
-        nav.run()
-    except BaseException as exc:  # also after st.stop(); not on a rerun or a page switch: the next
-        if type(exc).__name__ != "RerunException":  # run names its own view (a switch's parameters stay)
-            write_url(nav.url_path)
-        raise
-    write_url(nav.url_path)  # the address bar names what is on screen: reload and links keep it
+    run_page(nav)

@@ -1,4 +1,5 @@
-"""Compare: one question through T2RAG and KG2RAG (plus an optional baseline), side by side."""
+"""Compare: one question through any set of methods (T2RAG, KG2RAG and any number of baselines),
+side by side."""
 
 import streamlit as st
 
@@ -6,13 +7,13 @@ from components.compare import sync
 from components.compare import view as cv
 from components.compare.whatif import show_compare_whatif
 from components.compare.whatif_view import replayed_note
-from components.shell import state
+from components.shell import link, state
 from components.shell.run_controls import open_saved, save_and_export
 from components.shell.runner import run_methods
 from components.shell.safe import engine_errors, esc, html_block
 from components.widgets.question_input import ask_question, result_area
 from components.widgets.result_view import show_result
-from engine.methods.registry import COMPARED, title
+from engine.methods.registry import title
 
 state.ensure_app()
 
@@ -24,20 +25,22 @@ sync.reserve_verdict_slot()  # the verdict goes first: the result's first screen
 opened = open_saved(corpus, "cmp_open")
 if opened is not None:
     ss["compare"] = opened
+    link.show_question("cmp_q", opened.qid, opened.question)
+    ss[link.METHODS_WIDGET] = [r.method for r in opened.results if r.method in link.compare_options()]
     state.reset_steppers("cmp_step_")
     state.reset_steppers("cmp_sync")
 
-# baselines, then any plug-in method the app offers beyond the ones Compare runs by default
-baseline = st.selectbox(
-    "Baseline (optional)",
-    [""] + state.compare_extras(),
-    key="cmp_baseline",
-    format_func=lambda m: title(m) if m else "(no baseline)",
+# any set: T2RAG and KG2RAG by default, the baselines and plug-in methods beside them
+methods = st.multiselect(
+    "Methods", link.compare_options(), key=link.METHODS_WIDGET, format_func=title, placeholder="Pick two or more"
 )
 asked = ask_question(corpus, "cmp_q", "Compare", "cmp_go")
-autorun = bool(ss.get("cmp_autorun")) and bool(asked.question)  # the landing card's one click
+link.note_question(asked, methods)
+autorun = bool(ss.get("cmp_autorun")) and bool(asked.question)  # the landing card's one click, a link
 ss["cmp_autorun"] = False
-fresh = asked.submitted or autorun
+fresh = (asked.submitted or autorun) and len(methods) >= 2
+if (asked.submitted or autorun) and len(methods) < 2:
+    st.warning("Pick two or more methods to compare (Ask and KG2RAG run one method alone).")
 if fresh or asked.pressed:
     ss["compare"] = None  # a failed run must not leave the last question's result under this one
 
@@ -53,17 +56,15 @@ def _adopt(new_run) -> None:
 with result_area(fresh or asked.pressed):
     if fresh:
         with engine_errors("The comparison"):
-            ss["compare"] = run_methods(
-                list(COMPARED) + ([baseline] if baseline else []), corpus, asked.question, asked.q
-            )
+            ss["compare"] = run_methods(list(methods), corpus, asked.question, asked.q)
             state.reset_steppers("cmp_step_")
         state.reset_steppers("cmp_sync")
-    run = ss.get("compare")
+    run = link.page_run("compare")
     if run is not None:
         st.divider()
         html_block(f"<b>Question:</b> {esc(run.question)}")
         sync.show_answers_row(run, corpus)
-        st.markdown("**Step both methods together**")
+        st.markdown(f"**Step {'both' if len(sync.columns_of(run)) == 2 else 'the'} methods together**")
         sync.show_side_by_side(run, corpus, "cmp_sync")
         notes = [f"{title(r.method)}: {n}" for r in run.results if (n := replayed_note(r))]
         if notes:

@@ -67,7 +67,12 @@ if st.button("Run evaluation", type="primary", disabled=not methods or state.is_
 saved = ev.saved_evaluations(runs_dir(corpus))
 if saved:
     with st.expander(f"📂 Open a saved evaluation ({len(saved)})"):
-        pick = st.selectbox("Saved evaluations", [p.name for p in saved], key="eval_pick")
+        pick = st.selectbox(
+            "Saved evaluations",
+            [p.name for p in saved],
+            key="eval_pick",
+            format_func=lambda name: ev.describe_evaluation(runs_dir(corpus) / name),
+        )
         if st.button("Open", key="eval_open"):
             with engine_errors("Opening the evaluation"):
                 ss["eval_report"] = ev.load_summary(runs_dir(corpus) / pick)
@@ -80,14 +85,15 @@ if summary is not None:
         recs = ev.records(summary)
         per_q = ev.questions_frame(recs)
         st.markdown("**Per question**")
-        st.dataframe(per_q, hide_index=True, width="stretch")
+        st.dataframe(per_q.drop(columns=["qid"], errors="ignore"), hide_index=True, width="stretch")  # ids: CSV only
         ev.downloads(summary, per_q)
         if not per_q.empty:
+            shown = dict(zip(per_q["qid"], per_q["question"]))
             qid = st.selectbox(
                 "Drill down into a question",
                 list(per_q["qid"]),
                 key="eval_qid",
-                format_func=lambda i: f"{i}: {per_q.set_index('qid').loc[i, 'question']}",
+                format_func=lambda i: shown.get(i, i),
             )
             tabs = st.tabs([title(m) for m in recs], key="eval_tab")
             for tab, (m, by_q) in zip(tabs, recs.items()):

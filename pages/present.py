@@ -1,9 +1,11 @@
-"""Presentation mode: controls hidden, one saved comparison walked step by step."""
+"""Presentation mode: controls hidden, one run (the page's it was entered from, or a saved one)
+walked step by step. A reload keeps it: the link names the run's question, methods and step, and
+the question runs again here (components/shell/link.py)."""
 
 import streamlit as st
 
 from components.report.present_view import present_steps, show_present_step, steady_layout
-from components.shell import state
+from components.shell import link, state
 from components.shell.safe import engine_errors
 from components.widgets.stepper import stepper
 from engine.runs import describe_run, list_runs, load_run
@@ -15,18 +17,26 @@ ss = st.session_state
 
 
 def _exit() -> None:
-    # app.py sends the user back to the page they entered presentation mode from
+    # app.py sends the user back to the page they entered presentation mode from, with this run
+    back = ss.get("present_from") or "compare"
+    run = ss.get("present_run")
+    if run is not None and back in state.URL_PAGES and link.page_run(back) is None:
+        ss[state.URL_PAGES[back][1]] = run  # e.g. after a reload here: the page shows what was presented
     ss["present"] = False
-    ss["present_return"] = ss.get("present_from") or "compare"
+    ss["present_return"] = back
 
 
 st.button("✖ Exit presentation", on_click=_exit, key="present_exit", type="tertiary")
-run = ss.get("present_run") or ss.get("compare")
+if ss.get("present_run") is None and ss.get("present_autorun"):
+    ss["present_autorun"] = False
+    with engine_errors("Running the presented question again"):
+        ss["present_run"] = link.rerun_current(ss.get("present_methods") or link.compare_methods())
+run = ss.get("present_run")
 if run is None:
     corpus = state.current_corpus() if ss.get("corpus") else None
     saved = [p for p in list_runs(corpus)] if corpus is not None else []
     if not saved:
-        st.info("Nothing to present yet: run a comparison on the Compare page (or save one) first.")
+        st.info("Nothing to present yet: ask a question on Ask, KG2RAG or Compare (or save a run) first.")
         st.stop()
     by_name = {p.name: p for p in saved}
     pick = st.selectbox(

@@ -3,8 +3,9 @@
 import streamlit as st
 
 from components.shell import state
+from components.shell.link_settings import describe_difference
 from components.shell.safe import engine_errors
-from components.shell.settings_form import settings_form
+from components.shell.settings_form import settings_form, show_in_form
 from components.widgets.preset_badge import preset_picker, show_settings_badge
 from engine.methods.presets import has_presets
 from engine.methods.registry import COMPARED
@@ -102,19 +103,32 @@ st.caption(
     "paper and its authors' code, with SPEC's named bug fixes only. They apply to Ask, KG2RAG, Compare "
     "and Evaluate; every result names its preset and lists how it departs from the paper."
 )
+
+
+def _reset(name: str) -> None:
+    """A callback: the paper preset into the session and into every field, before the form is drawn."""
+    with engine_errors("Resetting the settings"):
+        show_in_form(sess.use_preset(name, "paper"), key=f"settings_{name}")
+
+
 for name, label in state.method_labels().items():
     with state.sticky_expander(label, f"settings_{name}_open", expanded=name in COMPARED):
         with engine_errors(f"{label} settings"):
+            form_key = f"settings_{name}"
             if has_presets(name):
                 show_settings_badge(name, state.method_settings(name), key=f"settings_badge_{name}")
+                custom = describe_difference(name, state.method_settings(name))
+                if custom:  # neither preset: say which fields make it so
+                    st.caption(f"✏️ Custom: {custom}.", help="Load a preset to run it as it is.")
                 picked = preset_picker(name, disabled=demo)
                 if picked:
-                    sess.use_preset(name, picked)
+                    show_in_form(sess.use_preset(name, picked), key=form_key)  # every field, before it is drawn
                     st.rerun()
-            values = settings_form(name, state.method_settings(name), key=f"settings_{name}", disabled=demo)
+            values = settings_form(name, state.method_settings(name), key=form_key, disabled=demo)
             if values is not None:
                 state.set_method_settings(name, values)
-                st.success("Applied.")
-            if st.button("Reset to the paper's settings", key=f"reset_{name}", disabled=demo):
-                sess.use_preset(name, "paper")
-                st.rerun()
+                state.flash("success", f"{label} settings applied.")
+                st.rerun()  # the badge above the form names what now runs
+            st.button(
+                "Reset to the paper's settings", key=f"reset_{name}", disabled=demo, on_click=_reset, args=(name,)
+            )

@@ -2,8 +2,8 @@
 (git-ignored). Starts `streamlit run app.py` on a free loopback port over the workspace (the
 bundled sample corpora: `python -m engine sample ensure`), drives headless Chromium over the
 DevTools protocol, and walks a demo: landing, Compare's verdict, Compare stepped in sync to the tree graph and its
-timelines, Ask, KG2RAG at its weighted graph, Evaluate, Settings, presentation mode; all with the
-offline reasoner. Last, a what-if on Ask with replies to replay: Settings point the session at a
+timelines, Ask, KG2RAG at its weighted graph, Evaluate, Settings, presentation mode, Compare with four
+methods from a link; all with the offline reasoner. Last, a what-if on Ask with replies to replay: Settings point the session at a
 loopback OpenAI-compatible provider (tests/loopback.py, canned replies standing in for a model).
 """
 from __future__ import annotations
@@ -195,6 +195,13 @@ def main() -> int:
         _shoot(b, out, "11_presentation_verdict")
         _click(b, "✖ Exit presentation")
         b.wait_text("Step both methods together", timeout=120)  # back where presentation mode was entered
+        # any set of methods, from a link: T2RAG, KG2RAG and two baselines side by side
+        qid = b.eval("new URLSearchParams(location.search).get('q')")
+        b.navigate(srv.url + f"/compare?corpus=hotpotqa-sample&q={qid}&methods=t2rag,kg2rag,hipporag2,bm25")
+        _wait_js(b, "document.querySelectorAll('.tl-verdict-final .tl-verdict-line').length === 4", timeout=300)
+        _shoot(b, out, "12_compare_four_methods", scroll_js="document.querySelector('[data-testid=stMain]')"
+               ".scrollTo(0, 0)")
+        _shoot(b, out, "12_compare_four_answers", "Question:")
         _whatif(b, out)
     finally:
         b.close()

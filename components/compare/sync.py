@@ -20,6 +20,7 @@ from components.widgets.answer_box import show_answer, verdict
 from components.widgets.chunk_names import chunk_names
 from components.widgets.preset_badge import show_column_facts
 from components.widgets.stepper import stepper
+from engine.core.textnorm import shorten
 from engine.methods.registry import METHODS, title
 
 
@@ -144,7 +145,7 @@ def show_answers_row(run, corpus=None) -> None:
     st.session_state["cmp_verdict_slot"] = None
     if slot is not None:
         with slot:
-            show_verdict(run, corpus, title=f"Verdict on “{run.question[:80]}”")
+            show_verdict(run, corpus, title=f"Verdict on “{shorten(run.question, 80)}”")
     else:
         show_verdict(run, corpus)
     cols = st.columns(len(run.results))
@@ -152,3 +153,5 @@ def show_answers_row(run, corpus=None) -> None:
         with col:
             show_answer(r, run.gold, label=title(r.method), corpus=corpus, with_chain=True)
             show_column_facts(r, run, key=f"cols_{r.method}")
+            # (the inputs line, embedder / triplet source / reranker / reasoner against the paper's,
+            # goes here under each column's facts, as on the badge and in the export)

@@ -36,7 +36,13 @@ def backups(corpus) -> None:
         hide_index=True,
         use_container_width=True,
     )
-    pick = st.selectbox("Snapshot", [s.id for s in snaps], key="restore_pick")
+    by_id = {s.id: s for s in snaps}
+    pick = st.selectbox(
+        "Snapshot",
+        list(by_id),
+        key="restore_pick",
+        format_func=lambda i: f"{_when(by_id[i].created_at)} · {by_id[i].reason}",
+    )
     chosen = next(s for s in snaps if s.id == pick)
     c1, c2 = st.columns(2)
     new_name = c1.text_input(

@@ -158,9 +158,42 @@ def charts(summary) -> list[tuple[str, go.Figure]]:
     return out
 
 
+def _leader(rows: list[tuple[str, float]], n: int, what: tuple[str, str, str], fmt: str = ".2f") -> str:
+    """'T2RAG answered best (F1 0.63 vs KG2RAG 0.55)', or a tie when the lead is less than one
+    question's worth (1/n): one question answered otherwise would change who leads."""
+    if len(rows) < 2 or n <= 0:
+        return ""
+    rows = sorted(rows, key=lambda r: -r[1])
+    (top, a), b = rows[0], rows[1][1]
+    others = " vs ".join(f"{m} {v:{fmt}}" for m, v in rows[1:])
+    if a - b < 1.0 / n:
+        tied = [(m, v) for m, v in rows if a - v < 1.0 / n]
+        names = ", ".join(m for m, _ in tied[:-1]) + f" and {tied[-1][0]}"
+        values = " vs ".join(f"{v:{fmt}}" for _, v in tied)
+        return f"{names} {what[1]} about as well ({what[0]} {values}: less than one question apart)"
+    return f"{top} {what[2]} ({what[0]} {a:{fmt}} vs {others})"
+
+
+def best_line(summary) -> str:
+    """One line on who did best, computed from the summary: answers by F1, then gold paragraphs
+    found by retrieval recall; a lead under one question's worth is called a tie."""
+    ms = [m for m in summary.methods if m.n_done]
+    n = summary.n_questions
+    if len(ms) < 2 or not n:
+        return ""
+    parts = [_leader([(_t(m.method), m.answer.f1) for m in ms], n, ("F1", "answered", "answered best"))]
+    recall = [(_t(m.method), m.answer.retrieval_recall) for m in ms if m.answer.retrieval_recall is not None]
+    parts.append(_leader(recall, n, ("recall", "retrieved", "found the most gold evidence")))
+    said = "; ".join(p for p in parts if p)
+    return f"Over {n} question{'s' if n != 1 else ''}: {said}." if said else ""
+
+
 def show_summary(summary) -> None:
     if summary.stopped:
         st.error(f"The evaluation stopped early: {summary.stopped}")
+    line = best_line(summary)
+    if line:
+        st.markdown(f"**{line}**")
     st.caption(
         f"Corpus {summary.corpus} · reasoner {summary.reasoner} · {summary.n_questions} questions · "
         "averages over all questions (an error counts 0); $ shows None when a price is unknown"
@@ -241,6 +274,20 @@ def load_trace(summary, rec):
     if Path(summary.out_dir).resolve() not in path.parents or not path.is_file():
         return None
     return load_result(path)
+
+
+def describe_evaluation(folder: Path) -> str:
+    """A saved evaluation as a reader knows it: "2026-12-06 00:41 · T2RAG, KG2RAG · 5 questions"
+    (the folder's name when its summary cannot be read)."""
+    import time
+
+    try:
+        s = load_summary(folder)
+    except (OSError, ValueError, TypeError, KeyError):
+        return folder.name
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.created)) if s.created else folder.name
+    methods = ", ".join(_t(m.method) for m in s.methods)
+    return f"{when} · {methods} · {s.n_questions} question{'s' if s.n_questions != 1 else ''} · {s.reasoner}"
 
 
 def saved_evaluations(runs_dir: Path) -> list[Path]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from components.report.export_settings import CSS as SETTINGS_CSS
+from components.report.export_settings import settings_block
 from components.shell.safe import csp_meta, esc, json_for_script
 from components.steps import result_steps, usage_lines
 from components.widgets.preset_badge import preset_lines
@@ -195,7 +197,7 @@ def run_payload(run: Run, corpus=None) -> dict:
                 "answer": r.answer or "(no answer)",
                 "verdict": v.kind,
                 "mark": v.mark,
-                "usage": preset_lines(r) + usage_lines(r, names),
+                "usage": preset_lines(r)[:1] + usage_lines(r, names),  # the preset's name; its table is static
                 "steps": [asdict(s) for s in result_steps(r, names)],
                 **evidence_payload(r, corpus),
             }
@@ -287,11 +289,11 @@ def export_html(run: Run, title: str = "Triplet Lens run", corpus=None) -> str:
     payload = json_for_script(run_payload(run, corpus))
     gold = f"<p>Gold answer: <b>{esc(' / '.join(run.gold))}</b></p>" if run.gold else ""
     methods = ", ".join(method_title(r.method) for r in run.results)
-    strip = verdict_block(run, corpus)
+    strip = verdict_block(run, corpus) + settings_block(run)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 {csp_meta((_JS,))}
-<title>{esc(title)}</title><style>{_CSS}</style></head>
+<title>{esc(title)}</title><style>{_CSS}{SETTINGS_CSS}</style></head>
 <body><h1>{esc(title)}: {esc(methods)}</h1>
 <p class="q">{esc(run.question)}</p>{gold}{strip}
 <div id="app"><noscript>Enable JavaScript to step through the run.</noscript></div>

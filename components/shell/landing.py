@@ -3,14 +3,14 @@ that each run through Compare in one click.
 
 The showcase questions were chosen by running both methods (offline reasoner) over every question
 of the bundled sample corpora (`python -m engine sample ensure`, then T2RAG and KG2RAG on each; the
-survey and its numbers are in docs/ui.md, "Landing showcase"). Each tells one story the Compare
-verdict makes visible, and the stories rest on retrieval and the trace, not on a wording detail of
-the offline reasoner: tests/app/test_landing_showcase.py checks the properties (the methods differ,
-T2RAG ran at least two rounds), not the answers.
+survey and its numbers are in docs/ui.md, "Landing showcase"). The line under each question that
+says what Compare shows (who is right, by which route) is computed by running it at the settings
+Compare runs (components/shell/showcase.py); only the question's shape is written here.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import streamlit as st
@@ -41,43 +41,36 @@ METHOD_LINES = (
 class Showcase:
     corpus: str
     qid: str
-    story: str  # what the comparison shows, in one line (the button's caption)
+    shape: str  # what the question asks, in a few words: no outcome (that is computed, showcase.py)
 
 
 #: Chosen on hotpotqa-sample (docs/ui.md has the survey). The first is the "Start here" question.
+#: What each shows (who is right, by which route) is not written here: the card runs it
+#: (components/shell/showcase.py) and tests/app/test_claims_from_runs.py checks the words.
 SHOWCASE = (
-    # T2RAG fills ?city from Kerry Saxby-Junna's paragraph in round 1 and reads the census figure
-    # from Young, New South Wales' paragraph in round 2; KG2RAG's seeds miss the town's paragraph
-    # and its one hop does not reach it: the two methods differ, and T2RAG needs two rounds.
-    Showcase(
-        "hotpotqa-sample",
-        "5ac3983a554299657fa290f5",
-        "The methods differ: T2RAG needs two rounds to chain athlete → town → census figure",
-    ),
-    # Both right, by different routes: T2RAG's second round finds the team's paragraph, KG2RAG's
-    # expansion reaches it in hop 1 (the seeds alone miss it).
-    Showcase(
-        "hotpotqa-sample",
-        "5ae3b0005542992f92d82341",
-        "Both right, two routes: a second T2RAG round vs a KG2RAG expansion hop",
-    ),
-    # A comparison question: both gold paragraphs in the first round / the seeds; T2RAG fills one
-    # placeholder per band.
-    Showcase(
-        "hotpotqa-sample", "5a7c1f325542996dd594b892", "A comparison: one placeholder per band, both filled in round 1"
-    ),
+    Showcase("hotpotqa-sample", "5ac3983a554299657fa290f5", "Three hops: athlete → home town → its census figure"),
+    Showcase("hotpotqa-sample", "5ae3b0005542992f92d82341", "Two hops: player → team → the team's state"),
+    Showcase("hotpotqa-sample", "5a7c1f325542996dd594b892", "A comparison: which of two bands was formed first"),
 )
+#: the shape of a question this corpus suggests when it holds no showcase question
+SUGGESTED_SHAPE = "A multi-hop question from this corpus"
+
+
+def showcase_questions(corpus) -> list:
+    """The showcase questions `corpus` holds (corpus `Question`s), in the card's order."""
+    by_id = {q.qid: q for q in corpus.questions()}
+    return [by_id[s.qid] for s in SHOWCASE if s.corpus == corpus.name and s.qid in by_id]
 
 
 def showcase_for(corpus) -> list[tuple[object, str]]:
-    """(Question, story) for the showcase questions this corpus holds; a corpus without any gets
+    """(Question, shape) for the showcase questions this corpus holds; a corpus without any gets
     one suggested question instead."""
-    by_id = {q.qid: q for q in corpus.questions()}
-    picked = [(by_id[s.qid], s.story) for s in SHOWCASE if s.corpus == corpus.name and s.qid in by_id]
+    shapes = {s.qid: s.shape for s in SHOWCASE}
+    picked = [(q, shapes[q.qid]) for q in showcase_questions(corpus)]
     if picked:
         return picked
     q = suggested_question(corpus)
-    return [(q, "A multi-hop question from this corpus, side by side")] if q is not None else []
+    return [(q, SUGGESTED_SHAPE)] if q is not None else []
 
 
 def suggested_question(corpus):
@@ -92,7 +85,12 @@ def suggested_question(corpus):
 
 
 def _go(qid: str) -> None:
+    from components.shell import link
+    from engine.methods.registry import COMPARED
+
     ss = st.session_state
+    link.set_current(qid)
+    ss["methods"] = ss[link.METHODS_WIDGET] = list(COMPARED)  # the card says: the two methods
     ss["cmp_q_mode"] = "Pick a corpus question"
     ss["cmp_q_qid"] = qid
     ss["cmp_autorun"] = True
@@ -108,9 +106,49 @@ def _intro_html() -> str:
     )
 
 
+def _settings_line(settings: dict) -> str:
+    """Which settings the captions ran with, and that a model of the user's may answer otherwise."""
+    from components.shell import state
+    from engine.methods.presets import preset_name
+    from engine.methods.registry import title
+
+    presets = " · ".join(f"{title(m)} {preset_name(m, s)}" for m, s in settings.items())
+    model = state.session().model
+    line = f"What each shows was run just now: offline reasoner, {presets} settings (what Compare runs)"
+    return line + (f"; Compare will ask {model} instead, whose answers may differ." if model else ".")
+
+
+def _captions(corpus, items) -> dict[str, str]:
+    """qid -> the computed caption of each showcase question (runs the comparisons not cached yet)."""
+    from components.shell import state
+    from components.shell.showcase import cached_caption, showcase_caption
+    from engine.methods.registry import COMPARED
+
+    showcase = {s.qid for s in SHOWCASE}
+    settings = {m: state.method_settings(m) for m in COMPARED}
+    wanted = [q for q, _ in items if q.qid in showcase]
+    cold = any(cached_caption(corpus, q, settings) is None for q in wanted)
+    with st.spinner("Running the showcase questions at the current settings…") if cold else nullcontext():
+        return {q.qid: showcase_caption(corpus, q, settings) for q in wanted}
+
+
+def _empty_note(corpus) -> str:
+    """What to do when the card has no question to offer, for the corpus selected (if any)."""
+    if corpus is None:
+        return "Create a corpus (or build the bundled samples) to try a question."
+    c = corpus.counts()
+    if c.chunks and not c.pending:
+        return (
+            f"**{corpus.name}** is ready: ask it a question on **Ask (T2RAG)**, **KG2RAG** or **Compare** "
+            "(it has no questions of its own to suggest)."
+        )
+    return f"**{corpus.name}** needs its triplets extracted (Extraction tab below) before a question."
+
+
 def landing_card() -> None:
     """The card at the top of the first page; the showcase needs a corpus with questions."""
     from components.shell import state
+    from components.shell.safe import engine_errors
 
     try:
         corpus = state.current_corpus()
@@ -120,17 +158,22 @@ def landing_card() -> None:
         html_block(_intro_html())
         items = showcase_for(corpus) if corpus is not None else []
         if not items:
-            st.caption("Create a corpus (or build the bundled samples) to try a question.")
+            st.markdown(_empty_note(corpus))
             return
         st.markdown(
             "**🚀 Start here**: pick a question; Compare runs both methods on it and says who did better, and why."
         )
-        for i, (q, story) in enumerate(items):
+        captions: dict[str, str] = {}
+        with engine_errors("Running the showcase questions"):
+            captions = _captions(corpus, items)
+        for i, (q, shape) in enumerate(items):
             c1, c2 = st.columns([5, 2], vertical_alignment="center")
             with c1:
+                said = captions.get(q.qid, "")
                 html_block(
                     f"<span style='font-size:1.05em'>“{esc(q.question)}”</span><br>"
-                    f"<small style='color:#555'>{esc(story)}</small>"
+                    f"<small style='color:#555'>{esc(shape)}</small>"
+                    + (f"<br><small class='tl-showcase-caption' style='color:#333'>{esc(said)}</small>" if said else "")
                 )
             label = "Compare the two methods on this question" if i == 0 else "Compare on this question"
             if c2.button(
@@ -145,3 +188,7 @@ def landing_card() -> None:
                 st.switch_page(
                     "pages/compare.py", query_params={"corpus": corpus.name, "q": q.qid, "methods": "t2rag,kg2rag"}
                 )
+        if captions:
+            from engine.methods.registry import COMPARED
+
+            st.caption(_settings_line({m: state.method_settings(m) for m in COMPARED}))

@@ -7,7 +7,7 @@ import streamlit as st
 
 from components.compare.timeline_view import show_timeline
 from components.compare.whatif_view import replayed_note, show_whatif
-from components.shell import state
+from components.shell import link, state
 from components.shell.run_controls import open_saved, save_and_export
 from components.shell.runner import run_methods
 from components.shell.safe import engine_errors, esc, html_block
@@ -32,23 +32,25 @@ def single_method_page(info, prefix: str, step_key: str) -> None:
     corpus = state.require_corpus()
     result_key = f"{prefix}_result"
 
+    page = next((p for p, spec in state.URL_PAGES.items() if spec[1] == result_key), "")  # this page's URL path
     opened = open_saved(corpus, f"{prefix}_open", (method,))
     if opened is not None:
         ss[result_key], ss[step_key] = opened, 0
+        link.show_question(f"{prefix}_q", opened.qid, opened.question)
 
     asked = ask_question(corpus, f"{prefix}_q", "Ask", f"{prefix}_go")
+    link.note_question(asked)
     if asked.pressed:
         ss[result_key] = None  # a failed run must not leave the last question's result under this one
-    page = next((p for p, spec in state.URL_PAGES.items() if spec[1] == result_key), "")  # this page's URL path
-    linked = state.take_url_autorun(page) and bool(asked.question)
+    linked = link.take_url_autorun(page) and bool(asked.question)
     with result_area(asked.pressed):
         if asked.submitted or linked:  # a copied link names a question: run it, open its step
             with engine_errors(label):
                 ss[result_key] = run_methods([method], corpus, asked.question, asked.q)
                 ss[step_key] = 0
                 if linked:
-                    state.open_url_step(step_key)
-        _show(ss.get(result_key), method, corpus, prefix, step_key)
+                    link.open_url_step(step_key)
+        _show(link.page_run(page), method, corpus, prefix, step_key)
 
 
 def _show(run, method: str, corpus, prefix: str, step_key: str) -> None:
@@ -58,6 +60,8 @@ def _show(run, method: str, corpus, prefix: str, step_key: str) -> None:
     st.divider()
     html_block(f"<b>Question:</b> {esc(run.question)}")
     show_answer(result, run.gold, corpus=corpus, with_chain=True)
+    # (the inputs line, embedder / triplet source / reranker / reasoner against the paper's, goes
+    # here under the result's card, as in Compare's columns and the export)
     show_result(result, corpus, step_key, run.gold)
     show_timeline(result, key=prefix)
     note = replayed_note(result)

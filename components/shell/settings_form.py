@@ -93,8 +93,34 @@ def choices() -> dict[str, tuple[str, ...]]:
     }
 
 
+def widget_value(name: str, tp, value):
+    """A setting's value as its input widget holds it (a form field's session state)."""
+    if tp is bool:
+        return bool(value)
+    if tp is int:
+        return int(value)
+    if tp is float:
+        return float(value)
+    if name in choices() and isinstance(value, str):
+        return value if value in choices()[name] else choices()[name][0]
+    return "" if value is None else str(value)
+
+
+def show_in_form(settings, *, key: str) -> None:
+    """Put `settings` into the form's fields: a keyed widget ignores a new `value=`, so a loaded
+    preset (or a link's settings) is written into each field's session state before the form is
+    drawn, and the form then shows, and its Apply applies, what runs."""
+    if settings is None or not dataclasses.is_dataclass(settings):
+        return
+    hints = typing.get_type_hints(type(settings))
+    for f in dataclasses.fields(settings):
+        if f.init:
+            st.session_state[f"{key}_{f.name}"] = widget_value(f.name, hints.get(f.name), getattr(settings, f.name))
+
+
 def settings_form(name: str, current, *, key: str, disabled: bool = False) -> dict | None:
-    """Draw one input per field; return the new values when the form is submitted, else None."""
+    """Draw one input per field, each showing the session's setting unless the user has changed it
+    since (`show_in_form` puts new settings in); return the new values when the form is submitted."""
     if current is None or not dataclasses.is_dataclass(current):
         st.caption("This method has no settings.")
         return None
@@ -109,6 +135,7 @@ def settings_form(name: str, current, *, key: str, disabled: bool = False) -> di
     if not fields:
         st.caption("This method has no settings.")
         return None
+    ss = st.session_state
     with st.form(key):
         values = {}
         for f in fields:
@@ -119,30 +146,18 @@ def settings_form(name: str, current, *, key: str, disabled: bool = False) -> di
             )
             help_ = f"{docs.get(f.name, '')} (setting `{f.name}`)".strip()
             wkey = f"{key}_{f.name}"
+            if wkey not in ss:  # the field's value lives in session state only: no `value=` to ignore
+                ss[wkey] = widget_value(f.name, tp, value)
             if tp is bool:
-                values[f.name] = st.checkbox(label, value=bool(value), help=help_, key=wkey, disabled=disabled)
+                values[f.name] = st.checkbox(label, help=help_, key=wkey, disabled=disabled)
             elif tp is int:
-                values[f.name] = int(
-                    st.number_input(label, value=int(value), step=1, help=help_, key=wkey, disabled=disabled)
-                )
+                values[f.name] = int(st.number_input(label, step=1, help=help_, key=wkey, disabled=disabled))
             elif tp is float:
-                values[f.name] = float(
-                    st.number_input(label, value=float(value), help=help_, key=wkey, disabled=disabled, format="%.4f")
-                )
+                values[f.name] = float(st.number_input(label, help=help_, key=wkey, disabled=disabled, format="%.4f"))
             elif f.name in choices() and isinstance(value, str):
-                opts = list(choices()[f.name])
-                values[f.name] = st.selectbox(
-                    label,
-                    opts,
-                    index=opts.index(value) if value in opts else 0,
-                    help=help_,
-                    key=wkey,
-                    disabled=disabled,
-                )
+                values[f.name] = st.selectbox(label, list(choices()[f.name]), help=help_, key=wkey, disabled=disabled)
             else:
-                values[f.name] = st.text_input(
-                    label, value="" if value is None else str(value), help=help_, key=wkey, disabled=disabled
-                )
+                values[f.name] = st.text_input(label, help=help_, key=wkey, disabled=disabled)
         if st.form_submit_button("Apply", disabled=disabled, key=f"{key}_apply"):
             return values
     return None

@@ -12,8 +12,14 @@ def _on_corpus_change() -> None:
 
 
 def _enter_presentation() -> None:
-    st.session_state["present"] = True
-    st.session_state["present_step"] = 0
+    """Present the run of the page the button was pressed on (Ask's T2RAG run, KG2RAG's, Compare's);
+    none there: presentation mode offers the saved runs."""
+    from components.shell.link import present_run_of
+
+    ss = st.session_state
+    ss["present_run"] = present_run_of(ss.get("present_from") or "")
+    ss["present"] = True
+    ss["present_step"] = 0
 
 
 def sidebar() -> None:
@@ -40,5 +46,5 @@ def sidebar() -> None:
             "🎬 Presentation mode",
             on_click=_enter_presentation,
             key="w_present_on",
-            help="Hide the controls and walk one saved comparison step by step",
+            help="Hide the controls and walk this page's run (or a saved one) step by step",
         )

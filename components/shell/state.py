@@ -64,15 +64,18 @@ _DEFAULTS: dict[str, Any] = {
     "present_from": "",  # the page presentation mode was entered from (Exit returns there)
     "flash": None,  # one message to show after a rerun: (kind, text)
     "check_findings": 0,  # damages the last integrity check named (the Repair button shows then)
-    "preset": "",  # the settings preset a link names (`?preset=`), kept in the URL
-    "url_restored": False,  # the link's question, methods and step were read into this session
-    "url_autorun": "",  # the page (url path) that runs the linked question once on arrival
+    "cur_q": ("", ""),  # the question the user looks at on every page: (corpus question id, typed text)
+    "methods": list,  # the methods Compare runs (empty: T2RAG and KG2RAG); components.shell.link
+    "url_restored": False,  # the link's question, methods, settings and step were read into this session
+    "url_autorun": "",  # "armed" after a link with a question, then the page (url path) that runs it once
     "url_step": 0,  # the step the linked view opens on, once its result is there
+    "present_autorun": False,  # a reloaded presentation: run its question again, then present it
+    "present_methods": list,  # the methods of that run (the link's `methods`)
     "cmp_verdict_slot": None,  # this run's place for Compare's verdict at the top (reset every run)
 }
 
-#: Pages whose view the URL names beyond the corpus: url path -> (question widget prefix, result
-#: key, stepper key). `?q=<qid>` (a corpus question) or `?question=<text>`, `?methods=`, `?step=`.
+#: Pages with a question box and a result: url path -> (question widget prefix, result key, stepper
+#: key). components/shell/link.py keeps one question across them and names it in the URL.
 URL_PAGES = {
     "ask": ("ask_q", "ask_result", "ask_round"),
     "kg2rag": ("kg_q", "kg_result", "kg_step"),
@@ -194,6 +197,7 @@ def select_corpus(name: str | None) -> None:
     ss = st.session_state
     if ss.get("corpus") != name:
         ss["corpus"] = name
+        ss["cur_q"] = ("", "")  # a question id names a question of one corpus
         clear_results()
 
 
@@ -218,7 +222,7 @@ def reset_steppers(prefix: str) -> None:
     ]:
         ss[key] = 0
         if ss.get("url_step") and key in {spec[2] for spec in URL_PAGES.values()}:
-            open_url_step(key)
+            ss[key], ss["url_step"] = ss["url_step"], 0  # right after a link's question ran: its step
 
 
 # --- reasoner and method settings ---------------------------------------------------------------
@@ -312,129 +316,3 @@ def _unused_key(key: str) -> str:
         n += 1
         name = f"{key}_{n}"
     return name
-
-
-# --- the view in the URL ------------------------------------------------------------------------
-# Reload and a copied link open the same view: the corpus, the page (the URL path), the question,
-# the methods, the step and the preset live in the URL. A session reads them once (the first run);
-# every run writes the view back, so the address bar always names what is on screen.
-
-
-def restore_from_url(page: str) -> None:
-    """Once per session: the link's question, methods, step and preset into the page's widgets;
-    the page then runs the linked question once (`take_url_autorun`) and opens its step."""
-    ss = st.session_state
-    if ss["url_restored"]:
-        return
-    ss["url_restored"] = True
-    qp = st.query_params
-    ss["preset"] = qp.get("preset", "")[:80]
-    if page not in URL_PAGES or ss.get(URL_PAGES[page][1]) is not None:
-        return
-    prefix = URL_PAGES[page][0]
-    if not _question_into_picker(prefix, qp.get("q", ""), qp.get("question", "")):
-        return
-    if page == "compare":
-        from engine.methods.registry import COMPARED
-
-        extra = [m for m in qp.get("methods", "").split(",") if m and m not in COMPARED]
-        baselines = compare_extras()
-        if extra and extra[0] in baselines:
-            ss["cmp_baseline"] = extra[0]
-    if page == "compare":  # Compare runs it as it runs the landing card's question
-        ss["cmp_autorun"] = True
-    else:  # Ask and KG2RAG: a page that calls take_url_autorun runs it
-        ss["url_autorun"] = page
-    ss["url_step"] = _int(qp.get("step", "0"))
-
-
-def compare_extras() -> list[str]:
-    """What Compare's extra-method picker offers: the baselines, then any plug-in method beyond the
-    ones Compare runs by default (pages/compare.py)."""
-    from engine.methods.registry import COMPARED, app_methods
-
-    return app_methods(baselines=True) + [m for m in app_methods(baselines=False) if m not in COMPARED]
-
-
-def _int(text: str) -> int:
-    return int(text) if text.isdigit() and len(text) < 4 else 0
-
-
-def _question_into_picker(prefix: str, qid: str, text: str) -> bool:
-    """Put a question into a page's picker: a corpus question by id, or typed text (within the
-    limit). False when the link names neither a known question nor any text."""
-    from engine.core.limits import MAX_QUESTION_CHARS
-
-    ss = st.session_state
-    corpus = current_corpus() if ss.get("corpus") else None
-    if qid and corpus is not None and any(q.qid == qid for q in corpus.questions()):
-        ss[f"{prefix}_mode"], ss[f"{prefix}_qid"] = "Pick a corpus question", qid
-        return True
-    text = " ".join(text.split())[:MAX_QUESTION_CHARS]
-    if text:
-        ss[f"{prefix}_mode"], ss[f"{prefix}_text"] = "Type a question", text
-        return True
-    return False
-
-
-def take_url_autorun(page: str) -> bool:
-    """True once, on the page a link named a question for: run it, so the link shows its result."""
-    ss = st.session_state
-    if ss.get("url_autorun") != page:
-        return False
-    ss["url_autorun"] = ""
-    return True
-
-
-def open_url_step(step_key: str) -> None:
-    """After a linked question ran: open the step the link named (the stepper clamps it)."""
-    ss = st.session_state
-    ss[step_key], ss["url_step"] = ss.get("url_step", 0) or 0, 0
-
-
-def picker_follows_result(page: str) -> None:
-    """The question picker shows the question of the result below it. Streamlit forgets a
-    widget's value when its page is left, so coming back would show the default question over
-    another question's result; the picker is set from the result before the page draws it."""
-    if page not in URL_PAGES:
-        return
-    ss = st.session_state
-    prefix, result_key, _ = URL_PAGES[page]
-    run = ss.get(result_key)
-    if run is None or f"{prefix}_mode" in ss and (f"{prefix}_qid" in ss or f"{prefix}_text" in ss):
-        return
-    _question_into_picker(prefix, run.qid, "" if run.qid else run.question)
-
-
-def view_params(page: str) -> dict[str, str]:
-    """The query parameters naming what is on screen: the corpus, the preset, and on a question
-    page the shown result's question (else the picker's), its methods and the step."""
-    ss = st.session_state
-    out = {"corpus": ss.get("corpus") or "", "preset": ss.get("preset") or ""}
-    if page in URL_PAGES:
-        prefix, result_key, step_key = URL_PAGES[page]
-        run = ss.get(result_key)
-        if run is not None:
-            out.update(_run_params(run))
-            out["step"] = str(ss.get(step_key) or 0)
-        elif ss.get(f"{prefix}_mode") == "Type a question":
-            out["question"] = ss.get(f"{prefix}_text") or ""
-        elif ss.get(f"{prefix}_qid"):
-            out["q"] = ss[f"{prefix}_qid"]
-    if out.get("step") == "0":
-        out.pop("step")
-    return {k: v for k, v in out.items() if v}
-
-
-def _run_params(run) -> dict[str, str]:
-    params = {"q": run.qid} if run.qid else {"question": run.question[:500]}
-    return {**params, "methods": ",".join(r.method for r in run.results)}
-
-
-def write_url(page: str) -> None:
-    """Name the view in the address bar (only when it changed: each write is a message to the
-    browser)."""
-    want = view_params(page)
-    have = {k: st.query_params.get(k, "") for k in st.query_params.keys()}
-    if have != want:
-        st.query_params.from_dict(want)

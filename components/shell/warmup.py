@@ -158,6 +158,9 @@ def warm(root: str, name: str) -> float:
                 warm_index(corpus)
         make_reasoner("", embedder=corpus.embedder)  # the offline reasoner's compiled patterns
         _import_views()
+        from components.shell.showcase import warm_captions
+
+        warm_captions(corpus)  # the landing card's showcase, run at the default settings
     except Exception:  # noqa: BLE001 - the first question loads again and reports what failed
         log.warning("warm-up of corpus %r failed; the first question will load it", name, exc_info=True)
         return 0.0

@@ -38,13 +38,31 @@ def _pending_warning(corpus) -> None:
         )
 
 
+def question_labels(questions) -> dict[str, str]:
+    """qid -> what the picker shows: the question itself (an id means nothing to a reader); a
+    question asked twice in the corpus gets its gold answer, then its number, to tell them apart."""
+    counts: dict[str, int] = {}
+    for q in questions:
+        counts[q.question] = counts.get(q.question, 0) + 1
+    out: dict[str, str] = {}
+    for n, q in enumerate(questions, 1):
+        label = q.question
+        if counts[q.question] > 1:
+            label += f"  (gold: {' / '.join(q.answers)})" if q.answers else f"  (question {n})"
+        out[q.qid] = label
+    if len(set(out.values())) < len(out):  # the same question with the same gold: numbered
+        out = {q.qid: f"{out[q.qid]}  (question {n})" for n, q in enumerate(questions, 1)}
+    return out
+
+
 def _picked(questions, key: str):
     by_id = {q.qid: q for q in questions}
+    labels = question_labels(questions)
     qid = st.selectbox(
         f"Corpus question ({len(questions)})",
         list(by_id),
         key=f"{key}_qid",
-        format_func=lambda i: f"{by_id[i].question}  [{i}]",
+        format_func=lambda i: labels.get(i, i),
     )
     q = by_id.get(qid)
     if q is None:

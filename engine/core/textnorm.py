@@ -23,3 +23,16 @@ def normalize_entity(text: str) -> str:
     s = _SPACES.sub(" ", s).strip()
     s = _ARTICLES.sub("", s)
     return s
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` on one line in at most `limit` characters: cut at the last word boundary that fits,
+    with "…", never inside a word (a name cut to "Saxby-Junna w" reads as a typo on screen)."""
+    text = " ".join((text or "").split())
+    if len(text) <= limit:
+        return text
+    head = text[: max(1, limit - 1)]
+    cut = head.rfind(" ")
+    if cut >= limit // 2:  # a word boundary not too far back; else one long word is cut
+        head = head[:cut]
+    return head.rstrip(" ,;:-–—") + "…"

@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from engine.core import serde
+from engine.core.textnorm import shorten
 from engine.methods.base import Result, result_from_json, result_to_json
 
 COMPARISON_KIND = "triplet-lens-comparison"
@@ -141,7 +142,6 @@ def _describe(path: str, mtime: float) -> str:  # mtime: a changed file is descr
     results = data.get("results") if data.get("kind") == COMPARISON_KIND else [data]
     methods = " vs ".join(title(str(r.get("method", "?"))) for r in results)
     question = str(data.get("question") or (results[0].get("question") if results else "") or "?")
-    if len(question) > 70:
-        question = question[:69].rstrip() + "…"
+    question = shorten(question, 70)
     created = float(data.get("created") or mtime)
     return f"{question} · {methods} · {time.strftime('%Y-%m-%d %H:%M', time.localtime(created))}"

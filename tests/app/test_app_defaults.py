@@ -58,7 +58,7 @@ def test_settings_apply_with_the_defaults_keeps_the_offline_reasoner(app):
     assert any("Reasoner: offline" in s.value for s in at.success), [s.value for s in at.success]
     at.button(key="settings_t2rag_apply").click().run()
     _ok(at)
-    assert any(s.value == "Applied." for s in at.success)
+    assert any(s.value == "T2RAG settings applied." for s in at.success)
     assert at.session_state["session"].settings_for("t2rag").k == 5
 
 

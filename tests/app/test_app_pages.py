@@ -124,7 +124,7 @@ def test_kg2rag_page_runs_and_steps_through_every_stage(app):
 
 def test_compare_page_shows_both_methods_overlap_and_charts(app):
     at = _goto(app, "compare")
-    at.selectbox(key="cmp_baseline").select("semantic").run()
+    at.multiselect(key="cmp_methods").select("semantic").run()
     at.button(key="cmp_go").click().run()
     _ok(at)
     run = at.session_state["compare"]
@@ -164,8 +164,8 @@ def test_evaluate_page_scores_methods_and_drills_down(app):
     assert len(at.get("plotly_chart")) == 2
     assert "$ per q" in at.dataframe[1].value.columns  # costs in their own table, so neither is cut off
     assert len(at.get("download_button")) == 3
-    per_q = [d for d in at.dataframe if "qid" in d.value.columns][0].value
-    assert len(per_q) == 1
+    per_q = [d for d in at.dataframe if "gold" in d.value.columns][0].value
+    assert len(per_q) == 1 and "qid" not in per_q.columns  # a reader gets the question, not its id
     # the drill-down opens each method's saved trace with its stepper
     assert _next(at, "eval_step_t2rag")
 
@@ -349,7 +349,7 @@ def test_manage_tab_imports_triplets_deletes_documents_and_drops_the_corpus(app,
     _ok(at)
     assert any("Backed up to" in m.value for m in at.success)
     snaps = at.selectbox(key="restore_pick").options
-    at.selectbox(key="restore_pick").set_value(snaps[-1]).run()  # the oldest: taken before the delete
+    at.selectbox(key="restore_pick").select_index(len(snaps) - 1).run()  # the oldest: taken before the delete
     at.text_input(key="restore_as").input("manage-before").run()
     at.button(key="restore_new").click().run()
     _ok(at)

@@ -87,7 +87,7 @@ def test_a_copied_compare_link_opens_the_same_question_methods_and_step(app, app
     at = _goto(app, "compare")
     qids = at.selectbox(key="cmp_q_qid").options
     at.selectbox(key="cmp_q_qid").select_index(1).run()
-    at.selectbox(key="cmp_baseline").select("semantic").run()
+    at.multiselect(key="cmp_methods").select("semantic").run()
     at.button(key="cmp_go").click().run()
     _next(at, "cmp_sync")
     _next(at, "cmp_sync")
@@ -95,7 +95,7 @@ def test_a_copied_compare_link_opens_the_same_question_methods_and_step(app, app
     run = at.session_state["compare"]
     assert link["corpus"] == "hotpotqa-sample" and link["q"] == run.qid and link["step"] == "2"
     assert link["methods"] == "t2rag,kg2rag,semantic"
-    assert qids[1].endswith(f"[{run.qid}]")
+    assert qids[1] == run.question  # the picker shows the question, not its id
 
     other = _open_link(app_workspace, monkeypatch, "compare", link)  # reload / the link in a new tab
     again = other.session_state["compare"]
@@ -110,12 +110,13 @@ def test_a_copied_compare_link_opens_the_same_question_methods_and_step(app, app
 
 
 def test_a_typed_question_in_a_link_is_asked_on_arrival(app_workspace, monkeypatch):
-    at = _open_link(app_workspace, monkeypatch, "compare", {"question": "Who is Lilu?", "preset": "fast-demo"})
+    at = _open_link(app_workspace, monkeypatch, "compare", {"question": "Who is Lilu?", "settings": "kg2rag:paper"})
     run = at.session_state["compare"]
     assert run is not None and run.question == "Who is Lilu?" and not run.qid
     assert at.text_input(key="cmp_q_text").value == "Who is Lilu?"
     assert at.query_params["question"] == "Who is Lilu?"
-    assert at.query_params["preset"] == "fast-demo"  # kept for the presets page to read
+    assert at.query_params["settings"] == "kg2rag:paper"  # the settings it ran with, kept
+    assert run.by_method("kg2rag").trace.preset == "paper"
     # on Ask the link's question is in the box and asked, its result below it
     ask = _open_link(app_workspace, monkeypatch, "ask", {"question": "Who is Lilu?"})
     assert ask.text_input(key="ask_q_text").value == "Who is Lilu?"

@@ -130,7 +130,7 @@ def test_ask_and_compare_in_a_real_browser(server, browser, tmp_path):
     print(f"screenshot: {tmp_path / 'ask.png'}")
 
     _nav(b, "Compare")
-    b.wait_text("Baseline (optional)")
+    b.wait_text("Methods")
     _click(b, "Compare")
     b.wait_text("Evidence overlap", timeout=180)
     b.wait_text("Step both methods together")
@@ -156,10 +156,9 @@ def _baseline_context_stays_open(b: Browser) -> None:
     side-by-side, stays open when the step control above it changes what the columns show (a
     plain expander there was redrawn as new, closed, on every step)."""
     b.wait_js(
-        "(() => { const i = [...document.querySelectorAll('input')].find(x => (x.getAttribute("
-        "'aria-label') || '').includes('Baseline (optional)')); if (!i) return false; i.click(); i.focus();"
-        " return document.activeElement === i; })()",
-        what="the baseline select box",
+        "(() => { const i = [...document.querySelectorAll('[data-testid=stMultiSelect] input')][0];"
+        " if (!i) return false; i.click(); i.focus(); return document.activeElement === i; })()",
+        what="the methods' picker",
     )
     b.send("Input.insertText", {"text": "Semantic RAG"}, session=True)
     box = b.wait_js(
@@ -170,9 +169,8 @@ def _baseline_context_stays_open(b: Browser) -> None:
     )
     _click_at(b, *box)
     b.wait_js(
-        "[...document.querySelectorAll('input')].some(x => x.getAttribute('aria-label') === "
-        "'Baseline (optional)' && x.value === 'Semantic RAG')",
-        what="Semantic RAG chosen",
+        "document.querySelector('[data-testid=stMultiSelect] [data-tag][aria-label=\"Semantic RAG\"]') !== null",
+        what="Semantic RAG chosen beside T2RAG and KG2RAG",
     )
     _click(b, "Compare")
     b.wait_js(

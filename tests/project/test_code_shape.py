@@ -38,7 +38,6 @@ ALLOWED_LONG_FUNCTIONS: dict[str, str] = {
 #: "path" -> why the file may be longer.
 ALLOWED_LONG_FILES: dict[str, str] = {
     "tests/browser/test_browser.py": FIRST_SCAN,
-    "components/shell/state.py": FIRST_SCAN,
     "tests/engine/triplets/test_batch_extraction.py": FIRST_SCAN,
     "tests/engine/reasoners/test_offline_reasoner.py": FIRST_SCAN,
 }
