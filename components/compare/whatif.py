@@ -18,7 +18,7 @@ from components.compare.whatif_view import (
 from components.shell import state
 from components.shell.safe import engine_errors
 from engine.methods.registry import title
-from engine.runs.whatif import WHATIF_KNOBS
+from engine.runs.whatif import whatif_knobs
 
 BOTH = "both"
 
@@ -57,7 +57,7 @@ def show_compare_whatif(run, corpus, prefix: str = "cmp", on_adopt=None) -> None
         for col, r in zip(st.columns(len(results), gap="medium"), results):
             with col:
                 st.markdown(f"**{_title(r.method)}**")
-                values[r.method] = knob_inputs(r, f"{slot}_{r.method}", st.columns(len(WHATIF_KNOBS[r.method])))
+                values[r.method] = knob_inputs(r, f"{slot}_{r.method}", st.columns(len(whatif_knobs(r.method))))
         options = [BOTH] + [r.method for r in results] if len(results) > 1 else [results[0].method]
         left, right = st.columns([3, 1], vertical_alignment="bottom")
         which = left.radio(

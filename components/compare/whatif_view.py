@@ -13,12 +13,12 @@ from components.widgets.answer_box import show_answer
 from components.widgets.chunk_names import chunk_names
 from engine.llm.base import OFFLINE_MODEL
 from engine.methods.presets import PRESETS, has_presets
-from engine.runs.whatif import WHATIF_KNOBS, preset_changes, recorded_calls, run_settings
+from engine.runs.whatif import preset_changes, recorded_calls, run_settings, whatif_knobs
 
 
 def can_rerun(result, corpus) -> bool:
     return (
-        result.method in WHATIF_KNOBS
+        bool(whatif_knobs(result.method))
         and result.trace is not None
         and not isinstance(result.trace, dict)
         and corpus is not None
@@ -28,7 +28,7 @@ def can_rerun(result, corpus) -> bool:
 def knob_inputs(result, slot: str, columns=None) -> dict[str, int]:
     """Number inputs for the method's what-if knobs (in `columns`, one each), set to the run's own
     values; returns the values picked."""
-    knobs = WHATIF_KNOBS[result.method]
+    knobs = whatif_knobs(result.method)
     current = run_settings(result)
     docs = field_docs(type(current))
     values = {}
@@ -105,8 +105,8 @@ def show_whatif(run, result, corpus, prefix: str, on_adopt=None) -> None:
     ):
         st.caption("Change a setting and re-run this question. " + WHATIF_CAPTION)
         presets = has_presets(result.method) and not state.is_demo()  # a demo changes the knobs only
-        cols = st.columns(len(WHATIF_KNOBS[result.method]) + 1 + presets, vertical_alignment="bottom")
-        values = knob_inputs(result, slot, cols[: len(WHATIF_KNOBS[result.method])])
+        cols = st.columns(len(whatif_knobs(result.method)) + 1 + presets, vertical_alignment="bottom")
+        values = knob_inputs(result, slot, cols[: len(whatif_knobs(result.method))])
         preset = (
             cols[-2].selectbox(
                 "Preset",

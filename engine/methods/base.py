@@ -17,10 +17,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from engine.core import serde
 from engine.llm.base import OFFLINE_MODEL, LLMCall
+from engine.methods.departure import Departure
+from engine.methods.inputs import PaperInputs, RunInputs
 from engine.store.protocol import CorpusView
 
 TRACE_SCHEMA_VERSION = 1
@@ -86,6 +88,7 @@ class Result:
     reasoner: str = ""  # `offline-rules` or the model string
     trace: Any = None  # the method's own trace dataclass
     schema_version: int = TRACE_SCHEMA_VERSION
+    inputs: RunInputs | None = None  # embedder, triplet source, reranker, reasoner (Session.run_method)
 
 
 class Method(Protocol):
@@ -95,12 +98,23 @@ class Method(Protocol):
     the app, eval and the presets read `name`, `settings_cls` (a frozen dataclass whose defaults
     are the `tuned` preset; a `paper()` classmethod on it marks a method with a paper of its own)
     and call `summarize(result)` on the class (a static method: no instance is built to print a
-    result). The method's module registers its trace type at import, `register_trace(name,
-    TraceCls)`, so a saved run loads back as that type. The built-in methods are checked against
-    this protocol by mypy (engine/methods/registry.py)."""
+    result). What the rest of the product knows of a method, it reads here, never from a list keyed
+    by its name: `trace_cls` (its trace dataclass; the module also registers it at import,
+    `register_trace(name, TraceCls)`, so a saved run loads back as that type), `whatif_knobs` (the
+    settings a what-if offers, with the range a demo visitor may pick), `preset_reasons` /
+    `preset_fixes` / `run_departures` (how its presets depart from its paper, and why:
+    engine/methods/presets.py), `paper_inputs` (what its paper fed it: the inputs line). A plug-in
+    inherits `MethodDefaults` for the ones it does not need. The built-in methods are checked
+    against this protocol by mypy (engine/methods/registry.py)."""
 
     name: str
     settings_cls: type[Any]
+    trace_cls: ClassVar[type[Any]]
+    whatif_knobs: ClassVar[dict[str, tuple[int, int]]]
+    preset_reasons: ClassVar[dict[str, str]]
+    preset_fixes: ClassVar[tuple[Departure, ...]]
+    run_departures: ClassVar[tuple[Departure, ...]]
+    paper_inputs: ClassVar[PaperInputs | None]
 
     def __init__(self, reasoner: Any) -> None: ...
 
@@ -110,6 +124,18 @@ class Method(Protocol):
 
     @staticmethod
     def summarize(result: Result) -> list[str]: ...
+
+
+class MethodDefaults:
+    """The members of `Method` a method may not need, at their empty values: inherit it and set the
+    ones you use (a method with no paper of its own has no reasons, fixes or paper inputs)."""
+
+    trace_cls: ClassVar[type[Any]] = object
+    whatif_knobs: ClassVar[dict[str, tuple[int, int]]] = {}
+    preset_reasons: ClassVar[dict[str, str]] = {}
+    preset_fixes: ClassVar[tuple[Departure, ...]] = ()
+    run_departures: ClassVar[tuple[Departure, ...]] = ()
+    paper_inputs: ClassVar[PaperInputs | None] = None
 
 
 class Warms(Protocol):

@@ -17,14 +17,14 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from engine.core.types import Chunk
 from engine.embed.rerank import Reranker, is_cosine
 from engine.llm.base import LLMCall, LLMError
-from engine.methods.base import Result, StepCallback, Usage, register_trace
+from engine.methods.base import MethodDefaults, Result, StepCallback, Usage, register_trace
 from engine.methods.common import cached_reranker, format_context
 from engine.reasoners.base import Reasoner
 from engine.store.protocol import CorpusView
@@ -151,10 +151,11 @@ class BM25Trace(RetrievalTrace):
 # --- shared machinery ------------------------------------------------------------------------
 
 
-class _Baseline:
+class _Baseline(MethodDefaults):
     name = ""
     settings_cls: type[Any] = NoRetrievalSettings
-    trace_cls: type[Any] = RetrievalTrace
+    trace_cls: ClassVar[type[Any]] = RetrievalTrace
+    whatif_knobs = {"k": (1, 30)}
 
     def __init__(self, reasoner: Reasoner, reranker: Reranker | None = None):
         self.reasoner = reasoner
@@ -263,12 +264,13 @@ class NoRetrieval(_Baseline):
     name = "none"
     settings_cls = NoRetrievalSettings
     trace_cls = NoRetrievalTrace
+    whatif_knobs = {}  # nothing retrieved: nothing to vary
 
 
 class StandardRAG(_Baseline):
     name = "standard"
     settings_cls: type[Any] = StandardRAGSettings
-    trace_cls: type[Any] = StandardRAGTrace
+    trace_cls: ClassVar[type[Any]] = StandardRAGTrace
 
     def _retrieve(self, question, corpus: CorpusView, s, tr):
         _, hits = self._dense(question, corpus, s.k, tr)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.llm.base import LLMCall, LLMError
-from engine.methods.base import Result, StepCallback, Usage, register_trace
+from engine.methods.base import MethodDefaults, Result, StepCallback, Usage, register_trace
 from engine.methods.common import clean_call
 from engine.methods.t2rag.trace import ShownChunk
 from engine.reasoners import prompts
@@ -105,9 +105,11 @@ def first_sentence(text: str) -> str:
     return parts[0] if parts else ""
 
 
-class IRCoT:
+class IRCoT(MethodDefaults):
     name = "ircot"
     settings_cls = IRCoTSettings
+    trace_cls = IRCoTTrace
+    whatif_knobs = {"k": (1, 20), "steps": (1, 6)}
 
     def __init__(self, reasoner: Any):
         self.reasoner = reasoner

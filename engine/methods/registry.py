@@ -196,6 +196,7 @@ if TYPE_CHECKING:  # mypy checks every built-in method class against the protoco
     from engine.methods.hipporag2 import HippoRAG2
     from engine.methods.ircot import IRCoT
     from engine.methods.kg2rag import KG2RAG
+    from engine.methods.lightrag import LightRAG
     from engine.methods.t2rag import T2RAG
 
     _t2rag: type[Method] = T2RAG
@@ -208,4 +209,5 @@ if TYPE_CHECKING:  # mypy checks every built-in method class against the protoco
     _none: type[Method] = NoRetrieval
     _rerank: type[Method] = SemanticRerankRAG
     _ircot: type[Method] = IRCoT
+    _lightrag: type[Method] = LightRAG
     _warms: type[Warms] = HippoRAG2  # its index is loaded at app start-up (components/shell/warmup.py)

@@ -23,17 +23,17 @@ from engine.core import serde
 from engine.llm.base import OFFLINE_MODEL, Completion, LLMCall
 from engine.llm.cached import CachedLLM, not_bought
 
-#: The settings a what-if offers per method, with the range a visitor may pick in demo mode (the
-#: operator's CLI may change any field of the settings dataclass).
-WHATIF_KNOBS: dict[str, dict[str, tuple[int, int]]] = {
-    "t2rag": {"k": (1, 20), "rounds": (1, 6)},
-    "kg2rag": {"k": (1, 30), "hops": (0, 3)},
-    "standard": {"k": (1, 30)},
-    "semantic": {"k": (1, 30)},
-    "hybrid": {"k": (1, 30)},
-    "semantic-rerank": {"k": (1, 30)},
-    "ircot": {"k": (1, 20), "steps": (1, 6)},
-}
+
+def whatif_knobs(method: str) -> dict[str, tuple[int, int]]:
+    """The settings a what-if offers for `method`, with the range a visitor may pick in demo mode (the
+    operator's CLI may change any field of the settings dataclass): the method class's own
+    `whatif_knobs` ({} for a method that names none, or one no longer registered)."""
+    from engine.methods.registry import method_class
+
+    try:
+        return dict(method_class(method).whatif_knobs)
+    except (ValueError, ImportError):
+        return {}
 
 
 class ReplayMiss(Exception):
@@ -172,9 +172,9 @@ def _coerce(value: Any, like: Any, name: str) -> Any:
 
 def apply_changes(method: str, settings: Any, changes: dict[str, Any], *, knobs_only: bool = False) -> Any:
     """`settings` with `changes` applied; a clear ValueError for a field the method does not have,
-    a value of the wrong kind or (with `knobs_only`, demo mode) anything outside WHATIF_KNOBS."""
+    a value of the wrong kind or (with `knobs_only`, demo mode) anything outside its what-if knobs."""
     fields = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
-    knobs = WHATIF_KNOBS.get(method, {})
+    knobs = whatif_knobs(method)
     typed: dict[str, Any] = {}
     for name, value in changes.items():
         if name not in fields:

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from engine.llm.base import LLMCall
-from engine.methods.base import Result, Usage, register_trace
+from engine.methods.base import MethodDefaults, Result, Usage, register_trace
 from engine.methods.common import format_context
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -35,9 +35,11 @@ class OverlapTrace:
         return [self.call] if self.call is not None else []
 
 
-class WordOverlap:
+class WordOverlap(MethodDefaults):
     name = "overlap"
     settings_cls = OverlapSettings
+    trace_cls = OverlapTrace
+    whatif_knobs = {"k": (1, 10)}  # a what-if may re-run it with another k
 
     def __init__(self, reasoner):
         self.reasoner = reasoner

@@ -105,7 +105,7 @@ def test_a_demo_visitor_can_rerun_within_the_knobs(app_workspace, monkeypatch):
     at.button(key="ask_go").click().run()
     _ok(at)
     k = at.number_input(key="ask_whatif_k")
-    assert k.max == 20  # the demo bounds (engine.runs.whatif.WHATIF_KNOBS) are the widget's
+    assert k.max == 20  # the demo bounds (T2RAG.whatif_knobs) are the widget's
     k.set_value(3)
     at.button(key="ask_whatif_go").click().run()
     _ok(at)

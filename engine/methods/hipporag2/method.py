@@ -29,8 +29,9 @@ import numpy as np
 
 from engine.core.progress import Throttle
 from engine.llm.base import LLMCall, LLMError
-from engine.methods.base import Result, StepCallback, Usage, register_trace
+from engine.methods.base import MethodDefaults, Result, StepCallback, Usage, register_trace
 from engine.methods.common import format_context
+from engine.methods.hipporag2 import departures
 from engine.methods.hipporag2.graph import (
     min_max_normalize,
     passage_key,
@@ -52,6 +53,7 @@ from engine.methods.hipporag2.trace import (
     RankedPassage,
     SeedNode,
 )
+from engine.methods.inputs import PaperInputs
 from engine.methods.presets import describe
 from engine.reasoners.base import Reasoner
 from engine.store.protocol import CorpusView
@@ -62,9 +64,21 @@ PPR_SHOWN = 25  # top-scored nodes the trace keeps for the PPR graph
 RANKED_NAMED = 10  # ranked passages the trace names (the view lists this many)
 
 
-class HippoRAG2:
+class HippoRAG2(MethodDefaults):
     name = "hipporag2"
     settings_cls = HippoRAG2Settings
+    trace_cls = HippoRAG2Trace
+    whatif_knobs = {"qa_top_k": (1, 20)}
+    preset_reasons = departures.REASONS
+    preset_fixes = departures.FIXES
+    run_departures = departures.RUN_DEPARTURES
+    paper_inputs = PaperInputs(
+        embedder=("nvidia/NV-Embed-v2",),
+        triplets=("meta-llama/Llama-3.3-70B-Instruct", "gpt-4o-mini"),
+        reasoner=("meta-llama/Llama-3.3-70B-Instruct", "gpt-4o-mini"),
+        source="OSU-NLP-Group/HippoRAG src/hipporag/utils/config_utils.py (embedding_model_name, llm_name); "
+        "the paper's main runs: Llama-3.3-70B-Instruct",
+    )
 
     def __init__(self, reasoner: Reasoner, reranker=None):
         self.reasoner = reasoner

@@ -178,7 +178,7 @@ class HippoRAG2Trace:
     def run_departures(self) -> list[Departure]:
         """How this run departed from the paper whatever its settings said: recognition memory
         skipped because the reasoner cannot write free text (the offline rules)."""
-        from engine.methods.presets import RUN_DEPARTURES
+        from engine.methods.hipporag2.departures import RUN_DEPARTURES
 
         skipped = self.filter_skipped == FILTER_SKIPPED_OFFLINE
-        return [d for d in RUN_DEPARTURES["hipporag2"] if d.name == "recognition memory skipped" and skipped]
+        return [d for d in RUN_DEPARTURES if d.name == "recognition memory skipped" and skipped]

@@ -18,9 +18,11 @@ import numpy as np
 from engine.core.textnorm import normalize_entity
 from engine.embed.rerank import Reranker, is_cosine
 from engine.llm.base import LLMCall, LLMError
-from engine.methods.base import Result, StepCallback, Usage, register_trace
+from engine.methods.base import MethodDefaults, Result, StepCallback, Usage, register_trace
 from engine.methods.baselines import bm25_index, rrf
 from engine.methods.common import cached_reranker, format_context
+from engine.methods.inputs import PaperInputs
+from engine.methods.kg2rag import departures
 from engine.methods.kg2rag.authors import authors_expansion, candidate_edges, chunk_text, question_links, text_chunk_ids
 from engine.methods.kg2rag.context import FILL_SEPARATOR, TREE_SEPARATOR, tree_context  # noqa: F401 - re-exported
 from engine.methods.kg2rag.graph import Tree, expand, spanning_trees, weighted_edges
@@ -53,9 +55,22 @@ register_trace("kg2rag", KG2RAGTrace)
 NO_CROSS_ENCODER = "ranked by cosine: no cross-encoder configured"
 
 
-class KG2RAG:
+class KG2RAG(MethodDefaults):
     name = "kg2rag"
     settings_cls = KG2RAGSettings
+    trace_cls = KG2RAGTrace
+    whatif_knobs = {"k": (1, 30), "hops": (0, 3)}
+    preset_reasons = departures.REASONS
+    preset_fixes = departures.FIXES
+    run_departures = departures.RUN_DEPARTURES
+    paper_inputs = PaperInputs(
+        embedder=("mxbai-embed-large",),
+        triplets=("llama3:8b",),
+        reranker=("bge-reranker-large",),
+        reasoner=("llama3:8b",),
+        source="nju-websoft/KG2RAG code/kg_rag_distractor.py (--embed_model_name, --model_name, --reranker; "
+        "triplets by code/preprocess/hotpot_extraction.py)",
+    )
 
     def __init__(self, reasoner: Reasoner, reranker: Reranker | None = None):
         self.reasoner = reasoner

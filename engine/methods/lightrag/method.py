@@ -27,7 +27,7 @@ import time
 from typing import Any
 
 from engine.llm.base import LLMCall, LLMError
-from engine.methods.base import Result, StepCallback, Usage, register_trace
+from engine.methods.base import MethodDefaults, Result, StepCallback, Usage, register_trace
 from engine.methods.common import format_context
 from engine.methods.departure import Departure
 from engine.methods.lightrag import runner
@@ -117,9 +117,11 @@ def departures(s: LightRAGSettings, offline: bool) -> list[Departure]:
     return out
 
 
-class LightRAG:
+class LightRAG(MethodDefaults):
     name = "lightrag"
     settings_cls = LightRAGSettings
+    trace_cls = LightRAGTrace
+    whatif_knobs = {"top_k": (1, 100), "chunk_top_k": (1, 40)}
 
     def __init__(self, reasoner: Reasoner, reranker: Any = None):
         self.reasoner = reasoner

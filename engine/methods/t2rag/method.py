@@ -22,9 +22,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.llm.base import LLMCall, LLMError
-from engine.methods.base import Result, StepCallback, Usage, register_trace
+from engine.methods.base import MethodDefaults, Result, StepCallback, Usage, register_trace
 from engine.methods.common import clean_call
+from engine.methods.inputs import PaperInputs
 from engine.methods.presets import describe, prompted
+from engine.methods.t2rag import departures
 from engine.methods.t2rag.retrieval import build_queries, chunk_for_solver, retrieve
 from engine.methods.t2rag.sources import attribute_bindings
 from engine.methods.t2rag.state import State, UpdateOutcome, apply_solve, classify, fact_text
@@ -68,9 +70,20 @@ def prompt_set_name(settings: T2RAGSettings, *, fixup: bool = False) -> str:
     return "t2rag-paper" + ("+tolerant" if settings.tolerant_replies else "") + ("+fixup" if fixup else "")
 
 
-class T2RAG:
+class T2RAG(MethodDefaults):
     name = "t2rag"
     settings_cls = T2RAGSettings
+    trace_cls = T2RAGTrace
+    whatif_knobs = {"k": (1, 20), "rounds": (1, 6)}
+    preset_reasons = departures.REASONS
+    preset_fixes = departures.FIXES
+    run_departures = departures.RUN_DEPARTURES
+    paper_inputs = PaperInputs(
+        embedder=("nvidia/NV-Embed-v2",),
+        triplets=("gpt-4o-mini", "gemini-2.5-flash"),
+        reasoner=("gpt-4o-mini", "gemini-2.5-flash"),
+        source="rockcor/T2RAG main.py (--embedding_name, --llm_name; OpenIE by the same LLM), main_gemini.py",
+    )
 
     def __init__(self, reasoner: Any):
         self.reasoner = reasoner

@@ -11,7 +11,7 @@ import pytest
 from engine.llm.scripted import ScriptedLLM
 from engine.methods.base import result_from_json, result_to_json
 from engine.methods.kg2rag import KG2RAG, KG2RAGSettings
-from engine.methods.presets import FIXES, departures, preset_name, preset_settings
+from engine.methods.presets import departures, fixes, preset_name, preset_settings
 from engine.methods.t2rag import T2RAG, T2RAGSettings
 from engine.reasoners.llm_reasoner import LLMReasoner
 from tests._kg2rag_helpers import MemoryCorpus, ScriptedReasoner
@@ -30,7 +30,7 @@ def test_the_paper_preset_departs_only_by_specs_named_fixes_and_tuned_names_each
     for method in ("t2rag", "kg2rag"):
         paper = preset_settings(method, "paper")
         assert preset_name(method, paper) == "paper"
-        assert [d.kind for d in departures(method, paper)] == [d.kind for d in FIXES[method]]
+        assert [d.kind for d in departures(method, paper)] == [d.kind for d in fixes(method)]
         tuned = preset_settings(method, "tuned")
         assert preset_name(method, tuned) == "tuned"
         changed = [d for d in departures(method, tuned) if d.kind == "setting"]
@@ -155,11 +155,11 @@ def test_a_whatif_onto_the_paper_preset_replays_nothing_it_cannot(kg_corpus):
 def test_docs_methods_tables_are_the_registrys():
     from pathlib import Path
 
-    from engine.methods.presets import DOCUMENTED, docs_block
+    from engine.methods.presets import docs_block, documented
 
     text = (Path(__file__).resolve().parents[3] / "docs" / "methods.md").read_text(encoding="utf-8")
-    assert "hipporag2" in DOCUMENTED
-    for method in DOCUMENTED:
+    assert "hipporag2" in documented()
+    for method in documented():
         assert docs_block(method) in text, (
             f"docs/methods.md's {method} preset table drifted from engine/methods/presets.py: "
             "run `python -m engine.methods.presets --write-docs docs/methods.md`"
