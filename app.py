@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components.shell import link
+from components.shell.method_page import method_page_entries
 from components.shell.sidebar import sidebar
 from components.shell.state import init_state, show_flash
 from components.shell.theme import apply_theme
@@ -18,8 +19,7 @@ start_warmup(st.session_state.get("corpus"))
 
 PAGES = [
     st.Page("pages/corpora.py", title="Corpora", icon="📚", url_path="corpora", default=True),
-    st.Page("pages/ask.py", title="Ask (T2RAG)", icon="🔺", url_path="ask"),
-    st.Page("pages/kg2rag.py", title="KG2RAG", icon="🕸️", url_path="kg2rag"),
+    *method_page_entries(),  # each registered method with a `page`: pages/method.py at its URL path
     st.Page("pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),
     st.Page("pages/evaluate.py", title="Evaluate", icon="📊", url_path="evaluate"),
     st.Page("pages/settings.py", title="Settings", icon="⚙️", url_path="settings"),
@@ -48,6 +48,7 @@ else:
     if back and back != nav.url_path:  # leaving presentation mode: back where the user was
         st.switch_page(next((p for p in PAGES if p.url_path == back), PAGES[0]))
     st.session_state["present_from"] = nav.url_path
+    st.session_state["nav_page"] = nav.url_path  # which method page pages/method.py draws
     st.session_state["cmp_verdict_slot"] = None  # a place on the page lives for one run only
     link.arm_autorun(nav.url_path)  # a linked question runs once, on the page the link names
     link.seed_picker(nav.url_path)  # the page's question box shows the session's question

@@ -20,8 +20,8 @@ def _exit() -> None:
     # app.py sends the user back to the page they entered presentation mode from, with this run
     back = ss.get("present_from") or "compare"
     run = ss.get("present_run")
-    if run is not None and back in state.URL_PAGES and link.page_run(back) is None:
-        ss[state.URL_PAGES[back][1]] = run  # e.g. after a reload here: the page shows what was presented
+    if run is not None and back in state.url_pages() and link.page_run(back) is None:
+        ss[state.page_keys(back)[1]] = run  # e.g. after a reload here: the page shows what was presented
     ss["present"] = False
     ss["present_return"] = back
 

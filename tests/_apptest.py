@@ -63,8 +63,23 @@ def ok(at) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
+def switch_to(at, page: str):
+    """Switch `at` (already run once) to the page at URL path `page`, without running it. A method's
+    own page is the one file pages/method.py registered under the method's path, and AppTest picks
+    a file, not a path: the page's script hash (its URL path's, as Streamlit computes it) says which."""
+    from pathlib import Path
+
+    if (Path(__file__).resolve().parents[1] / "pages" / f"{page}.py").exists():
+        return at.switch_page(f"pages/{page}.py")
+    from streamlit.util import calc_hash
+
+    at.switch_page("pages/method.py")
+    at._page_hash = calc_hash(page)
+    return at
+
+
 def goto(at, page: str):
-    at.switch_page(f"pages/{page}.py")
+    switch_to(at, page)
     at.run()
     ok(at)
     return at

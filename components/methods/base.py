@@ -19,19 +19,32 @@ app's stepper draws). Everything else is OPTIONAL; `View` fills in a generic def
     trace_chunk_texts(result) -> {chunk id: (title, text)}   chunk copies the trace keeps (citations)
     node_chunks(result) -> {graph node: [chunk ids]}  which chunks state a graph node (export clicks)
     COLOR: str                                     its colour on charts and verdict strips
+    PAGE: PageText                                 its own page's menu entry, heading and caption (a method
+                                                   whose registry entry names a `page`; default: its title)
 
-    view_for(result_or_method_name).show(result, corpus, "ask_round", gold)
+    view_for(result_or_method_name).show(result, corpus, "ask_step", gold)
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from components.steps import Section, Step
 
 #: the view of a method with no registry entry (e.g. an old run of a method since removed)
 DEFAULT_VIEW = "components.methods.baseline"
+
+
+@dataclass(frozen=True)
+class PageText:
+    """The words of a method's own page: its menu entry and icon, its heading, one caption line."""
+
+    nav: str
+    icon: str
+    title: str
+    caption: str = ""
 
 
 class MethodView(Protocol):
@@ -74,6 +87,11 @@ class View:
     def color(self) -> str | None:
         return self._own("COLOR")
 
+    def page_text(self, title: str) -> PageText:
+        """Its page's words (`PAGE`), else the method's registry title everywhere."""
+        own = self._own("PAGE")
+        return own if isinstance(own, PageText) else PageText(title, "🔎", title)
+
     def steps(self, result, names: dict[str, str] | None = None) -> list[Step]:
         if not _traced(result):
             return answer_only(result)
@@ -96,7 +114,7 @@ class View:
         step = steps[max(0, min(pos, len(steps) - 1))]
         draw_step(step, result, gold, last=step is steps[-1])
 
-    def show(self, result, corpus=None, state_key: str = "ask_round", gold: list[str] | None = None) -> None:
+    def show(self, result, corpus=None, state_key: str = "ask_step", gold: list[str] | None = None) -> None:
         own = self._own("show")
         if own:
             own(result, corpus, state_key, gold)

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from components.graphs.graph import show_graph
+from components.methods.base import PageText
 from components.methods.kg2rag_graph import (
     PRUNED_COLORS,
     PRUNED_WHY,
@@ -27,8 +28,16 @@ from components.widgets.llm_calls import show_call
 from components.widgets.stepper import stepper
 
 COLOR = "#2a9d8f"
+PAGE = PageText(
+    "KG2RAG",
+    "🕸️",
+    "🕸️ KG2RAG",
+    "Knowledge-graph-guided expansion: seed chunks, expand over the entity graph, keep one maximum "
+    "spanning tree per component, rank the trees, answer from the best.",
+)
 __all__ = [
     "COLOR",
+    "PAGE",
     "PRUNED_COLORS",
     "PRUNED_WHY",
     "UNSELECTED_TINT",
@@ -222,7 +231,7 @@ def show_step(
             st.caption("Seconds per step: " + ", ".join(f"{k} {v:.3f}" for k, v in tr.timings.items()))
 
 
-def show(result, corpus=None, state_key: str = "kg_step", gold: list[str] | None = None) -> None:
+def show(result, corpus=None, state_key: str = "kg2rag_step", gold: list[str] | None = None) -> None:
     show_step(result, stepper(state_key, step_labels(result)), corpus, gold)
 
 

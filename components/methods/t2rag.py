@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from components.graphs.graph import show_graph
+from components.methods.base import PageText
 from components.methods.t2rag_graph import DEP_LEGEND, QUEUE_COLORS, QUEUES, dependency_graph, state_html
 from components.shell.safe import esc, highlight, html_block
 from components.shell.state import content_key, sticky_expander
@@ -25,8 +26,16 @@ from components.widgets.llm_calls import show_call
 from components.widgets.stepper import stepper
 
 COLOR = "#3b6ea8"
+PAGE = PageText(
+    "Ask (T2RAG)",
+    "🔺",
+    "🔺 Ask with T2RAG",
+    "Triplet-driven thinking: the question becomes triplets with placeholders, filled round by round "
+    "from retrieved propositions and their chunks.",
+)
 __all__ = [
     "COLOR",
+    "PAGE",
     "DEP_LEGEND",
     "QUEUE_COLORS",
     "caveat",
@@ -242,7 +251,7 @@ def show_step(
         _show_round(tr, pos, corpus, shared)
 
 
-def show(result, corpus=None, state_key: str = "ask_round", gold: list[str] | None = None) -> None:
+def show(result, corpus=None, state_key: str = "ask_step", gold: list[str] | None = None) -> None:
     """The T2RAG stepper for one result (a fresh run or a reopened trace)."""
     show_step(result, stepper(state_key, step_labels(result)), corpus, gold)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.shell.state import URL_PAGES, current_corpus, flash, is_demo, session
+from components.shell.state import current_corpus, flash, is_demo, session, url_pages
 
 #: Compare's method picker widget; the session's list is `methods`
 METHODS_WIDGET = "cmp_methods"
@@ -70,17 +70,17 @@ def seed_picker(page: str) -> None:
     """Before a question page draws: its question box shows the session's question. Only when the
     box is new on this page view (its widgets were dropped when the page was left); on the page's
     own reruns the widgets keep what the user did."""
-    if page not in URL_PAGES:
+    if page not in url_pages():
         return
     ss = st.session_state
-    prefix = URL_PAGES[page][0]
+    prefix = url_pages()[page][0]
     if page == "compare" and METHODS_WIDGET not in ss:
         ss[METHODS_WIDGET] = compare_methods()
     if f"{prefix}_mode" in ss:
         return
     qid, text = current()
     if not qid and not text:  # nothing chosen yet: the page's own result, else its first question
-        run = ss.get(URL_PAGES[page][1])
+        run = ss.get(url_pages()[page][1])
         qid, text = (run.qid, "" if run.qid else run.question) if run is not None else ("", "")
     _into_picker(prefix, qid, text)
 
@@ -135,7 +135,7 @@ def page_run(page: str):
     from engine.runs import Run
 
     ss = st.session_state
-    _, result_key, step_key = URL_PAGES[page]
+    _, result_key, step_key = url_pages()[page]
     qid, text = current()
     own = ss.get(result_key)
     if not qid and not text:
@@ -178,7 +178,7 @@ def show_question(prefix: str, qid: str, text: str) -> None:
 def present_run_of(page: str):
     """The run presentation mode presents when entered from `page`: that page's run (Ask, KG2RAG,
     Compare), elsewhere the comparison of the session's question."""
-    if page in URL_PAGES:
+    if page in url_pages():
         return page_run(page)
     return page_run("compare")
 
@@ -224,7 +224,7 @@ def restore() -> None:
     ss["url_autorun"] = "armed" if any(current()) and not presenting else ""  # presentation runs its own
     if presenting:
         ss["present"], ss["present_step"] = True, ss["url_step"]
-        ss["present_from"] = back if back in URL_PAGES or back in ("corpora", "evaluate", "settings") else "compare"
+        ss["present_from"] = back if back in url_pages() or back in ("corpora", "evaluate", "settings") else "compare"
         ss["present_autorun"] = bool(any(current()))
     if problems:
         flash("warning", "The link was opened without: " + "; ".join(problems) + ".")
@@ -237,7 +237,7 @@ def arm_autorun(page: str) -> None:
     if ss.get("url_autorun") != "armed":
         return
     ss["url_autorun"] = ""
-    if page not in URL_PAGES:
+    if page not in url_pages():
         return
     if page == "compare":
         ss["cmp_autorun"] = True
@@ -284,12 +284,12 @@ def view_params(page: str) -> dict[str, str]:
             methods = [r.method for r in run.results]
         out.update(present="1", **{"from": ss.get("present_from") or "compare"})
         step = int(ss.get("present_step") or 0)
-    elif page in URL_PAGES:
+    elif page in url_pages():
         run = page_run(page)
         out.update(_question_params(run, qid, text))
         if run is not None:
             methods = [r.method for r in run.results] if page == "compare" else methods
-            step = int(ss.get(URL_PAGES[page][2]) or 0)
+            step = int(ss.get(url_pages()[page][2]) or 0)
     else:
         out.update(_question_params(None, qid, text))
     from engine.methods.registry import COMPARED

@@ -1,5 +1,6 @@
-"""The page body shared by the single-method steppers (Ask with T2RAG, KG2RAG): open a saved run or
-ask a question, then step through the method's trace."""
+"""The page of any method whose registry entry names a `page` (Ask with T2RAG at /ask, KG2RAG at
+/kg2rag, a plug-in's): its words from its view (`PAGE`), then open a saved run or ask a question,
+and step through the method's trace. pages/method.py draws it for the page the user is on."""
 
 from __future__ import annotations
 
@@ -24,15 +25,46 @@ def _adopter(result_key: str, step_key: str):
     return adopt
 
 
-def single_method_page(info, prefix: str, step_key: str) -> None:
-    """The page of one registered method (`info`: its `MethodInfo`); `prefix` namespaces the widgets
-    and session keys of this page; `step_key` holds its stepper."""
+def method_page_entries() -> list:
+    """One `st.Page` per registered method with a `page`: the one file pages/method.py at each URL
+    path, with the menu entry its view names (`PAGE`). A plug-in with a page gets one too."""
+    from components.methods.base import view_for
+    from engine.methods.registry import METHODS
+
+    out = []
+    for info in METHODS.values():
+        if info.page:
+            words = view_for(info.name).page_text(info.title)
+            out.append(st.Page("pages/method.py", title=words.nav, icon=words.icon, url_path=info.page))
+    return out
+
+
+def page_heading(page: str) -> None:
+    """The method page's heading and caption, from the method's view."""
+    from components.methods.base import view_for
+    from engine.methods.registry import method_on_page
+
+    info = method_on_page(page)
+    words = view_for(info.name).page_text(info.title)
+    st.title(words.title)
+    if words.caption:
+        st.caption(words.caption)
+
+
+def method_page(page: str) -> None:
+    """The page at URL path `page` of the method registered with it: its heading, then the body
+    (widget and session keys named after the page: `state.page_keys`)."""
+    from engine.methods.registry import method_on_page
+
+    page_heading(page)
+    prefix, result_key, step_key = state.page_keys(page)
+    _body(method_on_page(page), page, prefix.removesuffix("_q"), result_key, step_key)
+
+
+def _body(info, page: str, prefix: str, result_key: str, step_key: str) -> None:
     method, label = info.name, info.title
     ss = st.session_state
     corpus = state.require_corpus()
-    result_key = f"{prefix}_result"
-
-    page = next((p for p, spec in state.URL_PAGES.items() if spec[1] == result_key), "")  # this page's URL path
     opened = open_saved(corpus, f"{prefix}_open", (method,))
     if opened is not None:
         ss[result_key], ss[step_key] = opened, 0

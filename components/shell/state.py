@@ -43,12 +43,7 @@ def method_labels() -> dict[str, str]:
 _DEFAULTS: dict[str, Any] = {
     "corpus": None,  # name of the selected corpus
     "session": None,  # engine.session.Session: model, endpoint, key, method settings
-    "ask_result": None,  # engine.runs.Run of the last T2RAG run (or a reopened trace)
-    "ask_round": 0,
-    "ask_whatif": None,  # the last what-if on the Ask page: {"base": Result, "new": Result, "diff": RunDiff}
-    "kg_result": None,  # engine.runs.Run of the last KG2RAG run
-    "kg_step": 0,
-    "kg_whatif": None,  # the same on the KG2RAG page
+    # each method page's keys (`page_keys`: `{page}_result`, `{page}_step`, `{page}_whatif`): `init_state`
     "compare": None,  # engine.runs.Run with several results
     "cmp_step_t2rag": 0,  # one stepper per method on the Compare page
     "cmp_step_kg2rag": 0,
@@ -74,13 +69,26 @@ _DEFAULTS: dict[str, Any] = {
     "cmp_verdict_slot": None,  # this run's place for Compare's verdict at the top (reset every run)
 }
 
-#: Pages with a question box and a result: url path -> (question widget prefix, result key, stepper
-#: key). components/shell/link.py keeps one question across them and names it in the URL.
-URL_PAGES = {
-    "ask": ("ask_q", "ask_result", "ask_round"),
-    "kg2rag": ("kg_q", "kg_result", "kg_step"),
-    "compare": ("cmp_q", "compare", "cmp_sync"),
-}
+
+def page_keys(page: str) -> tuple[str, str, str]:
+    """A question page's (question widget prefix, result key, stepper key): Compare's, or a method
+    page's named after its URL path (`ask_q`, `ask_result`, `ask_step`)."""
+    if page == "compare":
+        return "cmp_q", "compare", "cmp_sync"
+    return f"{page}_q", f"{page}_result", f"{page}_step"
+
+
+def method_pages() -> list[str]:
+    """The URL paths of the registered methods' own pages (a plug-in with a `page` included)."""
+    from engine.methods.registry import METHODS
+
+    return [m.page for m in METHODS.values() if m.page]
+
+
+def url_pages() -> dict[str, tuple[str, str, str]]:
+    """Pages with a question box and a result: url path -> `page_keys`. components/shell/link.py
+    keeps one question across them and names it in the URL."""
+    return {page: page_keys(page) for page in [*method_pages(), "compare"]}
 
 
 def init_state() -> None:
@@ -98,6 +106,11 @@ def init_state() -> None:
     for key, default in _DEFAULTS.items():
         if key not in ss:
             ss[key] = default() if callable(default) else default
+    for page in method_pages():  # its last run (or reopened trace), its stepper, its last what-if
+        _, result_key, step_key = page_keys(page)
+        for key, default in ((result_key, None), (step_key, 0), (f"{page}_whatif", None)):
+            if key not in ss:
+                ss[key] = default
     s: AppSettings = ss["settings"]
     if ss["session"] is None:
         from engine.llm.litellm_call import EndpointPolicy, set_policy
@@ -203,9 +216,10 @@ def select_corpus(name: str | None) -> None:
 
 def clear_results() -> None:
     ss = st.session_state
-    for key in ("ask_result", "kg_result", "compare", "eval_report"):
+    pages = [page_keys(p) for p in method_pages()]
+    for key in [r for _, r, _ in pages] + ["compare", "eval_report"]:
         ss[key] = None
-    for key in ("ask_round", "kg_step", "present_step"):
+    for key in [s for _, _, s in pages] + ["present_step"]:
         ss[key] = 0
     reset_steppers("cmp_step_")
     reset_steppers("cmp_sync")
@@ -221,7 +235,7 @@ def reset_steppers(prefix: str) -> None:
         if isinstance(k, str) and k.startswith(prefix) and not k.endswith(("_prev", "_next", "_slider"))
     ]:
         ss[key] = 0
-        if ss.get("url_step") and key in {spec[2] for spec in URL_PAGES.values()}:
+        if ss.get("url_step") and key in {spec[2] for spec in url_pages().values()}:
             ss[key], ss["url_step"] = ss["url_step"], 0  # right after a link's question ran: its step
 
 

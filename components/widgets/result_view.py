@@ -21,7 +21,7 @@ def usage_caption(result) -> str:
     )
 
 
-def show_result(result, corpus=None, state_key: str = "ask_round", gold: list[str] | None = None) -> None:
+def show_result(result, corpus=None, state_key: str = "ask_step", gold: list[str] | None = None) -> None:
     show_preset_badge(result, key=state_key)
     view = view_for(result)
     if result.trace is None or isinstance(result.trace, dict):

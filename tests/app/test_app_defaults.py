@@ -18,7 +18,7 @@ pytestmark = pytest.mark.timeout(600)
 
 @pytest.mark.parametrize(
     "page,button,result_key,method",
-    [("ask", "ask_go", "ask_result", "t2rag"), ("kg2rag", "kg_go", "kg_result", "kg2rag")],
+    [("ask", "ask_go", "ask_result", "t2rag"), ("kg2rag", "kg2rag_go", "kg2rag_result", "kg2rag")],
 )
 def test_a_method_page_answers_its_default_question(app, page, button, result_key, method):
     at = _goto(app, page)

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from tests._apptest import goto as _goto
 from tests._apptest import next_step as _next
 from tests._apptest import ok as _ok
+from tests._apptest import switch_to
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -28,7 +29,7 @@ def _new_session(app_workspace, monkeypatch, page: str, params: dict[str, str]) 
     at.run()
     at.session_state["url_restored"] = False
     at.query_params = dict(params)
-    at.switch_page(f"pages/{page}.py")
+    switch_to(at, page)
     at.run()
     _ok(at)
     return at
@@ -51,7 +52,7 @@ def test_the_question_follows_the_user_across_pages(app):
     compared = at.session_state["compare"]
     for page, prefix, result_key, method in (
         ("ask", "ask_q", "ask_result", "t2rag"),
-        ("kg2rag", "kg_q", "kg_result", "kg2rag"),
+        ("kg2rag", "kg2rag_q", "kg2rag_result", "kg2rag"),
     ):
         at = _goto(at, page)
         assert at.selectbox(key=f"{prefix}_qid").value == qid, page
@@ -88,8 +89,8 @@ def test_after_a_reload_on_settings_compare_shows_the_question_and_methods(app, 
 
 def test_presenting_from_kg2rag_presents_its_run_and_exit_comes_back(app):
     at = _goto(app, "kg2rag")
-    at.button(key="kg_go").click().run()
-    run = at.session_state["kg_result"]
+    at.button(key="kg2rag_go").click().run()
+    run = at.session_state["kg2rag_result"]
     at.button(key="w_present_on").click().run()
     _ok(at)
     assert _presenting(at)
@@ -99,7 +100,7 @@ def test_presenting_from_kg2rag_presents_its_run_and_exit_comes_back(app):
     assert at.session_state["present_run"] is run
     at.button(key="present_exit").click().run()
     _ok(at)
-    assert not _presenting(at) and at.session_state["kg_result"] is run
+    assert not _presenting(at) and at.session_state["kg2rag_result"] is run
 
 
 def test_presentation_survives_a_reload_on_the_same_run_and_step(app, app_workspace, monkeypatch):

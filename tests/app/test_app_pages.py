@@ -88,14 +88,14 @@ def test_ask_page_runs_t2rag_steps_saves_and_reopens(app, app_workspace):
     kind = verdict(run.results[0], run.gold).kind
     assert f"tl-answer-{kind}" in boxes[0] and kind != "unknown"
     steps = 1
-    while _next(at, "ask_round"):
+    while _next(at, "ask_step"):
         steps += 1
     assert steps == len(run.results[0].trace.rounds) + 2
-    assert at.session_state["ask_round"] == steps - 1
+    assert at.session_state["ask_step"] == steps - 1
     assert any("Stop reason" in i.value for i in at.info)
     assert any("answer" in e.label for e in at.expander)  # the answer call can be opened
-    at.button(key="ask_round_prev").click().run()
-    assert at.session_state["ask_round"] == steps - 2
+    at.button(key="ask_step_prev").click().run()
+    assert at.session_state["ask_step"] == steps - 2
     # save, then reopen from the saved runs without running anything
     at.button(key="ask_save").click().run()
     _ok(at)
@@ -111,12 +111,12 @@ def test_ask_page_runs_t2rag_steps_saves_and_reopens(app, app_workspace):
 
 def test_kg2rag_page_runs_and_steps_through_every_stage(app):
     at = _goto(app, "kg2rag")
-    at.button(key="kg_go").click().run()
+    at.button(key="kg2rag_go").click().run()
     _ok(at)
-    result = at.session_state["kg_result"].results[0]
+    result = at.session_state["kg2rag_result"].results[0]
     assert result.method == "kg2rag" and result.trace.seeds
     seen = [at.caption[i].value for i in range(len(at.caption)) if at.caption[i].value.startswith("Step ")]
-    while _next(at, "kg_step"):
+    while _next(at, "kg2rag_step"):
         seen += [c.value for c in at.caption if c.value.startswith("Step ")]
     assert any("Weighted graph" in s for s in seen) and any("Tree ranking" in s for s in seen)
     assert any("Selected context" in s for s in seen) and seen[-1].endswith("Answer")

@@ -23,23 +23,23 @@ def test_settings_loads_the_paper_preset_and_kg2rag_runs_it(app):
     at.button(key="preset_kg2rag_paper").click().run()
     _ok(at)
     at = _goto(at, "kg2rag")
-    at.button(key="kg_go").click().run()
+    at.button(key="kg2rag_go").click().run()
     _ok(at)
-    tr = at.session_state["kg_result"].results[0].trace
+    tr = at.session_state["kg2rag_result"].results[0].trace
     assert tr.preset == "paper" and {d.kind for d in tr.departures} <= {"fix", "engine"}
     assert tr.settings.seeds == "dense" and tr.settings.expansion_cap == -1
     assert "📄 paper preset" in _popovers(at)
     heads = [m.value for m in at.markdown]
     assert any("seeds: dense, top" in h for h in heads)
-    while "ranked by cosine" not in " ".join(heads) and not at.button(key="kg_step_next").disabled:
-        at.button(key="kg_step_next").click().run()
+    while "ranked by cosine" not in " ".join(heads) and not at.button(key="kg2rag_step_next").disabled:
+        at.button(key="kg2rag_step_next").click().run()
         heads = [m.value for m in at.markdown]
     assert any("ranked by cosine: no cross-encoder configured" in h for h in heads)
     # back to tuned: hybrid seeds, shown with the fused scores that ordered them
     at = _goto(at, "settings")
     at.button(key="preset_kg2rag_tuned").click().run()
     at = _goto(at, "kg2rag")
-    at.button(key="kg_go").click().run()
+    at.button(key="kg2rag_go").click().run()
     _ok(at)
     assert any("seeds: BM25 + dense, reciprocal-rank fusion" in m.value for m in at.markdown)
     seeds = next(d.value for d in at.dataframe if "fused score (RRF)" in d.value.columns)
@@ -47,10 +47,10 @@ def test_settings_loads_the_paper_preset_and_kg2rag_runs_it(app):
     assert fused == sorted(fused, reverse=True)
     assert any(label.startswith("🛠 tuned preset · ") for label in _popovers(at))
     # a what-if onto the paper preset: the re-run records it
-    at.selectbox(key="kg_whatif_preset").select("paper").run()
-    at.button(key="kg_whatif_go").click().run()
+    at.selectbox(key="kg2rag_whatif_preset").select("paper").run()
+    at.button(key="kg2rag_whatif_go").click().run()
     _ok(at)
-    new = at.session_state["kg_whatif"]["new"]
+    new = at.session_state["kg2rag_whatif"]["new"]
     assert new.trace.preset == "paper" and new.trace.settings.seeds == "dense"
 
 

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests._apptest import goto as _goto
 from tests._apptest import ok as _ok
+from tests._apptest import switch_to
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -89,7 +90,7 @@ def _new_session(app_workspace, monkeypatch, page: str, params: dict[str, str]) 
     at.run()
     at.session_state["url_restored"] = False
     at.query_params = dict(params)
-    at.switch_page(f"pages/{page}.py")
+    switch_to(at, page)
     at.run()
     _ok(at)
     return at

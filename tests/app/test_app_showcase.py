@@ -9,6 +9,7 @@ import re
 from tests._apptest import goto as _goto
 from tests._apptest import next_step as _next
 from tests._apptest import ok as _ok
+from tests._apptest import switch_to
 
 
 def _strips(at) -> list[str]:
@@ -77,7 +78,7 @@ def _open_link(app_workspace, monkeypatch, page: str, params: dict[str, str]):
     at.run()
     at.session_state["url_restored"] = False
     at.query_params = dict(params)
-    at.switch_page(f"pages/{page}.py")
+    switch_to(at, page)
     at.run()
     _ok(at)
     return at

@@ -60,32 +60,32 @@ def test_ask_page_shows_the_timeline_and_a_whatif_rerun_with_its_diff(app):
     assert len(timeline_charts(at)) == 3  # the result's own, then the first run's and the re-run's side by side
 
     # adopt the re-run: it becomes the page's result, the stepper walks its trace from step 1
-    at.button(key="ask_round_next").click().run()
-    assert at.session_state["ask_round"] == 1
+    at.button(key="ask_step_next").click().run()
+    assert at.session_state["ask_step"] == 1
     at.button(key="ask_whatif_adopt").click().run()
     _ok(at)
     run = at.session_state["ask_result"]
-    assert len(run.results) == 1 and run.results[0] is shown["new"] and at.session_state["ask_round"] == 0
+    assert len(run.results) == 1 and run.results[0] is shown["new"] and at.session_state["ask_step"] == 0
     assert run.question == first.question and run.gold == first.gold and run.created > first.created
     assert not [h for h in at.get("html") if "tl-whatif-diff" in h.proto.body]  # the diff was of the old result
     assert at.number_input(key="ask_whatif_k").value == 1  # the knobs are the adopted run's
     steps = len(shown["new"].trace.rounds) + 2
     for i in range(1, steps):
-        at.button(key="ask_round_next").click().run()
+        at.button(key="ask_step_next").click().run()
         _ok(at)
-        assert at.session_state["ask_round"] == i
+        assert at.session_state["ask_step"] == i
     assert any(c.value.startswith(f"Step {steps} of {steps}") for c in at.caption)
 
 
 def test_kg2rag_page_offers_hops_and_compare_draws_one_timeline_per_column(app):
     at = _goto(app, "kg2rag")
-    at.button(key="kg_go").click().run()
+    at.button(key="kg2rag_go").click().run()
     _ok(at)
-    assert at.number_input(key="kg_whatif_hops").value == 1
-    at.number_input(key="kg_whatif_hops").set_value(2)
-    at.button(key="kg_whatif_go").click().run()
+    assert at.number_input(key="kg2rag_whatif_hops").value == 1
+    at.number_input(key="kg2rag_whatif_hops").set_value(2)
+    at.button(key="kg2rag_whatif_go").click().run()
     _ok(at)
-    assert at.session_state["kg_whatif"]["diff"].settings == {"hops": (1, 2)}
+    assert at.session_state["kg2rag_whatif"]["diff"].settings == {"hops": (1, 2)}
     assert _ticks(timeline_charts(at)[0])[:2] == ["KG2RAG", "├ seed"]
 
     at = _goto(at, "compare")

@@ -19,6 +19,7 @@ from engine.embed.sentence import EmbedderError
 from engine.llm import LLMError, endpoints, litellm_call
 from engine.llm.litellm_client import LiteLLMClient
 from tests._app_helpers import REPO, build_small_corpus
+from tests._apptest import switch_to
 from tests.loopback import LoopbackServer
 
 CANARY = "sk-canary-OPERATOR-0123456789"
@@ -127,7 +128,7 @@ def _forged(widget):
 
 
 def _goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py").run()
+    switch_to(at, page).run()
     return at
 
 

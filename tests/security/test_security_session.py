@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from engine.core.config import AppSettings
 from engine.session import Session
 from tests._app_helpers import build_small_corpus, free_port
-from tests._apptest import APP
+from tests._apptest import APP, switch_to
 from tests.loopback import LoopbackServer
 
 pytestmark = pytest.mark.timeout(600)
@@ -49,7 +49,7 @@ def start_app(ws: Path, monkeypatch, **env: str) -> AppTest:
 
 
 def goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py").run()
+    switch_to(at, page).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

@@ -20,6 +20,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests._app_helpers import REPO, build_small_corpus
+from tests._apptest import switch_to
 from tests.loopback import LoopbackServer
 
 pytestmark = pytest.mark.timeout(600)
@@ -64,7 +65,7 @@ def start_app(workspace: Path, monkeypatch, operator_srv: LoopbackServer, *, dem
 
 
 def goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py")
+    switch_to(at, page)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at

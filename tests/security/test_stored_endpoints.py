@@ -22,6 +22,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.cli import main
 from tests._app_helpers import REPO, build_small_corpus
+from tests._apptest import switch_to
 from tests.loopback import LoopbackServer
 
 CANARY = "sk-canary-STORED-0123456789"
@@ -153,7 +154,7 @@ def test_the_app_refuses_a_stored_endpoint_naming_the_field(source_backup, liste
     assert _restore(bk, "hotpotqa-sample") == 0  # the corpus the app opens first
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.run()
-    at.switch_page("pages/ask.py").run()
+    switch_to(at, "ask").run()
     at.button(key="ask_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
     shown = " ".join(e.value for e in at.error)

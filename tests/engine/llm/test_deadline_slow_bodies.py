@@ -19,6 +19,7 @@ from engine.methods import build_method
 from engine.methods.base import result_to_json
 from engine.reasoners import make_reasoner
 from engine.store import CorpusSettings, Workspace
+from tests._apptest import switch_to
 from tests.conftest import REPO
 
 DEADLINE = 5.0
@@ -184,7 +185,7 @@ def test_a_dripping_provider_ends_an_app_question_at_its_deadline(
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
     at.run()
     at.session_state["corpus"] = "slow"
-    at.switch_page("pages/ask.py").run()
+    switch_to(at, "ask").run()
     at.button(key="ask_go").click().run()
     ended = time.monotonic()
     assert not at.exception, [e.value for e in at.exception]

@@ -12,6 +12,7 @@ from engine.methods import build_method
 from engine.reasoners import make_reasoner
 from engine.store import Workspace
 from tests._app_helpers import build_small_corpus
+from tests._apptest import switch_to
 
 DEADLINE = 3.0
 
@@ -89,7 +90,7 @@ def test_the_app_question_deadline(corpus_root, loopback_llm, monkeypatch):  # n
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.run()
     at.session_state["corpus"] = "c"
-    at.switch_page("pages/ask.py").run()
+    switch_to(at, "ask").run()
     start = time.monotonic()
     at.button(key="ask_go").click().run()
     took = time.monotonic() - start
