@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.screens.method_page import method_page_entries
 from components.shell import link
-from components.shell.method_page import method_page_entries
 from components.shell.sidebar import sidebar
 from components.shell.state import init_state, show_flash
 from components.shell.theme import apply_theme

@@ -2,7 +2,8 @@
 HTML export embeds. Text only (no markup), so every consumer can show it with textContent.
 
 Each method's view module (components/methods/) builds its own steps with these types; the
-interactive pages draw richer views from the same traces. `result_steps` asks the result's view.
+interactive pages draw richer views from the same traces (components/contract.py `result_steps`
+asks the result's view for them).
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from components.graphs.static import graph_payload
-from components.widgets.llm_calls import call_summary
+from engine.llm.base import OFFLINE_MODEL
 from engine.methods.registry import METHODS
 
-__all__ = ["METHOD_TITLES", "Section", "Step", "call_tuples", "graph_payload", "name_of", "result_steps", "usage_lines"]
+__all__ = ["METHOD_TITLES", "Section", "Step", "call_summary", "call_tuples", "graph_payload", "name_of", "usage_lines"]
 
 METHOD_TITLES = {m.name: m.title for m in METHODS.values()}  # from the engine's one registry
 
@@ -44,6 +45,27 @@ def name_of(names: dict[str, str] | None, cid: str) -> str:
     return (names or {}).get(cid, cid)
 
 
+def call_summary(call) -> str:
+    if call is None:
+        return "no call"
+    if call.model == OFFLINE_MODEL:
+        head = f"{call.job} · offline rules (no LLM call)"
+    else:
+        cost = "price unknown" if call.cost is None else f"${call.cost:.5f}"
+        head = (
+            f"{call.job} · {call.model} · {call.prompt_tokens}+{call.completion_tokens} tokens · {cost} · "
+            f"{call.latency:.2f}s"
+            + (
+                " · replayed from an earlier run"
+                if getattr(call, "replayed", False)
+                else " · cached"
+                if call.cached
+                else ""
+            )
+        )
+    return head + (" · ERROR" if call.error else "")
+
+
 def _call_tuple(call) -> tuple[str, str, str]:
     prompt = "\n\n".join(f"[{m.get('role', '')}]\n{m.get('content', '')}" for m in (call.messages or []))
     return (call_summary(call), prompt, call.response or "")
@@ -52,13 +74,6 @@ def _call_tuple(call) -> tuple[str, str, str]:
 def call_tuples(*calls) -> list[tuple[str, str, str]]:
     """The LLM calls given (None skipped) as a Step's `calls`."""
     return [_call_tuple(c) for c in calls if c is not None]
-
-
-def result_steps(result, names: dict[str, str] | None = None) -> list[Step]:
-    """The result's steps from its view; `names` (chunk id -> "title · chunk n") names chunks."""
-    from components.methods.base import view_for
-
-    return view_for(result).steps(result, names)
 
 
 def usage_lines(result, names: dict[str, str] | None = None) -> list[str]:

@@ -7,12 +7,12 @@ from components.compare import sync
 from components.compare import view as cv
 from components.compare.whatif import show_compare_whatif
 from components.compare.whatif_view import replayed_note
+from components.methods.result_view import show_result
+from components.screens.run_controls import open_saved, save_and_export
 from components.shell import link, state
-from components.shell.run_controls import open_saved, save_and_export
 from components.shell.runner import run_methods
 from components.shell.safe import engine_errors, esc, html_block
 from components.widgets.question_input import ask_question, result_area
-from components.widgets.result_view import show_result
 from engine.methods.registry import title
 
 state.ensure_app()

@@ -3,6 +3,7 @@ extract triplets (cost estimate first); add, delete, import."""
 
 import streamlit as st
 
+from components.chunk_names import chunk_name
 from components.corpus import actions
 from components.corpus import backup_actions as backups
 from components.graphs.entity_graph import ENTITY_LEGEND, entity_subgraph, name_edge_sources
@@ -10,7 +11,6 @@ from components.graphs.graph import DEFAULT_NODE_CAP, show_graph
 from components.shell import state
 from components.shell.landing import landing_card
 from components.shell.safe import engine_errors
-from components.widgets.chunk_names import chunk_name
 from components.widgets.tables import chunks_frame, documents_frame, questions_frame, searchable_table, triplets_frame
 from engine.corpus.graph_view import entity_view
 

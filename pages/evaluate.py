@@ -5,10 +5,10 @@ import time
 import streamlit as st
 
 from components.eval import view as ev
+from components.methods.result_view import show_result
 from components.shell import state
 from components.shell.progress import ProgressBar
 from components.shell.safe import engine_errors
-from components.widgets.result_view import show_result
 from engine.methods.registry import COMPARED, app_methods, title
 from engine.runs import runs_dir
 

@@ -3,8 +3,8 @@ app.py registers this file once per method page and names the one being shown.""
 
 import streamlit as st
 
+from components.screens.method_page import method_page
 from components.shell import state
-from components.shell.method_page import method_page
 
 state.ensure_app()
 method_page(st.session_state["nav_page"])

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from components.chunk_names import chunk_names
 from components.compare.timeline_view import run_seconds, show_timeline
-from components.methods.base import view_for
+from components.contract import view_for
+from components.methods.base import show_step
 from components.shell.safe import esc, html_block
 from components.shell.state import sticky_expander
 from components.widgets.answer_box import show_answer, verdict
-from components.widgets.chunk_names import chunk_names
 from components.widgets.preset_badge import show_column_facts
 from components.widgets.stepper import stepper
 from engine.core.textnorm import shorten
@@ -107,7 +108,7 @@ def show_side_by_side(run, corpus, state_key: str = "cmp_sync") -> None:
             v = verdict(result, run.gold)
             st.markdown(f"#### {title(result.method)} {v.mark}")
             html_block(evidence_chips(result, shared, names))
-            view_for(result).show_step(result, step.at[result.method], corpus, run.gold, shared)
+            show_step(result, step.at[result.method], corpus, run.gold, shared)
     show_timelines_row(run, state_key)
 
 

@@ -22,7 +22,7 @@ _OUTCOME = {
 def method_color(method: str, index: int = 0) -> str:
     """One colour per method, the same on every chart and strip: its view's `COLOR`, else one of
     the fallback colours by its place in the run."""
-    from components.methods.base import view_for
+    from components.contract import view_for
 
     return view_for(method).color or _FALLBACK_COLORS[index % len(_FALLBACK_COLORS)]
 

@@ -76,7 +76,7 @@ def overlap_frame(run) -> pd.DataFrame:
 
 
 def overlap(run, corpus=None) -> None:
-    from components.widgets.chunk_names import chunk_names
+    from components.chunk_names import chunk_names
 
     df = overlap_frame(run)
     sets = [set(r.evidence_chunk_ids) for r in run.results]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.chunk_names import chunk_names
 from components.compare.timeline_view import run_seconds, show_timeline
 from components.shell import state
 from components.shell.safe import engine_errors, esc, html_block
 from components.shell.settings_form import field_docs, human_label
 from components.widgets.answer_box import show_answer
-from components.widgets.chunk_names import chunk_names
 from engine.llm.base import OFFLINE_MODEL
 from engine.methods.presets import PRESETS, has_presets
 from engine.runs.whatif import preset_changes, recorded_calls, run_settings, whatif_knobs

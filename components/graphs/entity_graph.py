@@ -80,7 +80,7 @@ def name_edge_sources(edges: list[GEdge], corpus) -> list[GEdge]:
     followed by the first source chunk's text (what a click on the edge shows)."""
     from dataclasses import replace
 
-    from components.widgets.chunk_names import chunk_texts
+    from components.chunk_names import chunk_texts
 
     ids = [c for e in edges for c in e.detail.partition("\nSource chunks: ")[2].split(", ") if c]
     texts = chunk_texts(corpus, ids)

@@ -45,7 +45,7 @@ def steps(result, names: dict[str, str] | None = None) -> list[Step]:
 
 def show(result, corpus=None, state_key: str = "", gold: list[str] | None = None) -> None:
     """The answer, each stage's chunks and scores, the context as sent and the answer call."""
-    from components.widgets.chunk_names import chunk_names
+    from components.chunk_names import chunk_names
 
     tr = result.trace
     show_answer(result, gold)

@@ -10,11 +10,11 @@ hand, else from the titles the trace recorded; never by its stored id.
 
 from __future__ import annotations
 
+from components.chunk_names import chunk_name, chunk_names
 from components.graphs.graph import GEdge, GNode, LegendItem
 from components.graphs.palette import tint
 from components.graphs.static import graph_payload
 from components.steps import Section, Step
-from components.widgets.chunk_names import chunk_name, chunk_names
 from components.widgets.llm_calls import call_summary
 
 PHRASE, PASSAGE, READ = "#0072B2", "#D55E00", "#7a3000"
@@ -217,10 +217,10 @@ def show_step(
 ) -> None:
     """Step `pos` as the generic view draws it, the PageRank graph large and interactive, each
     passage node opening its text."""
+    from components.chunk_names import chunk_names, chunk_texts
     from components.graphs.graph import show_graph
     from components.methods.base import draw_sections_and_calls
     from components.widgets.answer_box import show_answer
-    from components.widgets.chunk_names import chunk_names, chunk_texts
 
     tr = result.trace
     mentioned = list(tr.chunk_ids()) + list(getattr(tr, "chunks", {}) or {})

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from components.chunk_names import chunk_names
+from components.contract import PageText
 from components.graphs.graph import show_graph
-from components.methods.base import PageText
 from components.methods.kg2rag_graph import (
     PRUNED_COLORS,
     PRUNED_WHY,
@@ -22,7 +23,6 @@ from components.methods.kg2rag_graph import (
 from components.shell.state import content_key, sticky_expander
 from components.steps import Section, Step, call_tuples, graph_payload, name_of
 from components.widgets.answer_box import show_answer
-from components.widgets.chunk_names import chunk_names
 from components.widgets.evidence_chain import Citation
 from components.widgets.llm_calls import show_call
 from components.widgets.stepper import stepper

@@ -3,9 +3,9 @@ their tree's colour and numbered in walk order, pruned edges dashed, seed entiti
 
 from __future__ import annotations
 
+from components.chunk_names import chunk_texts
 from components.graphs.graph import GEdge, GNode, LegendItem
 from components.graphs.palette import distinct_colors, tint
-from components.widgets.chunk_names import chunk_texts
 
 PRUNED_COLORS = {"parallel": "#6e6e6e", "cycle": "#a0526d", "self-loop": "#7d6f1e"}  # dark enough on white
 #: how far an unselected tree is mixed with white: visibly "not chosen", still a readable line

@@ -13,14 +13,14 @@ import re
 import pandas as pd
 import streamlit as st
 
+from components.chunk_names import chunk_names, chunk_texts
+from components.contract import PageText
 from components.graphs.graph import show_graph
-from components.methods.base import PageText
 from components.methods.t2rag_graph import DEP_LEGEND, QUEUE_COLORS, QUEUES, dependency_graph, state_html
 from components.shell.safe import esc, highlight, html_block
 from components.shell.state import content_key, sticky_expander
 from components.steps import Section, Step, call_tuples, graph_payload, name_of
 from components.widgets.answer_box import show_answer
-from components.widgets.chunk_names import chunk_names, chunk_texts
 from components.widgets.evidence_chain import Citation, source_badge
 from components.widgets.llm_calls import show_call
 from components.widgets.stepper import stepper

@@ -79,7 +79,7 @@ def dependency_graph(
     """Placeholders and entities of the decomposition, edges coloured by each triplet's queue after
     round `round_pos` (0 = right after decomposing); placeholders filled in that round stand out.
     A click on a filled placeholder, or on a triplet that holds one, shows the value's source
-    chunk (`chunks`: chunk id -> (name, text), components.widgets.chunk_names.chunk_texts)."""
+    chunk (`chunks`: chunk id -> (name, text), components.chunk_names.chunk_texts)."""
     chunks = chunks or {}
     d = trace.decomposition
     if d is None:

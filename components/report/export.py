@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from components.contract import result_steps
 from components.report.export_settings import CSS as SETTINGS_CSS
 from components.report.export_settings import settings_block
 from components.shell.safe import csp_meta, esc, json_for_script
-from components.steps import result_steps, usage_lines
+from components.steps import usage_lines
 from components.widgets.preset_badge import preset_lines
 from engine.methods.registry import title as method_title
 from engine.runs import Run
@@ -181,9 +182,9 @@ _JS = """
 
 
 def run_payload(run: Run, corpus=None) -> dict:
-    from components.methods.base import view_for
+    from components.chunk_names import chunk_names
+    from components.contract import view_for
     from components.widgets.answer_box import verdict
-    from components.widgets.chunk_names import chunk_names
 
     ids = [c for r in run.results for c in view_for(r).chunk_ids(r)]
     names = chunk_names(corpus, ids) if corpus is not None else {}
@@ -210,8 +211,8 @@ def evidence_payload(result, corpus=None) -> dict:
     every chunk it or a graph node points at, and which chunks state each graph node (the view's
     `node_chunks`), so the offline page opens a chunk with its sentence marked from a citation or
     a node click."""
-    from components.methods.base import view_for
-    from components.widgets.chunk_names import chunk_texts
+    from components.chunk_names import chunk_texts
+    from components.contract import view_for
     from components.widgets.evidence_chain import chain_chunk_texts, chain_for
 
     cits = chain_for(result)

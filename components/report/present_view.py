@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import streamlit as st
 
+from components.chunk_names import chunk_names
 from components.compare import view as cv
 from components.compare.sync import show_answers_row
 from components.compare.timeline_view import run_seconds, show_timeline
 from components.compare.verdict import show_method_line
+from components.contract import result_steps
 from components.graphs.graph import WIDE_FRAME, show_graph
 from components.graphs.static import from_payload
 from components.methods.base import draw_sections_and_calls
 from components.shell.safe import esc, html_block
-from components.steps import result_steps
 from components.widgets.answer_box import verdict
-from components.widgets.chunk_names import chunk_names
 from components.widgets.preset_badge import show_preset_badges
 from engine.methods.registry import title
 
 
 def present_steps(run, corpus=None) -> list[tuple[str, object]]:
     """(label, payload): payload is "question", "verdict" or (result, Step, its index in the result's steps)."""
-    from components.methods.base import view_for
+    from components.contract import view_for
 
     names = chunk_names(corpus, [c for r in run.results for c in view_for(r).chunk_ids(r)]) if corpus else None
     out: list[tuple[str, object]] = [("The question", "question")]

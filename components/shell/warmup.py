@@ -124,11 +124,11 @@ def _default_corpus(root: str, build_wait: float) -> str | None:
 #: the views a question's page draws with (and what they import: plotly, the graph layout); the
 #: first Ask page of a process imported them for ~0.8 s on a loaded 2-core machine
 VIEW_MODULES = (
-    "components.shell.method_page",
+    "components.screens.method_page",
     "components.compare.view",
     "components.compare.whatif",
     "components.compare.whatif_view",
-    "components.shell.run_controls",
+    "components.screens.run_controls",
     "components.eval.view",
 )
 

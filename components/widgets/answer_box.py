@@ -51,7 +51,7 @@ def caveat(result) -> tuple[str, str]:
     for no answer, else ('', '')."""
     if result.error:
         return "", ""
-    from components.methods.base import view_for
+    from components.contract import view_for
 
     return view_for(result).caveat(result)
 

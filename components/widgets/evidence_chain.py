@@ -54,7 +54,7 @@ def source_badge(kind: str) -> str:
 
 def chain_for(result) -> list[Citation]:
     """The answer's citations, from the result's view (a view without a chain gives none)."""
-    from components.methods.base import view_for
+    from components.contract import view_for
 
     return view_for(result).evidence_chain(result)
 
@@ -62,8 +62,8 @@ def chain_for(result) -> list[Citation]:
 def chain_chunk_texts(result, corpus) -> dict[str, tuple[str, str]]:
     """chunk id -> (name, text) of every chunk the chain cites: the corpus's text, else the trace's
     own copy (a view's `trace_chunk_texts`, e.g. what T2RAG's solver saw) when the corpus lacks it."""
-    from components.methods.base import view_for
-    from components.widgets.chunk_names import chunk_name, chunk_texts
+    from components.chunk_names import chunk_name, chunk_texts
+    from components.contract import view_for
 
     out: dict[str, tuple[str, str]] = dict(view_for(result).trace_chunk_texts(result))
     ids = [c for cit in chain_for(result) for c in cit.chunk_ids]

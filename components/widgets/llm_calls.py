@@ -7,28 +7,7 @@ import json
 import streamlit as st
 
 from components.shell.state import content_key, sticky_expander
-from engine.llm.base import OFFLINE_MODEL
-
-
-def call_summary(call) -> str:
-    if call is None:
-        return "no call"
-    if call.model == OFFLINE_MODEL:
-        head = f"{call.job} · offline rules (no LLM call)"
-    else:
-        cost = "price unknown" if call.cost is None else f"${call.cost:.5f}"
-        head = (
-            f"{call.job} · {call.model} · {call.prompt_tokens}+{call.completion_tokens} tokens · {cost} · "
-            f"{call.latency:.2f}s"
-            + (
-                " · replayed from an earlier run"
-                if getattr(call, "replayed", False)
-                else " · cached"
-                if call.cached
-                else ""
-            )
-        )
-    return head + (" · ERROR" if call.error else "")
+from components.steps import call_summary
 
 
 def show_call(call, *, label: str = "", expanded: bool = False) -> None:

@@ -156,7 +156,7 @@ def _get(settings: Any, name: str, default: Any = None) -> Any:
 
 def first_stage(result) -> str:
     """The method's first retrieval stage, named as it ran (its view's `first_stage`)."""
-    from components.methods.base import view_for
+    from components.contract import view_for
 
     return view_for(result).first_stage(result)
 
@@ -196,7 +196,7 @@ def token_line(result) -> str:
 def show_column_facts(result, run, key: str) -> None:
     """A Compare column's badge, budget, first stage and token line; a method whose view names a
     fair reference (e.g. KG2RAG with hybrid seeds: the Hybrid RAG baseline) says so."""
-    from components.methods.base import view_for
+    from components.contract import view_for
     from engine.methods.registry import title
 
     show_preset_badge(result, key)

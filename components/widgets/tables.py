@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from components.widgets.chunk_names import chunk_name
+from components.chunk_names import chunk_name
 
 #: Rows a table shows at most; the caption says when more matched.
 MAX_ROWS = 2000

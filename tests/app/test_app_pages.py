@@ -142,7 +142,7 @@ def test_compare_page_shows_both_methods_overlap_and_charts(app):
     specs = [c.proto.spec for c in at.get("plotly_chart")]
     assert len([s for s in specs if "seconds into the run" not in s]) == 1 and len(specs) == 3
     from components.compare.sync import joint_steps
-    from components.methods.base import view_for
+    from components.contract import view_for
 
     steps = joint_steps({r.method: view_for(r).step_labels(r) for r in run.results[:2]})
     assert _next(at, "cmp_sync")  # one control moves both columns

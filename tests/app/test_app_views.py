@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace as NS
 
+from components.chunk_names import chunk_name, chunk_names
 from components.compare.sync import joint_steps
 from components.graphs.layout import component_layout
 from components.graphs.palette import distinct_colors
-from components.widgets.chunk_names import chunk_name, chunk_names
 
 
 def _t2(rounds: int):

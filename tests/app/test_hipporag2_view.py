@@ -93,7 +93,8 @@ def test_the_card_states_the_passages_read_and_the_badge_the_runs_departure(resu
 def _card(path: str) -> None:
     from pathlib import Path
 
-    from components.methods.base import view_for
+    from components.contract import view_for
+    from components.methods.base import show_step
     from components.widgets.preset_badge import show_column_facts
     from engine.methods.base import load_result
 
@@ -101,7 +102,7 @@ def _card(path: str) -> None:
     show_column_facts(res, None, "hippo_card")
     view = view_for(res)
     for pos in range(len(view.step_labels(res))):
-        view.show_step(res, pos, None, ["G. Stanley Hall"], frozenset())
+        show_step(res, pos, None, ["G. Stanley Hall"], frozenset())
 
 
 def test_the_card_and_every_step_draw_in_the_app(result, tmp_path):

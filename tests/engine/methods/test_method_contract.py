@@ -93,7 +93,7 @@ def test_every_result_comes_back_unchanged_from_its_json(results, name):
 
 @pytest.mark.parametrize("name", list(METHODS))
 def test_every_view_tells_the_run_as_steps_ending_in_the_answer(results, name):
-    from components.methods.base import view_for
+    from components.contract import view_for
 
     r = results[name]
     view = view_for(r)
@@ -106,14 +106,15 @@ def test_every_view_tells_the_run_as_steps_ending_in_the_answer(results, name):
 def _draw(path: str) -> None:
     from pathlib import Path
 
-    from components.methods.base import view_for
+    from components.contract import view_for
+    from components.methods.base import show, show_step
     from engine.methods.base import result_from_json
 
     result = result_from_json(Path(path).read_text(encoding="utf-8"))
     view = view_for(result)
-    view.show(result, None, "contract_step", ["Lisbon"])
+    show(result, None, "contract_step", ["Lisbon"])
     for pos in range(len(view.step_labels(result))):
-        view.show_step(result, pos, None, ["Lisbon"], frozenset())
+        show_step(result, pos, None, ["Lisbon"], frozenset())
 
 
 @pytest.mark.parametrize("name", list(METHODS))

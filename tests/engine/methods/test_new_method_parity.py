@@ -106,7 +106,7 @@ PACKAGE = {
         register_trace("echo", EchoTrace)
     ''',
     "view.py": """
-        from components.methods.base import PageText
+        from components.contract import PageText
         from components.steps import Section, Step, name_of
 
         PAGE = PageText("Echo RAG", "📣", "📣 Echo RAG, step by step", "Reads the nearest chunks, echoes an answer.")

@@ -8,13 +8,13 @@ import streamlit as st
 
 from components.compare.timeline_view import show_timeline
 from components.compare.whatif_view import replayed_note, show_whatif
+from components.methods.result_view import show_result
+from components.screens.run_controls import open_saved, save_and_export
 from components.shell import link, state
-from components.shell.run_controls import open_saved, save_and_export
 from components.shell.runner import run_methods
 from components.shell.safe import engine_errors, esc, html_block
 from components.widgets.answer_box import show_answer
 from components.widgets.question_input import ask_question, result_area
-from components.widgets.result_view import show_result
 
 
 def _adopter(result_key: str, step_key: str):
@@ -28,7 +28,7 @@ def _adopter(result_key: str, step_key: str):
 def method_page_entries() -> list:
     """One `st.Page` per registered method with a `page`: the one file pages/method.py at each URL
     path, with the menu entry its view names (`PAGE`). A plug-in with a page gets one too."""
-    from components.methods.base import view_for
+    from components.contract import view_for
     from engine.methods.registry import METHODS
 
     out = []
@@ -41,7 +41,7 @@ def method_page_entries() -> list:
 
 def page_heading(page: str) -> None:
     """The method page's heading and caption, from the method's view."""
-    from components.methods.base import view_for
+    from components.contract import view_for
     from engine.methods.registry import method_on_page
 
     info = method_on_page(page)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.methods.base import view_for
+from components.methods.base import show
 from components.widgets.preset_badge import show_preset_badge
 
 
@@ -23,11 +23,10 @@ def usage_caption(result) -> str:
 
 def show_result(result, corpus=None, state_key: str = "ask_step", gold: list[str] | None = None) -> None:
     show_preset_badge(result, key=state_key)
-    view = view_for(result)
     if result.trace is None or isinstance(result.trace, dict):
         from components.widgets.answer_box import show_answer
 
         show_answer(result, gold)  # nothing to step through
     else:
-        view.show(result, corpus, state_key, gold)
+        show(result, corpus, state_key, gold)
     st.caption(usage_caption(result))
