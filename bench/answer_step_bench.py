@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 def corpora(sets: list[str], limit: int | None, log=print):
     from retrieval_quality import BENCH_WS, build_corpus, dataset_files
 
-    from engine.corpus.samples import build_sample
+    from engine.session.samples import build_sample
     from engine.store import Workspace
 
     ws = Workspace(BENCH_WS)

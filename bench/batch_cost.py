@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.corpus.chunking import chunk_documents  # noqa: E402
-from engine.triplets.extraction import estimate_extraction  # noqa: E402
+from engine.core.chunking import chunk_documents  # noqa: E402
 from engine.ingest import load_paths  # noqa: E402
+from engine.triplets.extraction import estimate_extraction  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,9 +35,10 @@ METHODS = "semantic,hybrid,t2rag,kg2rag"
 
 def open_corpus(root: Path, name: str | None):
     from engine.core.config import AppSettings
-    from engine.corpus.samples import build_sample
+    from engine.session.samples import build_sample
+    from engine.store import open_workspace
 
-    ws = AppSettings(workspace=root).workspace_obj()
+    ws = open_workspace(AppSettings(workspace=root))
     if name is None:
         name = "hotpotqa-sample"
         if not ws.exists(name) or ws.open(name).counts().pending:

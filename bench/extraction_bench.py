@@ -14,8 +14,8 @@ covers the store). Target: ratio >= 0.8 at concurrency 16.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import json
+import multiprocessing
 import os
 import re
 import sys
@@ -72,9 +72,9 @@ def main() -> int:
     ap.add_argument("--levels", default="1,4,16")
     args = ap.parse_args()
 
-    from engine.triplets.extraction import run_extraction
     from engine.llm.litellm_client import LiteLLMClient
     from engine.reasoners.llm_reasoner import LLMReasoner
+    from engine.triplets.extraction import run_extraction
 
     levels = [int(x) for x in args.levels.split(",")]
     rows = []

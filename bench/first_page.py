@@ -29,7 +29,7 @@ def _stop_builder(root: Path) -> None:
     stop it before its workspace is deleted."""
     import signal
 
-    from engine.corpus.samples import STATUS_FILE, build_status
+    from engine.session.samples import STATUS_FILE, build_status
 
     if build_status(root).running:
         pid = json.loads((root / STATUS_FILE).read_text())["pid"]

@@ -26,8 +26,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _data import need  # noqa: E402
-from tests._app_helpers import Browser, StreamlitServer, find_chromium  # noqa: E402
 from wait_bench import NAME, WS, build  # noqa: E402
+
+from tests._app_helpers import Browser, StreamlitServer, find_chromium  # noqa: E402
 
 
 def _ask(b: Browser, url: str, question: str, timeout: float = 300) -> float:

@@ -35,9 +35,9 @@ def main() -> int:
     torch.set_num_threads(1)
     import retrieval_quality as rq
 
-    from engine.corpus.samples import build_sample
     from engine.embed import get_bundled_embedder
     from engine.eval.recall_loss import recall_loss_markdown
+    from engine.session.samples import build_sample
     from engine.store import Workspace
 
     args = argparse.Namespace(methods=opts.methods.split(","), kg2rag=["default"], hybrid_same_n=False)

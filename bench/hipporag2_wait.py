@@ -78,8 +78,8 @@ print(f"RESULT {first:.4f} {warm:.4f} {first_r:.4f} {warm_r:.4f} {first_i:.5f} {
 
 
 def build() -> None:
-    from engine.corpus.samples import build_sample
     from engine.embed import get_bundled_embedder
+    from engine.session.samples import build_sample
     from engine.store import Workspace
 
     ws = Workspace(WS, embedder=get_bundled_embedder())

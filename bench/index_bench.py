@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def load_documents(n_docs: int):
-    from engine.corpus.chunking import make_doc_id
+    from engine.core.chunking import make_doc_id
     from engine.core.types import Document
 
     rel = Path("hotpotqa_hipporag_train100") / "hotpotqa_train_corpus.json"
@@ -56,12 +56,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
 
-    from engine.corpus.chunking import chunk_document
+    from engine.core.chunking import chunk_document
+    from engine.core.types import ExtractionStatus
     from engine.embed import get_bundled_embedder
     from engine.embed.bundled import bulk_batch_size, torch_threads, usable_cores
     from engine.reasoners.offline import OfflineReasoner
     from engine.store import Workspace, embedding_text
-    from engine.core.types import ExtractionStatus
 
     emb = get_bundled_embedder()
     model = emb.model

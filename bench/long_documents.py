@@ -25,7 +25,7 @@ CUTS = (2, 5, 10)
 
 def long_documents(dataset: Path, n: int):
     """(documents, questions, passages as OpenIE names them: "title\ntext") of the first `n` questions."""
-    from engine.corpus.chunking import make_doc_id
+    from engine.core.chunking import make_doc_id
     from engine.core.types import Document, Question
 
     rows = json.loads(dataset.read_text(encoding="utf-8"))[:n]

@@ -67,7 +67,7 @@ def _load(dataset: str):
     from engine.ingest import load_paths
     from engine.ingest.datasets import read_dataset
 
-    make_doc_id = _engine_name("engine.corpus.chunking", "engine.chunking", "make_doc_id")
+    make_doc_id = _engine_name("engine.core.chunking", "engine.chunking", "make_doc_id")
     Document = _engine_name("engine.core.types", "engine.types", "Document")
     Question = _engine_name("engine.core.types", "engine.types", "Question")
 

@@ -70,9 +70,9 @@ def padded_forward(m: NumpyMiniLM, seqs: list[list[int]]) -> np.ndarray:
 
 def record(with_memo: bool) -> dict[str, list[list[str]]]:
     """Per method, every list of texts its 30 questions sent to the numpy encoder."""
-    from engine.corpus.samples import build_sample
     from engine.embed import get_bundled_embedder
     from engine.session import Session
+    from engine.session.samples import build_sample
     from engine.store import Workspace
 
     emb = get_bundled_embedder()

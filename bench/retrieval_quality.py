@@ -89,10 +89,10 @@ class StubReasoner:
 def build_corpus(ws, name: str, dataset: Path, mode: str = "paragraph", limit: int | None = None,
                  triplets: Path | None = None, log=print):
     """Open corpus `name`, or build it from a dataset file with imported or offline triplets."""
-    from engine.corpus.chunking import ChunkingSettings
-    from engine.triplets.extraction import run_extraction
+    from engine.core.chunking import ChunkingSettings
     from engine.ingest.datasets import read_dataset
     from engine.reasoners.offline import OfflineReasoner
+    from engine.triplets.extraction import run_extraction
 
     if ws.exists(name):
         corpus = ws.open(name)
@@ -228,10 +228,9 @@ def method_runners(args, corpus):
             label = "lightrag" if mode == "mix" else f"lightrag {mode}"
             runners[label] = (lambda s: lambda q: lr.answer(q, corpus, s))(LightRAGSettings(mode=mode))
     if "t2rag" in args.methods:
-        from engine.reasoners.offline import OfflineReasoner
-        from engine.methods.t2rag import T2RAG
-
         from engine.methods.presets import preset_settings
+        from engine.methods.t2rag import T2RAG
+        from engine.reasoners.offline import OfflineReasoner
 
         t2 = T2RAG(OfflineReasoner(corpus.embedder))
         # both presets (engine/methods/presets.py): "t2rag" is `tuned`; with the offline reasoner the

@@ -152,7 +152,7 @@ def machine_description() -> list[tuple[str, str]]:
         usable = os.cpu_count() or 0
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "unknown"
     return [
-        ("date", dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
+        ("date", dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")),
         ("commit", _git_commit()),
         ("CPU", _cpu_model()),
         ("cores", f"{usable} usable of {os.cpu_count()}"),

@@ -163,9 +163,9 @@ def import_triplets(corpus, after_rid: int = 0, page: int = 20000) -> None:
 def child(size: int, folder: Path, real_max: int, n_questions: int, recall_kind: str, index_kind: str) -> dict:
     import torch
 
-    from engine.corpus.chunking import chunk_document
-    from engine.reasoners import make_reasoner
+    from engine.core.chunking import chunk_document
     from engine.methods import build_method, method_class
+    from engine.reasoners import make_reasoner
     from engine.store import CorpusSettings, Workspace, embedding_text
 
     torch.set_num_threads(1)  # the machine is shared: one thread, as a server process per question

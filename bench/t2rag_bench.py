@@ -46,10 +46,10 @@ MIN_PROPOSITIONS = 5000
 
 
 def build_corpus(ws_root: Path, embedder):
+    from engine.core.types import ExtractionStatus
     from engine.ingest.datasets import parse_dataset_value
     from engine.reasoners.offline import OfflineReasoner
     from engine.store import Workspace
-    from engine.core.types import ExtractionStatus
 
     ws = Workspace(ws_root, embedder=embedder)
     if ws.exists("hotpot994"):
@@ -125,8 +125,8 @@ def bench_engine(corpus, embedder, questions, repeat):
     import faiss
     import numpy as np
 
-    from engine.reasoners.offline import OfflineReasoner
     from engine.methods.t2rag import T2RAG
+    from engine.reasoners.offline import OfflineReasoner
 
     tids = [t.triplet_id for t in corpus.triplets()]
     vecs = np.ascontiguousarray(corpus.proposition_vectors(tids), dtype=np.float32)
@@ -192,10 +192,10 @@ def scripted_reply(messages):
 
 
 def bench_bill(corpus, questions):
-    from engine.reasoners.llm_reasoner import LLMReasoner
     from engine.llm.scripted import ScriptedLLM
     from engine.methods.ircot import IRCoT
     from engine.methods.t2rag import T2RAG
+    from engine.reasoners.llm_reasoner import LLMReasoner
 
     rows = {}
     for name, cls in (("T2RAG", T2RAG), ("IRCoT", IRCoT)):

@@ -64,9 +64,10 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=8)
     ap.add_argument("--load", type=int, default=0, help="also measure with this many CPU-bound processes running")
     args = ap.parse_args()
-    from engine.corpus.samples import ensure_sample_corpora
+    from engine.session.samples import ensure_sample_corpora
+    from engine.store import open_workspace
 
-    ws = AppSettings.from_env().workspace_obj()
+    ws = open_workspace(AppSettings.from_env())
     for line in ensure_sample_corpora(ws, names=["hotpotqa-sample"]):  # built once (about a minute)
         print(line)
     corpus = ws.open("hotpotqa-sample")

@@ -29,7 +29,7 @@ _EXPORTS = {
     "Corpus": "engine.store",
     "CorpusSettings": "engine.store",
     "CorpusError": "engine.store",
-    "ChunkingSettings": "engine.corpus.chunking",
+    "ChunkingSettings": "engine.core.chunking",
     "make_reasoner": "engine.reasoners",
     "build_method": "engine.methods",
     "Result": "engine.methods.base",

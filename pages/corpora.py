@@ -12,7 +12,7 @@ from components.shell import state
 from components.shell.landing import landing_card
 from components.shell.safe import engine_errors
 from components.widgets.tables import chunks_frame, documents_frame, questions_frame, searchable_table, triplets_frame
-from engine.corpus.graph_view import entity_view
+from engine.store.graph_view import entity_view
 
 state.ensure_app()
 

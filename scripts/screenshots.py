@@ -105,8 +105,8 @@ def _shoot(b: Browser, out: Path, name: str, scroll: str = "", scroll_js: str = 
 
 def _whatif(b: Browser, out: Path) -> None:
     """Ask with a model (the loopback provider), then re-run with one chunk fewer per round."""
-    from tests.loopback import LoopbackServer
     from tests.browser.test_browser import _provider_reply
+    from tests.loopback import LoopbackServer
 
     with LoopbackServer() as provider:
         provider.reply = _provider_reply

@@ -22,7 +22,9 @@ from engine.verdict import chunk_ids_of, compare_verdict, gold_spec  # noqa: E40
 
 def main(names: list[str]) -> int:
     app = AppSettings.from_env()
-    ws, session = app.workspace_obj(), Session.for_cli(app)
+    from engine.store import open_workspace
+
+    ws, session = open_workspace(app), Session.for_cli(app)
     for name in names:
         corpus = ws.open(name)
         reasoner = session.reasoner(corpus)

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.corpus.chunking import ChunkingSettings
+from engine.core.chunking import ChunkingSettings
 from engine.ingest.datasets import read_dataset
 from engine.methods.base import Result, Usage
 

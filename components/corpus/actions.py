@@ -83,7 +83,7 @@ def create_corpus() -> None:
         st.error("Add at least one file.")
         return
     with engine_errors("Creating the corpus"):
-        from engine.corpus.chunking import ChunkingSettings
+        from engine.core.chunking import ChunkingSettings
         from engine.ingest import load_uploads
 
         batch = load_uploads(_uploads(files), state.settings().max_file_bytes, int(limit) or None)
@@ -116,7 +116,7 @@ def extract_after_create() -> None:
     name = ss.get("just_created")
     if not name or name != ss.get("corpus") or state.is_demo():
         return
-    from engine.corpus.pending import count_pending
+    from engine.store.pending import count_pending
 
     corpus = state.current_corpus()
     pending = count_pending(corpus) if corpus is not None else 0
@@ -197,7 +197,7 @@ def index_summary(corpus) -> str:
 
 def extraction(corpus) -> None:
     """The cost estimate first, then the run with a live progress bar."""
-    from engine.corpus.pending import count_pending, iter_pending
+    from engine.store.pending import count_pending, iter_pending
     from engine.triplets.extraction import estimate_extraction
 
     demo = state.is_demo()
@@ -305,7 +305,7 @@ def sample_build_progress() -> bool:
     """While the sample corpora build in the background (`make run` starts that and the app at
     once): a progress bar that follows the build; the page reloads when a corpus lands or the
     build ends. False when no build is running (a failed one is reported)."""
-    from engine.corpus.samples import LOG_FILE, build_status
+    from engine.session.samples import LOG_FILE, build_status
 
     root = state.settings().workspace
     status = build_status(root)
@@ -321,7 +321,7 @@ def sample_build_progress() -> bool:
 
 @st.fragment(run_every=1.0)
 def _follow_sample_build(known: tuple[str, ...]) -> None:
-    from engine.corpus.samples import build_status
+    from engine.session.samples import build_status
 
     status = build_status(state.settings().workspace)
     if not status.running or tuple(state.corpus_names()) != known:
@@ -339,7 +339,7 @@ def build_samples() -> None:
     """Build the bundled sample corpora (offline, no key) when they are missing."""
     if st.button("Build the sample corpora (offline, about a minute)", disabled=state.is_demo(), key="samples_go"):
         with engine_errors("Building the sample corpora"):
-            from engine.corpus.samples import ensure_sample_corpora
+            from engine.session.samples import ensure_sample_corpora
 
             bar = ProgressBar("Building samples")
             lines = list(ensure_sample_corpora(state.workspace(), on_progress=bar))

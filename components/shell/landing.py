@@ -11,11 +11,11 @@ Compare runs (components/shell/showcase.py); only the question's shape is writte
 from __future__ import annotations
 
 from contextlib import nullcontext
-from dataclasses import dataclass
 
 import streamlit as st
 
 from components.shell.safe import esc, html_block
+from components.shell.showcase import SHOWCASE, showcase_questions
 
 PRODUCT = "Triplet Lens"
 WHAT = (
@@ -37,29 +37,7 @@ METHOD_LINES = (
 )
 
 
-@dataclass(frozen=True)
-class Showcase:
-    corpus: str
-    qid: str
-    shape: str  # what the question asks, in a few words: no outcome (that is computed, showcase.py)
-
-
-#: Chosen on hotpotqa-sample (docs/ui.md has the survey). The first is the "Start here" question.
-#: What each shows (who is right, by which route) is not written here: the card runs it
-#: (components/shell/showcase.py) and tests/app/test_claims_from_runs.py checks the words.
-SHOWCASE = (
-    Showcase("hotpotqa-sample", "5ac3983a554299657fa290f5", "Three hops: athlete → home town → its census figure"),
-    Showcase("hotpotqa-sample", "5ae3b0005542992f92d82341", "Two hops: player → team → the team's state"),
-    Showcase("hotpotqa-sample", "5a7c1f325542996dd594b892", "A comparison: which of two bands was formed first"),
-)
-#: the shape of a question this corpus suggests when it holds no showcase question
 SUGGESTED_SHAPE = "A multi-hop question from this corpus"
-
-
-def showcase_questions(corpus) -> list:
-    """The showcase questions `corpus` holds (corpus `Question`s), in the card's order."""
-    by_id = {q.qid: q for q in corpus.questions()}
-    return [by_id[s.qid] for s in SHOWCASE if s.corpus == corpus.name and s.qid in by_id]
 
 
 def showcase_for(corpus) -> list[tuple[object, str]]:

@@ -11,8 +11,34 @@ settings' captions before the first visitor (components/shell/warmup.py).
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Showcase:
+    corpus: str
+    qid: str
+    shape: str  # what the question asks, in a few words: no outcome (that is computed, showcase.py)
+
+
+#: Chosen on hotpotqa-sample (docs/ui.md has the survey). The first is the "Start here" question.
+#: What each shows (who is right, by which route) is not written here: the card runs it
+#: (components/shell/showcase.py) and tests/app/test_claims_from_runs.py checks the words.
+SHOWCASE = (
+    Showcase("hotpotqa-sample", "5ac3983a554299657fa290f5", "Three hops: athlete → home town → its census figure"),
+    Showcase("hotpotqa-sample", "5ae3b0005542992f92d82341", "Two hops: player → team → the team's state"),
+    Showcase("hotpotqa-sample", "5a7c1f325542996dd594b892", "A comparison: which of two bands was formed first"),
+)
+#: the shape of a question this corpus suggests when it holds no showcase question
+
+
+def showcase_questions(corpus) -> list:
+    """The showcase questions `corpus` holds (corpus `Question`s), in the card's order."""
+    by_id = {q.qid: q for q in corpus.questions()}
+    return [by_id[s.qid] for s in SHOWCASE if s.corpus == corpus.name and s.qid in by_id]
+
 
 #: (corpus path, name, counts, qid, methods' settings) -> caption
 _CACHE: dict[tuple, str] = {}
@@ -73,8 +99,6 @@ def default_settings() -> dict[str, Any]:
 def warm_captions(corpus) -> int:
     """Compute the default settings' captions of the showcase questions `corpus` holds (the
     server's warm-up); how many."""
-    from components.shell.landing import showcase_questions
-
     settings = default_settings()
     picked = showcase_questions(corpus)
     for q in picked:

@@ -147,7 +147,9 @@ def session():
 
 @st.cache_resource(show_spinner="Loading the embedding model...")
 def _workspace(root: str):
-    return replace(_settings_here(), workspace=Path(root)).workspace_obj()
+    from engine.store import open_workspace
+
+    return open_workspace(replace(_settings_here(), workspace=Path(root)))
 
 
 def _settings_here() -> AppSettings:

@@ -109,7 +109,7 @@ def _default_corpus(root: str, build_wait: float) -> str | None:
     """The corpus `state.init_state` opens a new session on; while a background build is making the
     sample corpus (and up to `build_wait` seconds), wait for it."""
     from components.shell import state
-    from engine.corpus.samples import build_status
+    from engine.session.samples import build_status
 
     deadline = time.monotonic() + build_wait
     while True:

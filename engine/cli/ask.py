@@ -83,7 +83,9 @@ def cmd_ask(args) -> int:
 
     check_question(args.question)  # a bad argument is named before any corpus opens (Session checks again)
     app = AppSettings.from_env()
-    ws = app.workspace_obj()
+    from engine.store import open_workspace
+
+    ws = open_workspace(app)
     corpus = ws.open(args.corpus)
     session = Session.for_cli(app, args.model, args.api_base)
     settings = method_settings(

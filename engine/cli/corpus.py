@@ -13,7 +13,9 @@ from engine.core.terminal import shown
 
 
 def _workspace():
-    ws = AppSettings.from_env().workspace_obj()
+    from engine.store import open_workspace
+
+    ws = open_workspace(AppSettings.from_env())
     ws.on_wait = lambda message: print(shown(message), file=sys.stderr)  # a busy corpus: say we wait
     return ws
 
@@ -51,7 +53,7 @@ def _ingest(corpus, paths: list[str], limit: int | None) -> int:
 
 
 def cmd_create(args) -> int:
-    from engine.corpus.chunking import ChunkingSettings
+    from engine.core.chunking import ChunkingSettings
     from engine.store import CorpusSettings
 
     ws = _workspace()
@@ -277,7 +279,7 @@ def cmd_triplets_export(args) -> int:
 
 
 def cmd_sample_ensure(args) -> int:
-    from engine.corpus.samples import ensure_sample_corpora, start_background_build
+    from engine.session.samples import ensure_sample_corpora, start_background_build
 
     if args.background:
         print(shown(start_background_build(_workspace())))

@@ -103,7 +103,9 @@ def cmd_eval(args) -> int:
     questions = _read_ids(args.ids) if args.ids else args.questions
 
     app = AppSettings.from_env()
-    ws = app.workspace_obj()
+    from engine.store import open_workspace
+
+    ws = open_workspace(app)
     corpus = _probe_corpus(ws, ws.open(args.corpus), args)
     session = Session.for_cli(app, args.model, args.api_base)
     reasoner = session.reasoner(corpus)

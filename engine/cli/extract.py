@@ -48,12 +48,14 @@ def format_summary(s) -> str:
 
 
 def cmd_extract(args) -> int:
-    from engine.corpus.pending import count_pending, iter_pending
     from engine.session import Session
+    from engine.store.pending import count_pending, iter_pending
     from engine.triplets.extraction import estimate_extraction, run_extraction
 
     app = AppSettings.from_env()
-    ws = app.workspace_obj()
+    from engine.store import open_workspace
+
+    ws = open_workspace(app)
     ws.on_wait = lambda message: print(shown(message), file=sys.stderr)
     corpus = ws.open(args.name)
     model = args.model if args.model is not None else app.model

@@ -55,7 +55,9 @@ def cmd_verdict(args) -> int:
         raise UserError(f"{args.trace} holds one result ({run.results[0].method}); a verdict compares two or more")
     gold = GoldSpec(tuple(run.gold))
     if args.corpus:  # the corpus question's gold paragraphs, when the run names one
-        corpus = AppSettings.from_env().workspace_obj().open(args.corpus)
+        from engine.store import open_workspace
+
+        corpus = open_workspace(AppSettings.from_env()).open(args.corpus)
         question = next((q for q in corpus.questions() if q.qid == run.qid), None)
         if question is not None:
             gold = gold_spec(corpus, question, chunk_ids_of(run.results))
@@ -81,12 +83,13 @@ def cmd_rerun(args) -> int:
     from engine.cli import UserError
     from engine.methods import save_result
     from engine.session import Session
+    from engine.store import open_workspace
 
     results = _results(args.trace, args.method)
     if len(results) > 1:
         raise UserError(f"{args.trace} holds several methods: pick one with --method")
     app = AppSettings.from_env()
-    corpus = app.workspace_obj().open(args.corpus)
+    corpus = open_workspace(app).open(args.corpus)
     session = Session.for_cli(app, args.model, args.api_base)
 
     def on_step(label: str, payload) -> None:

@@ -169,18 +169,6 @@ class AppSettings:
         """Every endpoint the operator configured: the listed ones and the default model's."""
         return self.api_bases + ((self.api_base,) if self.api_base else ())
 
-    def workspace_obj(self, embedder=None):
-        """The workspace these settings describe (read-only and snapshot settings applied)."""
-        from engine.store import Workspace
-
-        return Workspace(
-            self.workspace,
-            embedder=embedder,
-            keep_snapshots=self.keep_snapshots,
-            read_only=self.read_only,
-            backup_max_bytes=int(self.backup_max_mb * 1024 * 1024) or None,
-        )
-
     @property
     def max_file_bytes(self) -> int:
         return int(self.max_file_mb * 1024 * 1024)

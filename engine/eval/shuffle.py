@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from typing import Any
 
+from engine.core.chunking import make_doc_id
 from engine.core.types import Document, Question
-from engine.corpus.chunking import make_doc_id
 from engine.eval.metrics import normalize_answer
 from engine.store import Corpus, CorpusError, Workspace
 

@@ -6,6 +6,6 @@ its open batches; `python -m engine extract NAME --batch` is the command.
 
 from engine.extraction_batch.api import BatchAPI, BatchInfo
 from engine.extraction_batch.runner import BatchSummary, run_batch_extraction
-from engine.extraction_batch.state import STATE_FILE, BatchState
+from engine.triplets.batch_state import STATE_FILE, BatchState
 
 __all__ = ["STATE_FILE", "BatchAPI", "BatchInfo", "BatchState", "BatchSummary", "run_batch_extraction"]

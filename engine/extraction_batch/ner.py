@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.extraction_batch.api import BatchInfo
-from engine.extraction_batch.state import BatchRecord, BatchState
+from engine.triplets.batch_state import BatchRecord, BatchState
 
 #: the batch state's style of a phase-1 (named-entity) batch
 NER_STYLE = "ner"

@@ -6,7 +6,7 @@
 Each pending chunk becomes one request line whose custom_id is `<chunk_id>#extract` and whose body
 is the chat request the normal extraction sends (the same prompt, temperature, token budget and
 JSON mode), so replies parse with the same code and are stored through the same function (the same
-triplet filters, one short write per chunk). Crash safety (engine.extraction_batch.state): batch ids
+triplet filters, one short write per chunk). Crash safety (engine.triplets.batch_state): batch ids
 are stored before any waiting; a rerun resumes polling them instead of submitting again; a chunk in
 an open batch is never sent twice; requests a batch did not answer (failed, expired, errored) leave
 their chunks pending, so the next run sends only those. The `json+ner` style runs in two phases,
@@ -27,11 +27,11 @@ from typing import Any
 from engine.core.faults import fault_point
 from engine.core.progress import ProgressCallback, no_progress
 from engine.core.types import Chunk
-from engine.corpus.pending import PAGE, iter_pending
 from engine.extraction_batch.api import TERMINAL, BatchAPI, BatchInfo, wire_model
 from engine.extraction_batch.ner import NER_STYLE, import_ner, reply_text, tokens
-from engine.extraction_batch.state import STATE_FILE, BatchRecord, BatchState
 from engine.llm.base import LLMCall, LLMError
+from engine.store.pending import PAGE, iter_pending
+from engine.triplets.batch_state import STATE_FILE, BatchRecord, BatchState
 from engine.triplets.extraction import ExtractionSummary, _record, batch_price
 
 #: the styles the batch API serves (json+ner in two phases: its second prompt needs the first's reply)
@@ -306,9 +306,9 @@ def _store(
     """One answered request, parsed and filtered exactly as LLMReasoner.extract does, stored by
     the normal runner's `_record` (the batch price as its cost). json+ner: `ner` is the chunk's
     phase-1 reply, whose tokens count with this one's (two calls, as the normal extraction bills)."""
+    from engine.core.triplet_rules import filter_triplets
     from engine.llm import litellm_call
     from engine.reasoners.parsing import parse_kg2rag, parse_triples
-    from engine.triplets.rules import filter_triplets
 
     text = reply_text(body)
     if len(text.encode("utf-8")) > litellm_call._reply_cap:  # the cap every chat reply has

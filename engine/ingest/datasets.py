@@ -30,8 +30,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.core.chunking import make_doc_id
 from engine.core.types import Document, Question
-from engine.corpus.chunking import make_doc_id
 from engine.ingest.decode import IngestError, clean_text, looks_like_jsonl, parse_json, parse_jsonl
 
 #: Licence of each dataset whose records this module recognises; shown wherever a copy ships.

@@ -13,8 +13,8 @@ from html.parser import HTMLParser
 from pathlib import PurePosixPath
 from typing import Any
 
+from engine.core.chunking import make_doc_id
 from engine.core.types import Document
-from engine.corpus.chunking import make_doc_id
 from engine.ingest.decode import IngestError, clean_text, decode_text
 
 

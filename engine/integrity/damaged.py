@@ -95,9 +95,9 @@ def _table_of(v: tuple) -> str | None:
 
 
 def scan_pages(copy: Path) -> dict[str, list[tuple]]:
-    """Rows of the corpus's tables read off the leaf pages (engine.corpus.pagescan), as `(rowid, *values)`
+    """Rows of the corpus's tables read off the leaf pages (engine.integrity.pagescan), as `(rowid, *values)`
     with the integer primary key filled from the rowid."""
-    from engine.corpus.pagescan import PageFile
+    from engine.integrity.pagescan import PageFile
 
     try:
         pages = PageFile(copy)

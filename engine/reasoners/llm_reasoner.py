@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 
+from engine.core.triplet_rules import filter_triplets
 from engine.llm.base import LLM, Completion, LLMCall, LLMError
 from engine.reasoners import prompts
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult
@@ -32,7 +33,6 @@ from engine.reasoners.parsing import (
     parse_stepwise_answer,
     parse_triples,
 )
-from engine.triplets.rules import filter_triplets
 
 #: Errors re-raised by every job; the rest are recorded in `LLMCall.error`.
 STYLES = ("json", "json+ner", "kg2rag")

@@ -28,7 +28,7 @@ from engine.store.settings import (
     DocumentInfo,
 )
 from engine.store.util import embedding_text, set_aside_non_file
-from engine.store.workspace import Workspace
+from engine.store.workspace import Workspace, open_workspace
 
 __all__ = [
     "_SCHEMA",
@@ -43,6 +43,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Workspace",
     "embedding_text",
+    "open_workspace",
     "set_aside_non_file",
     "validate_name",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.corpus.chunking import ChunkingSettings
+from engine.core.chunking import ChunkingSettings
 from engine.store.errors import CorpusError
 
 #: `auto` indexes switch from exact search to HNSW at this many vectors. Exact search leaves the CPU

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from engine.core.chunking import ChunkingSettings
 from engine.core.progress import ProgressCallback, no_progress
 from engine.core.types import Document, IngestReport, Question
-from engine.corpus.chunking import ChunkingSettings
 from engine.store.corpus import Corpus
 from engine.store.errors import _NAME_RE, CorpusError, validate_name
 from engine.store.lock import WaitCallback, folder_lock
@@ -197,3 +197,15 @@ class Workspace:
         with folder_lock(path, self.lock_timeout, self.on_wait, "drop it"):
             os.replace(path, trash)
         shutil.rmtree(trash, ignore_errors=True)
+
+
+def open_workspace(app, embedder=None) -> Workspace:
+    """The workspace an `AppSettings` describes (its folder, read-only and snapshot settings, backup
+    cap): the one way the CLI and the app open theirs."""
+    return Workspace(
+        app.workspace,
+        embedder=embedder,
+        keep_snapshots=app.keep_snapshots,
+        read_only=app.read_only,
+        backup_max_bytes=int(app.backup_max_mb * 1024 * 1024) or None,
+    )

@@ -10,11 +10,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from engine.core import serde
+from engine.core.chunking import chunk_document
 from engine.core.faults import fault_point
 from engine.core.progress import ProgressCallback, no_progress
 from engine.core.textnorm import normalize_entity
 from engine.core.types import Chunk, Document, ExtractionStatus, IngestReport, Question
-from engine.corpus.chunking import chunk_document
 from engine.store.digests import row_digest
 from engine.store.errors import CorpusError
 from engine.store.sentences import CorpusSentences

@@ -3,7 +3,7 @@
 Extraction is the expensive, billed step, so the runner is built around not paying twice:
 only pending chunks are sent, each finished chunk is stored the moment its reply arrives (an
 interrupted run loses at most the calls in flight), and the LLM response cache answers a repeated
-prompt for free. The pending chunks are read a page at a time (engine.corpus.pending), so a run over
+prompt for free. The pending chunks are read a page at a time (engine.store.pending), so a run over
 millions of chunks holds one page and the calls in flight, not the whole pending list.
 """
 
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from engine.core.faults import fault_point
 from engine.core.progress import ProgressCallback, no_progress
 from engine.core.types import Chunk, ExtractionStatus
-from engine.corpus.pending import PAGE, count_failed, count_pending, iter_pending
 from engine.llm.base import OFFLINE_MODEL, LLMCall, LLMError
 from engine.reasoners.base import Reasoner
 from engine.store.errors import CorpusGoneError
+from engine.store.pending import PAGE, count_failed, count_pending, iter_pending
 
 # --- the runner ---------------------------------------------------------------------------------
 
@@ -146,7 +146,7 @@ def _run(
 def _planned(corpus, reasoner: Reasoner, retry_failed: bool) -> tuple[ExtractionSummary, set[str]]:
     """The run's summary with its pending and skipped chunks counted, and the chunks held by
     provider batches (extract --batch: collected by that, not sent here)."""
-    from engine.extraction_batch.state import held_by_batches
+    from engine.triplets.batch_state import held_by_batches
 
     summary = ExtractionSummary(model=getattr(reasoner, "name", ""))
     held = held_by_batches(corpus)

@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, cast
 
 from engine.core.serde import atomic_write_text
+from engine.core.triplet_rules import filter_reason
 from engine.core.types import Chunk, Triplet
 from engine.ingest.decode import (
     IngestError,
@@ -41,7 +42,6 @@ from engine.ingest.decode import (
     parse_jsonl,
     read_capped,
 )
-from engine.triplets.rules import filter_reason
 
 REF_KINDS = ("chunk_id", "title", "title_sentence", "passage")
 _CHUNK_ID = re.compile(r"^[0-9a-f]{16}#\d+$")

@@ -28,9 +28,9 @@ def sentence_key(text: str) -> int:
 
 def split_for_answers(text: str) -> list[str]:
     """The sentences of `text` as the offline answer step splits its context."""
-    from engine.reasoners.offline.spans import split_sentences
+    from engine.core.chunking import split_sentences
 
-    return [s for s in split_sentences(text) if s.strip()]
+    return [s.strip() for s in split_sentences(text) if s.strip()]
 
 
 def pack(vec: np.ndarray) -> bytes:

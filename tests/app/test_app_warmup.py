@@ -68,7 +68,7 @@ def test_server_start_waits_for_the_sample_build(tmp_path, monkeypatch, embedder
     import time
 
     from components.shell import state, warmup
-    from engine.corpus.samples import STATUS_FILE
+    from engine.session.samples import STATUS_FILE
 
     root = tmp_path / "ws"
     build_small_corpus(root, "another", questions=1, embedder=embedder)

@@ -29,7 +29,7 @@ SAMPLE = "hotpotqa-sample"
 @pytest.fixture(scope="module")
 def sample_root(tmp_path_factory, embedder):
     """A workspace holding the bundled HotpotQA sample, built by the sample builder itself."""
-    from engine.corpus.samples import build_sample
+    from engine.session.samples import build_sample
     from engine.store import Workspace
 
     root = tmp_path_factory.mktemp("claims_ws")

@@ -8,9 +8,8 @@ import pytest
 
 import engine.triplets.extraction as extraction
 from engine.core.types import Document
-from engine.corpus import pending
 from engine.llm.base import LLMCall
-from engine.store import Workspace
+from engine.store import Workspace, pending
 from tests._fake_embedder import HashEmbedder
 
 PAGE = 7

@@ -11,7 +11,7 @@ import os
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.corpus import samples
+from engine.session import samples
 from engine.store import Workspace
 from tests._app_helpers import REPO
 

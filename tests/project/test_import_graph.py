@@ -124,7 +124,7 @@ def test_the_engine_never_imports_streamlit():
             ),
         ),
         (
-            "engine.triplets.rules",
+            "engine.core.triplet_rules",
             ("engine.llm", "engine.reasoners", "engine.methods", "engine.store", "engine.triplets.extraction"),
         ),
         ("engine.core.limits", ("engine.llm", "engine.reasoners", "engine.methods", "engine.store")),

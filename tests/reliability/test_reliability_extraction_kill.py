@@ -27,11 +27,11 @@ from pathlib import Path
 import pytest
 
 from engine.core.faults import ENV as FAULT_ENV
+from engine.core.triplet_rules import filter_triplets
 from engine.ingest import load_paths
 from engine.reasoners.offline import OfflineReasoner
 from engine.store import Workspace
 from engine.triplets.extraction import run_extraction
-from engine.triplets.rules import filter_triplets
 from tests.conftest import REPO
 
 N_DOCS = 48

@@ -13,8 +13,8 @@ import re
 
 import pytest
 
+from engine.core.chunking import ChunkingSettings, make_doc_id
 from engine.core.types import Document
-from engine.corpus.chunking import ChunkingSettings, make_doc_id
 from engine.llm.base import LLMCall
 from engine.methods import load_result, save_result
 from engine.methods.base import TRACE_TYPES, result_to_json

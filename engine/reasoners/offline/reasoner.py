@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 from engine.core.textnorm import normalize_entity
+from engine.core.triplet_rules import filter_triplets
 from engine.llm.base import OFFLINE_MODEL, LLMCall
 from engine.reasoners.base import Evidence, QueryTriplet, SolveResult, is_placeholder
 from engine.reasoners.offline.answering import (
@@ -49,7 +50,6 @@ from engine.reasoners.offline.values import (
     placeholder_type,
     sentence_value,
 )
-from engine.triplets.rules import filter_triplets
 
 MODEL = OFFLINE_MODEL
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engine.core.chunking import split_sentences as _split
+
 MONTHS = (
     "January February March April May June July August September October November December "
     "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
@@ -80,67 +82,8 @@ class Span:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of `text`: the shared splitter when it exists, else a small regex one.
-
-    The regex one breaks after . ! ? followed by a space and an upper-case letter or a quote,
-    except after a single initial ("J. R. R.") or a common abbreviation.
-    """
-    try:  # engine.corpus.chunking is written in parallel; fall back until it provides split_sentences
-        from engine.corpus.chunking import split_sentences as shared
-
-        out = shared(text)
-        if isinstance(out, list):
-            return [s.strip() for s in out if s and s.strip()]
-    except (ImportError, NotImplementedError, AttributeError):
-        pass
-    return _regex_sentences(text)
-
-
-_ABBREV = {
-    "mr",
-    "mrs",
-    "ms",
-    "dr",
-    "st",
-    "jr",
-    "sr",
-    "vs",
-    "no",
-    "mt",
-    "ft",
-    "co",
-    "inc",
-    "ltd",
-    "u.s",
-    "e.g",
-    "i.e",
-    "c",
-    "ca",
-    "approx",
-    "gen",
-    "col",
-    "lt",
-    "sgt",
-    "prof",
-    "rev",
-    "hon",
-    "fr",
-}
-
-
-def _regex_sentences(text: str) -> list[str]:
-    out, start = [], 0
-    for m in re.finditer(r"[.!?][\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])", text):
-        prev = re.search(r"(\S+)$", text[start : m.start() + 1])
-        word = prev.group(1).rstrip(".").lower() if prev else ""
-        if word in _ABBREV or (len(word) == 1 and word.isalpha()):
-            continue
-        out.append(text[start : m.end()].strip())
-        start = m.end()
-    tail = text[start:].strip()
-    if tail:
-        out.append(tail)
-    return [s for s in out if s]
+    """Sentences of `text` with the corpus's own splitter (engine/core/chunking.py), stripped."""
+    return [s.strip() for s in _split(text) if s and s.strip()]
 
 
 def is_cap(tok: str) -> bool:

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from engine.corpus.chunking import ChunkingSettings
+from engine.core.chunking import ChunkingSettings
 from engine.eval.evidence import locate_evidence, normalize_span
 from engine.eval.harness import read_records, run_eval
 from engine.eval.metrics import PARAGRAPH, score_question

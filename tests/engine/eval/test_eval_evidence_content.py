@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from engine.core.chunking import ChunkingSettings
 from engine.core.types import Document, Question
-from engine.corpus.chunking import ChunkingSettings
 from engine.eval.evidence import locate_evidence
 from engine.eval.harness import run_eval
 from engine.methods.base import Result, Usage

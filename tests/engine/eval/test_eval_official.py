@@ -12,8 +12,8 @@ import random
 
 import pytest
 
+from engine.core.chunking import ChunkingSettings, chunk_document
 from engine.core.types import Question
-from engine.corpus.chunking import ChunkingSettings, chunk_document
 from engine.eval.metrics import PARAGRAPH, SENTENCE, answer_score, average_metrics, score_question, score_retrieval
 from engine.ingest import load_paths
 from tests.official import hotpot_official, musique_official, twowiki_official

@@ -291,8 +291,8 @@ CORPUS_TRIPLETS = [
 
 
 def _sqlite_corpus(embedder, tmp_path):
+    from engine.core.chunking import make_doc_id
     from engine.core.types import Document
-    from engine.corpus.chunking import make_doc_id
     from engine.store import Workspace
 
     corpus = Workspace(tmp_path / "ws", embedder=embedder).create("contract")

@@ -270,8 +270,8 @@ def test_the_last_hop_is_the_name_after_its_relation_word(reasoner):
 
 
 def test_t2rag_offline_walks_two_hops_on_invented_documents(reasoner, workspace):
+    from engine.core.chunking import make_doc_id
     from engine.core.types import Document
-    from engine.corpus.chunking import make_doc_id
     from engine.eval.metrics import answer_score
     from engine.methods.t2rag import T2RAG
     from engine.triplets.extraction import run_extraction

@@ -426,7 +426,7 @@ def _squad_norm(s: str) -> str:
 
 def test_end_to_end_on_ten_hotpotqa_questions(reasoner, hotpot, workspace):
     """The real T2RAG loop over a real corpus (offline extraction), not a re-implementation of it."""
-    from engine.corpus.chunking import ChunkingSettings
+    from engine.core.chunking import ChunkingSettings
     from engine.ingest.datasets import read_dataset
     from engine.methods.t2rag import T2RAG
     from engine.triplets.extraction import run_extraction

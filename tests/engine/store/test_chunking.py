@@ -7,14 +7,14 @@ import time
 
 import pytest
 
-from engine.core.types import Document
-from engine.corpus.chunking import (
+from engine.core.chunking import (
     ChunkingSettings,
     chunk_document,
     document_sentences,
     make_doc_id,
     split_sentences,
 )
+from engine.core.types import Document
 
 
 def _doc(title: str, text: str, sentences=None) -> Document:

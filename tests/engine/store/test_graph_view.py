@@ -8,8 +8,8 @@ import pytest
 
 from engine.core.textnorm import normalize_entity
 from engine.core.types import Document
-from engine.corpus.graph_view import entity_view
 from engine.store import Workspace
+from engine.store.graph_view import entity_view
 from tests._fake_embedder import HashEmbedder
 
 

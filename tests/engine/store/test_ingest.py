@@ -11,7 +11,7 @@ import json
 import time
 from pathlib import Path
 
-from engine.corpus.chunking import ChunkingSettings, chunk_document
+from engine.core.chunking import ChunkingSettings, chunk_document
 from engine.ingest import DATASET_ATTRIBUTION, load_bytes, load_paths, load_uploads, safe_name
 
 FIX = Path(__file__).parents[2] / "fixtures" / "ingest"

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.core.chunking import make_doc_id
 from engine.core.phrases import synonym_pairs, text_processing
 from engine.core.types import Document
-from engine.corpus.chunking import make_doc_id
 
 DOCS = {
     "Kris Kristofferson": "Kris Kristofferson is a singer. His child is Tracy Kristofferson.",

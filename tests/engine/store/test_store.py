@@ -9,8 +9,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from engine.core.chunking import ChunkingSettings
 from engine.core.types import Document, ExtractionStatus, Question
-from engine.corpus.chunking import ChunkingSettings
 from engine.store import CorpusBusyError, CorpusError, CorpusSettings, Workspace
 
 

@@ -72,7 +72,7 @@ def run(corpus, srv, **kw):
 
 def expected_triples(chunks) -> set[tuple[str, str, str]]:
     """What the scripted replies give after the normal triplet filters, over every chunk."""
-    from engine.triplets.rules import filter_triplets
+    from engine.core.triplet_rules import filter_triplets
 
     reply, _ = scripted(chunks)
     out = set()
@@ -431,7 +431,7 @@ KILLS_NER = [
 
 
 def test_json_ner_killed_in_each_phase_then_resumed_loses_and_double_bills_nothing(pristine, tmp_path, embedder):
-    from engine.extraction_batch.state import BatchState
+    from engine.triplets.batch_state import BatchState
 
     corpus = clone(pristine, tmp_path, "nerkilled", embedder)
     chunks = corpus.chunks()

@@ -10,12 +10,12 @@ import time
 
 import pytest
 
+from engine.core.triplet_rules import filter_triplets
 from engine.core.types import Chunk, Document, ExtractionStatus
 from engine.llm.base import LLMError
 from engine.llm.scripted import ScriptedLLM
 from engine.reasoners.llm_reasoner import LLMReasoner
 from engine.triplets.extraction import estimate_extraction, run_extraction
-from engine.triplets.rules import filter_triplets
 
 # --- filters --------------------------------------------------------------------------------------
 

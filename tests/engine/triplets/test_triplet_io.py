@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from engine.core.chunking import ChunkingSettings, chunk_document, make_doc_id
+from engine.core.triplet_rules import filter_reason
 from engine.core.types import Document, Triplet
-from engine.corpus.chunking import ChunkingSettings, chunk_document, make_doc_id
 from engine.triplets.files import (
     TripletRow,
     read_triplet_bytes,
@@ -17,7 +18,6 @@ from engine.triplets.files import (
     write_triplets,
 )
 from engine.triplets.resolve import resolve_rows
-from engine.triplets.rules import filter_reason
 
 FIX = Path(__file__).parents[2] / "fixtures" / "ingest"
 MB = 1024 * 1024

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from engine.core.triplet_rules import PLACEHOLDER_PARTS, filter_reason, filter_triplets
 from engine.triplets.files import read_triplet_bytes
-from engine.triplets.rules import PLACEHOLDER_PARTS, filter_reason, filter_triplets
 
 TEXT = "Alien is a 1979 film directed by Ridley Scott. Scott was born in South Shields."
 
