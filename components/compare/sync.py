@@ -154,5 +154,3 @@ def show_answers_row(run, corpus=None) -> None:
         with col:
             show_answer(r, run.gold, label=title(r.method), corpus=corpus, with_chain=True)
             show_column_facts(r, run, key=f"cols_{r.method}")
-            # (the inputs line, embedder / triplet source / reranker / reasoner against the paper's,
-            # goes here under each column's facts, as on the badge and in the export)

@@ -199,6 +199,11 @@ def show_summary(summary) -> None:
         "averages over all questions (an error counts 0); $ shows None when a price is unknown"
     )
     show_eval_presets(summary)
+    if getattr(summary, "inputs", None):  # what each method was fed, beside its paper's (older summaries: none)
+        from engine.eval.report import inputs_line
+
+        for method, inputs in summary.inputs.items():
+            st.caption(f"{method} · {inputs_line(method, inputs)}")
     df = summary_frame(summary)
     st.dataframe(df, hide_index=True, width="stretch", column_config=_fmt(df))
     cf = cost_frame(summary)

@@ -14,6 +14,7 @@ from components.shell import link, state
 from components.shell.runner import run_methods
 from components.shell.safe import engine_errors, esc, html_block
 from components.widgets.answer_box import show_answer
+from components.widgets.preset_badge import show_inputs_line
 from components.widgets.question_input import ask_question, result_area
 
 
@@ -92,8 +93,7 @@ def _show(run, method: str, corpus, prefix: str, step_key: str) -> None:
     st.divider()
     html_block(f"<b>Question:</b> {esc(run.question)}")
     show_answer(result, run.gold, corpus=corpus, with_chain=True)
-    # (the inputs line, embedder / triplet source / reranker / reasoner against the paper's, goes
-    # here under the result's card, as in Compare's columns and the export)
+    show_inputs_line(result)  # what it was fed, beside its paper's inputs
     show_result(result, corpus, step_key, run.gold)
     show_timeline(result, key=prefix)
     note = replayed_note(result)

@@ -39,6 +39,35 @@ def preset_of(result) -> tuple[str, list]:
     return "", []
 
 
+def inputs_of(result) -> tuple[Any, Any, list[tuple[str, str, str]]]:
+    """(the run's inputs, its method's paper's, the inputs that differ: (field, this run, paper))."""
+    from engine.methods.inputs import differing
+    from engine.methods.registry import METHODS, method_class
+
+    run = getattr(result, "inputs", None)
+    paper = None
+    if result.method in METHODS:
+        try:
+            paper = method_class(result.method).paper_inputs
+        except ImportError:  # a plug-in no longer installed
+            paper = None
+    return run, paper, differing(run, paper)
+
+
+def inputs_line(result) -> str:
+    """One line: what the run was fed, each input beside its paper's where they differ."""
+    from engine.methods.inputs import describe
+
+    run, paper, _ = inputs_of(result)
+    return describe(run, paper)
+
+
+def show_inputs_line(result) -> None:
+    line = inputs_line(result)
+    if line:
+        st.caption(line)
+
+
 _MD = str.maketrans({c: "\\" + c for c in "\\`*_[]()<>#!|"})
 
 
@@ -57,6 +86,11 @@ def _settings_table(deps: list) -> str:
     return "| setting | this run | paper | why |\n|---|---|---|---|\n" + "\n".join(rows)
 
 
+def _inputs_table(diff: list[tuple[str, str, str]]) -> str:
+    rows = [f"| {_cell(name)} | {_cell(mine)} | {_cell(theirs)} |" for name, mine, theirs in diff]
+    return "**Inputs that are not the paper's**\n\n| input | this run | paper |\n|---|---|---|\n" + "\n".join(rows)
+
+
 def _fixes_text(deps: list) -> str:
     return "\n".join(
         f"- **{_cell(d.name)}**{' (engine behaviour)' if d.kind == 'engine' else ''}: {_cell(d.value)} "
@@ -73,13 +107,17 @@ def show_preset_badge(result, key: str) -> None:
         return
     changed = [d for d in deps if d.kind in ("setting", "run")]
     many = "departure" if len(changed) == 1 else "departures"
+    _, _, diff = inputs_of(result)
     label = BADGES.get(name, name) + (f" · {len(changed)} {many} from the paper" if changed else "")
+    label += f" · {len(diff)} input{'s' if len(diff) != 1 else ''} not the paper's" if diff else ""
     with st.popover(label, help=HELP.get(name, ""), key=f"preset_{key}"):
         if any(d.kind == "setting" for d in changed):
             st.markdown("**Settings that differ from the paper**")
             st.markdown(_settings_table(deps))
         else:
-            st.markdown("Every setting is the paper's.")
+            st.markdown("Every setting is the paper's." + (" Its inputs are not:" if diff else ""))
+        if diff:
+            st.markdown(_inputs_table(diff))
         for d in deps:
             if d.kind == "run":
                 st.markdown(
@@ -129,9 +167,17 @@ def preset_lines(result) -> list[str]:
     if not name or not has_presets(result.method):
         return []
     changed = [d for d in deps if d.kind == "setting"]
-    head = f"Preset: {name}" + ("" if changed else " (every setting is the paper's)")
+    _, _, diff = inputs_of(result)
+    head = f"Preset: {name}"
+    if not changed:
+        head += " (every setting is the paper's" + (
+            "; inputs are not: " + ", ".join(n for n, _, _ in diff) if diff else ""
+        )
+        head += ")"
+    line = inputs_line(result)
     return (
         [head]
+        + ([line] if line else [])
         + [f"departs from the paper: {d.name} = {d.value} (paper: {d.paper}): {d.reason}" for d in changed]
         + [
             f"this run departs from the paper: {d.name}: {d.value} (paper: {d.paper}); {d.reason}"
@@ -210,6 +256,7 @@ def show_column_facts(result, run, key: str) -> None:
             "reference beside it" + beside
         )
     st.caption(token_line(result))
+    show_inputs_line(result)
 
 
 def show_eval_presets(summary) -> None:
@@ -231,7 +278,8 @@ def show_eval_presets(summary) -> None:
         settings = serde.from_dict(settings_class(method), raw) if raw else settings_class(method)()
         with col:
             st.caption(method)
-            show_preset_badge(_Shown(method, settings), key=f"eval_{method}")
+            inputs = (getattr(summary, "inputs", None) or {}).get(method)
+            show_preset_badge(_Shown(method, settings, inputs), key=f"eval_{method}")
 
 
 @dataclasses.dataclass
@@ -240,6 +288,7 @@ class _Shown:
 
     method: str
     settings: Any
+    inputs: Any = None  # the run's RunInputs, when known
 
     @property
     def trace(self):

@@ -109,6 +109,10 @@ def cmd_ask(args) -> int:
     print(f"answer: {shown(result.answer)}")
     print(f"method: {args.method}   reasoner: {shown(result.reasoner)}   stop: {shown(result.stop_reason or '-')}")
     print(shown(preset_line(args.method, settings)))
+    if result.inputs is not None:  # what it was fed, beside its paper's
+        from engine.methods.inputs import describe
+
+        print(shown(describe(result.inputs, method_class(args.method).paper_inputs)))
     for line in method_class(args.method).summarize(result):
         print(f"  {shown(line)}")
     u = result.usage

@@ -180,8 +180,26 @@ def _run_eval(
             break
     summary = summarize(out, corpus, methods, selected, reasoner, unit=unit, k=k, stopped=stopped)
     summary.evidence = run.evidence.message()
+    summary.inputs = _inputs(corpus, methods, settings_by_method, reasoner)
     write_summary(summary, out)
     return summary
+
+
+def _inputs(corpus: Any, methods: list[str], settings_by_method: dict[str, Any], reasoner: Any) -> dict[str, Any]:
+    """What each method was fed (the inputs line): the corpus's embedder and triplet source, the
+    reranker its settings name, the reasoner."""
+    from engine.methods.registry import settings_class
+    from engine.session.inputs import run_inputs
+
+    name = getattr(reasoner, "name", "") if reasoner is not None else ""
+    out = {}
+    for m in methods:
+        try:
+            settings = settings_by_method.get(m) or settings_class(m)()
+        except (ValueError, ImportError):  # a test's stand-in method
+            settings = None
+        out[m] = run_inputs(corpus, settings, name)
+    return out
 
 
 def _session_methods(session: Any, out: Path) -> Callable[[str, Any], Any]:

@@ -24,6 +24,7 @@ from engine.core.types import Question
 from engine.eval.failures import ERROR, LABELS, labels_failures
 from engine.eval.metrics import PARAGRAPH, SENTENCE, AverageMetrics, QuestionMetrics
 from engine.eval.recall_loss import RecallLossSummary, recall_loss_markdown, summarize_recall_loss
+from engine.methods.inputs import RunInputs
 
 
 @dataclass
@@ -62,6 +63,7 @@ class EvalSummary:
     stopped: str = ""  # why the run stopped early; "" when it completed
     created: float = 0.0
     evidence: str = ""  # how many evidence spans (gold given as text) were located in the chunks
+    inputs: dict[str, RunInputs] = field(default_factory=dict)  # what each method was fed (the inputs line)
 
     def markdown(self) -> str:
         return summary_markdown(self)
@@ -287,6 +289,18 @@ def _row(m: MethodSummary) -> dict[str, str]:
     }
 
 
+def inputs_line(method: str, inputs: RunInputs) -> str:
+    """`method`'s inputs line, each input beside its paper's (engine/methods/inputs.py)."""
+    from engine.methods.inputs import describe
+    from engine.methods.registry import method_class
+
+    try:
+        paper = method_class(method).paper_inputs
+    except (ValueError, ImportError):  # a method no longer registered: its inputs alone
+        paper = None
+    return describe(inputs, paper)
+
+
 def summary_markdown(s: EvalSummary) -> str:
     lines = [
         f"Evaluation of corpus `{shown(s.corpus)}` with `{shown(s.reasoner)}` on {s.n_questions} questions "
@@ -298,6 +312,9 @@ def summary_markdown(s: EvalSummary) -> str:
         head = list(dict.fromkeys(h for r in rows for h in r))  # window columns when any method has them
         lines += ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
         lines += ["| " + " | ".join(r.get(h, "n/a") for h in head) + " |" for r in rows]
+    if s.inputs:
+        lines += ["", "What each method was fed, beside its paper's inputs:", ""]
+        lines += [f"- {m}: {shown(inputs_line(m, i))}" for m, i in s.inputs.items()]
     types = sorted({t for m in s.methods for t in m.by_qtype})
     if types:
         count = {t: next(m.by_qtype[t].n for m in s.methods if t in m.by_qtype) for t in types}

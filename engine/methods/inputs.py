@@ -65,6 +65,26 @@ def differing(run: RunInputs | None, paper: PaperInputs | None) -> list[tuple[st
     return out
 
 
+def describe(run: RunInputs | None, paper: PaperInputs | None) -> str:
+    """The inputs line: what the run was fed, each input beside its paper's ("as the paper" when the
+    same); "" without a run's inputs."""
+    if run is None:
+        return ""
+    theirs = {name: was for name, _, was in differing(run, paper)}
+    parts = []
+    for name, label in FIELDS:
+        mine = getattr(run, name)
+        if not mine:
+            continue
+        if name in theirs:
+            parts.append(f"{label} {mine} (paper: {theirs[name]})")
+        elif paper is not None and getattr(paper, name):
+            parts.append(f"{label} {mine} (as the paper)")
+        else:
+            parts.append(f"{label} {mine}")
+    return "Inputs: " + " · ".join(parts)
+
+
 def model_id(spec: str) -> str:
     """`litellm:openai/text-embedding-3-small` -> `text-embedding-3-small`, `ollama/llama3:8b` ->
     `llama3:8b`, `ce:/models/bge-reranker-large` -> `bge-reranker-large`: a model's own name."""

@@ -239,10 +239,14 @@ class Session:
         from engine.session.offload import offloaded
 
         done = offloaded(name, reasoner, question, corpus, settings, on_step)  # a worker process's, or None
-        if done is not None:
-            return done
-        with one_question():
-            return build_method(name, reasoner).answer(question, corpus, settings, on_step=on_step)
+        if done is None:
+            with one_question():
+                done = build_method(name, reasoner).answer(question, corpus, settings, on_step=on_step)
+        if getattr(done, "inputs", None) is None:
+            from engine.session.inputs import run_inputs
+
+            done.inputs = run_inputs(corpus, settings, done.reasoner or getattr(reasoner, "name", ""))
+        return done
 
     def answer(self, method: str, question: str, corpus, *, settings=None, reasoner=None, on_step=None):
         """One question through one method, inside the session's budget and deadline; `settings`

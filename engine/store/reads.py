@@ -128,6 +128,18 @@ class CorpusReads(CorpusBase):
             )
             return self._counts_cache[1]
 
+    def triplet_sources(self) -> dict[str, int]:
+        """{extractor: chunks it extracted}: `offline-rules`, a model string, or `import` (a triplet
+        file). What a run's inputs line names as its triplet source; cached as `counts` is."""
+        with self._lock:
+            key = (self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes)
+            cached = getattr(self, "_sources_cache", None)
+            if cached is not None and cached[0] == key:
+                return dict(cached[1])
+            rows = self._db.execute("SELECT model, COUNT(*) FROM extraction WHERE status='done' GROUP BY model")
+            self._sources_cache = (key, {str(m): int(n) for m, n in rows.fetchall()})
+            return dict(self._sources_cache[1])
+
     def extraction_statuses(self) -> dict[str, ExtractionStatus]:
         with self._lock:
             rows = self._db.execute(

@@ -1,6 +1,7 @@
 """A real browser loads the paper's KG2RAG: Settings → KG2RAG → "Load the paper preset", then Ask on
 the KG2RAG page; the result's badge names the `paper` preset and opens (one click) on "every setting
-is the paper's" and SPEC's named fixes. Headless Chromium over DevTools (tests/_app_helpers.py)."""
+is the paper's", its inputs that are not (MiniLM, offline triplets, no cross-encoder) and SPEC's named
+fixes; the inputs line under the card says the same. Headless Chromium over DevTools (tests/_app_helpers.py)."""
 
 from __future__ import annotations
 
@@ -68,8 +69,12 @@ def test_settings_paper_preset_then_ask_kg2rag_shows_the_paper_badge(server, bro
     b.wait_text("Step 1 of", timeout=180)
     b.wait_text("📄 paper preset")
     assert "seeds: dense, top" in b.text()  # the first stage as it ran
-    _click(b, "📄 paper preset")  # one click opens what departs: nothing but SPEC's fixes
-    b.wait_text("Every setting is the paper's.")
+    # the paper's settings, not the paper's inputs: the line under the card and the badge say so
+    text = b.text()
+    assert "Inputs: embedder bundled:all-MiniLM-L6-v2 (paper: mxbai-embed-large)" in text, text[-1500:]
+    assert "reranker cosine: no cross-encoder configured (paper: bge-reranker-large)" in text
+    _click(b, "📄 paper preset")  # one click opens what departs: no setting, the inputs, SPEC's fixes
+    b.wait_text("Every setting is the paper's. Its inputs are not:")
     text = b.text()
     assert "skip a misfit tree" in text and "normalized entity matching" in text
     b.screenshot(tmp_path / "kg2rag_paper.png")

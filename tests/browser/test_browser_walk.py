@@ -279,6 +279,11 @@ def _settings_paper_then_compare(b: Browser) -> None:
         60,
         "KG2RAG's column naming the paper preset",
     )
+    # the paper preset with MiniLM, offline triplets and no cross-encoder is not the paper's experiment:
+    # each column says what it was fed, beside the paper's (issue 40)
+    text = b.text()
+    assert text.count("Inputs: embedder") >= 4 and "(paper: mxbai-embed-large)" in text, text[-2000:]
+    assert "inputs not the paper's" in text
 
 
 def _present_and_reload(b: Browser, tmp_path, width: int) -> None:
@@ -325,6 +330,7 @@ def test_the_demo_walk_holds_what_the_screen_says(server, browser, tmp_path, wid
     # Ask: the same question, T2RAG's result from the comparison; a reload keeps both
     _nav(b, "Ask (T2RAG)")
     question = _ask_result(b, "Ask")
+    assert "Inputs: embedder bundled:all-MiniLM-L6-v2 (paper: nvidia/NV-Embed-v2)" in b.text()
     _reload(b)
     assert _ask_result(b, "Ask, reloaded") == question
     _present_and_reload(b, tmp_path, width)
@@ -332,6 +338,7 @@ def test_the_demo_walk_holds_what_the_screen_says(server, browser, tmp_path, wid
     assert _ask_result(b, "Ask, after the presentation") == question
     page = _export(b, tmp_path)  # with each method's settings as a table
     assert '<section class="presets">' in page and "T2RAG · tuned preset" in page
+    assert '<p class="inputs">Inputs: embedder bundled:all-MiniLM-L6-v2 (paper: nvidia/NV-Embed-v2)' in page
     _clean(b, "export")
     assert not _real_errors(b), _real_errors(b)
     assert not b.dialogs()
