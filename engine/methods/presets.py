@@ -23,6 +23,7 @@ import dataclasses
 from typing import Any
 
 from engine.methods.departure import Departure
+from engine.methods.inputs import FIELDS
 
 PRESETS = ("paper", "tuned")
 CUSTOM = "custom"
@@ -153,6 +154,14 @@ def docs_table(method: str) -> str:
         if f.name in NEUTRAL:
             why = "configuration, not a preset choice: when set, a cross-encoder ranks in both"
         rows.append(f"| `{f.name}` | {_show(a)} | {_show(b)} | {why} |")
+    paper_in = _method_cls(method).paper_inputs
+    if paper_in is not None:
+        fed = "; ".join(f"{label} {paper_in.shown(name)}" for name, label in FIELDS if getattr(paper_in, name))
+        rows += [
+            "",
+            f"The paper's inputs (a preset sets none of them; every result's inputs line compares its own): {fed} "
+            f"({paper_in.source}).",
+        ]
     rows += ["", "SPEC's bug fixes of the authors' code (and engine behaviour), kept by both presets:", ""]
     rows += [
         f"- **{d.name}**{' (engine)' if d.kind == 'engine' else ''}: {d.value} (reference code: {d.paper}); {d.reason}"
