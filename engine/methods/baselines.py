@@ -13,6 +13,7 @@ exactly as sent, and the answer call.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections import OrderedDict
@@ -23,9 +24,9 @@ import numpy as np
 
 from engine.core.types import Chunk
 from engine.embed.rerank import Reranker, is_cosine
-from engine.llm.base import LLMCall, LLMError
+from engine.llm.base import LLMCall
 from engine.methods.base import MethodDefaults, Result, StepCallback, Usage, register_trace
-from engine.methods.common import cached_reranker, format_context
+from engine.methods.common import answer_step, cached_reranker, format_context
 from engine.reasoners.base import Reasoner
 from engine.store.protocol import CorpusView
 
@@ -118,34 +119,22 @@ class RetrievalTrace:
         return list(dict.fromkeys(c.chunk_id for s in self.stages for c in s.chunks))
 
 
-@dataclass
-class NoRetrievalTrace(RetrievalTrace):
-    settings: NoRetrievalSettings = field(default_factory=NoRetrievalSettings)
+def _trace_of(name: str, settings_cls: type) -> type[RetrievalTrace]:
+    """A baseline's trace: `RetrievalTrace` with its own settings type, so a saved run's settings
+    load back as that dataclass (the traces differ in nothing else)."""
+    cls = dataclasses.make_dataclass(
+        name, [("settings", settings_cls, field(default_factory=settings_cls))], bases=(RetrievalTrace,)
+    )
+    cls.__module__ = __name__
+    return cls
 
 
-@dataclass
-class StandardRAGTrace(RetrievalTrace):
-    settings: StandardRAGSettings = field(default_factory=StandardRAGSettings)
-
-
-@dataclass
-class SemanticRAGTrace(RetrievalTrace):
-    settings: SemanticRAGSettings = field(default_factory=SemanticRAGSettings)
-
-
-@dataclass
-class SemanticRerankTrace(RetrievalTrace):
-    settings: SemanticRerankSettings = field(default_factory=SemanticRerankSettings)
-
-
-@dataclass
-class HybridTrace(RetrievalTrace):
-    settings: HybridSettings = field(default_factory=HybridSettings)
-
-
-@dataclass
-class BM25Trace(RetrievalTrace):
-    settings: BM25Settings = field(default_factory=BM25Settings)
+NoRetrievalTrace = _trace_of("NoRetrievalTrace", NoRetrievalSettings)
+StandardRAGTrace = _trace_of("StandardRAGTrace", StandardRAGSettings)
+SemanticRAGTrace = _trace_of("SemanticRAGTrace", SemanticRAGSettings)
+SemanticRerankTrace = _trace_of("SemanticRerankTrace", SemanticRerankSettings)
+HybridTrace = _trace_of("HybridTrace", HybridSettings)
+BM25Trace = _trace_of("BM25Trace", BM25Settings)
 
 
 # --- shared machinery ------------------------------------------------------------------------
@@ -171,16 +160,8 @@ class _Baseline(MethodDefaults):
         tr.timings["retrieve"] = time.perf_counter() - t0
         step(f"retrieve: {len(ids)} chunks", tr)
         tr.context = format_context(corpus.get_chunks(ids)) if ids else ""
-        error = ""
         t1 = time.perf_counter()
-        try:
-            tr.answer, tr.call = self.reasoner.answer(question, tr.context)
-        except LLMError as exc:
-            error = str(exc)
-            tr.call = LLMCall(job="answer", model=getattr(self.reasoner, "name", ""), error=error)
-        if not error and tr.call is not None and tr.call.error and not tr.answer:
-            # a provider that failed after its retries (500s, garbage): an error, not an empty answer
-            error = f"the answer step failed: {tr.call.error}"
+        tr.answer, tr.call, error = answer_step(self.reasoner, question, tr.context)
         tr.timings["generate"] = time.perf_counter() - t1
         total = time.perf_counter() - t0
         tr.timings["total"] = total

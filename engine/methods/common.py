@@ -1,4 +1,5 @@
-"""Pieces every method shares: the context format the answer step reads and trace hygiene.
+"""Pieces every method shares: the context format the answer step reads, the answer step itself,
+and trace hygiene.
 
 Methods import these from here, never from a sibling method, so a method package can change
 without touching the others.
@@ -10,7 +11,7 @@ from typing import Any
 
 from engine.core import serde
 from engine.core.types import Chunk
-from engine.llm.base import LLMCall
+from engine.llm.base import LLMCall, LLMError
 
 
 def format_context(chunks: list[Chunk]) -> str:
@@ -46,3 +47,16 @@ def cached_reranker(cache: dict[str, Any], spec: str, corpus: Any) -> Any:
 
         cache[spec] = make_reranker(spec, getattr(corpus, "embedder", None))
     return cache[spec]
+
+
+def answer_step(reasoner: Any, question: str, context: str) -> tuple[str, LLMCall | None, str]:
+    """The answer step every method ends with: (answer, its call, the error to report: "" when it
+    answered). A provider that failed after its retries (500s, garbage) is an error, not an empty
+    answer; a refused or unreachable one is recorded as a call with its error."""
+    try:
+        answer, call = reasoner.answer(question, context)
+    except LLMError as exc:
+        return "", LLMCall(job="answer", model=getattr(reasoner, "name", ""), error=str(exc)), str(exc)
+    if call is not None and call.error and not answer:
+        return answer, call, f"the answer step failed: {call.error}"
+    return answer, call, ""

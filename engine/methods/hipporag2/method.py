@@ -30,7 +30,7 @@ import numpy as np
 from engine.core.progress import Throttle
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import MethodDefaults, Result, StepCallback, Usage, register_trace
-from engine.methods.common import format_context
+from engine.methods.common import answer_step, format_context
 from engine.methods.hipporag2 import departures
 from engine.methods.hipporag2.graph import (
     min_max_normalize,
@@ -161,14 +161,7 @@ class HippoRAG2(MethodDefaults):
 
     def _answer(self, question: str, tr: HippoRAG2Trace) -> str:
         t = time.perf_counter()
-        error = ""
-        try:
-            tr.answer, tr.call = self.reasoner.answer(question, tr.context)
-        except LLMError as exc:
-            error = str(exc)
-            tr.call = LLMCall(job="answer", model=getattr(self.reasoner, "name", ""), error=error)
-        if not error and tr.call is not None and tr.call.error and not tr.answer:
-            error = f"the answer step failed: {tr.call.error}"
+        tr.answer, tr.call, error = answer_step(self.reasoner, question, tr.context)
         tr.timings["generate"] = time.perf_counter() - t
         return error
 

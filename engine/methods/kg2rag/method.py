@@ -17,10 +17,9 @@ import numpy as np
 
 from engine.core.textnorm import normalize_entity
 from engine.embed.rerank import Reranker, is_cosine
-from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import MethodDefaults, Result, StepCallback, Usage, register_trace
 from engine.methods.baselines import bm25_index, rrf
-from engine.methods.common import cached_reranker, format_context
+from engine.methods.common import answer_step, cached_reranker, format_context
 from engine.methods.inputs import PaperInputs
 from engine.methods.kg2rag import departures
 from engine.methods.kg2rag.authors import authors_expansion, candidate_edges, chunk_text, question_links, text_chunk_ids
@@ -276,16 +275,8 @@ class KG2RAG(MethodDefaults):
     def _generate(self, question: str, corpus: CorpusView, tr: KG2RAGTrace, s: KG2RAGSettings) -> str:
         """Answer from the selected trees' context; the error to report, "" when it answered."""
         tr.context = tree_context([t for t in tr.trees if t.selected], tr.fill_chunk_ids, corpus)
-        error = ""
         reasoner = prompted(self.reasoner, "kg2rag-paper" if s.answer_prompt == "paper" else "tuned")
-        try:
-            tr.answer, tr.call = reasoner.answer(question, tr.context)
-        except LLMError as exc:
-            error = str(exc)
-            tr.call = LLMCall(job="answer", model=getattr(self.reasoner, "name", ""), error=error)
-        if not error and tr.call is not None and tr.call.error and not tr.answer:
-            # a provider that failed after its retries: an error, not an empty answer
-            error = f"the answer step failed: {tr.call.error}"
+        tr.answer, tr.call, error = answer_step(reasoner, question, tr.context)
         return error
 
     def _seeds(

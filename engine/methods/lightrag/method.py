@@ -28,7 +28,7 @@ from typing import Any
 
 from engine.llm.base import LLMCall, LLMError
 from engine.methods.base import MethodDefaults, Result, StepCallback, Usage, register_trace
-from engine.methods.common import format_context
+from engine.methods.common import answer_step, format_context
 from engine.methods.departure import Departure
 from engine.methods.lightrag import runner
 from engine.methods.lightrag.library import import_lightrag
@@ -233,11 +233,7 @@ class LightRAG(MethodDefaults):
             if offline:
                 ids = tr.chunk_ids()
                 tr.context = format_context(corpus.get_chunks(ids)) if ids else ""
-            try:
-                tr.answer, tr.call = self.reasoner.answer(question, tr.context)
-            except LLMError as exc:
-                error = str(exc)
-                tr.call = LLMCall(job="answer", model=getattr(self.reasoner, "name", ""), error=error)
+            tr.answer, tr.call, error = answer_step(self.reasoner, question, tr.context)
         if not error and tr.call is not None and tr.call.error and not tr.answer:
             error = f"the answer step failed: {tr.call.error}"
         tr.timings["generate"] = time.perf_counter() - t
