@@ -1,6 +1,7 @@
 """Where a benchmark finds its data: the shared sets beside the clone, else their copies in
 tests/fixtures/qa (committed with attribution, so `bench/run_all.py` runs from a fresh clone).
 A script whose data is in neither place says which it needs and exits 0 (skipped, not failed)."""
+
 from __future__ import annotations
 
 import sys

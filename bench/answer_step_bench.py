@@ -49,7 +49,9 @@ def corpora(sets: list[str], limit: int | None, log=print):
         dataset, triplets = files
         # a set cut to its first `limit` questions (their paragraphs only) is a corpus of its own
         label = name if limit is None or name == "hotpotqa" else f"{name}-{limit}"
-        out[label] = build_corpus(ws, label, dataset, limit=None if label == name else limit, triplets=triplets, log=log)
+        out[label] = build_corpus(
+            ws, label, dataset, limit=None if label == name else limit, triplets=triplets, log=log
+        )
     if not ws.exists("hotpotqa-sample") or ws.open("hotpotqa-sample").counts().pending:
         log("  " + build_sample(ws, "hotpotqa-sample"))
     out["hotpotqa-30"] = ws.open("hotpotqa-sample")
@@ -61,9 +63,11 @@ def fill(corpus, log=print) -> None:
     n = corpus.fill_sentence_vectors()
     stored, size = corpus._db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(vec)), 0) FROM sentence_vecs").fetchone()
     chunks = corpus.counts().chunks
-    log(f"  {corpus.name}: {n} sentence vectors embedded now in {time.perf_counter() - t0:.1f}s; {stored} stored "
+    log(
+        f"  {corpus.name}: {n} sentence vectors embedded now in {time.perf_counter() - t0:.1f}s; {stored} stored "
         f"for {chunks} chunks ({stored / max(chunks, 1):.1f} a chunk, {size / 1e6:.1f} MB of vectors, "
-        f"~{(size + 30 * stored) / max(chunks, 1) / 1024:.2f} KB a chunk with keys and b-tree)")
+        f"~{(size + 30 * stored) / max(chunks, 1) / 1024:.2f} KB a chunk with keys and b-tree)"
+    )
 
 
 def sentence_cost(corpus, n: int = 200, log=print) -> None:
@@ -81,9 +85,11 @@ def sentence_cost(corpus, n: int = 200, log=print) -> None:
             t0 = time.perf_counter()
             corpus.embedder.encode(batch)
             spent[label] += time.perf_counter() - t0
-    log(f"  {corpus.name}: encoding {len(texts)} chunks {spent['chunks'] / 2:.1f}s, their {len(sentences)} sentences "
+    log(
+        f"  {corpus.name}: encoding {len(texts)} chunks {spent['chunks'] / 2:.1f}s, their {len(sentences)} sentences "
         f"{spent['sentences'] / 2:.1f}s: sentence vectors add {spent['sentences'] / spent['chunks']:.2f}x the "
-        f"chunk encoding to indexing")
+        f"chunk encoding to indexing"
+    )
 
 
 def record_calls(corpus, methods: list[str], n: int) -> list[tuple]:
@@ -191,9 +197,12 @@ def eval_extrapolated(corpus, n: int, log=print) -> None:
             t0 = time.perf_counter()
             run_eval(corpus, methods, reasoner, n, out)
             wall[label] = time.perf_counter() - t0
-        log(f"eval ({label} answer step) of {n} questions x {len(methods)} methods ({', '.join(methods)}): "
+        log(
+            f"eval ({label} answer step) of {n} questions x {len(methods)} methods ({', '.join(methods)}): "
             f"{wall[label]:.1f}s, {wall[label] / n:.2f}s a question -> 500 questions ~{wall[label] / n * 500 / 60:.1f} "
-            f"min (extrapolated)", flush=True)
+            f"min (extrapolated)",
+            flush=True,
+        )
     rules._extract_memo = memo
     log(f"eval wall new/old: {wall['new'] / wall['old']:.3f}")
 
@@ -204,15 +213,22 @@ def main() -> None:
     ap.add_argument("--sets", nargs="+", default=["hotpotqa", "musique"])
     ap.add_argument("--methods", nargs="+", default=["semantic", "t2rag", "kg2rag"])
     ap.add_argument("--eval", type=int, default=0, metavar="N")
-    ap.add_argument("--limit", type=int, default=None, metavar="Q",
-                    help="build the MuSiQue corpora from their first Q questions' paragraphs only (a loaded machine)")
+    ap.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="Q",
+        help="build the MuSiQue corpora from their first Q questions' paragraphs only (a loaded machine)",
+    )
     args = ap.parse_args()
     import torch
 
     torch.set_num_threads(1)
     found = corpora(args.sets, args.limit)
-    print("| set | calls | old median ms | old p95 ms | cold median ms | cold p95 ms | new median ms | new p95 ms "
-          "| median new/old | median cold/old |")
+    print(
+        "| set | calls | old median ms | old p95 ms | cold median ms | cold p95 ms | new median ms | new p95 ms "
+        "| median new/old | median cold/old |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     quality = None
     for name, corpus in found.items() if args.questions else ():  # --questions 0: only the eval
@@ -221,9 +237,12 @@ def main() -> None:
         res = time_calls(corpus, calls)
         t = res["times"]
         med = {w: statistics.median(t[w]) for w in t}
-        print(f"| {name} | {len(calls)} | {med['old']:.1f} | {pct(t['old'], 0.95):.1f} | {med['cold']:.1f} | "
-              f"{pct(t['cold'], 0.95):.1f} | {med['new']:.1f} | {pct(t['new'], 0.95):.1f} | "
-              f"{med['new'] / med['old']:.3f} | {med['cold'] / med['old']:.3f} |", flush=True)
+        print(
+            f"| {name} | {len(calls)} | {med['old']:.1f} | {pct(t['old'], 0.95):.1f} | {med['cold']:.1f} | "
+            f"{pct(t['cold'], 0.95):.1f} | {med['new']:.1f} | {pct(t['new'], 0.95):.1f} | "
+            f"{med['new'] / med['old']:.3f} | {med['cold'] / med['old']:.3f} |",
+            flush=True,
+        )
         if name == "hotpotqa-30":
             quality = res["scores"]
             sentence_cost(corpus)
@@ -234,8 +253,10 @@ def main() -> None:
         for method in quality["old"]:
             o, n = quality["old"][method], quality["cold"][method]
             differ = sum(a[2] != b[2] for a, b in zip(o, n))
-            print(f"| {method} | {statistics.mean(x[0] for x in o):.3f} | {statistics.mean(x[1] for x in o):.3f} | "
-                  f"{statistics.mean(x[0] for x in n):.3f} | {statistics.mean(x[1] for x in n):.3f} | {differ} |")
+            print(
+                f"| {method} | {statistics.mean(x[0] for x in o):.3f} | {statistics.mean(x[1] for x in o):.3f} | "
+                f"{statistics.mean(x[0] for x in n):.3f} | {statistics.mean(x[1] for x in n):.3f} | {differ} |"
+            )
     if args.eval:
         eval_extrapolated(found["hotpotqa"], args.eval)
 

@@ -15,6 +15,7 @@ at once (the time until the last of them has its answer), in alternating order b
 second finds per-question caches warm); ratio = at once / alone, medians over `--repeats` rounds
 with different questions. Target (issue 30): N = 3 within 1.5x of alone.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -88,12 +89,24 @@ def main() -> None:
     ap.add_argument("--n", default="3,8")
     ap.add_argument("--pages", default="ask,kg2rag", help="ask = T2RAG, kg2rag = KG2RAG")
     ap.add_argument("--repeats", type=int, default=6, help="rounds; even, so each order runs as often")
-    ap.add_argument("--llm-latency", type=float, default=0.0,
-                    help="seconds a stand-in provider (tests/loopback.py) takes per call; 0 = no key, offline")
-    ap.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
-                    help="an environment variable for the app server only (e.g. OPENBLAS_NUM_THREADS=1)")
-    ap.add_argument("--cpu", action="store_true",
-                    help="also the server's CPU ms per visit (its process and children, from /proc; Linux)")
+    ap.add_argument(
+        "--llm-latency",
+        type=float,
+        default=0.0,
+        help="seconds a stand-in provider (tests/loopback.py) takes per call; 0 = no key, offline",
+    )
+    ap.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable for the app server only (e.g. OPENBLAS_NUM_THREADS=1)",
+    )
+    ap.add_argument(
+        "--cpu",
+        action="store_true",
+        help="also the server's CPU ms per visit (its process and children, from /proc; Linux)",
+    )
     args = ap.parse_args()
     ns = [int(x) for x in args.n.split(",")]
     ensure_sample()
@@ -105,8 +118,12 @@ def main() -> None:
             from tests.loopback import LoopbackServer
 
             llm = stack.enter_context(LoopbackServer(latency=args.llm_latency))
-            env |= {"TRIPLET_LENS_MODEL": "openai/stand-in", "TRIPLET_LENS_API_BASE": llm.base_url,
-                   "TRIPLET_LENS_API_BASES": llm.base_url, "OPENAI_API_KEY": "sk-bench"}
+            env |= {
+                "TRIPLET_LENS_MODEL": "openai/stand-in",
+                "TRIPLET_LENS_API_BASE": llm.base_url,
+                "TRIPLET_LENS_API_BASES": llm.base_url,
+                "OPENAI_API_KEY": "sk-bench",
+            }
         srv = StreamlitServer(WS, Path(tmp) / "streamlit.log", extra_env=env, launcher=True)
         stack.callback(srv.stop)
         srv.wait_healthy(300)
@@ -127,8 +144,10 @@ def cpu_seconds(pid: int) -> float:
 def report(port: int, args, ns: list[int], questions: list[str], pid: int) -> None:
     reasoner = f"a provider taking {args.llm_latency:g} s a call" if args.llm_latency else "offline reasoner"
     extra = "".join(f", {x}" for x in args.server_env)
-    print(f"app server (scripts/serve.py, {reasoner}{extra}) on {CORPUS}; visitors as websocket sessions "
-          f"on question links; medians of {args.repeats} rounds\n")
+    print(
+        f"app server (scripts/serve.py, {reasoner}{extra}) on {CORPUS}; visitors as websocket sessions "
+        f"on question links; medians of {args.repeats} rounds\n"
+    )
     cpu_cols = " | CPU ms/visit alone | at once" if args.cpu else ""
     print("| page | " + " | ".join(f"N={n} alone (s) | N={n} at once (s) | ratio{cpu_cols}" for n in ns) + " |")
     print("|---|" + ("---|---|---|" + ("---|---|" if args.cpu else "")) * len(ns))

@@ -9,6 +9,7 @@ with litellm's tokenizer for the model), and the completion tokens of the estima
 bundled price table: the normal price and the batch price (litellm's `*_cost_per_token_batches`,
 else half the normal price). Nothing is sent anywhere.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -22,6 +22,7 @@ bounded below by about N / C whatever the locking).
 Corpus: 150 paragraphs of the HotpotQA set (../shared/data, else tests/fixtures/qa), built once
 into bench/out/concurrency_workspace.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -131,15 +132,18 @@ def main() -> None:
     from engine.reasoners import make_reasoner
     from engine.store import Workspace
 
-    corpus_file, qa_file = need("hotpotqa_hipporag_train100/hotpotqa_train_corpus.json",
-                                "hotpotqa_hipporag_train100/hotpotqa_train.json")
+    corpus_file, qa_file = need(
+        "hotpotqa_hipporag_train100/hotpotqa_train_corpus.json", "hotpotqa_hipporag_train100/hotpotqa_train.json"
+    )
     light = get_bundled_embedder()
     questions = build(light, corpus_file, qa_file)
     encoders = {"numpy, coalesced": light, "numpy, separate": Separate(light), "torch+lock": LockedTorch(light)}
-    print(f"{usable_cores()} usable cores; semantic RAG k=10 over 150 HotpotQA paragraphs. For each N, the same N "
-          "questions are asked one at a time (their mean is 'alone') and then all at once (wall time until the "
-          f"last answer); ratio = at once / alone; medians of {args.repeats} repeats, a fresh reasoner for each "
-          "measurement (the offline reasoner memoises sentence vectors)\n")
+    print(
+        f"{usable_cores()} usable cores; semantic RAG k=10 over 150 HotpotQA paragraphs. For each N, the same N "
+        "questions are asked one at a time (their mean is 'alone') and then all at once (wall time until the "
+        f"last answer); ratio = at once / alone; medians of {args.repeats} repeats, a fresh reasoner for each "
+        "measurement (the offline reasoner memoises sentence vectors)\n"
+    )
     print("| reasoner | encoder | " + " | ".join(f"N={n} alone (s) | N={n} at once (s) | ratio" for n in ns) + " |")
     print("|---|---|" + "---|---|---|" * len(ns))
     settings = SemanticRAGSettings(k=10)
@@ -169,8 +173,10 @@ def main() -> None:
                 cells.append(f"{alone:.2f} | {together:.2f} | {ratio:.2f}x")
             print(f"| {rname} | {ename} | " + " | ".join(cells) + " |")
             corpus.close()
-    print(f"\ntarget: N=3 within {TARGET}x of one alone (the provider row: a question's own CPU work is small "
-          "next to the provider's wait, so overlap is what the ratio shows)")
+    print(
+        f"\ntarget: N=3 within {TARGET}x of one alone (the provider row: a question's own CPU work is small "
+        "next to the provider's wait, so overlap is what the ratio shows)"
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ answer_step_bench.py does; runs from a fresh clone). The 500-question figure is 
 the shared sets, built with the CLI (docs/benchmarks.md gives the commands), passed by
 `--workspace` and `--corpus`. `--profile FILE` writes a cProfile of the eval part.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -102,17 +103,26 @@ def main() -> None:
         profiler.dump_stats(str(args.profile))
     answers = n * len(methods)
     per_500 = wall / n * 500
-    print(f"corpus {corpus.name} ({corpus.counts().chunks} chunks), {n} questions x {len(methods)} methods "
-          f"({', '.join(methods)}), offline reasoner\n")
+    print(
+        f"corpus {corpus.name} ({corpus.counts().chunks} chunks), {n} questions x {len(methods)} methods "
+        f"({', '.join(methods)}), offline reasoner\n"
+    )
     print("| figure | measured | floor (bare answer loop) | ratio | target |\n|---|---|---|---|---|")
-    print(f"| eval wall time, {n} questions x {len(methods)} methods | {wall:.1f} s | "
-          f"{per_answer_floor * answers:.1f} s (at the floor's rate) | {wall / (per_answer_floor * answers):.2f}x | - |")
-    print(f"| questions/s (all {len(methods)} methods each) | {n / wall:.2f} | {1 / (per_answer_floor * len(methods)):.2f} "
-          f"| {wall / answers / per_answer_floor:.2f}x | - |")
+    print(
+        f"| eval wall time, {n} questions x {len(methods)} methods | {wall:.1f} s | "
+        f"{per_answer_floor * answers:.1f} s (at the floor's rate) | {wall / (per_answer_floor * answers):.2f}x | - |"
+    )
+    print(
+        f"| questions/s (all {len(methods)} methods each) | {n / wall:.2f} | "
+        f"{1 / (per_answer_floor * len(methods)):.2f} | {wall / answers / per_answer_floor:.2f}x | - |"
+    )
     print(f"| answers/s | {answers / wall:.2f} | {1 / per_answer_floor:.2f} | - | - |")
-    print(f"| 500 questions x {len(methods)} methods | {per_500 / 60:.1f} min"
-          f"{'' if n >= 500 else ' (extrapolated from ' + str(n) + ')'} | {per_answer_floor * 500 * len(methods) / 60:.1f} min "
-          f"| - | <= 5 min |")
+    print(
+        f"| 500 questions x {len(methods)} methods | {per_500 / 60:.1f} min"
+        f"{'' if n >= 500 else ' (extrapolated from ' + str(n) + ')'} | "
+        f"{per_answer_floor * 500 * len(methods) / 60:.1f} min "
+        f"| - | <= 5 min |"
+    )
     print()
     print(summary.markdown())
 

@@ -11,6 +11,7 @@ of ideal time. The server runs in its own process (a provider does not share our
 the corpus is in memory, so store writes are not measured here (bench/index_bench.py
 covers the store). Target: ratio >= 0.8 at concurrency 16.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,9 @@ class MemoryCorpus:
     def __init__(self, n: int):
         from engine.core.types import Chunk
 
-        self.chunks = [Chunk(f"c{i}", f"d{i}", 0, f"Person{i}", f"Person{i} was born in City{i}. " * 8)
-                       for i in range(n)]
+        self.chunks = [
+            Chunk(f"c{i}", f"d{i}", 0, f"Person{i}", f"Person{i} was born in City{i}. " * 8) for i in range(n)
+        ]
         self.done: set[str] = set()
 
     def pending_chunks(self):

@@ -8,6 +8,7 @@ before streamlit starts (`--old` measures it too; it takes minutes on a busy mac
 
     OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python bench/first_page.py [--old]
 """
+
 from __future__ import annotations
 
 import json
@@ -61,8 +62,13 @@ def _first_page(root: Path, background: bool, chromium: str, tmp: Path) -> dict[
         b.close()
         srv.stop()
         _stop_builder(root)
-    return {"ensure returns": t_ensure, "server healthy": t_health, "first page": t_page,
-            "sample corpus shown": t_sample, "progress on first page": float("Building the sample" in shown)}
+    return {
+        "ensure returns": t_ensure,
+        "server healthy": t_health,
+        "first page": t_page,
+        "sample corpus shown": t_sample,
+        "progress on first page": float("Building the sample" in shown),
+    }
 
 
 def main() -> None:
@@ -77,8 +83,9 @@ def main() -> None:
             out[background] = _first_page(tmp / f"ws-{background}", background, chromium, tmp)
     for background, r in out.items():
         name = "background build (make run now)" if background else "build first (make run before)"
-        print(f"{name}: " + ", ".join(f"{k} {v:.1f}s" if "progress" not in k else f"{k}: {bool(v)}"
-                                      for k, v in r.items()))
+        print(
+            f"{name}: " + ", ".join(f"{k} {v:.1f}s" if "progress" not in k else f"{k}: {bool(v)}" for k, v in r.items())
+        )
     if len(out) == 2:
         print(f"first page, new/old: {out[True]['first page'] / out[False]['first page']:.2f}")
 

@@ -10,6 +10,7 @@ view, what `make run` did before) in the same run, alternating with the launcher
 
 Corpus: the first 20 HotpotQA records, built once into bench/out/wait_workspace (as wait_bench.py).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,11 @@ def _ask(b: Browser, url: str, question: str, timeout: float = 300) -> float:
     b.eval("window.__tl_old = true")  # the page before the navigation must not count
     t0 = time.monotonic()
     b.navigate(url)
-    done = ("!window.__tl_old && document.body && document.body.innerText.includes('Question: ' + "
-            + json.dumps(question) + ") && document.querySelectorAll('.tl-answer').length > 0")
+    done = (
+        "!window.__tl_old && document.body && document.body.innerText.includes('Question: ' + "
+        + json.dumps(question)
+        + ") && document.querySelectorAll('.tl-answer').length > 0"
+    )
     while not b.eval(done):
         if time.monotonic() - t0 > timeout:
             raise TimeoutError(f"no answer: {b.text()[:800]!r}")
@@ -73,8 +77,9 @@ def main() -> None:
     if chromium is None:
         print("SKIPPED: needs Chromium (apt-get install -y chromium)")
         return
-    corpus_file, qa_file = need("hotpotqa_hipporag_train100/hotpotqa_train_corpus.json",
-                                "hotpotqa_hipporag_train100/hotpotqa_train.json")
+    corpus_file, qa_file = need(
+        "hotpotqa_hipporag_train100/hotpotqa_train_corpus.json", "hotpotqa_hipporag_train100/hotpotqa_train.json"
+    )
     questions = build(corpus_file, qa_file)
     kinds = [True, False] if args.plain else [True]
     got: dict[bool, list[tuple[float, float, float]]] = {k: [] for k in kinds}
@@ -82,8 +87,10 @@ def main() -> None:
         for i in range(args.rounds):  # alternate: a shared machine's load drifts
             for launcher in kinds:
                 got[launcher].append(one_server(launcher, questions[i % len(questions)], chromium, Path(d)))
-    print(f"corpus {NAME}; Ask page (T2RAG, offline) by link right after the landing page; medians of "
-          f"{args.rounds} servers\n")
+    print(
+        f"corpus {NAME}; Ask page (T2RAG, offline) by link right after the landing page; medians of "
+        f"{args.rounds} servers\n"
+    )
     print("| server | landing page after start | first question | same question warm | first / warm | target |")
     print("|---|---|---|---|---|---|")
     for launcher in kinds:

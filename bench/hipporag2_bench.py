@@ -10,6 +10,7 @@ workspace (default bench/out/workspace, shared with the other benchmarks) is bui
 with its offline triplets. The shared MuSiQue set with HippoRAG's real GPT-3.5 triplets is
 `bench/retrieval_quality.py --datasets musique --methods semantic bm25 hipporag2 t2rag kg2rag`.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -138,13 +138,19 @@ def app_first(rounds: int, think: float, env: dict) -> None:
         for method in ("hipporag2", "semantic"):
             first, warm, first_r, warm_r, first_i, warm_i = (statistics.median(c) for c in zip(*got[method]))
             target = "<= 1.5x" if method == "hipporag2" else "(reference)"
-            print(f"| app first {method} question, asked {wait:g} s after the landing page | {first:.3f} s "
-                  f"| {warm:.3f} s (warm) | {first / warm:.2f}x | {target} |")
-            print(f"| the same without the answer step (retrieval{', graph included' if method == 'hipporag2' else ''})"
-                  f" | {first_r:.3f} s | {warm_r:.3f} s (warm) | {first_r / warm_r:.2f}x | {target} |")
+            print(
+                f"| app first {method} question, asked {wait:g} s after the landing page | {first:.3f} s "
+                f"| {warm:.3f} s (warm) | {first / warm:.2f}x | {target} |"
+            )
+            print(
+                f"| the same without the answer step (retrieval{', graph included' if method == 'hipporag2' else ''})"
+                f" | {first_r:.3f} s | {warm_r:.3f} s (warm) | {first_r / warm_r:.2f}x | {target} |"
+            )
             if method == "hipporag2":
-                print(f"| its index step alone (the graph: trace timing `index`) | {first_i * 1000:.1f} ms "
-                      f"| {warm_i * 1000:.1f} ms (warm) | - | - |")
+                print(
+                    f"| its index step alone (the graph: trace timing `index`) | {first_i * 1000:.1f} ms "
+                    f"| {warm_i * 1000:.1f} ms (warm) | - | - |"
+                )
 
 
 def first_use(stored: float, env: dict) -> None:

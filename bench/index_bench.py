@@ -3,8 +3,8 @@
     .venv/bin/python bench/index_bench.py [--docs 300]
 
 The store also embeds every new sentence of a chunk once (for the offline answer step), so the
-chunks' baseline encodes the same chunks and sentences. Builds a corpus from the HotpotQA paragraphs in ../shared/data (else tests/fixtures/qa, else the
-bundled sample), timing
+chunks' baseline encodes the same chunks and sentences. Builds a corpus from the HotpotQA paragraphs
+in ../shared/data (else tests/fixtures/qa, else the bundled sample), timing
 `Corpus.add_documents` (chunking + embedding + SQLite + FAISS save) and the proposition indexing of
 triplets (store + embed + index), each against the bare encode of the same texts with the same
 model and batch size, measured in the same process (baseline, store, baseline again; the baseline
@@ -13,6 +13,7 @@ The baseline encodes at the store's bulk batch size with torch's threads (every 
 OMP_NUM_THREADS says fewer; the first line says which). Target: the store indexes at >= 0.9x the
 raw encode rate (adds under ~11% to raw encoding time).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,10 @@ def load_documents(n_docs: int):
 
     rel = Path("hotpotqa_hipporag_train100") / "hotpotqa_train_corpus.json"
     # the shared set, else its copy in the test fixtures (a fresh clone has that one)
-    source = next((p for p in (ROOT.parent / "shared" / "data" / rel, ROOT / "tests" / "fixtures" / "qa" / rel)
-                   if p.is_file()), None)
+    source = next(
+        (p for p in (ROOT.parent / "shared" / "data" / rel, ROOT / "tests" / "fixtures" / "qa" / rel) if p.is_file()),
+        None,
+    )
     if source is not None:
         corpus = json.loads(source.read_text(encoding="utf-8"))
         items = list(corpus.items())[:n_docs]
@@ -78,8 +81,10 @@ def main() -> None:
     # the baseline: one encode call over every text, sorted by length inside, at the batch size
     # and thread count the store's bulk path uses (all usable cores unless OMP_NUM_THREADS says less)
     raw = lambda tx: model.encode(tx, batch_size=batch, normalize_embeddings=True, show_progress_bar=False)  # noqa
-    print(f"torch threads {torch.get_num_threads()} (store asks for {torch_threads()}; {usable_cores()} usable "
-          f"cores), bulk batch {batch}, {len(texts)} chunks from {len(docs)} documents\n")
+    print(
+        f"torch threads {torch.get_num_threads()} (store asks for {torch_threads()}; {usable_cores()} usable "
+        f"cores), bulk batch {batch}, {len(texts)} chunks from {len(docs)} documents\n"
+    )
     raw(texts[:64])  # warm-up
 
     reasoner = OfflineReasoner(emb)
@@ -91,7 +96,7 @@ def main() -> None:
         for rep in range(args.repeats):
             corpus = ws.create(f"bench{rep}")
             base = timed(lambda: (raw(texts), raw(sentences)))
-            rows["chunks"].append((base, timed(lambda: corpus.add_documents(docs, batch_size=64))))
+            rows["chunks"].append((base, timed(lambda c=corpus: c.add_documents(docs, batch_size=64))))
 
             # propositions: offline-extracted triplets, stored without vectors, then embedded + indexed
             for chunk in corpus.chunks():
@@ -99,7 +104,7 @@ def main() -> None:
                 corpus.store_extraction(chunk.chunk_id, triplets, ExtractionStatus(chunk.chunk_id, "done", "bench"))
             props = [t.proposition for t in corpus.triplets()]
             n_props = len(props)
-            pbase = timed(lambda: raw(props))
+            pbase = timed(lambda p=props: raw(p))
             rows["propositions"].append((pbase, timed(corpus.refresh_indexes)))
             ws.drop(f"bench{rep}")
 
@@ -110,10 +115,14 @@ def main() -> None:
         base = statistics.median(r[0] for r in rows[what])
         store = statistics.median(r[1] for r in rows[what])
         ratio = statistics.median(r[1] / r[0] for r in rows[what])
-        print(f"| {label} | {n} | {base:.2f} | {store:.2f} | {n / base:.0f} | {n / store:.0f} | {1 / ratio:.2f}x "
-              f"| {ratio - 1:+.1%} |")
-    print(f"\noverhead = median over {args.repeats} alternating repeats of store time / raw encode time - 1; "
-          "store / raw rate = its inverse (target >= 0.9x: under +11%)")
+        print(
+            f"| {label} | {n} | {base:.2f} | {store:.2f} | {n / base:.0f} | {n / store:.0f} | {1 / ratio:.2f}x "
+            f"| {ratio - 1:+.1%} |"
+        )
+    print(
+        f"\noverhead = median over {args.repeats} alternating repeats of store time / raw encode time - 1; "
+        "store / raw rate = its inverse (target >= 0.9x: under +11%)"
+    )
 
 
 if __name__ == "__main__":

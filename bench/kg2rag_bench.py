@@ -12,6 +12,7 @@ ranking from stored vectors) under 1.5x semantic RAG (k=10).
 A cross-encoder ranks trees only when one exists locally (none is bundled, and models are never
 downloaded): pass its folder with --cross-encoder to time that path separately.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -14,6 +14,7 @@ Corpora are built once into bench/out/workspace (no triplets needed) and reused.
 its set from ../shared/data, else from its copy in tests/fixtures/qa (bench/_data.py); a part
 whose files are in neither place prints a SKIPPED line naming them and the other part still runs.
 """
+
 from __future__ import annotations
 
 import json
@@ -69,7 +70,9 @@ def _mean(xs) -> float:
 def musique(ws) -> None:
     from engine.eval.metrics import PARAGRAPH, score_retrieval
 
-    files = _files("musique_hipporag_train100/musique_train_corpus.json", "musique_hipporag_train100/musique_train.json")
+    files = _files(
+        "musique_hipporag_train100/musique_train_corpus.json", "musique_hipporag_train100/musique_train.json"
+    )
     if files is None:
         return
     corpus = _corpus(ws, "musique_hipporag_official", files)
@@ -79,9 +82,13 @@ def musique(ws) -> None:
     same_gold_title = sum(1 for q in qs if len({titles[d] for d in q.supporting_docs}) < len(q.supporting_docs))
     gold_titles = {q.qid: {titles[d] for d in q.supporting_docs} for q in qs}
     gold_docs = {q.qid: set(q.supporting_docs) for q in qs}
-    namesake = sum(1 for q in qs if any(t in gold_titles[q.qid] and d not in gold_docs[q.qid] for d, t in titles.items()))
-    print(f"\nMuSiQue: {len(qs)} questions, {len(titles)} pooled passages; {same_gold_title} questions with two gold "
-          f"paragraphs sharing a title; {namesake} with a non-gold passage sharing a gold title in the pool\n")
+    namesake = sum(
+        1 for q in qs if any(t in gold_titles[q.qid] and d not in gold_docs[q.qid] for d, t in titles.items())
+    )
+    print(
+        f"\nMuSiQue: {len(qs)} questions, {len(titles)} pooled passages; {same_gold_title} questions with two gold "
+        f"paragraphs sharing a title; {namesake} with a non-gold passage sharing a gold title in the pool\n"
+    )
     print("| dense top-k | rule | P | R | F1 | support EM | questions scored differently |")
     print("|---|---|---|---|---|---|---|")
     for k in KS:
@@ -90,15 +97,20 @@ def musique(ws) -> None:
         new = [score_retrieval(got[q.qid], q, PARAGRAPH, k) for q in qs]
         diff = sum(1 for a, b in zip(old, new) if (a.precision, a.recall) != (b.precision, b.recall))
         for label, rows in (("title (before)", old), ("paragraph (official)", new)):
-            print(f"| {k} | {label} | {_mean(r.precision for r in rows):.3f} | {_mean(r.recall for r in rows):.3f} | "
-                  f"{_mean(r.f1 for r in rows):.3f} | {_mean(r.em for r in rows):.3f} | {diff if 'official' in label else ''} |")
+            print(
+                f"| {k} | {label} | {_mean(r.precision for r in rows):.3f} | {_mean(r.recall for r in rows):.3f} | "
+                f"{_mean(r.f1 for r in rows):.3f} | {_mean(r.em for r in rows):.3f} | "
+                f"{diff if 'official' in label else ''} |"
+            )
 
 
 def evidence(ws) -> None:
     from engine.eval.evidence import locate_evidence
     from engine.eval.metrics import SENTENCE, evidence_score, score_retrieval
 
-    files = _files("hotpotqa_hipporag_train100/hotpotqa_train_corpus.json", "hotpotqa_hipporag_train100/hotpotqa_train.json")
+    files = _files(
+        "hotpotqa_hipporag_train100/hotpotqa_train_corpus.json", "hotpotqa_hipporag_train100/hotpotqa_train.json"
+    )
     if files is None:
         return
     corpus = _corpus(ws, "hotpotqa_official_metrics", files)
@@ -111,8 +123,10 @@ def evidence(ws) -> None:
     t0 = time.perf_counter()
     report = locate_evidence(corpus, qs)
     took = time.perf_counter() - t0
-    print(f"\nHotpotQA evidence as text: {report.message()} in {took:.2f}s "
-          f"({len(corpus.documents())} documents, {corpus.counts().chunks} chunks)\n")
+    print(
+        f"\nHotpotQA evidence as text: {report.message()} in {took:.2f}s "
+        f"({len(corpus.documents())} documents, {corpus.counts().chunks} chunks)\n"
+    )
     print("| dense top-k | gold | P | R | F1 |")
     print("|---|---|---|---|---|")
     for k in KS:
@@ -121,8 +135,10 @@ def evidence(ws) -> None:
         ev = [evidence_score(report.by_qid[q.qid], got[q.qid], k) for q in qs]
         for label, rows in (("supporting_facts (sentences)", sent), ("evidence spans located in chunks", ev)):
             rows = [r for r in rows if r is not None]
-            print(f"| {k} | {label} | {_mean(r.precision for r in rows):.3f} | {_mean(r.recall for r in rows):.3f} | "
-                  f"{_mean(r.f1 for r in rows):.3f} |")
+            print(
+                f"| {k} | {label} | {_mean(r.precision for r in rows):.3f} | {_mean(r.recall for r in rows):.3f} | "
+                f"{_mean(r.f1 for r in rows):.3f} |"
+            )
 
 
 def main() -> int:

@@ -171,9 +171,18 @@ def run(datasets: list[str], ws_root: Path, log, engine_root: Path = HERE) -> di
         for q in qs:
             r = method.answer(q.question, corpus)
             s = answer_score(r.answer, q.answers, "musique" if ds == "musique" else "")
-            rows.append({"q": q.question, "gold": q.answer, "answer": r.answer, "em": s.em, "f1": s.f1,
-                         "rounds": len(r.trace.rounds) if r.trace else 0, "two_hop": _two_hop(q),
-                         "label": _label(r, list(q.answers), s.em)})
+            rows.append(
+                {
+                    "q": q.question,
+                    "gold": q.answer,
+                    "answer": r.answer,
+                    "em": s.em,
+                    "f1": s.f1,
+                    "rounds": len(r.trace.rounds) if r.trace else 0,
+                    "two_hop": _two_hop(q),
+                    "label": _label(r, list(q.answers), s.em),
+                }
+            )
         n, two = len(rows), [x for x in rows if x["two_hop"]]
         out[ds] = {
             "n": n,
@@ -215,8 +224,12 @@ def _table(results: dict[str, dict]) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--datasets", nargs="+", default=["fixture", "hotpotqa", "musique"],
-                    choices=["fixture", "hotpotqa", "hotpotqa-heldout", "musique"])
+    ap.add_argument(
+        "--datasets",
+        nargs="+",
+        default=["fixture", "hotpotqa", "musique"],
+        choices=["fixture", "hotpotqa", "hotpotqa-heldout", "musique"],
+    )
     ap.add_argument("--workspace", type=Path, default=HERE / "bench" / "out" / "offline_t2rag")
     ap.add_argument("--baseline", type=Path, help="another checkout (e.g. main) to measure in the same run")
     ap.add_argument("--json-out", type=Path, help="(internal) write the results as JSON here")
@@ -233,8 +246,16 @@ def main() -> None:
     if args.baseline:
         tmp = args.workspace / "baseline.json"
         args.workspace.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, str(args.baseline / "bench" / "offline_t2rag.py"), "--datasets", *args.datasets,
-               "--workspace", str(args.workspace / "corpora"), "--json-out", str(tmp)]
+        cmd = [
+            sys.executable,
+            str(args.baseline / "bench" / "offline_t2rag.py"),
+            "--datasets",
+            *args.datasets,
+            "--workspace",
+            str(args.workspace / "corpora"),
+            "--json-out",
+            str(tmp),
+        ]
         if not (args.baseline / "bench" / "offline_t2rag.py").exists():  # main has no such script yet
             cmd[1] = str(Path(__file__).resolve())
             cmd += ["--root", str(args.baseline)]

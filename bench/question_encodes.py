@@ -123,15 +123,20 @@ def main() -> None:
     record(with_memo=True)  # warm: relation phrases are kept per process (as a running server has them)
     before, now = record(with_memo=False), record(with_memo=True)
     print(f"BLAS threads: {ARGS.threads}; CPU ms per question (this thread), medians of {ARGS.repeats} replays\n")
-    print("| method | texts/q before -> with memo | tokens/q | padded forward, no memo | packed, no memo | "
-          "packed + memo | ratio | max vector diff |")
+    print(
+        "| method | texts/q before -> with memo | tokens/q | padded forward, no memo | packed, no memo | "
+        "packed + memo | ratio | max vector diff |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for method in before:
         nq = 30
         runs: dict[str, list[float]] = {"pad": [], "pack": [], "both": []}
         for i in range(ARGS.repeats):  # alternate which goes first
-            order = [("pad", before[method], padded_forward), ("pack", before[method], NumpyMiniLM._forward),
-                     ("both", now[method], NumpyMiniLM._forward)]
+            order = [
+                ("pad", before[method], padded_forward),
+                ("pack", before[method], NumpyMiniLM._forward),
+                ("both", now[method], NumpyMiniLM._forward),
+            ]
             for name, calls, fwd in order if i % 2 == 0 else order[::-1]:
                 secs, rows = replay(m, calls, fwd)
                 runs[name].append(1000 * secs / nq)
@@ -143,8 +148,11 @@ def main() -> None:
         diff = float(np.abs(pad_rows - pack_rows).max())
         texts = (sum(map(len, before[method])) / nq, sum(map(len, now[method])) / nq)
         toks = (tokens(m, before[method]) / nq, tokens(m, now[method]) / nq)
-        print(f"| {method} | {texts[0]:.1f} -> {texts[1]:.1f} | {toks[0]:.0f} -> {toks[1]:.0f} | {med['pad']:.1f} | "
-              f"{med['pack']:.1f} | {med['both']:.1f} | {med['both'] / med['pad']:.2f}x | {diff:.1e} |", flush=True)
+        print(
+            f"| {method} | {texts[0]:.1f} -> {texts[1]:.1f} | {toks[0]:.0f} -> {toks[1]:.0f} | {med['pad']:.1f} | "
+            f"{med['pack']:.1f} | {med['both']:.1f} | {med['both'] / med['pad']:.2f}x | {diff:.1e} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

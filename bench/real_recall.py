@@ -59,15 +59,25 @@ def real_texts(windows: bool = False) -> tuple[list[str], list[str]]:
         texts += [a + " " + b for a, b in zip(sents, sents[1:])]
     openie = json.loads((DATA / "musique_hipporag_train100" / "openie_gpt-3.5-turbo-1106.json").read_text("utf-8"))
     for doc in openie["docs"]:
-        texts += [" ".join(map(str, t)) for t in doc.get("extracted_triples", []) if isinstance(t, list) and len(t) == 3]
+        texts += [
+            " ".join(map(str, t)) for t in doc.get("extracted_triples", []) if isinstance(t, list) and len(t) == 3
+        ]
     if windows:
         for para in dict.fromkeys(paragraphs):
             words = para.split()
             for w in WINDOWS:
                 texts += [" ".join(words[i : i + w]) for i in range(0, max(1, len(words) - w + 1), w // 2)]
-    questions = [r["question"] for r in json.loads((DATA / "hotpotqa_hipporag_train100" / "hotpotqa_train.json").read_text("utf-8"))]
-    questions += [r["question"] for r in json.loads((DATA / "musique_hipporag_train100" / "musique_train.json").read_text("utf-8"))]
-    questions += [r["question"] for r in json.loads((DATA / "musique_kag_100" / "musique_qa_100.json").read_text("utf-8"))]
+    questions = [
+        r["question"]
+        for r in json.loads((DATA / "hotpotqa_hipporag_train100" / "hotpotqa_train.json").read_text("utf-8"))
+    ]
+    questions += [
+        r["question"]
+        for r in json.loads((DATA / "musique_hipporag_train100" / "musique_train.json").read_text("utf-8"))
+    ]
+    questions += [
+        r["question"] for r in json.loads((DATA / "musique_kag_100" / "musique_qa_100.json").read_text("utf-8"))
+    ]
     return list(dict.fromkeys(t for t in texts if len(t) > 10)), list(dict.fromkeys(questions))
 
 
@@ -82,7 +92,9 @@ def stored_vectors(workspace: Path) -> np.ndarray:
         parts += [np.frombuffer(v, np.float32) for (v,) in db.execute("SELECT vec FROM chunks")]
         parts += [np.frombuffer(v, np.float32) for (v,) in db.execute("SELECT vec FROM triplets WHERE vec IS NOT NULL")]
         if db.execute("SELECT 1 FROM sqlite_master WHERE name='sentence_vecs'").fetchone():
-            parts += [np.frombuffer(v, np.float16).astype(np.float32) for (v,) in db.execute("SELECT vec FROM sentence_vecs")]
+            parts += [
+                np.frombuffer(v, np.float16).astype(np.float32) for (v,) in db.execute("SELECT vec FROM sentence_vecs")
+            ]
         db.close()
     x = np.unique(np.stack(parts), axis=0) if parts else np.zeros((0, 384), np.float32)
     return x / np.linalg.norm(x, axis=1, keepdims=True)
@@ -121,8 +133,11 @@ def real_vectors(limit: int, source: str = "") -> tuple[np.ndarray, np.ndarray]:
         CACHE.parent.mkdir(parents=True, exist_ok=True)
         np.savez(CACHE.with_suffix(".tmp.npz"), x=x, q=q)
         CACHE.with_suffix(".tmp.npz").replace(CACHE)
-        print(f"embedded {len(x):,} of {len(texts):,} texts ({len(x) - done:,} in {time.perf_counter() - t0:.0f} s)",
-              file=sys.stderr, flush=True)
+        print(
+            f"embedded {len(x):,} of {len(texts):,} texts ({len(x) - done:,} in {time.perf_counter() - t0:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
     return x[:limit], q
 
 
@@ -138,8 +153,13 @@ def _recall10(want: np.ndarray, got: np.ndarray) -> float:
     return float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(want.tolist(), got.tolist())]))
 
 
-def measure(limit: int, source: str = "", efs: tuple[int, ...] = (32, 64, 96, 128), log=print,
-            sizes: tuple[int, ...] = (5_000, 10_000, 20_000)) -> list[dict]:
+def measure(
+    limit: int,
+    source: str = "",
+    efs: tuple[int, ...] = (32, 64, 96, 128),
+    log=print,
+    sizes: tuple[int, ...] = (5_000, 10_000, 20_000),
+) -> list[dict]:
     """Recall@10 against exact search of the HNSW graph `auto` builds from AUTO_HNSW_AT vectors up
     (M and efConstruction the same at every size; efSearch grows with it, hnsw.HNSW_EF_SEARCH_STEPS),
     at `sizes` and `limit` real vectors, searched with each efSearch in `efs` (the store's for that
@@ -150,8 +170,10 @@ def measure(limit: int, source: str = "", efs: tuple[int, ...] = (32, 64, 96, 12
 
     x, q = real_vectors(limit, source)
     steps = ", ".join(f"{ef} from {at:,}" for at, ef in hnsw.HNSW_EF_SEARCH_STEPS)
-    log(f"{len(x):,} real vectors ({source or CACHE.name}), {len(q)} questions + 200 held-out texts as queries; "
-        f"HNSW M {hnsw.HNSW_M}, efConstruction {hnsw.HNSW_EF_CONSTRUCTION}, the store's efSearch {steps} vectors")
+    log(
+        f"{len(x):,} real vectors ({source or CACHE.name}), {len(q)} questions + 200 held-out texts as queries; "
+        f"HNSW M {hnsw.HNSW_M}, efConstruction {hnsw.HNSW_EF_CONSTRUCTION}, the store's efSearch {steps} vectors"
+    )
     rng = np.random.default_rng(1)
     held = rng.choice(len(x), 200, replace=False)
     keep = np.setdiff1d(np.arange(len(x)), held)
@@ -159,8 +181,10 @@ def measure(limit: int, source: str = "", efs: tuple[int, ...] = (32, 64, 96, 12
     base = x[keep].astype(np.float32)
     sizes = sorted({s for s in (*sizes, len(base)) if s <= len(base)})
     out = []
-    log("| real vectors | kind | efSearch | recall@10 | recall@1 | questions only @10 | exact ms/q | approx ms/q "
-        "| build s |")
+    log(
+        "| real vectors | kind | efSearch | recall@10 | recall@1 | questions only @10 | exact ms/q | approx ms/q "
+        "| build s |"
+    )
     log("|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         part = base[rng.permutation(len(base))[:n]] if n < len(base) else base
@@ -183,10 +207,22 @@ def measure(limit: int, source: str = "", efs: tuple[int, ...] = (32, 64, 96, 12
             r10, rq = _recall10(want, got), _recall10(want[: len(q)], got[: len(q)])
             r1 = float(np.mean(want[:, 0] == got[:, 0]))
             mark = " (the store's)" if ef == hnsw.ef_search_for(n) else ""
-            out.append({"n": n, "ef": ef, "recall10": r10, "recall1": r1, "questions10": rq, "ms": ms,
-                        "exact_ms": exact_ms, "build_s": build})
-            log(f"| {n:,} | hnsw | {ef}{mark} | {r10:.3f} | {r1:.3f} | {rq:.3f} | {exact_ms:.2f} | {ms:.2f} | "
-                f"{build:.1f} |")
+            out.append(
+                {
+                    "n": n,
+                    "ef": ef,
+                    "recall10": r10,
+                    "recall1": r1,
+                    "questions10": rq,
+                    "ms": ms,
+                    "exact_ms": exact_ms,
+                    "build_s": build,
+                }
+            )
+            log(
+                f"| {n:,} | hnsw | {ef}{mark} | {r10:.3f} | {r1:.3f} | {rq:.3f} | {exact_ms:.2f} | {ms:.2f} | "
+                f"{build:.1f} |"
+            )
     return out
 
 
@@ -255,5 +291,7 @@ def search_floor(sizes: list[int], rounds: int = 5, queries: int = 100, log=prin
     log("|---|---|---|---|---|---|---|---|")
     for n, (store, build, disk) in stores.items():
         r, t = float(np.median(raw[n])), float(np.median(rnd[n]))
-        log(f"| {n:,} | {store.kind} | {build:.1f} | {disk / 2**20:.0f} | {r:.3f} | {r / b_raw:.2f}x | {t:.1f} | "
-            f"{t / b_rnd:.2f}x |")
+        log(
+            f"| {n:,} | {store.kind} | {build:.1f} | {disk / 2**20:.0f} | {r:.3f} | {r / b_raw:.2f}x | {t:.1f} | "
+            f"{t / b_rnd:.2f}x |"
+        )

@@ -14,6 +14,7 @@ when it overruns.
 Sections written by hand below `KEEP_MARKER` in the report (longer studies that reuse these
 scripts) are kept as they are; only the part above the marker is rewritten.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,20 @@ ROOT = Path(__file__).resolve().parent.parent
 #: In reading order: the store, what a person waits for (cold ask, app first question in-process and
 #: in a browser, the offline answer step, eval questions/s, concurrent visitors), extraction, each
 #: method, then answer/retrieval quality.
-SCRIPTS = ("index_bench", "wait_bench", "first_question", "answer_step_bench", "question_encodes", "eval_bench",
-           "concurrency_bench", "app_concurrency", "extraction_bench", "t2rag_bench", "kg2rag_bench", "retrieval_quality")
+SCRIPTS = (
+    "index_bench",
+    "wait_bench",
+    "first_question",
+    "answer_step_bench",
+    "question_encodes",
+    "eval_bench",
+    "concurrency_bench",
+    "app_concurrency",
+    "extraction_bench",
+    "t2rag_bench",
+    "kg2rag_bench",
+    "retrieval_quality",
+)
 #: Arguments that keep a script within its share of the run (its defaults are the long study).
 ARGS = {
     "wait_bench": ["--rounds", "2", "--questions", "10"],
@@ -61,11 +74,27 @@ ARGS = {
 #: built from scratch (later runs reuse bench/out and are faster), rounded up. A script's time share keeps
 #: these in reserve for the scripts after it; a script not listed is expected to take DEFAULT_EXPECT.
 EXPECT = {
-    "index_bench": 210, "wait_bench": 140, "first_question": 30, "answer_step_bench": 150, "eval_bench": 60,
-    "concurrency_bench": 170, "app_concurrency": 150, "extraction_bench": 30, "t2rag_bench": 270, "kg2rag_bench": 210,
-    "retrieval_quality": 60, "batch_cost": 15, "first_page": 90, "hipporag2_bench": 150,
-    "metrics_official": 240, "offline_t2rag": 120, "scale_bench": 60, "t2rag_gap": 300,
-    "question_encodes": 90, "hipporag2_wait": 90, "verdict_noise": 90,
+    "index_bench": 210,
+    "wait_bench": 140,
+    "first_question": 30,
+    "answer_step_bench": 150,
+    "eval_bench": 60,
+    "concurrency_bench": 170,
+    "app_concurrency": 150,
+    "extraction_bench": 30,
+    "t2rag_bench": 270,
+    "kg2rag_bench": 210,
+    "retrieval_quality": 60,
+    "batch_cost": 15,
+    "first_page": 90,
+    "hipporag2_bench": 150,
+    "metrics_official": 240,
+    "offline_t2rag": 120,
+    "scale_bench": 60,
+    "t2rag_gap": 300,
+    "question_encodes": 90,
+    "hipporag2_wait": 90,
+    "verdict_noise": 90,
 }
 DEFAULT_EXPECT = 60.0
 #: The whole run's default time: the sum of EXPECT with a margin (about 50 minutes from a fresh
@@ -138,8 +167,9 @@ def _version(dist: str) -> str:
 
 def _git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                             timeout=10)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
+        )
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -179,12 +209,24 @@ def run_one(path: Path, timeout: float) -> BenchRun:
     if not path.is_file():
         return BenchRun(name, "missing")
     t0 = time.perf_counter()
-    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               PYTHONUNBUFFERED="1")
+    env = dict(
+        os.environ,
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONUNBUFFERED="1",
+    )
     # its own process group: a script that overruns is stopped with every process it started (a
     # Streamlit server, a child build), so nothing it left behind loads the machine for the next one
-    proc = subprocess.Popen([sys.executable, str(path), *ARGS.get(name, [])], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(path), *ARGS.get(name, [])],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -203,11 +245,18 @@ def _tail(text: str, lines: int = 15) -> str:
 
 
 def render(runs: list[BenchRun], machine: list[tuple[str, str]], total: float) -> str:
-    out = ["# Benchmarks", "",
-           "Written by `bench/run_all.py` (`make bench`); every script runs in its own process and prints "
-           "its own table, with ratios against a baseline measured in the same run. Figures depend on the "
-           "machine below; the machine may have been shared with other work.", "",
-           "## Machine", "", "| | |", "|---|---|"]
+    out = [
+        "# Benchmarks",
+        "",
+        "Written by `bench/run_all.py` (`make bench`); every script runs in its own process and prints "
+        "its own table, with ratios against a baseline measured in the same run. Figures depend on the "
+        "machine below; the machine may have been shared with other work.",
+        "",
+        "## Machine",
+        "",
+        "| | |",
+        "|---|---|",
+    ]
     out += [f"| {k} | {v} |" for k, v in machine]
     out += ["", f"Total run time: {total:.0f} s.", "", "| benchmark | status | seconds |", "|---|---|---|"]
     out += [f"| `{r.name}` | {r.status} | {r.seconds:.1f} |" for r in runs]
@@ -219,7 +268,9 @@ def render(runs: list[BenchRun], machine: list[tuple[str, str]], total: float) -
         if r.status.startswith("skipped"):
             out.append("Not run: the time budget was used up by the scripts before it.")
             continue
-        out.append(f"`python bench/{' '.join([r.name + '.py', *ARGS.get(r.name, [])])}`: {r.status}, {r.seconds:.1f} s.")
+        out.append(
+            f"`python bench/{' '.join([r.name + '.py', *ARGS.get(r.name, [])])}`: {r.status}, {r.seconds:.1f} s."
+        )
         if r.stdout.strip():
             out += ["", "```", r.stdout.rstrip(), "```"]
         if r.status != "ok" and r.stderr.strip():
@@ -263,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     total = time.monotonic() - start
     args.out.parent.mkdir(parents=True, exist_ok=True)
     old = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
-    kept = old[old.index(KEEP_MARKER):] if KEEP_MARKER in old else ""
+    kept = old[old.index(KEEP_MARKER) :] if KEEP_MARKER in old else ""
     args.out.write_text(render(runs, machine, total) + ("\n" + kept if kept else ""), encoding="utf-8")
     print(f"[run_all] wrote {args.out} in {total:.0f} s", file=sys.stderr)
     # a missing script is a note, not a failure; a failing or overrunning one fails the run

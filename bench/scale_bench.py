@@ -14,6 +14,7 @@ and answering one semantic query), warm per-question engine latency of semantic,
 (offline reasoner) against the floor (encode the question + one vector search at that size), and
 the growth exponent of each latency between sizes (0 = flat, 1 = linear in the corpus).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,11 +35,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-QUESTIONS = ["Which river flows through the town where the author of the novel was born?",
-             "Who directed the film that was shot near the lighthouse?",
-             "What is the capital of the country where the painter died?",
-             "When was the company founded that built the railway?",
-             "Which university did the founder of the orchestra attend?"]
+QUESTIONS = [
+    "Which river flows through the town where the author of the novel was born?",
+    "Who directed the film that was shot near the lighthouse?",
+    "What is the capital of the country where the painter died?",
+    "When was the company founded that built the railway?",
+    "Which university did the founder of the orchestra attend?",
+]
 
 
 def paragraphs() -> list[tuple[str, str]]:
@@ -71,13 +74,19 @@ def documents(n: int, start: int = 0):
         if cycle and len(sents) > 1:
             r = cycle % len(sents)
             sents = sents[r:] + sents[:r]
-        yield Document(f"s{i:08d}", f"{title} ({cycle})" if cycle else title,
-                       ". ".join(sents) + f" [variant {cycle}]", "scale", "text")
+        yield Document(
+            f"s{i:08d}",
+            f"{title} ({cycle})" if cycle else title,
+            ". ".join(sents) + f" [variant {cycle}]",
+            "scale",
+            "text",
+        )
 
 
 class RandomEmbedder:
     """Deterministic random unit vectors (seeded by the text): the embedding step of sizes too
     large to encode on this machine, everything after it real."""
+
     spec = "bundled"
     dim = 384
 
@@ -143,9 +152,14 @@ def approx_recall(corpus, kind: str, qs_n: int = 100) -> dict:
         found[name] = np.concatenate([index.search(q[None], 10)[1] for q in queries])
         timed[name] = (time.perf_counter() - t0) / len(queries) * 1000
     want, got = found["exact"].tolist(), found["approx"].tolist()
-    return {"kind": kind, "recall10": float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(want, got)])),
-            "recall1": float(np.mean([a[0] == b[0] for a, b in zip(want, got)])), "exact_ms": timed["exact"],
-            "approx_ms": timed["approx"], "build_s": build if approx is not own else None}
+    return {
+        "kind": kind,
+        "recall10": float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(want, got)])),
+        "recall1": float(np.mean([a[0] == b[0] for a, b in zip(want, got)])),
+        "exact_ms": timed["exact"],
+        "approx_ms": timed["approx"],
+        "build_s": build if approx is not own else None,
+    }
 
 
 def import_triplets(corpus, after_rid: int = 0, page: int = 20000) -> None:
@@ -198,11 +212,13 @@ def child(size: int, folder: Path, real_max: int, n_questions: int, recall_kind:
     disk = _du(folder / "scale")
 
     # cold open: a new process opens the corpus and answers one semantic query
-    code = (f"import sys, time; t=time.perf_counter(); sys.path.insert(0, {str(ROOT)!r}); "
-            f"sys.path.insert(0, {str(ROOT / 'bench')!r}); import scale_bench as sb; "
-            f"from engine.store import Workspace; emb, _ = sb._embedder({size}, {real_max}); "
-            f"c = Workspace({str(folder)!r}, embedder=emb, keep_snapshots=0).open('scale'); "
-            f"c.search_chunks(c.embed(['a question']), 10); print(time.perf_counter()-t)")
+    code = (
+        f"import sys, time; t=time.perf_counter(); sys.path.insert(0, {str(ROOT)!r}); "
+        f"sys.path.insert(0, {str(ROOT / 'bench')!r}); import scale_bench as sb; "
+        f"from engine.store import Workspace; emb, _ = sb._embedder({size}, {real_max}); "
+        f"c = Workspace({str(folder)!r}, embedder=emb, keep_snapshots=0).open('scale'); "
+        f"c.search_chunks(c.embed(['a question']), 10); print(time.perf_counter()-t)"
+    )
     cold = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
 
     corpus = Workspace(folder, embedder=emb, keep_snapshots=0).open("scale")
@@ -232,47 +248,99 @@ def child(size: int, folder: Path, real_max: int, n_questions: int, recall_kind:
     corpus.refresh_indexes()
     t_incr = time.perf_counter() - t0
     recall = approx_recall(corpus, recall_kind) if recall_kind else None
-    return {"recall": recall, "size": size, "chunks": chunks, "embedding": how, "ingest_cps": chunks / t_ingest,
-            "floor_cps": chunks / max(t_floor, 1e-9), "triplets_s": t_triplets, "rss_mb": rss,
-            "disk_per_chunk": disk / max(chunks, 1), "cold_s": cold, "floor_q_s": floor, "latency": latency,
-            "build_s": t_build, "incr_s": t_incr, "kinds": kinds}
+    return {
+        "recall": recall,
+        "size": size,
+        "chunks": chunks,
+        "embedding": how,
+        "ingest_cps": chunks / t_ingest,
+        "floor_cps": chunks / max(t_floor, 1e-9),
+        "triplets_s": t_triplets,
+        "rss_mb": rss,
+        "disk_per_chunk": disk / max(chunks, 1),
+        "cold_s": cold,
+        "floor_q_s": floor,
+        "latency": latency,
+        "build_s": t_build,
+        "incr_s": t_incr,
+        "kinds": kinds,
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,10000,100000")
-    ap.add_argument("--real-max", type=int, default=0,
-                    help="sizes up to this embed with the model (default: none, so every size uses the same vectors)")
+    ap.add_argument(
+        "--real-max",
+        type=int,
+        default=0,
+        help="sizes up to this embed with the model (default: none, so every size uses the same vectors)",
+    )
     ap.add_argument("--questions", type=int, default=5)
-    ap.add_argument("--index-kind", default="auto", choices=["auto", "flat", "hnsw", "ivf"],
-                    help="the corpus's FAISS index kind (auto: exact below 20k vectors, HNSW from there)")
-    ap.add_argument("--recall-kind", default="hnsw", choices=["", "hnsw", "ivf"],
-                    help="measure this approximate kind's recall against exact search at every size ('' = skip)")
-    ap.add_argument("--keep", default="",
-                    help="build each size in KEEP/<size> and keep it there (for --alternate or a profile later)")
-    ap.add_argument("--alternate", default="",
-                    help="no build: time KG2RAG and T2RAG on the corpora kept in DIR/<size> (two or more of "
-                         "--sizes), the sizes in turn, --rounds rounds, and print each size's median")
+    ap.add_argument(
+        "--index-kind",
+        default="auto",
+        choices=["auto", "flat", "hnsw", "ivf"],
+        help="the corpus's FAISS index kind (auto: exact below 20k vectors, HNSW from there)",
+    )
+    ap.add_argument(
+        "--recall-kind",
+        default="hnsw",
+        choices=["", "hnsw", "ivf"],
+        help="measure this approximate kind's recall against exact search at every size ('' = skip)",
+    )
+    ap.add_argument(
+        "--keep",
+        default="",
+        help="build each size in KEEP/<size> and keep it there (for --alternate or a profile later)",
+    )
+    ap.add_argument(
+        "--alternate",
+        default="",
+        help="no build: time KG2RAG and T2RAG on the corpora kept in DIR/<size> (two or more of "
+        "--sizes), the sizes in turn, --rounds rounds, and print each size's median",
+    )
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--real-recall", type=int, default=0, metavar="N",
-                    help="no build: recall@10 against exact search of the HNSW graph auto builds (the same "
-                         "parameters at 20k, 200k and 1M), at several efSearch, on up to N real MiniLM vectors "
-                         "of the shared sets, embedded once into bench/out (bench/real_recall.py)")
-    ap.add_argument("--real-source", default="", metavar="DIR",
-                    help="with --real-recall: the vectors stored by the corpora in DIR (e.g. bench/out/workspace)")
-    ap.add_argument("--efs", default="", help="with --real-recall: the efSearch values to measure (default 32,64,96,128)")
-    ap.add_argument("--real-sizes", default="",
-                    help="with --real-recall: base sizes below N to measure too (default 5000,10000,20000)")
-    ap.add_argument("--search-floor", default="", metavar="SIZES",
-                    help="no build: per-question search time (raw, and a T2RAG retrieval round) of the index "
-                         "auto gives at each of these sizes (perturbed real vectors, sizes timed in turn), "
-                         "against the first size")
+    ap.add_argument(
+        "--real-recall",
+        type=int,
+        default=0,
+        metavar="N",
+        help="no build: recall@10 against exact search of the HNSW graph auto builds (the same "
+        "parameters at 20k, 200k and 1M), at several efSearch, on up to N real MiniLM vectors "
+        "of the shared sets, embedded once into bench/out (bench/real_recall.py)",
+    )
+    ap.add_argument(
+        "--real-source",
+        default="",
+        metavar="DIR",
+        help="with --real-recall: the vectors stored by the corpora in DIR (e.g. bench/out/workspace)",
+    )
+    ap.add_argument(
+        "--efs", default="", help="with --real-recall: the efSearch values to measure (default 32,64,96,128)"
+    )
+    ap.add_argument(
+        "--real-sizes",
+        default="",
+        help="with --real-recall: base sizes below N to measure too (default 5000,10000,20000)",
+    )
+    ap.add_argument(
+        "--search-floor",
+        default="",
+        metavar="SIZES",
+        help="no build: per-question search time (raw, and a T2RAG retrieval round) of the index "
+        "auto gives at each of these sizes (perturbed real vectors, sizes timed in turn), "
+        "against the first size",
+    )
     ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--dir", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, Path(args.dir), args.real_max, args.questions, args.recall_kind,
-                               args.index_kind)))
+        print(
+            json.dumps(
+                child(args.child, Path(args.dir), args.real_max, args.questions, args.recall_kind, args.index_kind)
+            )
+        )
         return
     if args.search_floor:
         import real_recall
@@ -294,17 +362,36 @@ def main() -> None:
     for size in [int(s) for s in args.sizes.split(",")]:
         with _size_dir(args.keep, size) as tmp:
             t0 = time.perf_counter()
-            out = subprocess.run([sys.executable, __file__, "--child", str(size), "--dir", tmp, "--real-max",
-                                  str(args.real_max), "--questions", str(args.questions),
-                                  "--recall-kind", args.recall_kind, "--index-kind", args.index_kind],
-                                 capture_output=True, text=True)
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    str(size),
+                    "--dir",
+                    tmp,
+                    "--real-max",
+                    str(args.real_max),
+                    "--questions",
+                    str(args.questions),
+                    "--recall-kind",
+                    args.recall_kind,
+                    "--index-kind",
+                    args.index_kind,
+                ],
+                capture_output=True,
+                text=True,
+            )
             if out.returncode:
                 print(f"size {size}: failed\n{out.stderr[-2000:]}")
                 break
             results.append(json.loads(out.stdout.strip().splitlines()[-1]))
             results[-1]["wall_s"] = time.perf_counter() - t0
-            print(f"built {size}: {results[-1]['chunks']} chunks in {results[-1]['wall_s']:.0f} s", file=sys.stderr,
-                  flush=True)
+            print(
+                f"built {size}: {results[-1]['chunks']} chunks in {results[-1]['wall_s']:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     report(results, args, time.perf_counter() - t_start)
 
 
@@ -356,8 +443,11 @@ def alternate(root: Path, sizes: list[int], n_questions: int, rounds: int) -> No
                 for q in qs:
                     m.answer(q, c, st)
                 times.setdefault((n, name), []).append((time.perf_counter() - t0) / len(qs))
-            print(f"round {r + 1} {n:,}: " + ", ".join(f"{k} {times[(n, k)][-1] * 1000:.1f} ms"
-                                                     for k in ("floor", "t2rag", "kg2rag")), flush=True)
+            print(
+                f"round {r + 1} {n:,}: "
+                + ", ".join(f"{k} {times[(n, k)][-1] * 1000:.1f} ms" for k in ("floor", "t2rag", "kg2rag")),
+                flush=True,
+            )
     base = sizes[0]
     print(f"\nmedians over {rounds} rounds of {len(qs)} questions (x = times the {base:,} median):\n")
     print("| chunks | floor ms | t2rag ms | kg2rag ms |")
@@ -369,18 +459,25 @@ def alternate(root: Path, sizes: list[int], n_questions: int, rounds: int) -> No
 
 
 def report(results: list[dict], args, wall: float) -> None:
-    print(f"index kind {args.index_kind}; embedding: "
-          + ", ".join(sorted({r['embedding'] for r in results})) + f"; total wall {wall / 60:.1f} min\n")
-    print("| chunks | index (chunks/props) | ingest chunks/s (floor) | triplets s | build s | peak RSS MB "
-          "| disk/chunk KB | cold open s | floor ms/q | semantic ms | t2rag ms | kg2rag ms | wall s |")
+    print(
+        f"index kind {args.index_kind}; embedding: "
+        + ", ".join(sorted({r["embedding"] for r in results}))
+        + f"; total wall {wall / 60:.1f} min\n"
+    )
+    print(
+        "| chunks | index (chunks/props) | ingest chunks/s (floor) | triplets s | build s | peak RSS MB "
+        "| disk/chunk KB | cold open s | floor ms/q | semantic ms | t2rag ms | kg2rag ms | wall s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         lat = r["latency"]
-        print(f"| {r['chunks']:,} | {r['kinds']['chunks']}/{r['kinds']['propositions']} | "
-              f"{r['ingest_cps']:.0f} ({r['floor_cps']:.0f}) | {r['triplets_s']:.1f} | {r['build_s']:.0f} | "
-              f"{r['rss_mb']:.0f} | {r['disk_per_chunk'] / 1024:.2f} | {r['cold_s']:.2f} | "
-              f"{r['floor_q_s'] * 1000:.1f} | {lat['semantic'] * 1000:.1f} | {lat['t2rag'] * 1000:.1f} | "
-              f"{lat['kg2rag'] * 1000:.1f} | {r['wall_s']:.0f} |")
+        print(
+            f"| {r['chunks']:,} | {r['kinds']['chunks']}/{r['kinds']['propositions']} | "
+            f"{r['ingest_cps']:.0f} ({r['floor_cps']:.0f}) | {r['triplets_s']:.1f} | {r['build_s']:.0f} | "
+            f"{r['rss_mb']:.0f} | {r['disk_per_chunk'] / 1024:.2f} | {r['cold_s']:.2f} | "
+            f"{r['floor_q_s'] * 1000:.1f} | {lat['semantic'] * 1000:.1f} | {lat['t2rag'] * 1000:.1f} | "
+            f"{lat['kg2rag'] * 1000:.1f} | {r['wall_s']:.0f} |"
+        )
     print("\nincremental add of 1% more documents (chunks, triplets, both indexes in step) vs the full build:\n")
     print("| chunks | full build s | +1% docs s | share |")
     print("|---|---|---|---|")
@@ -392,33 +489,43 @@ def report(results: list[dict], args, wall: float) -> None:
         print("| chunks | floor | semantic | t2rag | kg2rag |")
         print("|---|---|---|---|---|")
         for r in results:
-            print(f"| {r['chunks']:,} | {r['floor_q_s'] / base['floor_q_s']:.2f}x | "
-                  + " | ".join(f"{r['latency'][m] / base['latency'][m]:.2f}x" for m in ("semantic", "t2rag", "kg2rag"))
-                  + " |")
+            print(
+                f"| {r['chunks']:,} | {r['floor_q_s'] / base['floor_q_s']:.2f}x | "
+                + " | ".join(f"{r['latency'][m] / base['latency'][m]:.2f}x" for m in ("semantic", "t2rag", "kg2rag"))
+                + " |"
+            )
     if any(r.get("recall") for r in results):
-        print(f"\n{args.recall_kind.upper()} against exact search over the same chunk vectors, 100 queries near "
-              "stored vectors, one at a time:\n")
+        print(
+            f"\n{args.recall_kind.upper()} against exact search over the same chunk vectors, 100 queries near "
+            "stored vectors, one at a time:\n"
+        )
         print("| chunks | recall@1 | recall@10 | exact ms/query | approx ms/query | approx build s |")
         print("|---|---|---|---|---|---|")
         for r in results:
             h = r.get("recall")
             if h:
                 build = "(the corpus's own)" if h["build_s"] is None else f"{h['build_s']:.1f}"
-                print(f"| {r['chunks']:,} | {h['recall1']:.3f} | {h['recall10']:.3f} | {h['exact_ms']:.2f} | "
-                      f"{h['approx_ms']:.2f} | {build} |")
+                print(
+                    f"| {r['chunks']:,} | {h['recall1']:.3f} | {h['recall10']:.3f} | {h['exact_ms']:.2f} | "
+                    f"{h['approx_ms']:.2f} | {build} |"
+                )
         if any(r["embedding"] == "random vectors" for r in results):
-            print("\n(random vectors have no neighbourhood structure: beyond the first hit every stored vector is "
-                  "about as far as the next, so recall@10 there is a worst case, not what the index gives on text "
-                  "embeddings; --real-max N measures it with the model)")
+            print(
+                "\n(random vectors have no neighbourhood structure: beyond the first hit every stored vector is "
+                "about as far as the next, so recall@10 there is a worst case, not what the index gives on text "
+                "embeddings; --real-max N measures it with the model)"
+            )
     if len(results) > 1:
         print("\ngrowth exponent of per-question latency, log(t2/t1)/log(n2/n1) (0 = flat, 1 = linear):\n")
         print("| from | to | floor | semantic | t2rag | kg2rag | cold open |")
         print("|---|---|---|---|---|---|---|")
         for a, b in zip(results, results[1:]):
-            g = lambda x, y: math.log(max(y, 1e-9) / max(x, 1e-9)) / math.log(b["chunks"] / a["chunks"])  # noqa: E731
-            print(f"| {a['chunks']:,} | {b['chunks']:,} | {g(a['floor_q_s'], b['floor_q_s']):.2f} | "
-                  + " | ".join(f"{g(a['latency'][m], b['latency'][m]):.2f}" for m in ("semantic", "t2rag", "kg2rag"))
-                  + f" | {g(a['cold_s'], b['cold_s']):.2f} |")
+            g = lambda x, y, a=a, b=b: math.log(max(y, 1e-9) / max(x, 1e-9)) / math.log(b["chunks"] / a["chunks"])  # noqa: E731
+            print(
+                f"| {a['chunks']:,} | {b['chunks']:,} | {g(a['floor_q_s'], b['floor_q_s']):.2f} | "
+                + " | ".join(f"{g(a['latency'][m], b['latency'][m]):.2f}" for m in ("semantic", "t2rag", "kg2rag"))
+                + f" | {g(a['cold_s'], b['cold_s']):.2f} |"
+            )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ Part 2, the LLM bill. T2RAG and IRCoT answer the same questions through `LLMReas
 `ScriptedLLM` that replies by job (a bridge shape: two rounds for T2RAG, three reasoning steps for
 IRCoT). Calls and tokens per question are what each method sends, counted by the scripted client.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from _data import need  # noqa: E402
 
 #: the shared set, else its copy in tests/fixtures/qa (a fresh clone)
-CORPUS_FILE, QA_FILE = need("hotpotqa_hipporag_train100/hotpotqa_train_corpus.json",
-                            "hotpotqa_hipporag_train100/hotpotqa_train.json")
+CORPUS_FILE, QA_FILE = need(
+    "hotpotqa_hipporag_train100/hotpotqa_train_corpus.json", "hotpotqa_hipporag_train100/hotpotqa_train.json"
+)
 MIN_PROPOSITIONS = 5000
 
 
@@ -81,12 +83,16 @@ def build_corpus(ws_root: Path, embedder):
         corpus.store_extraction(cid, triplets, ExtractionStatus(cid, "done", model="bench"))
     corpus.refresh_indexes()
     n = corpus.counts()
-    print(f"built corpus: {n.documents} documents, {n.chunks} chunks, {n.triplets} propositions "
-          f"in {time.perf_counter() - t0:.0f} s", flush=True)
+    print(
+        f"built corpus: {n.documents} documents, {n.chunks} chunks, {n.triplets} propositions "
+        f"in {time.perf_counter() - t0:.0f} s",
+        flush=True,
+    )
     return corpus
 
 
 # --- part 1: engine time per round ---------------------------------------------------------------
+
 
 class InstantReasoner:
     """Replies prepared before the clock starts: decomposition from the offline rules, and a solver
@@ -159,18 +165,25 @@ def bench_engine(corpus, embedder, questions, repeat):
             engine_t.append(statistics.median(per_round_engine[i]))
             floor_t.append(statistics.median(per_round_floor[i]))
     e, f = statistics.median(engine_t), statistics.median(floor_t)
-    print(f"\nPart 1: engine time per T2RAG round ({len(questions)} questions, {len(engine_t)} rounds, "
-          f"{statistics.mean(rounds_per_q):.1f} rounds and {statistics.mean(queries_per_round):.1f} queries "
-          f"per round on average, {len(tids)} propositions)")
-    print(f"  engine per round (median)        {e * 1000:8.1f} ms   (embed {statistics.median(embed_t) * 1000:.1f} ms,"
-          f" search {statistics.median(search_t) * 1000:.1f} ms)")
+    print(
+        f"\nPart 1: engine time per T2RAG round ({len(questions)} questions, {len(engine_t)} rounds, "
+        f"{statistics.mean(rounds_per_q):.1f} rounds and {statistics.mean(queries_per_round):.1f} queries "
+        f"per round on average, {len(tids)} propositions)"
+    )
+    print(
+        f"  engine per round (median)        {e * 1000:8.1f} ms   (embed {statistics.median(embed_t) * 1000:.1f} ms,"
+        f" search {statistics.median(search_t) * 1000:.1f} ms)"
+    )
     print(f"  floor: encode + bare FAISS search {f * 1000:8.1f} ms")
-    print(f"  ratio engine / floor (median)    {e / f:8.2f}   (sum over rounds: {sum(engine_t) / sum(floor_t):.2f};"
-          f" target < 2)")
+    print(
+        f"  ratio engine / floor (median)    {e / f:8.2f}   (sum over rounds: {sum(engine_t) / sum(floor_t):.2f};"
+        f" target < 2)"
+    )
     return e / f
 
 
 # --- part 2: LLM calls and tokens ----------------------------------------------------------------
+
 
 def scripted_reply(messages):
     """One ScriptedLLM for both methods: the reply depends on the prompt's job (its system text)."""
@@ -206,8 +219,10 @@ def bench_bill(corpus, questions):
             calls, prompt, completion = calls + u.calls, prompt + u.prompt_tokens, completion + u.completion_tokens
         n = len(questions)
         rows[name] = (calls / n, prompt / n, completion / n)
-    print(f"\nPart 2: LLM bill per question, same {len(questions)} questions, same ScriptedLLM via LLMReasoner "
-          "(k=5; T2RAG 2 rounds, IRCoT 3 steps)")
+    print(
+        f"\nPart 2: LLM bill per question, same {len(questions)} questions, same ScriptedLLM via LLMReasoner "
+        "(k=5; T2RAG 2 rounds, IRCoT 3 steps)"
+    )
     print(f"  {'method':8s} {'calls':>6s} {'prompt tok':>11s} {'completion tok':>15s} {'total tok':>10s}")
     for name, (c, p, o) in rows.items():
         print(f"  {name:8s} {c:6.1f} {p:11.0f} {o:15.0f} {p + o:10.0f}")

@@ -13,6 +13,7 @@ ranks by its best proposition), aggregations of a chunk's proposition scores, an
 proposition walk with dense chunk search of the question. Corpora are those of
 bench/retrieval_quality.py (built once into bench/out/workspace).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,7 +70,8 @@ def rankings(corpus, question: str, queries, deep) -> dict[str, list[str]]:
         "RRF(walk, dense, dense)": [c for c, _ in rrf([walk, dense, dense])],
         "dense top 3, then the walk": list(dict.fromkeys(dense[:3] + walk)),
         "cos(question, chunk) + 0.3 x best proposition": sorted(
-            cos, key=lambda c: (-(cos[c] + 0.3 * best.get(c, 0.0)), c)),
+            cos, key=lambda c: (-(cos[c] + 0.3 * best.get(c, 0.0)), c)
+        ),
     }
 
 
@@ -86,8 +88,9 @@ def run(name: str, questions: int) -> None:
     if files is None:
         return
     path, triplets = files
-    corpus = build_corpus(ws, f"{name}-paragraphs" if name != "musique" else "musique-hipporag-openie", path,
-                          triplets=triplets)
+    corpus = build_corpus(
+        ws, f"{name}-paragraphs" if name != "musique" else "musique-hipporag-openie", path, triplets=triplets
+    )
     reasoner = OfflineReasoner(corpus.embedder)
     why: collections.Counter = collections.Counter()
     recall: dict[str, float] = collections.defaultdict(float)
@@ -99,15 +102,17 @@ def run(name: str, questions: int) -> None:
         n += 1
         by_doc = bool(q.supporting_docs)
 
-        def units(ids: list[str]) -> set:
+        def units(ids: list[str], by_doc: bool = by_doc) -> set:
             return set(retrieved_units(corpus.get_chunks(ids), PARAGRAPH, by_doc))
 
         queries, deep = first_round(corpus, reasoner, q.question, k=10_000, candidate_depth=200)
         orders = rankings(corpus, q.question, queries, deep)
         for label, order in orders.items():
             recall[label] += len(units(order[:5]) & gold) / len(gold)
-        walk, dense5 = orders["T2RAG walk: chunk = its best proposition (paper)"], \
-            orders["dense retrieval of the question (baseline)"][:5]
+        walk, dense5 = (
+            orders["T2RAG walk: chunk = its best proposition (paper)"],
+            orders["dense retrieval of the question (baseline)"][:5],
+        )
         shown = units(walk[:5])
         for c in dense5:
             u = units([c])
@@ -115,8 +120,9 @@ def run(name: str, questions: int) -> None:
                 continue
             if c in walk:
                 pos = walk.index(c) + 1
-                label = ("its best proposition is in the pool, the walk reaches the chunk at "
-                         + ("6-10" if pos <= 10 else "11-50" if pos <= 50 else "> 50"))
+                label = "its best proposition is in the pool, the walk reaches the chunk at " + (
+                    "6-10" if pos <= 10 else "11-50" if pos <= 50 else "> 50"
+                )
             else:
                 label = "none of its propositions is in the top 200 of any query"
             if not any(x.kind == "triplet" for x in queries):

@@ -10,6 +10,7 @@ spread and the share of the median it is. With `--load N` it also starts N CPU-b
 
     OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python bench/verdict_noise.py [--repeats 8] [--load 2]
 """
+
 from __future__ import annotations
 
 import argparse

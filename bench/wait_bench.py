@@ -5,7 +5,8 @@
 * CLI cold ask: `python -m engine ask CORPUS "question" --method semantic` as a fresh process,
   against its floor, a fresh `python -c` that imports what the question encoder needs (numpy,
   tokenizers, faiss), loads the bundled MiniLM into the numpy encoder, encodes the question once
-  and runs one FAISS search over the corpus's saved chunk index (read as the store reads it). Alternating rounds, medians.
+  and runs one FAISS search over the corpus's saved chunk index (read as the store reads it). Alternating
+  rounds, medians.
   Targets: <= 2x the floor and <= 2.5 s wall.
 * App first question after start: a fresh process does what app.py does when the landing page
   first shows (`components.shell.warmup.start_warmup`), waits `--think` seconds (a person reading the
@@ -19,6 +20,7 @@ Indexing chunks/s against raw encode is bench/index_bench.py.
 Corpus: the first 20 HotpotQA records (their distractor paragraphs and questions; ../shared/data,
 else tests/fixtures/qa), built once into bench/out/wait_workspace.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -115,10 +117,14 @@ def cold_ask(questions: list[str], rounds: int, env: dict) -> None:
         start.append(took - float(re.search(r"engine ([0-9.]+)s", out).group(1)))  # type: ignore[union-attr]
     c, f, s = statistics.median(cli), statistics.median(floor), statistics.median(start)
     print("| figure | measured | floor | ratio | target |\n|---|---|---|---|---|")
-    print(f"| CLI cold ask (semantic, offline reasoner), wall | {c:.2f} s | {f:.2f} s | {c / f:.2f}x "
-          f"| <= 2x and <= 2.5 s |")
-    print(f"| CLI cold ask without the method's own time (start-up, open, print) | {s:.2f} s | {f:.2f} s "
-          f"| {s / f:.2f}x | - |")
+    print(
+        f"| CLI cold ask (semantic, offline reasoner), wall | {c:.2f} s | {f:.2f} s | {c / f:.2f}x "
+        f"| <= 2x and <= 2.5 s |"
+    )
+    print(
+        f"| CLI cold ask without the method's own time (start-up, open, print) | {s:.2f} s | {f:.2f} s "
+        f"| {s / f:.2f}x | - |"
+    )
 
 
 def app_first(questions: list[str], rounds: int, think: float, env: dict) -> None:
@@ -130,8 +136,10 @@ def app_first(questions: list[str], rounds: int, think: float, env: dict) -> Non
             firsts.append(first)
             warms.append(warm)
         fm, wm = statistics.median(firsts), statistics.median(warms)
-        print(f"| app first question, asked {wait:g} s after the landing page | {fm:.2f} s | {wm:.2f} s (warm) "
-              f"| {fm / wm:.2f}x | <= 1.5x |")
+        print(
+            f"| app first question, asked {wait:g} s after the landing page | {fm:.2f} s | {wm:.2f} s (warm) "
+            f"| {fm / wm:.2f}x | <= 1.5x |"
+        )
 
 
 def eval_rate(n: int) -> None:
@@ -154,8 +162,10 @@ def eval_rate(n: int) -> None:
         t0 = time.perf_counter()
         run_eval(corpus, ["semantic"], reasoner, [q.qid for q in qs], out_dir=out)
         harness = time.perf_counter() - t0
-    print(f"| eval, semantic, {len(qs)} questions | {len(qs) / harness:.2f} q/s | {len(qs) / loop:.2f} q/s "
-          f"(bare answer loop) | {loop / harness:.2f}x | - |")
+    print(
+        f"| eval, semantic, {len(qs)} questions | {len(qs) / harness:.2f} q/s | {len(qs) / loop:.2f} q/s "
+        f"(bare answer loop) | {loop / harness:.2f}x | - |"
+    )
 
 
 def main() -> None:
@@ -164,8 +174,9 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=20)
     ap.add_argument("--think", type=float, default=5.0, help="seconds between landing page and question")
     args = ap.parse_args()
-    corpus_file, qa_file = need("hotpotqa_hipporag_train100/hotpotqa_train_corpus.json",
-                                "hotpotqa_hipporag_train100/hotpotqa_train.json")
+    corpus_file, qa_file = need(
+        "hotpotqa_hipporag_train100/hotpotqa_train_corpus.json", "hotpotqa_hipporag_train100/hotpotqa_train.json"
+    )
     questions = build(corpus_file, qa_file)
     env = dict(os.environ, TRIPLET_LENS_WORKSPACE=str(WS), PYTHONPATH=str(ROOT))
     print(f"corpus {NAME}: the first 20 HotpotQA records; medians of {args.rounds} alternating rounds\n")

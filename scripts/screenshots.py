@@ -3,9 +3,10 @@
 bundled sample corpora: `python -m engine sample ensure`), drives headless Chromium over the
 DevTools protocol, and walks a demo: landing, Compare's verdict, Compare stepped in sync to the tree graph and its
 timelines, Ask, KG2RAG at its weighted graph, Evaluate, Settings, presentation mode, Compare with four
-methods from a link; all with the offline reasoner. Last, a what-if on Ask with replies to replay: Settings point the session at a
-loopback OpenAI-compatible provider (tests/loopback.py, canned replies standing in for a model).
+methods from a link; all with the offline reasoner. Last, a what-if on Ask with replies to replay: Settings
+point the session at a loopback OpenAI-compatible provider (tests/loopback.py, canned replies standing in for a model).
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,11 @@ SIZES = {"1440": (1440, 900, False), "390": (390, 844, True)}
 
 
 def _size(b: Browser, w: int, h: int, mobile: bool) -> None:
-    b.send("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": mobile},
-           session=True)
+    b.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": mobile},
+        session=True,
+    )
 
 
 def _click(b: Browser, label: str, timeout: float = 240) -> None:
@@ -40,8 +44,11 @@ def _click(b: Browser, label: str, timeout: float = 240) -> None:
 
 
 def _nav(b: Browser, label: str) -> None:
-    b.eval("(() => { const a = [...document.querySelectorAll('a')].find(x => x.innerText.trim().endsWith("
-           + json.dumps(label) + ")); if (a) a.click(); })()")
+    b.eval(
+        "(() => { const a = [...document.querySelectorAll('a')].find(x => x.innerText.trim().endsWith("
+        + json.dumps(label)
+        + ")); if (a) a.click(); })()"
+    )
     b.pump(2)
 
 
@@ -58,8 +65,10 @@ def _goto(b: Browser, label: str, needle: str, timeout: float = 120) -> None:
 
 def _scroll_to(b: Browser, needle: str) -> None:
     """Scroll the first element whose text starts with `needle` to the top of the view."""
-    b.eval("(() => { const e = [...document.querySelectorAll('p, h1, h2, h3, h4, strong')].find(x => "
-           "x.innerText.trim().startsWith(" + json.dumps(needle) + ")); if (e) e.scrollIntoView({block: 'start'}); })()")
+    b.eval(
+        "(() => { const e = [...document.querySelectorAll('p, h1, h2, h3, h4, strong')].find(x => "
+        "x.innerText.trim().startsWith(" + json.dumps(needle) + ")); if (e) e.scrollIntoView({block: 'start'}); })()"
+    )
     b.pump(1.5)
 
 
@@ -74,17 +83,24 @@ def _wait_js(b: Browser, expression: str, timeout: float = 120) -> object:
 
 
 def _open_expanders(b: Browser, needle: str) -> None:
-    _wait_js(b, "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes("
-             + json.dumps(needle) + "))")
-    b.eval("[...document.querySelectorAll('details')].filter(d => !d.open && d.querySelector('summary').innerText"
-           ".includes(" + json.dumps(needle) + ")).forEach(d => d.querySelector('summary').click())")
+    _wait_js(
+        b,
+        "[...document.querySelectorAll('details summary')].some(x => x.innerText.includes(" + json.dumps(needle) + "))",
+    )
+    b.eval(
+        "[...document.querySelectorAll('details')].filter(d => !d.open && d.querySelector('summary').innerText"
+        ".includes(" + json.dumps(needle) + ")).forEach(d => d.querySelector('summary').click())"
+    )
     b.pump(2)
 
 
 def _type_into(b: Browser, label_start: str, text: str) -> None:
-    _wait_js(b, "(() => { const i = [...document.querySelectorAll('input')].find(x => (x.getAttribute("
-             "'aria-label') || '').startsWith(" + json.dumps(label_start) + ")); if (!i) return false;"
-             " i.focus(); i.select(); return true; })()")
+    _wait_js(
+        b,
+        "(() => { const i = [...document.querySelectorAll('input')].find(x => (x.getAttribute("
+        "'aria-label') || '').startsWith(" + json.dumps(label_start) + ")); if (!i) return false;"
+        " i.focus(); i.select(); return true; })()",
+    )
     b.send("Input.insertText", {"text": text}, session=True)
 
 
@@ -120,18 +136,28 @@ def _whatif(b: Browser, out: Path) -> None:
         _click(b, "Ask")
         b.wait_text("openai/gpt-4o-mini · ", timeout=300)  # this run's usage line, not the earlier offline run
         _open_expanders(b, "What if")
-        _wait_js(b, "[...document.querySelectorAll('input')].some(x => x.getAttribute('aria-label') === 'Chunks "
-                 "retrieved (k)')")
-        b.eval("[...document.querySelectorAll('input')].find(x => x.getAttribute('aria-label') === 'Chunks retrieved "
-               "(k)').closest('[data-testid=stNumberInput]').querySelector('[data-testid=stNumberInputStepDown]')"
-               ".click()")
+        _wait_js(
+            b,
+            "[...document.querySelectorAll('input')].some(x => x.getAttribute('aria-label') === 'Chunks "
+            "retrieved (k)')",
+        )
+        b.eval(
+            "[...document.querySelectorAll('input')].find(x => x.getAttribute('aria-label') === 'Chunks retrieved "
+            "(k)').closest('[data-testid=stNumberInput]').querySelector('[data-testid=stNumberInputStepDown]')"
+            ".click()"
+        )
         b.pump(2)
         _click(b, "🔁 Re-run")
         _wait_js(b, "document.querySelector('.tl-whatif-diff .tl-replayed') !== null", timeout=300)
         # the table's top row (the settings changed) just under the page header
-        _shoot(b, out, "10_ask_whatif", scroll_js="(() => { const t = document.querySelector('.tl-whatif-diff');"
-               " t.scrollIntoView({block: 'start'}); const m = t.closest('[data-testid=stMain]') ||"
-               " document.scrollingElement; m.scrollBy(0, -90); })()")
+        _shoot(
+            b,
+            out,
+            "10_ask_whatif",
+            scroll_js="(() => { const t = document.querySelector('.tl-whatif-diff');"
+            " t.scrollIntoView({block: 'start'}); const m = t.closest('[data-testid=stMain]') ||"
+            " document.scrollingElement; m.scrollBy(0, -90); })()",
+        )
 
 
 def main() -> int:
@@ -164,8 +190,13 @@ def main() -> int:
         _shoot(b, out, "03_compare_kg2rag_graph", "Weighted graph")  # the KG2RAG column's graph in view
         _open_expanders(b, "Timelines")
         _wait_js(b, "document.querySelectorAll('.js-plotly-plot g.trace.bars').length >= 2")
-        _shoot(b, out, "09_compare_timelines", scroll_js="[...document.querySelectorAll('details summary')].find(s => "
-               "s.innerText.includes('Timelines')).scrollIntoView({block: 'start'})")
+        _shoot(
+            b,
+            out,
+            "09_compare_timelines",
+            scroll_js="[...document.querySelectorAll('details summary')].find(s => "
+            "s.innerText.includes('Timelines')).scrollIntoView({block: 'start'})",
+        )
         _nav(b, "KG2RAG")
         b.wait_text("Knowledge-graph-guided")
         _click(b, "Ask")
@@ -199,8 +230,9 @@ def main() -> int:
         qid = b.eval("new URLSearchParams(location.search).get('q')")
         b.navigate(srv.url + f"/compare?corpus=hotpotqa-sample&q={qid}&methods=t2rag,kg2rag,hipporag2,bm25")
         _wait_js(b, "document.querySelectorAll('.tl-verdict-final .tl-verdict-line').length === 4", timeout=300)
-        _shoot(b, out, "12_compare_four_methods", scroll_js="document.querySelector('[data-testid=stMain]')"
-               ".scrollTo(0, 0)")
+        _shoot(
+            b, out, "12_compare_four_methods", scroll_js="document.querySelector('[data-testid=stMain]').scrollTo(0, 0)"
+        )
         _shoot(b, out, "12_compare_four_answers", "Question:")
         _whatif(b, out)
     finally:

@@ -9,6 +9,7 @@ Streamlit in the same process, so the caches the pages use are filled before the
 The options are `streamlit run app.py`'s own. `streamlit run app.py` still works; its server warms
 at the first page view instead.
 """
+
 from __future__ import annotations
 
 import logging

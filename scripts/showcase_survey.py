@@ -8,6 +8,7 @@ answers against gold, T2RAG's rounds and stop reason, and the Compare verdict's 
 Offline reasoner unless TRIPLET_LENS_MODEL is set. Candidates: the verdicts differ and T2RAG
 needed two rounds or more (the story the landing card promises first).
 """
+
 from __future__ import annotations
 
 import sys
@@ -34,8 +35,10 @@ def main(names: list[str]) -> int:
             t2, kg = (v.by_method(m) for m in ("t2rag", "kg2rag"))
             rounds = len(results[0].trace.rounds)
             star = "*" if t2.outcome != kg.outcome and rounds >= 2 else " "
-            print(f"{star} {name} {q.qid} | {q.question[:70]} | gold {q.answer[:20]!r} | T2RAG {t2.outcome} "
-                  f"({rounds} rounds, {results[0].trace.stop_reason}) | KG2RAG {kg.outcome} | {v.headline[:90]}")
+            print(
+                f"{star} {name} {q.qid} | {q.question[:70]} | gold {q.answer[:20]!r} | T2RAG {t2.outcome} "
+                f"({rounds} rounds, {results[0].trace.stop_reason}) | KG2RAG {kg.outcome} | {v.headline[:90]}"
+            )
     return 0
 
 
