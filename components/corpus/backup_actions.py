@@ -69,9 +69,13 @@ def backups(corpus) -> None:
 
 def check_and_repair(corpus) -> None:
     from engine.integrity import inspect, repair
+    from engine.integrity.interrupted import finish_index_writes
 
     if st.button("Check integrity", key="check_go"):
         with engine_errors("The check"):
+            # as `corpus check` does: what a writer killed after its commit left behind is finished first
+            for done in finish_index_writes(state.workspace(), corpus.name):
+                st.caption(f"recovered: {done}")
             findings = inspect(corpus.path)
             if not findings:
                 st.success("Database and index files: ok.")

@@ -389,3 +389,30 @@ def test_presentation_mode_opens_a_saved_comparison(app, app_workspace):
     assert at.session_state["present_run"].kind == "comparison"
     assert any("The question" in c.value for c in at.caption)
     assert _next(at, "present_step")
+
+
+def test_check_integrity_finishes_an_index_write_a_killed_writer_left_behind(app, app_workspace, embedder):
+    """The Check button does what `corpus check` does: an index file a writer killed after its commit
+    left missing is brought in step from the stored vectors (and said so), not reported as damage."""
+    import threading
+
+    from engine.core.types import Document
+    from engine.store import Workspace
+
+    corpus = Workspace(app_workspace, embedder=embedder).create("half-written")
+    corpus.add_documents([Document("d1", "Lisbon", "Lisbon is the capital of Portugal.", "a.txt")])
+    path = corpus.path
+    corpus.close()
+    at = app
+    at.session_state["corpus"] = "half-written"
+    at.run()
+    _ok(at)
+    for t in threading.enumerate():  # the app's warm-up opens the corpus in the background: let it finish
+        if t.name.startswith("warmup-"):
+            t.join(timeout=60)
+    (path / "chunks.index").unlink()  # another process's writer died between its commit and its index file
+    at.button(key="check_go").click().run()
+    _ok(at)
+    assert any("chunks.index was missing" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert any("ok" in m.value for m in at.success) and not at.warning
+    assert (path / "chunks.index").exists()
