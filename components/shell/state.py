@@ -149,7 +149,18 @@ def session():
 def _workspace(root: str):
     from engine.store import open_workspace
 
-    return open_workspace(replace(_settings_here(), workspace=Path(root)))
+    ws = open_workspace(replace(_settings_here(), workspace=Path(root)))
+    ws.on_wait = _say_we_wait  # a corpus another process writes: drop, restore, repair wait and say so
+    return ws
+
+
+def _say_we_wait(message: str) -> None:
+    """The engine's "waiting for the corpus's write lock" line, as a toast in the page run that waits
+    (the engine calls it from that run's thread); nothing outside a page run."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is not None:
+        st.toast(message)
 
 
 def _settings_here() -> AppSettings:

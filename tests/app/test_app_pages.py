@@ -416,3 +416,30 @@ def test_check_integrity_finishes_an_index_write_a_killed_writer_left_behind(app
     assert any("chunks.index was missing" in c.value for c in at.caption), [c.value for c in at.caption]
     assert any("ok" in m.value for m in at.success) and not at.warning
     assert (path / "chunks.index").exists()
+
+
+def test_drop_waits_for_a_writer_and_says_so(app, app_workspace, embedder):
+    """A drop while another process writes the corpus waits for its write lock, and the page says it
+    waits (a toast), then drops once the writer is done."""
+    import fcntl
+    import threading
+
+    from engine.core.types import Document
+    from engine.store import Workspace
+
+    corpus = Workspace(app_workspace, embedder=embedder).create("busy")
+    corpus.add_documents([Document("d1", "Lisbon", "Lisbon is the capital of Portugal.", "a.txt")])
+    path = corpus.path
+    corpus.close()
+    at = app
+    at.session_state["corpus"] = "busy"
+    at.run()
+    _ok(at)
+    writer = open(path / "write.lock", "a+")  # another process's writer, inside its transaction
+    fcntl.flock(writer, fcntl.LOCK_EX)
+    threading.Timer(1.5, writer.close).start()  # ...which commits a moment later
+    at.text_input(key="drop_confirm").input("busy").run()
+    at.button(key="drop_go").click().run(timeout=60)
+    _ok(at)
+    assert any("being written to by another process; waiting" in t.value for t in at.toast), [t.value for t in at.toast]
+    assert not path.exists()
