@@ -28,7 +28,12 @@ def test_settings_loads_the_paper_preset_and_kg2rag_runs_it(app):
     tr = at.session_state["kg2rag_result"].results[0].trace
     assert tr.preset == "paper" and {d.kind for d in tr.departures} <= {"fix", "engine"}
     assert tr.settings.seeds == "dense" and tr.settings.expansion_cap == -1
-    assert "📄 paper preset" in _popovers(at)
+    from engine.methods.inputs import differing
+    from engine.methods.registry import method_class
+
+    result = at.session_state["kg2rag_result"].results[0]
+    diff = differing(result.inputs, method_class("kg2rag").paper_inputs)  # offline reasoner, MiniLM: not the paper's
+    assert diff and f"📄 paper preset · {len(diff)} inputs not the paper's" in _popovers(at), _popovers(at)
     heads = [m.value for m in at.markdown]
     assert any("seeds: dense, top" in h for h in heads)
     while "ranked by cosine" not in " ".join(heads) and not at.button(key="kg2rag_step_next").disabled:
