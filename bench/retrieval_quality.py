@@ -375,7 +375,16 @@ def main() -> None:
                     help="also list the questions where METHOD (e.g. kg2rag) and semantic at the same n differ")
     ap.add_argument("--no-hybrid-same-n", dest="hybrid_same_n", action="store_false",
                     help="leave out the hybrid baseline cut to each method's chunk count")
+    ap.add_argument("--channel", default="", metavar="WEIGHT,CONSTANT",
+                    help="T2RAG chunk_channel's walk weight and fusion constant for this run (a sensitivity "
+                         "check; default: engine/methods/t2rag/channels.py's WALK_WEIGHT, FUSION_K)")
     args = ap.parse_args()
+    if args.channel:
+        from engine.methods.t2rag import channels
+
+        weight, constant = args.channel.split(",")
+        channels.WALK_WEIGHT, channels.FUSION_K = float(weight), int(constant)
+        print(f"T2RAG chunk channel: walk weight {channels.WALK_WEIGHT}, fusion constant {channels.FUSION_K}")
 
     import torch
 

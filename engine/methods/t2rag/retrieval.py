@@ -15,7 +15,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from engine.methods.t2rag.channels import CHANNEL_DEPTH, WALK_WEIGHT, chunk_lists, fuse, walked_for
+from engine.methods.t2rag import channels
+from engine.methods.t2rag.channels import chunk_lists, fuse, walked_for
 from engine.methods.t2rag.state import State, known_parts_query, strip_wh_words
 from engine.methods.t2rag.trace import (
     RetrievalQuery,
@@ -122,9 +123,9 @@ def retrieve(
         ranks = {c: {"walk": i} for i, c in enumerate(covered, start=1)}
     else:
         # the walk goes deeper than k: its chunks are one of three lists fused into the round's k
-        walked, walk_chunks = _walk(corpus, best, CHANNEL_DEPTH, skip)
+        walked, walk_chunks = _walk(corpus, best, channels.CHANNEL_DEPTH, skip)
         lists = [walk_chunks, *chunk_lists(corpus, texts, cvecs, skip)]
-        covered = fuse(lists, settings.k, (WALK_WEIGHT, 1.0, 1.0))
+        covered = fuse(lists, settings.k, (channels.WALK_WEIGHT, 1.0, 1.0), channels.FUSION_K)
         out.walked = walked_for(walked, covered)
         ranks = {c: {name: li.index(c) + 1 for name, li in zip(CHANNELS, lists) if c in li} for c in covered}
         timing.search = time.perf_counter() - t1
