@@ -11,8 +11,11 @@ The real GPT-3.5 OpenIE triplets (HippoRAG's, extracted per passage) are linked 
 their passage that states them best (engine/triplets/resolve.py). The bench prints the link counts
 for that rule and for the rule it replaced (every window of the passage naming both entities).
 
-Run through `bench/retrieval_quality.py --long-docs N` (N questions; builds the corpus once into
-bench/out/workspace/musique-long-N).
+The same for HotpotQA (issue 42): each question's ten paragraphs joined into one document, its
+supporting sentences as the evidence spans, triplets from the offline extractor over the windows.
+
+Run through `bench/retrieval_quality.py --long-docs N [--long-datasets musique hotpotqa]` (N
+questions; builds each corpus once into bench/out/workspace/<set>-long-N).
 """
 from __future__ import annotations
 
@@ -43,6 +46,52 @@ def long_documents(dataset: Path, n: int):
                                   dataset="musique", supporting_docs=(doc_id,), evidence=gold,
                                   answerable=bool(r.get("answerable", True))))
     return docs, questions, passages
+
+
+def long_documents_hotpotqa(dataset: Path, n: int):
+    """(documents, questions) of the first `n` HotpotQA questions (issue 42): each question's ten
+    paragraphs (its two gold ones and eight distractors) joined into one document as above; the
+    gold evidence spans are its supporting sentences (HotpotQA's own gold unit)."""
+    from engine.corpus.chunking import make_doc_id
+    from engine.core.types import Document, Question
+
+    rows = json.loads(dataset.read_text(encoding="utf-8"))[:n]
+    docs, questions = [], []
+    for r in rows:
+        paras = {title: sentences for title, sentences in r["context"]}
+        text = "\n\n".join(f"{title}\n{''.join(sentences).strip()}" for title, sentences in r["context"])
+        title = f"HotpotQA {r['_id']}"
+        doc_id = make_doc_id(title, text)
+        docs.append(Document(doc_id, title, text, source="hotpotqa-long"))
+        gold = tuple(paras[t][i].strip() for t, i in r["supporting_facts"] if t in paras and i < len(paras[t]))
+        questions.append(Question(r["_id"], r["question"], (r["answer"],), qtype=r.get("type", ""),
+                                  dataset="hotpotqa", supporting_docs=(doc_id,), evidence=gold))
+    return docs, questions
+
+
+def build_hotpotqa(ws, name: str, dataset: Path, n: int, log=print):
+    """The long-document HotpotQA corpus, its windows' triplets from the offline extractor."""
+    from engine.reasoners.offline import OfflineReasoner
+    from engine.triplets.extraction import run_extraction
+
+    if ws.exists(name):
+        corpus = ws.open(name)
+        if corpus.counts().triplets and not corpus.counts().pending:
+            return corpus
+    else:
+        corpus = ws.create(name)
+    if not corpus.counts().chunks:
+        docs, questions = long_documents_hotpotqa(dataset, n)
+        t0 = time.perf_counter()
+        corpus.add_documents(docs)
+        corpus.add_questions(questions)
+        log(f"  {name}: {len(docs)} documents, {corpus.counts().chunks} windows embedded in "
+            f"{time.perf_counter() - t0:.0f}s")
+    t0 = time.perf_counter()
+    summary = run_extraction(corpus, OfflineReasoner(corpus.embedder), concurrency=1)
+    corpus.refresh_indexes()
+    log(f"  {name}: {summary.triplets} triplets extracted offline in {time.perf_counter() - t0:.0f}s")
+    return corpus
 
 
 def link_counts(rows, chunks) -> dict[str, float]:

@@ -352,8 +352,11 @@ def main() -> None:
     ap.add_argument("--datasets", nargs="*", default=["musique", "hotpotqa"], choices=list(DATASETS),
                     help="pooled sets to run (none: only --long-docs)")
     ap.add_argument("--long-docs", type=int, default=0, metavar="N",
-                    help="also the long-document MuSiQue set of the first N questions (bench/long_documents.py): "
+                    help="also the long-document sets (--long-datasets) of the first N questions (bench/long_documents.py): "
                          "recall at document and at window level")
+    ap.add_argument("--long-datasets", nargs="+", default=["musique"], choices=["musique", "hotpotqa"],
+                    help="the long-document sets --long-docs builds: MuSiQue (GPT-3.5 OpenIE triplets) and "
+                         "HotpotQA (offline triplets), each question's paragraphs joined into one document")
     ap.add_argument("--methods", nargs="+", default=["semantic", "hybrid", "t2rag", "kg2rag"],
                     choices=["semantic", "hybrid", "bm25", "hipporag2", "lightrag", "t2rag", "kg2rag"])
     ap.add_argument("--lightrag", nargs="+", default=["mix"], choices=["local", "global", "hybrid", "mix"],
@@ -372,7 +375,16 @@ def main() -> None:
                     help="also list the questions where METHOD (e.g. kg2rag) and semantic at the same n differ")
     ap.add_argument("--no-hybrid-same-n", dest="hybrid_same_n", action="store_false",
                     help="leave out the hybrid baseline cut to each method's chunk count")
+    ap.add_argument("--channel", default="", metavar="WEIGHT,CONSTANT",
+                    help="T2RAG chunk_channel's walk weight and fusion constant for this run (a sensitivity "
+                         "check; default: engine/methods/t2rag/channels.py's WALK_WEIGHT, FUSION_K)")
     args = ap.parse_args()
+    if args.channel:
+        from engine.methods.t2rag import channels
+
+        weight, constant = args.channel.split(",")
+        channels.WALK_WEIGHT, channels.FUSION_K = float(weight), int(constant)
+        print(f"T2RAG chunk channel: walk weight {channels.WALK_WEIGHT}, fusion constant {channels.FUSION_K}")
 
     import torch
 
@@ -414,12 +426,25 @@ def run_long_documents(args, ws) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     import long_documents as ld
 
-    path, openie = DATASETS["musique"]
-    name = f"musique-long-{args.long_docs}"
-    corpus, counts = ld.build(ws, name, path, openie, args.long_docs)
+    for ds in args.long_datasets:
+        files = dataset_files(ds)
+        if files is None:
+            continue
+        name = f"{ds}-long-{args.long_docs}"
+        if ds == "musique":
+            corpus, counts = ld.build(ws, name, files[0], files[1], args.long_docs)
+        else:
+            corpus, counts = ld.build_hotpotqa(ws, name, files[0], args.long_docs), None
+        run_long_set(args, ds, corpus, counts)
+
+
+def run_long_set(args, ds, corpus, counts) -> None:
+    import long_documents as ld
+
     c = corpus.counts()
-    print(f"\n### musique, long documents: {args.long_docs} questions, each question's paragraphs joined into one "
-          f"document: {c.documents} documents, {c.chunks} windows, {c.triplets} GPT-3.5 OpenIE triplets\n")
+    source = "GPT-3.5 OpenIE" if ds == "musique" else "offline"
+    print(f"\n### {ds}, long documents: {args.long_docs} questions, each question's paragraphs joined into one "
+          f"document: {c.documents} documents, {c.chunks} windows, {c.triplets} {source} triplets\n")
     if counts:
         print(f"OpenIE triplets linked to windows: {counts['triplets']} triplets, {counts['best window']:.2f} windows "
               f"per triplet (best window), {counts['every window naming both']:.2f} with every window naming both "

@@ -56,3 +56,39 @@ BOBBY_TRIPLETS = [
 def bobby_mcgee_corpus() -> MemoryCorpus:
     """The Bobby McGee corpus (BOBBY_CHUNKS, BOBBY_TRIPLETS) as a FakeCorpus."""
     return FakeCorpus(BOBBY_CHUNKS, BOBBY_TRIPLETS)
+
+
+# A two-hop corpus whose first hop no triplet states (issue 42's chunk channel); every name is invented
+HIDDEN_HOP_QUESTION = "Who is the mayor of the town Orla Vennick was born in?"
+
+#: (chunk id, title, text); `orla#0` states the first hop, but no triplet was extracted from it
+HIDDEN_HOP_CHUNKS = [
+    ("orla#0", "Orla Vennick", "Orla Vennick is a sculptor and studio owner. She was born in Brisk Harbor."),
+    ("brisk#0", "Brisk Harbor", "Brisk Harbor is a fishing town on the north coast. Its mayor is Tamsin Oakhurst."),
+    ("elsmere#0", "Elsmere", "Elsmere is a market town in the hills. Its mayor is Bram Castellan."),
+    ("wexley#0", "Wexley", "Wexley is a river town. Its mayor is Ysolde Marrin."),
+    ("piet#0", "Piet Morrow", "Piet Morrow is a film director. Morrow was born in Elsmere."),
+    ("teodor#0", "Teodor Halm", "Teodor Halm is a painter. He was born in Wexley."),
+    ("tamsin#0", "Tamsin Oakhurst", "Tamsin Oakhurst is a local politician. She was born in Wexley."),
+    ("bram#0", "Bram Castellan", "Bram Castellan is a sculptor and a mayor. He was born in Dunmore Quay."),
+    ("saltlight#0", "Saltlight Studio", "Saltlight Studio is an animation studio based in Dunmore Quay."),
+]
+#: every chunk's facts but orla#0's (the extractor missed them)
+HIDDEN_HOP_TRIPLETS = [
+    ("Brisk Harbor", "mayor", "Tamsin Oakhurst", ("brisk#0",)),
+    ("Brisk Harbor", "is", "fishing town", ("brisk#0",)),
+    ("Elsmere", "mayor", "Bram Castellan", ("elsmere#0",)),
+    ("Wexley", "mayor", "Ysolde Marrin", ("wexley#0",)),
+    ("Piet Morrow", "born in", "Elsmere", ("piet#0",)),
+    ("Teodor Halm", "born in", "Wexley", ("teodor#0",)),
+    ("Tamsin Oakhurst", "born in", "Wexley", ("tamsin#0",)),
+    ("Bram Castellan", "born in", "Dunmore Quay", ("bram#0",)),
+    ("Bram Castellan", "is", "sculptor", ("bram#0",)),
+    ("Saltlight Studio", "based in", "Dunmore Quay", ("saltlight#0",)),
+]
+
+
+def hidden_hop_corpus(embedder) -> MemoryCorpus:
+    """HIDDEN_HOP_CHUNKS and HIDDEN_HOP_TRIPLETS over `embedder` (the bundled one: real retrieval)."""
+    chunks = [Chunk(cid, title, 0, title, text) for cid, title, text in HIDDEN_HOP_CHUNKS]
+    return MemoryCorpus(embedder, chunks, HIDDEN_HOP_TRIPLETS)

@@ -16,6 +16,7 @@ import streamlit as st
 from components.chunk_names import chunk_names, chunk_texts
 from components.contract import PageText
 from components.graphs.graph import show_graph
+from components.methods import t2rag_graph as tg
 from components.methods.t2rag_graph import DEP_LEGEND, QUEUE_COLORS, QUEUES, dependency_graph, state_html
 from components.shell.safe import esc, highlight, html_block
 from components.shell.state import content_key, sticky_expander
@@ -177,9 +178,10 @@ def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -
         width="stretch",
     )
 
+    ranked = tg.fused(rnd.chunks)
     st.markdown(
         f"**Chunks shown to the solver** ({len(rnd.chunks)}); entities of the question's chain "
-        "marked, filled values in orange"
+        "marked, filled values in orange" + (tg.FUSED_NOTE if ranked else "")
     )
     needles = _chunk_needles(rnd, corpus)
     values = [b.value for b in rnd.bindings]
@@ -187,7 +189,8 @@ def _show_round(trace, pos: int, corpus, shared: frozenset[str] = frozenset()) -
         body = highlight(_body(c.text, c.title), needles.get(c.chunk_id, []) + values)
         for v in values:  # values get their own colour on top of the plain match
             body = body.replace(f"<mark>{esc(v)}</mark>", f'<mark style="background:#f4a261">{esc(v)}</mark>')
-        html_block(chunk_card(c.chunk_id, names.get(c.chunk_id, c.chunk_id), body, c.chunk_id in shared))
+        name = names.get(c.chunk_id, c.chunk_id) + (f" · {tg.ranks_label(c.ranks)}" if ranked else "")
+        html_block(chunk_card(c.chunk_id, name, body, c.chunk_id in shared))
 
     st.markdown(
         "**Placeholder dependency graph** (edges: green resolved, amber searchable, red fuzzy; "

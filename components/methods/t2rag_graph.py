@@ -1,10 +1,12 @@
 """T2RAG's placeholder dependency graph and state lists, shared by its stepper and its text steps
-(components/methods/t2rag.py): the queues' colours, the graph after each round, the state as HTML."""
+(components/methods/t2rag.py): the queues' colours, the graph after each round, the state as HTML,
+and the ranks a round's fused chunks had in each list (`chunk_channel`)."""
 
 from __future__ import annotations
 
 from components.graphs.graph import GEdge, GNode, LegendItem
 from components.shell.safe import esc
+from engine.methods.t2rag.retrieval import CHANNELS
 
 QUEUE_COLORS = {"resolved": "#2a9d8f", "searchable": "#e9a23b", "fuzzy": "#e76f51"}
 QUEUES = ("resolved", "searchable", "fuzzy")
@@ -17,6 +19,22 @@ DEP_LEGEND = [
     LegendItem("filled this round", "#f4a261"),
     LegendItem("entity", "#a8c5e6"),
 ]
+
+#: said of a round's chunks when `chunk_channel` fused them (`fused`)
+FUSED_NOTE = (
+    "; fused from the proposition walk and the dense and BM25 chunk searches (`chunk_channel`), each "
+    "chunk's rank in every list beside its name"
+)
+
+
+def fused(chunks) -> bool:
+    """Whether a round's shown chunks were fused by `chunk_channel` (a rank other than the walk's)."""
+    return any(set(c.ranks) - {"walk"} for c in chunks)
+
+
+def ranks_label(ranks: dict[str, int]) -> str:
+    """A shown chunk's rank in each list `chunk_channel` fused: "walk #3 · dense #1 · bm25 —"."""
+    return " · ".join(f"{name} #{ranks[name]}" if name in ranks else f"{name} —" for name in CHANNELS)
 
 
 def queue_of(snapshot) -> dict[str, str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.llm.base import LLMCall, LLMError
@@ -27,7 +27,7 @@ from engine.methods.common import clean_call
 from engine.methods.inputs import PaperInputs
 from engine.methods.presets import describe, prompted
 from engine.methods.t2rag import departures
-from engine.methods.t2rag.retrieval import build_queries, chunk_for_solver, retrieve
+from engine.methods.t2rag.retrieval import chunk_for_solver, retrieve_round
 from engine.methods.t2rag.sources import attribute_bindings
 from engine.methods.t2rag.state import State, UpdateOutcome, apply_solve, classify, fact_text
 from engine.methods.t2rag.trace import (
@@ -229,12 +229,7 @@ class T2RAG(MethodDefaults):
         """The round's stop reason, or "" to go on."""
         rnd = RoundTrace(index=index, state_before=state.snapshot(), timing=RoundTiming())
         trace.rounds.append(rnd)
-        queries = build_queries(state, question, settings, loop.asked)
-        repeat = all(q.text.lower() in loop.asked for q in queries if q.kind != "question_stripped")
-        got = retrieve(
-            corpus, queries, replace(settings, skip_seen_chunks=True) if repeat else settings, loop.seen, rnd.timing
-        )
-        loop.asked.update(q.text.lower() for q in queries)
+        got = retrieve_round(corpus, question, index, state, settings, loop.asked, loop.seen, rnd.timing)
         rnd.queries, rnd.pool_size, rnd.walked, rnd.chunks = got.queries, got.pool_size, got.walked, got.chunks
         loop.shown += [c for c in got.chunks if c.chunk_id not in loop.seen]
         loop.seen.update(c.chunk_id for c in got.chunks)

@@ -12,8 +12,11 @@ vectors, so a round costs one encoder pass and one index search however many tri
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
+from engine.methods.t2rag import channels
+from engine.methods.t2rag.channels import chunk_lists, fuse, walked_for
 from engine.methods.t2rag.state import State, known_parts_query, strip_wh_words
 from engine.methods.t2rag.trace import (
     RetrievalQuery,
@@ -67,6 +70,10 @@ def is_fallback(queries: list[RetrievalQuery]) -> bool:
     return any(q.kind == "question" for q in queries)
 
 
+#: The lists fused into a round's chunks with `chunk_channel` (`ShownChunk.ranks`), in fusion order.
+CHANNELS = ("walk", "dense", "bm25")
+
+
 @dataclass
 class RetrievalOutcome:
     queries: list[RetrievalQuery]
@@ -81,6 +88,7 @@ def retrieve(
     settings: T2RAGSettings,
     seen_chunks: set[str],
     timing: RoundTiming,
+    channel_texts: Sequence[str] = (),
 ) -> RetrievalOutcome:
     """Walk the global pool by descending best score until `settings.k` distinct chunks are covered.
 
@@ -89,24 +97,66 @@ def retrieve(
     With `skip_seen_chunks`, and always in a fallback round (the question asked again finds what
     an earlier round showed), chunks in `seen_chunks` do not count and are not shown, and a
     proposition whose chunks were all shown before is skipped.
+
+    With `chunk_channel` (ours, `tuned`) and `channel_texts` (the question; later rounds add their
+    triplet queries), the walk's chunks are fused with the dense and BM25 chunk searches of those
+    texts (channels.py) and the round shows the fused top `k`; the searches leave out the chunks
+    the walk skips.
     """
     out = RetrievalOutcome(queries=queries)
     if not queries:
         return out
     t0 = time.perf_counter()
-    vecs = corpus.embed([q.text for q in queries])
+    texts = [t for t in channel_texts if t.strip()] if settings.chunk_channel else []
+    # one encoder pass for the round: the queries, and the chunk channel's texts
+    vecs = corpus.embed([q.text for q in queries] + texts)
+    cvecs, vecs = vecs[len(queries) :], vecs[: len(queries)]
     t1 = time.perf_counter()
     hits = corpus.search_propositions(vecs, settings.candidate_depth)
     t2 = time.perf_counter()
     timing.embed, timing.search = t1 - t0, t2 - t1
     best = _pool(hits)
     out.pool_size = len(best)
-    skip = settings.skip_seen_chunks or is_fallback(queries)
-    out.walked, covered = _walk(corpus, best, settings.k, seen_chunks if skip else set())
+    skip = seen_chunks if settings.skip_seen_chunks or is_fallback(queries) else set()
+    if not texts:
+        out.walked, covered = _walk(corpus, best, settings.k, skip)
+        ranks = {c: {"walk": i} for i, c in enumerate(covered, start=1)}
+    else:
+        # the walk goes deeper than k: its chunks are one of three lists fused into the round's k
+        walked, walk_chunks = _walk(corpus, best, channels.CHANNEL_DEPTH, skip)
+        lists = [walk_chunks, *chunk_lists(corpus, texts, cvecs, skip)]
+        covered = fuse(lists, settings.k, (channels.WALK_WEIGHT, 1.0, 1.0), channels.FUSION_K)
+        out.walked = walked_for(walked, covered)
+        ranks = {c: {name: li.index(c) + 1 for name, li in zip(CHANNELS, lists) if c in li} for c in covered}
+        timing.search = time.perf_counter() - t1
     for c in corpus.get_chunks(covered):
-        out.chunks.append(ShownChunk(chunk_id=c.chunk_id, title=c.title, text=c.text))
+        out.chunks.append(ShownChunk(chunk_id=c.chunk_id, title=c.title, text=c.text, ranks=ranks[c.chunk_id]))
     timing.retrieve = time.perf_counter() - t0
     return out
+
+
+def retrieve_round(
+    corpus: CorpusView,
+    question: str,
+    index: int,
+    state: State,
+    settings: T2RAGSettings,
+    asked: set[str],
+    seen_chunks: set[str],
+    timing: RoundTiming,
+) -> RetrievalOutcome:
+    """Round `index`'s retrieval: its queries (`asked`: query texts of earlier rounds, updated; a round
+    that asks nothing new skips the chunks shown before) and `retrieve`. The chunk channel searches
+    the question; from round 2 also the round's triplet queries, which name what the bindings found
+    (the question does not)."""
+    queries = build_queries(state, question, settings, asked)
+    repeat = all(q.text.lower() in asked for q in queries if q.kind != "question_stripped")
+    texts = [question] + ([q.text for q in queries if q.kind == "triplet"] if index > 1 else [])
+    got = retrieve(
+        corpus, queries, replace(settings, skip_seen_chunks=True) if repeat else settings, seen_chunks, timing, texts
+    )
+    asked.update(q.text.lower() for q in queries)
+    return got
 
 
 def _pool(hits: list[list[tuple[int, float]]]) -> dict[int, tuple[float, int]]:

@@ -83,6 +83,11 @@ class T2RAGSettings:
     at all, the answer from the decomposition's clues alone and no chunk counted as evidence (the
     reference code's loop does not start)."""
 
+    chunk_channel: bool = True
+    """Beside the proposition walk, search the chunks themselves with the question (dense and BM25)
+    and show the round's `k` chunks from the three rankings fused by reciprocal rank (ours; the
+    paper shows the walk's chunks only). The walk still picks the propositions the solver reads."""
+
     early_stop: bool = True
     """End the rounds early when a round produced no new searchable triplet and no fuzzy one is left
     (SPEC step 6); off = only a complete state or the round cap `rounds` ends them, as in the
@@ -102,6 +107,7 @@ class T2RAGSettings:
             decompose_retry=True,
             retrieve_when_resolved=False,
             early_stop=False,
+            chunk_channel=False,
         )
         return cls(**{**base, **overrides})
 
@@ -189,6 +195,10 @@ class ShownChunk:
     chunk_id: str
     title: str
     text: str
+    #: its 1-based rank in each list that held it: "walk" (the proposition walk's chunk order), and
+    #: with `chunk_channel` "dense" and "bm25" (the chunk searches fused with the walk's list);
+    #: empty in a trace saved before ranks were recorded
+    ranks: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
