@@ -24,7 +24,8 @@ RAW_ID = re.compile(r"\b[0-9a-f]{16}#\d+\b")
 
 
 def _run(settings: HippoRAG2Settings):
-    chunks, rows = [], {}
+    chunks = []
+    rows: dict[tuple[str, str, str], list[str]] = {}
     for i, p in enumerate(Q0["paragraphs"]):
         cid = f"{i:02x}05336e9746001a#{i % 3}"  # the shape of a stored id
         chunks.append(chunk(cid, p["title"], p["text"], doc_id=cid.split("#")[0], position=i % 3))

@@ -12,7 +12,7 @@ REASONS: dict[str, str] = {
     "NV-Embed-v2) blurs the names a question asks about, and the facts retrieved seed the whole walk; "
     "R@5 MuSiQue 0.667 -> 0.714, HotpotQA 0.730 -> 0.775 (docs/benchmarks.md, issue 42)",
     "dense_first": "the two passages dense retrieval ranks first open the context and the walk orders the "
-    "rest: a fact seed outweighs every passage seed, so sparse or noisy facts (offline triplets) could "
+    "rest: fact seeds weigh far more than passage seeds, so sparse or noisy facts (offline triplets) could "
     "push the best-matching passages out; with hybrid_facts, R@5 at or above dense on every set measured "
     "(docs/benchmarks.md, issue 42)",
 }

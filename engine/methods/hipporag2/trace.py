@@ -56,8 +56,8 @@ class HippoRAG2Settings:
 
     dense_first: int = 2
     """The passages dense retrieval ranks first that open the ranking, ahead of the PageRank order
-    (ours); 0: the PageRank order alone (the paper). A fact seed outweighs every passage seed, so a
-    fact retrieved for one word of the question could otherwise push the best-matching passage out."""
+    (ours); 0: the PageRank order alone (the paper). Fact seeds weigh far more than passage seeds, so
+    a fact retrieved for one word of the question could otherwise push the best-matching passage out."""
 
     rank_fusion: int = 0
     """Reciprocal-rank fusion of the PageRank passage order with the dense passage order, with this
