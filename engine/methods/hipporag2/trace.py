@@ -67,8 +67,10 @@ class HippoRAG2Settings:
         for name in ("linking_top_k", "qa_top_k", "retrieval_top_k", "synonymy_edge_topk"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if not 0 <= self.dense_first <= self.qa_top_k:
-            raise ValueError(f"dense_first must be between 0 and qa_top_k ({self.qa_top_k}), got {self.dense_first}")
+        if self.dense_first < 0:
+            raise ValueError(
+                f"dense_first must be 0 or more (above qa_top_k: every passage read is dense's), got {self.dense_first}"
+            )
         if self.rank_fusion < 0:
             raise ValueError(f"rank_fusion is the fusion's rank constant (0: off), got {self.rank_fusion}")
         if not 0.0 < self.damping < 1.0:

@@ -258,6 +258,8 @@ def test_summarize_is_called_on_the_class_as_the_cli_does(corpus):
         ({"qa_top_k": -2}, "qa_top_k must be at least 1"),
         ({"passage_node_weight": -0.1}, "passage_node_weight must be 0 or more"),
         ({"synonymy_edge_sim_threshold": 2.0}, "is a cosine"),
+        ({"dense_first": -1}, "dense_first must be 0 or more"),
+        ({"rank_fusion": -1}, "rank_fusion is the fusion's rank constant"),
     ],
 )
 def test_a_setting_out_of_range_is_refused_with_its_name(change, words):

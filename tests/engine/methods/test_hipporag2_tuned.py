@@ -114,3 +114,9 @@ def test_rank_fusion_fuses_the_walk_with_the_dense_order():
     # dense retrieval's best passage, third in the walk, moves up; nothing is lost
     assert _dense_order(PEOPLE, PEOPLE_Q)[0] == "born" == walk[2]
     assert fused.index("born") < 2 and sorted(fused) == sorted(walk)
+
+
+def test_dense_first_beyond_the_passages_read_is_allowed():
+    # the what-if slider may read one passage under `tuned` (dense_first 2): the one read is dense's best
+    tr = HippoRAG2(OfflineLikeReasoner()).answer(PEOPLE_Q, PEOPLE, HippoRAG2Settings(qa_top_k=1)).trace
+    assert tr.chunk_ids() == ["born"] and tr.ranked[0].dense_first
