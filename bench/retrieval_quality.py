@@ -259,6 +259,22 @@ def method_runners(args, corpus):
     return runners
 
 
+def with_hybrid_same_n(runners: dict, corpus) -> dict:
+    """`runners` and, after each KG2RAG variant, "hybrid @ same n as <it>": the hybrid baseline (KG2RAG
+    tuned's first stage) cut to the chunks that variant used on the question (issue 42: the long-
+    document table's check that the graph stage does not cost its own first stage recall)."""
+    from engine.methods.baselines import HybridRAG, HybridSettings
+
+    hyb, memo, out = HybridRAG(StubReasoner()), {}, {}
+    for name, run in runners.items():
+        out[name] = (lambda n, r: lambda q: memo[(n, q)] if (n, q) in memo else memo.setdefault((n, q), r(q)))(
+            name, run)
+        if name.startswith("kg2rag"):
+            out[f"hybrid @ same n as {name}"] = (lambda f: lambda q: hyb.answer(
+                q, corpus, HybridSettings(k=max(1, len(dict.fromkeys(f(q).evidence_chunk_ids))))))(out[name])
+    return out
+
+
 def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[dict], list]:
     from engine.eval.metrics import PARAGRAPH, gold_units
     from engine.eval.recall_loss import recall_loss, summarize_recall_loss
@@ -452,7 +468,7 @@ def run_long_set(args, ds, corpus, counts) -> None:
     cache_question_vectors(corpus)
     questions = corpus.questions()[: args.long_docs]
     t0 = time.perf_counter()
-    lines = ld.evaluate(corpus, questions, method_runners(args, corpus))
+    lines = ld.evaluate(corpus, questions, with_hybrid_same_n(method_runners(args, corpus), corpus))
     print(f"\n({time.perf_counter() - t0:.0f}s)\n")
     print("\n".join(lines))
 

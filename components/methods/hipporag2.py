@@ -51,7 +51,17 @@ def _calls(*calls) -> list[tuple[str, str, str]]:
 
 
 def _fact_lines(facts, nm) -> list[str]:
-    return [f"{f.score:.3f}  {f.line}  [{', '.join(nm(c) for c in f.chunk_ids[:2]) or '-'}]" for f in facts]
+    def bm25(f) -> str:  # `hybrid_facts`: the BM25 half of the score
+        lex = getattr(f, "lexical", None)
+        return f" (BM25 {lex:.3f})" if lex is not None else ""
+
+    return [f"{f.score:.3f}{bm25(f)}  {f.line}  [{', '.join(nm(c) for c in f.chunk_ids[:2]) or '-'}]" for f in facts]
+
+
+def _fact_scoring(tr) -> str:
+    if getattr(tr.settings, "hybrid_facts", False):
+        return "by the mean of cosine and BM25 (each min-max normalized over all facts)"
+    return "by cosine (min-max normalized over all facts)"
 
 
 LEGEND = [
@@ -180,7 +190,7 @@ def _retrieved(tr, nm) -> Step:
         "Facts retrieved",
         [
             Section(
-                f"Top {tr.settings.linking_top_k} facts by cosine (min-max normalized over all facts)",
+                f"Top {tr.settings.linking_top_k} facts {_fact_scoring(tr)}",
                 _fact_lines(tr.facts_retrieved, nm) or ["(the corpus has no triplets)"],
             ),
             Section("Graph", [graph, *how]),
@@ -203,12 +213,18 @@ def _seeds(tr, nm) -> Step:
 def _ranked(tr, nm) -> Step:
     ranked = [
         f"{i}. {p.score:.4f}  {nm(p.chunk_id)}  (dense {p.dense:.3f})"
+        + ("  dense retrieval's best, placed first" if getattr(p, "dense_first", False) else "")
         for i, p in enumerate(tr.ranked[:PASSAGES_SHOWN], 1)
     ]
     head = (
         f"Best {min(PASSAGES_SHOWN, len(tr.ranked))} of {len(tr.ranked)}; the first {tr.settings.qa_top_k} are "
         "the context"
     )
+    placed = sum(1 for p in tr.ranked if getattr(p, "dense_first", False))
+    if getattr(tr.settings, "rank_fusion", 0) and not tr.fallback:
+        head += f"; PageRank order fused with the dense order by reciprocal rank (k = {tr.settings.rank_fusion})"
+    if placed:
+        head += f"; the first {placed} are dense retrieval's best (dense_first), then the PageRank order"
     return Step("Ranked passages", [Section(head, ranked or ["(none)"])])
 
 
@@ -244,7 +260,10 @@ def show_step(
 def first_stage(result) -> str:
     """HippoRAG 2's first retrieval stage, as it ran."""
     tr = result.trace
+    facts = (
+        "facts by cosine + BM25" if getattr(getattr(tr, "settings", None), "hybrid_facts", False) else "facts by cosine"
+    )
     if getattr(tr, "fallback", ""):
-        return "first stage: facts by cosine; no fact kept, so dense (cosine) passages"
+        return f"first stage: {facts}; no fact kept, so dense (cosine) passages"
     memory = "recognition memory skipped" if getattr(tr, "filter_skipped", "") else "an LLM filter"
-    return f"first stage: facts by cosine, {memory}, then Personalized PageRank"
+    return f"first stage: {facts}, {memory}, then Personalized PageRank"

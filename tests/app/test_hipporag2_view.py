@@ -23,20 +23,37 @@ Q0 = DATA["questions"][0]
 RAW_ID = re.compile(r"\b[0-9a-f]{16}#\d+\b")
 
 
-@pytest.fixture(scope="module")
-def result():
-    chunks, rows = [], {}
+def _run(settings: HippoRAG2Settings):
+    chunks = []
+    rows: dict[tuple[str, str, str], list[str]] = {}
     for i, p in enumerate(Q0["paragraphs"]):
         cid = f"{i:02x}05336e9746001a#{i % 3}"  # the shape of a stored id
         chunks.append(chunk(cid, p["title"], p["text"], doc_id=cid.split("#")[0], position=i % 3))
         for s, pr, o in p["triples"]:
             rows.setdefault((s, pr, o), []).append(cid)
     corpus = MemoryCorpus(HashEmbedder(), chunks, [(s, p, o, tuple(c)) for (s, p, o), c in rows.items()])
-    res = HippoRAG2(OfflineLikeReasoner(answers=["G. Stanley Hall"])).answer(
-        Q0["question"], corpus, HippoRAG2Settings()
-    )
+    res = HippoRAG2(OfflineLikeReasoner(answers=["G. Stanley Hall"])).answer(Q0["question"], corpus, settings)
     assert res.trace.ppr_top and any(RAW_ID.search(x.node) for x in res.trace.seeds if x.kind == "passage")
     return res
+
+
+@pytest.fixture(scope="module")
+def result():
+    return _run(HippoRAG2Settings.paper())
+
+
+def test_tuned_steps_say_the_facts_bm25_half_and_which_passages_dense_retrieval_placed_first():
+    from components.methods.hipporag2 import first_stage, steps
+
+    res = _run(HippoRAG2Settings())  # `tuned`: hybrid_facts, dense_first = 2
+    by_title = {s.title: s for s in steps(res)}
+    facts = by_title["Facts retrieved"].sections[0]
+    assert "mean of cosine and BM25" in facts.heading
+    assert all(" (BM25 " in line for line in facts.lines)
+    ranked = by_title["Ranked passages"].sections[0]
+    placed = [i for i, line in enumerate(ranked.lines) if line.endswith("dense retrieval's best, placed first")]
+    assert placed == [0, 1] and "the first 2 are dense retrieval's best (dense_first)" in ranked.heading
+    assert first_stage(res).startswith("first stage: facts by cosine + BM25")
 
 
 def _texts(steps) -> list[str]:

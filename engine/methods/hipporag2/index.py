@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,26 @@ class HippoIndex:
     fact_vectors: np.ndarray  # (facts, dim)
     passage_vectors: np.ndarray  # (passages, dim), in graph.passages order
     how: str = ""  # how the phrase graph was had (read, updated or computed) and what assembling took
+    _lexical: Any = field(default=None, repr=False)  # BM25 over the facts, built on first use
+    _lexical_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def lexical_scores(self, question: str) -> np.ndarray:
+        """Every fact's BM25 score against `question` (its words lower-cased, English stop words
+        out, as the BM25 baseline's), in `facts` order; all zeros when no word of the question is in
+        a fact. The index over the facts is built on the first call (a few thousand short strings)."""
+        import bm25s
+
+        with self._lexical_lock:
+            if self._lexical is None:
+                retriever = bm25s.BM25()
+                if self.facts:
+                    tokens = bm25s.tokenize([" ".join(f) for f in self.facts], stopwords="en", show_progress=False)
+                    retriever.index(tokens, show_progress=False)
+                self._lexical = retriever
+        words = bm25s.tokenize([question], stopwords="en", return_ids=False, show_progress=False)
+        if not self.facts or not words or not words[0]:
+            return np.zeros(len(self.facts))
+        return np.asarray(self._lexical.get_scores(words[0]), dtype=np.float64)
 
     def predicates(self) -> dict[tuple[str, str], list[str]]:
         """(subject, object) -> the predicates of the facts joining them (for the PPR graph's edges)."""

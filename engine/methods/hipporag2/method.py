@@ -24,6 +24,7 @@ a corpus made before that gets them on its first question, reported through `on_
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 
 import numpy as np
 
@@ -108,9 +109,9 @@ class HippoRAG2(MethodDefaults):
         tr.index = "in memory (this process)" if cached else idx.how
         tr.timings["index"] = time.perf_counter() - t0
         qvec = np.asarray(corpus.embed([question]), dtype=np.float32)[0]
-        fact_scores = min_max_normalize(idx.fact_vectors @ qvec) if idx.facts else np.zeros(0)
+        fact_scores, lexical = _fact_scores(idx, question, qvec, s.hybrid_facts)
         dense = min_max_normalize(idx.passage_vectors @ qvec) if idx.graph.passages else np.zeros(0)
-        tr.facts_retrieved = _candidates(idx, fact_scores, s.linking_top_k)
+        tr.facts_retrieved = _candidates(idx, fact_scores, s.linking_top_k, lexical)
         step(f"facts retrieved: {len(tr.facts_retrieved)}", tr.facts_retrieved)
         error = self._recognition_memory(question, tr, s)
         tr.departures = tr.departures + tr.run_departures()
@@ -206,13 +207,32 @@ def _graph_progress(step: StepCallback, corpus: CorpusView):
     return report
 
 
-def _candidates(idx: HippoIndex, scores: np.ndarray, k: int) -> list[Fact]:
+def _fact_scores(
+    idx: HippoIndex, question: str, qvec: np.ndarray, hybrid: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Every fact's score (the authors': min-max normalized cosine) and, with `hybrid`, its min-max
+    normalized BM25 score, which the score then averages with the cosine's (None without). A
+    question sharing no word with any fact is scored by cosine alone."""
+    if not idx.facts:
+        return np.zeros(0), None
+    cosine = min_max_normalize(idx.fact_vectors @ qvec)
+    if not hybrid:
+        return cosine, None
+    bm25 = idx.lexical_scores(question)
+    if not bm25.any():
+        return cosine, np.zeros_like(cosine)
+    lexical = min_max_normalize(bm25)
+    return (cosine + lexical) / 2, lexical
+
+
+def _candidates(idx: HippoIndex, scores: np.ndarray, k: int, lexical: np.ndarray | None = None) -> list[Fact]:
     """The authors' `np.argsort(scores)[-k:][::-1]` (ties: the later fact first)."""
     order = np.argsort(scores)[::-1] if len(scores) <= k else np.argsort(scores)[-k:][::-1]
     out = []
     for i in order.tolist():
         s, p, o = idx.facts[i]
-        out.append(Fact(s, p, o, float(scores[i]), idx.fact_triplets[i], list(idx.fact_chunks[i])))
+        lex = float(lexical[i]) if lexical is not None else None
+        out.append(Fact(s, p, o, float(scores[i]), idx.fact_triplets[i], list(idx.fact_chunks[i]), lex))
     return out
 
 
@@ -232,13 +252,29 @@ def _rank(idx: HippoIndex, tr: HippoRAG2Trace, s: HippoRAG2Settings, dense: np.n
     reset = reset_vector(g, phrase_w, passage_w)
     scores = personalized_pagerank(g.adjacency, reset, s.damping)
     doc = scores[len(g.phrases) :]
-    order = np.argsort(doc)[::-1][: s.retrieval_top_k].tolist()  # the authors' order (ties: the later passage first)
-    tr.ranked = _passages(g.passages, order, doc, dense)
+    order = np.argsort(doc)[::-1].tolist()  # the authors' order (ties: the later passage first)
+    if s.rank_fusion:
+        order = fuse_ranks(order, np.argsort(dense)[::-1].tolist(), s.rank_fusion)
+    head = np.argsort(dense)[::-1][: s.dense_first].tolist() if s.dense_first else []
+    first = set(head)
+    order = (head + [j for j in order if j not in first])[: s.retrieval_top_k]
+    tr.ranked = _passages(g.passages, order, doc, dense, first)
     _record_ppr(idx, tr, scores, reset)
 
 
-def _passages(passages: list[str], order: list[int], score, dense) -> list[RankedPassage]:
-    return [RankedPassage(passages[j], "", float(score[j]), float(dense[j])) for j in order]
+def fuse_ranks(first: list[int], second: list[int], k: int) -> list[int]:
+    """Reciprocal-rank fusion of two orders of the same items: each item scored 1/(k + its rank in
+    `first`) + 1/(k + its rank in `second`) (ranks from 1), best first; ties keep `first`'s order."""
+    score = dict.fromkeys(first, 0.0)
+    for order in (first, second):
+        for rank, j in enumerate(order, 1):
+            score[j] = score.get(j, 0.0) + 1.0 / (k + rank)
+    return sorted(score, key=lambda j: -score[j])
+
+
+def _passages(passages: list[str], order: list[int], score, dense, first: Collection[int] = ()) -> list[RankedPassage]:
+    """`first`: the passages placed ahead of the PageRank order (`dense_first`)."""
+    return [RankedPassage(passages[j], "", float(score[j]), float(dense[j]), j in first) for j in order]
 
 
 def _name_chunks(tr: HippoRAG2Trace, corpus: CorpusView) -> None:

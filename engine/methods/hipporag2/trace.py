@@ -49,10 +49,30 @@ class HippoRAG2Settings:
     """Filter the retrieved facts with the LLM (the paper's recognition memory). The offline
     reasoner cannot: it keeps every retrieved fact, and the trace says the filter was skipped."""
 
+    hybrid_facts: bool = True
+    """Score each fact by the mean of its min-max normalized cosine and its min-max normalized BM25
+    score against the question (ours); off: cosine alone (the paper). A name the embedder blurs is
+    matched word for word."""
+
+    dense_first: int = 2
+    """The passages dense retrieval ranks first that open the ranking, ahead of the PageRank order
+    (ours); 0: the PageRank order alone (the paper). Fact seeds weigh far more than passage seeds, so
+    a fact retrieved for one word of the question could otherwise push the best-matching passage out."""
+
+    rank_fusion: int = 0
+    """Reciprocal-rank fusion of the PageRank passage order with the dense passage order, with this
+    constant (score 1/(k + rank) in each order, summed); 0: the PageRank order alone (the paper)."""
+
     def __post_init__(self) -> None:
         for name in ("linking_top_k", "qa_top_k", "retrieval_top_k", "synonymy_edge_topk"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.dense_first < 0:
+            raise ValueError(
+                f"dense_first must be 0 or more (above qa_top_k: every passage read is dense's), got {self.dense_first}"
+            )
+        if self.rank_fusion < 0:
+            raise ValueError(f"rank_fusion is the fusion's rank constant (0: off), got {self.rank_fusion}")
         if not 0.0 < self.damping < 1.0:
             raise ValueError(f"damping must be between 0 and 1 (the chance of following an edge), got {self.damping}")
         if self.passage_node_weight < 0:
@@ -75,6 +95,9 @@ class HippoRAG2Settings:
                 "synonymy_edge_topk": SYNONYM_TOPK,
                 "synonymy_edge_sim_threshold": SYNONYM_THRESHOLD,
                 "recognition_memory": True,
+                "hybrid_facts": False,
+                "dense_first": 0,
+                "rank_fusion": 0,
                 **overrides,
             }
         )
@@ -91,6 +114,8 @@ class Fact:
     score: float = 0.0
     triplet_id: int | None = None
     chunk_ids: list[str] = field(default_factory=list)
+    #: `hybrid_facts`: its min-max normalized BM25 score (None: cosine alone scored it)
+    lexical: float | None = None
 
     @property
     def line(self) -> str:
@@ -137,6 +162,7 @@ class RankedPassage:
     title: str
     score: float  # PPR score (dense score when the run fell back to dense retrieval)
     dense: float = 0.0  # min-max normalized dense score
+    dense_first: bool = False  # placed ahead of the PageRank order by `dense_first`
 
 
 @dataclass

@@ -33,6 +33,11 @@ REASONS: dict[str, str] = {
     "seed_guard": "a seed more similar to the question than every expanded chunk in the context "
     "is never dropped for one: the graph stage adds recall to its own seeds instead of costing it "
     "(docs/benchmarks.md, issue 25)",
+    "keep_seeds": "the expansion's neighbours may take the place of the first stage's weaker half only: "
+    "a seed the first stage ranks high but the question's cosine ranks below an expanded chunk (a BM25 hit, "
+    "or one of many alike windows of one long document) was cut out of its tree; window recall against "
+    "hybrid at the same n, long documents: HotpotQA 0.917 -> 0.932 (hybrid 0.927), MuSiQue 0.735 -> 0.747 "
+    "(docs/benchmarks.md, issue 42)",
     "answer_prompt": "ours: the zero-shot short-answer prompt every other method uses, so answers "
     "differ by retrieval alone (not yet measured against the authors' prompt with an LLM)",
 }

@@ -26,7 +26,7 @@ from engine.methods.kg2rag.authors import authors_expansion, candidate_edges, ch
 from engine.methods.kg2rag.context import FILL_SEPARATOR, TREE_SEPARATOR, tree_context  # noqa: F401 - re-exported
 from engine.methods.kg2rag.graph import Tree, expand, spanning_trees, weighted_edges
 from engine.methods.kg2rag.rank import cosine_rank
-from engine.methods.kg2rag.select import fill_from_seeds, fill_reranked, guard_seeds, select_trees
+from engine.methods.kg2rag.select import fill_from_seeds, fill_reranked, guard_seeds, keep_top_seeds, select_trees
 from engine.methods.kg2rag.trace import KG2RAGSettings, KG2RAGTrace, SeedChunk
 from engine.methods.presets import describe, prompted
 from engine.reasoners.base import Reasoner
@@ -268,6 +268,21 @@ class KG2RAG(MethodDefaults):
                 tr.note = (tr.note + "; " if tr.note else "") + (
                     f"seed guard: {len(kept)} seed chunk(s) more similar to the question than every expanded "
                     "chunk kept their place (after the trees)"
+                )
+        if s.keep_seeds:
+            tr.tree_chunk_ids, tr.fill_chunk_ids, kept = keep_top_seeds(
+                tr.trees,
+                tr.tree_chunk_ids,
+                tr.fill_chunk_ids,
+                [cid for cid, _ in hits],
+                s.keep_seeds,
+                s.k,
+                chunk_scores,
+            )
+            if kept:
+                tr.note = (tr.note + "; " if tr.note else "") + (
+                    f"keep_seeds: {len(kept)} of the first stage's best {s.keep_seeds} seed chunk(s) kept their "
+                    "place (after the trees)"
                 )
         return tr.tree_chunk_ids + tr.fill_chunk_ids
 

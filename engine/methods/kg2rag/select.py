@@ -188,3 +188,44 @@ def guard_seeds(
         fill.append(best)
         kept.append(best)
     return chosen, fill, kept
+
+
+def keep_top_seeds(
+    ranked: list[Tree],
+    chosen: list[str],
+    fill: list[str],
+    seeds_ranked: list[str],
+    n: int,
+    k: int,
+    scores: dict[str, float],
+) -> tuple[list[str], list[str], list[str]]:
+    """The first `n` seeds (first-stage order) are never left out (`keep_seeds`): each one missing
+    from the trees' chunks and the fill is appended to the fill, taking the place of the least
+    similar expanded chunk (a chunk that is not a seed) when the context holds `k` already; with no
+    expanded chunk left, of the fill's lowest-ranked seed beyond the first `n`. Returns (tree
+    chunks, fill chunks, the seeds kept this way) and notes each evicted chunk on its tree."""
+    top = seeds_ranked[: min(n, k)]
+    protected, seed_rank = set(top), {c: i for i, c in enumerate(seeds_ranked)}
+    chosen, fill, kept = list(chosen), list(fill), []
+    low = float("-inf")
+    for seed in top:
+        if seed in chosen or seed in fill:
+            continue
+        if len(chosen) + len(fill) >= k:
+            added = [c for c in chosen if c not in seed_rank]
+            if added:
+                worst = min(added, key=lambda c: (scores.get(c, low), c))
+                chosen.remove(worst)
+                for t in ranked:
+                    if t.selected and worst in t.chunk_ids:
+                        t.cut_chunk_ids.append(worst)
+                        t.note = (t.note + "; " if t.note else "") + f"{worst} gave its place to a first-stage seed"
+            else:
+                spare = [c for c in chosen + fill if c not in protected]
+                if not spare:
+                    break
+                worst = max(spare, key=lambda c: seed_rank.get(c, len(seed_rank)))
+                (chosen if worst in chosen else fill).remove(worst)
+        fill.append(seed)
+        kept.append(seed)
+    return chosen, fill, kept

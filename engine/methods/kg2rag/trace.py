@@ -95,6 +95,12 @@ class KG2RAGSettings:
     the graph stage then adds recall to its first stage instead of costing it, docs/benchmarks.md;
     the paper has no such rule)."""
 
+    keep_seeds: int = 5
+    """The first stage's best this many seed chunks (at most k) are never left out of the context:
+    each one the trees and the fill did not take replaces the least similar chunk the expansion
+    brought in (ours; 0: none, the paper). The graph stage then trades only the first stage's
+    weaker seeds for its neighbours."""
+
     seeds: str = "hybrid"
     """First stage: `dense` (the paper: cosine top-k) or `hybrid` (BM25 and dense fused by
     reciprocal rank, as the hybrid baseline; ours, measured better on both shared sets); edge
@@ -125,6 +131,7 @@ class KG2RAGSettings:
             seed_trees=False,
             answer_prompt="paper",
             seed_guard=False,
+            keep_seeds=0,
         )
         return cls(**{**base, **overrides})
 
@@ -135,6 +142,8 @@ class KG2RAGSettings:
             raise ValueError(f"hops must be 0 or more, got {self.hops}")
         if self.expansion_cap < -1:
             raise ValueError(f"expansion_cap must be -1 (no cap) or more, got {self.expansion_cap}")
+        if self.keep_seeds < 0:
+            raise ValueError(f"keep_seeds must be 0 or more (more than k keeps every seed), got {self.keep_seeds}")
         if self.max_entity_reads < -1:
             raise ValueError(f"max_entity_reads must be -1 (read all) or more, got {self.max_entity_reads}")
         for name, value, allowed in (

@@ -55,7 +55,11 @@ def test_offline_skips_recognition_memory_says_so_and_answers_from_the_top_passa
     assert tr.facts_kept == tr.facts_retrieved and len(tr.facts_retrieved) == 5
     assert [f.score for f in tr.facts_retrieved] == sorted((f.score for f in tr.facts_retrieved), reverse=True)
     assert res.evidence_chunk_ids == tr.chunk_ids() == [p.chunk_id for p in tr.ranked[:5]]
-    assert [p.score for p in tr.ranked] == sorted((p.score for p in tr.ranked), reverse=True)
+    # `tuned`: the dense head (`dense_first`) opens the ranking, the PageRank order follows
+    head = [p for p in tr.ranked if p.dense_first]
+    assert tr.ranked[: len(head)] == head and len(head) == tr.settings.dense_first == 2
+    walk = tr.ranked[len(head) :]
+    assert [p.score for p in walk] == sorted((p.score for p in walk), reverse=True)
     assert tr.context == reasoner.contexts[0] and res.answer == "G. Stanley Hall"
     assert any(s.kind == "phrase" for s in tr.seeds) and any(s.kind == "passage" for s in tr.seeds)
     assert tr.graph["phrase_nodes"] > 0 and tr.graph["passage_nodes"] == 20
@@ -254,6 +258,8 @@ def test_summarize_is_called_on_the_class_as_the_cli_does(corpus):
         ({"qa_top_k": -2}, "qa_top_k must be at least 1"),
         ({"passage_node_weight": -0.1}, "passage_node_weight must be 0 or more"),
         ({"synonymy_edge_sim_threshold": 2.0}, "is a cosine"),
+        ({"dense_first": -1}, "dense_first must be 0 or more"),
+        ({"rank_fusion": -1}, "rank_fusion is the fusion's rank constant"),
     ],
 )
 def test_a_setting_out_of_range_is_refused_with_its_name(change, words):

@@ -62,7 +62,7 @@ def _distinct_prefix(ids, scores, eps=1e-9):
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_the_same_passage_ranking_without_a_filter(setup, question):
     corpus, ref = setup
-    res = HippoRAG2(OfflineLikeReasoner()).answer(question, corpus, HippoRAG2Settings())
+    res = HippoRAG2(OfflineLikeReasoner()).answer(question, corpus, HippoRAG2Settings.paper())
     tr = res.trace
     assert tr.filter_skipped and tr.facts_kept == tr.facts_retrieved and len(tr.facts_kept) == 5
     want, want_scores = ref.retrieve(question, corpus.embed([question])[0])
@@ -79,10 +79,12 @@ def test_the_same_passage_ranking_without_a_filter(setup, question):
 def test_the_same_ranking_with_a_recognition_memory_filter(setup):
     corpus, ref = setup
     question = QUESTIONS[1]
-    offline = HippoRAG2(OfflineLikeReasoner()).answer(question, corpus).trace
+    offline = HippoRAG2(OfflineLikeReasoner()).answer(question, corpus, HippoRAG2Settings.paper()).trace
     keep = [offline.facts_retrieved[3], offline.facts_retrieved[1]]  # the filter's order, not the scores'
     reply = "[[ ## fact_after_filter ## ]]\n" + json.dumps({"fact": [[f.subject, f.predicate, f.object] for f in keep]})
-    res = HippoRAG2(ScriptedReasoner(chats=[reply + "\n\n[[ ## completed ## ]]"])).answer(question, corpus)
+    res = HippoRAG2(ScriptedReasoner(chats=[reply + "\n\n[[ ## completed ## ]]"])).answer(
+        question, corpus, HippoRAG2Settings.paper()
+    )
     assert [f.line for f in res.trace.facts_kept] == [f.line for f in keep]
     assert res.trace.filter_call is not None and res.usage.calls == 2
     want, want_scores = ref.retrieve(question, corpus.embed([question])[0], recognition=lambda q, facts: [3, 1])

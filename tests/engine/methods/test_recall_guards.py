@@ -74,7 +74,9 @@ def test_the_tuned_method_guards_and_the_paper_preset_does_not():
             return "", LLMCall(job="answer", model="silent")
 
     q = "Which river flows through Paris?"
-    base = dict(k=3, seeds="dense", seed_trees=False, overflow="skip", tree_score="max")
+    base = dict(
+        k=3, seeds="dense", seed_trees=False, overflow="skip", tree_score="max", keep_seeds=0
+    )  # the guard alone
     off = KG2RAG(Silent()).answer(q, corpus, KG2RAGSettings(**base, seed_guard=False))
     on = KG2RAG(Silent()).answer(q, corpus, KG2RAGSettings(**base, seed_guard=True))
     assert [s.chunk_id for s in on.trace.seeds] == ["lone", "hub", "filler"]
