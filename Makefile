@@ -27,7 +27,7 @@ run: $(STAMP)
 
 #: the project's code: what `make check` lints, formats and type-checks (tests/project/test_code_shape.py
 #: measures the same folders)
-CODE := engine components pages app.py tests
+CODE := engine components pages app.py tests bench scripts examples
 
 check: $(STAMP)
 	$(PY) -m ruff check $(CODE)

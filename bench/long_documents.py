@@ -17,6 +17,7 @@ supporting sentences as the evidence spans, triplets from the offline extractor 
 Run through `bench/retrieval_quality.py --long-docs N [--long-datasets musique hotpotqa]` (N
 questions; builds each corpus once into bench/out/workspace/<set>-long-N).
 """
+
 from __future__ import annotations
 
 import json
@@ -42,9 +43,18 @@ def long_documents(dataset: Path, n: int):
         docs.append(Document(doc_id, title, text, source="musique-long"))
         gold = tuple(p["paragraph_text"] for p in paras if p.get("is_supporting"))
         aliases = r.get("answer_aliases") or []
-        questions.append(Question(r["id"], r["question"], (r["answer"], *aliases), qtype=r["id"].split("__")[0],
-                                  dataset="musique", supporting_docs=(doc_id,), evidence=gold,
-                                  answerable=bool(r.get("answerable", True))))
+        questions.append(
+            Question(
+                r["id"],
+                r["question"],
+                (r["answer"], *aliases),
+                qtype=r["id"].split("__")[0],
+                dataset="musique",
+                supporting_docs=(doc_id,),
+                evidence=gold,
+                answerable=bool(r.get("answerable", True)),
+            )
+        )
     return docs, questions, passages
 
 
@@ -52,8 +62,8 @@ def long_documents_hotpotqa(dataset: Path, n: int):
     """(documents, questions) of the first `n` HotpotQA questions (issue 42): each question's ten
     paragraphs (its two gold ones and eight distractors) joined into one document as above; the
     gold evidence spans are its supporting sentences (HotpotQA's own gold unit)."""
-    from engine.corpus.chunking import make_doc_id
     from engine.core.types import Document, Question
+    from engine.corpus.chunking import make_doc_id
 
     rows = json.loads(dataset.read_text(encoding="utf-8"))[:n]
     docs, questions = [], []
@@ -64,8 +74,17 @@ def long_documents_hotpotqa(dataset: Path, n: int):
         doc_id = make_doc_id(title, text)
         docs.append(Document(doc_id, title, text, source="hotpotqa-long"))
         gold = tuple(paras[t][i].strip() for t, i in r["supporting_facts"] if t in paras and i < len(paras[t]))
-        questions.append(Question(r["_id"], r["question"], (r["answer"],), qtype=r.get("type", ""),
-                                  dataset="hotpotqa", supporting_docs=(doc_id,), evidence=gold))
+        questions.append(
+            Question(
+                r["_id"],
+                r["question"],
+                (r["answer"],),
+                qtype=r.get("type", ""),
+                dataset="hotpotqa",
+                supporting_docs=(doc_id,),
+                evidence=gold,
+            )
+        )
     return docs, questions
 
 
@@ -85,8 +104,10 @@ def build_hotpotqa(ws, name: str, dataset: Path, n: int, log=print):
         t0 = time.perf_counter()
         corpus.add_documents(docs)
         corpus.add_questions(questions)
-        log(f"  {name}: {len(docs)} documents, {corpus.counts().chunks} windows embedded in "
-            f"{time.perf_counter() - t0:.0f}s")
+        log(
+            f"  {name}: {len(docs)} documents, {corpus.counts().chunks} windows embedded in "
+            f"{time.perf_counter() - t0:.0f}s"
+        )
     t0 = time.perf_counter()
     summary = run_extraction(corpus, OfflineReasoner(corpus.embedder), concurrency=1)
     corpus.refresh_indexes()
@@ -127,7 +148,9 @@ def build(ws, name: str, dataset: Path, openie: Path, n: int, log=print):
     t0 = time.perf_counter()
     corpus.add_documents(docs)
     corpus.add_questions(questions)
-    log(f"  {name}: {len(docs)} documents, {corpus.counts().chunks} windows embedded in {time.perf_counter() - t0:.0f}s")
+    log(
+        f"  {name}: {len(docs)} documents, {corpus.counts().chunks} windows embedded in {time.perf_counter() - t0:.0f}s"
+    )
     t0 = time.perf_counter()
     tf = read_triplet_file(openie)
     chunks = corpus.chunks()
@@ -135,8 +158,10 @@ def build(ws, name: str, dataset: Path, openie: Path, n: int, log=print):
     counts = link_counts(rows, chunks)
     links, unresolved = resolve_rows(rows, chunks)
     added = corpus.import_triplets(links)
-    log(f"  {name}: {added} triplet links from {len(rows)} OpenIE rows of these passages ({unresolved} unresolved) "
-        f"in {time.perf_counter() - t0:.0f}s")
+    log(
+        f"  {name}: {added} triplet links from {len(rows)} OpenIE rows of these passages ({unresolved} unresolved) "
+        f"in {time.perf_counter() - t0:.0f}s"
+    )
     return corpus, counts
 
 
@@ -153,22 +178,37 @@ def evaluate(corpus, questions, runners, log=print) -> list[str]:
         for name, run in runners.items():
             ids = list(dict.fromkeys(run(q.question).evidence_chunk_ids))
             chunks = corpus.get_chunks(ids)
-            s = sums.setdefault(name, {"n": 0, "chunks": 0.0, "doc": 0.0, "win": 0.0, **{f"w{c}": 0.0 for c in CUTS},
-                                       **{f"d{c}": 0.0 for c in CUTS}})
+            s = sums.setdefault(
+                name,
+                {
+                    "n": 0,
+                    "chunks": 0.0,
+                    "doc": 0.0,
+                    "win": 0.0,
+                    **{f"w{c}": 0.0 for c in CUTS},
+                    **{f"d{c}": 0.0 for c in CUTS},
+                },
+            )
             s["n"] += 1
             s["chunks"] += len(chunks)
             s["doc"] += retrieval_score(retrieved_units(chunks, PARAGRAPH, True), gold_units(q, PARAGRAPH)).recall
             for c in CUTS:
-                s[f"d{c}"] += retrieval_score(retrieved_units(chunks[:c], PARAGRAPH, True), gold_units(q, PARAGRAPH)).recall
+                s[f"d{c}"] += retrieval_score(
+                    retrieved_units(chunks[:c], PARAGRAPH, True), gold_units(q, PARAGRAPH)
+                ).recall
             w = evidence_score(gold, chunks, 1) if gold is not None else None
             if w is not None:
                 s["win"] += w.recall
                 for c in CUTS:
                     s[f"w{c}"] += evidence_score(gold, chunks, c).recall_at_k
-    lines = ["| method | chunks | document R@5 | document R | window R@2 | window R@5 | window R@10 | window R |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| method | chunks | document R@5 | document R | window R@2 | window R@5 | window R@10 | window R |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for name, s in sums.items():
         n = s["n"] or 1
-        lines.append(f"| {name} | {s['chunks'] / n:.2f} | {s['d5'] / n:.3f} | {s['doc'] / n:.3f} | "
-                     f"{s['w2'] / n:.3f} | {s['w5'] / n:.3f} | {s['w10'] / n:.3f} | {s['win'] / n:.3f} |")
+        lines.append(
+            f"| {name} | {s['chunks'] / n:.2f} | {s['d5'] / n:.3f} | {s['doc'] / n:.3f} | "
+            f"{s['w2'] / n:.3f} | {s['w5'] / n:.3f} | {s['w10'] / n:.3f} | {s['win'] / n:.3f} |"
+        )
     return lines

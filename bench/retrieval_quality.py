@@ -19,7 +19,8 @@ recall@2/5/10), HippoRAG 2 with the authors' settings (`paper`) reading 10 passa
 hipporag2`, other variants with `--hipporag2 paper tuned '{"damping": 0.7}'`; recognition memory
 skipped: the bench's stub reasoner writes no free text), LightRAG through its own
 library with its default settings (`--methods ... lightrag [--lightrag local global hybrid mix]`; the
-offline rules' keywords in its keyword fields, its storage built once into the corpus folder), T2RAG with the offline reasoner (k=5, N=3) as `t2rag` (tuned) and `t2rag paper`,
+offline rules' keywords in its keyword fields, its storage built once into the corpus folder), T2RAG
+with the offline reasoner (k=5, N=3) as `t2rag` (tuned) and `t2rag paper`,
 KG2RAG (k=10, 1 hop, answer step skipped: a stub reasoner) as `kg2rag` (tuned) and `kg2rag paper`
 (`KG2RAGSettings.paper()`: dense seeds, no caps), or any other variants.
 Recall@n counts the gold paragraphs among a method's first n evidence chunks (in the order the
@@ -29,6 +30,7 @@ to the number of chunks the method used: the fair baseline ("hybrid @ same n" li
 recall was lost" table follows (engine/eval/recall_loss.py). Per-question rows go to
 bench/out/retrieval_quality_<set>.json for the question-by-question comparison.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +47,10 @@ sys.path.insert(0, str(ROOT))
 DATA = ROOT.parent / "shared" / "data"
 DATASETS = {
     "hotpotqa": (DATA / "hotpotqa_hipporag_train100" / "hotpotqa_train.json", None),
-    "musique": (DATA / "musique_hipporag_train100" / "musique_train.json",
-                DATA / "musique_hipporag_train100" / "openie_gpt-3.5-turbo-1106.json"),
+    "musique": (
+        DATA / "musique_hipporag_train100" / "musique_train.json",
+        DATA / "musique_hipporag_train100" / "openie_gpt-3.5-turbo-1106.json",
+    ),
     # the bundled sample corpora (sample_corpora/), offline triplets
     "sample-musique": (ROOT / "sample_corpora" / "musique_10.json", None),
     "sample-hotpotqa": (ROOT / "sample_corpora" / "hotpotqa_30.json", None),
@@ -67,10 +71,14 @@ def dataset_files(name: str) -> tuple[Path, Path | None] | None:
     wanted = [p for p in DATASETS[name] if p is not None]
     found = [data_file(p.relative_to(DATA)) for p in wanted]
     if any(f is None for f in found):
-        print(f"SKIPPED {name}: needs {', '.join(str(p.relative_to(DATA)) for p in wanted)} under ../shared/data "
-              "or tests/fixtures/qa")
+        print(
+            f"SKIPPED {name}: needs {', '.join(str(p.relative_to(DATA)) for p in wanted)} under ../shared/data "
+            "or tests/fixtures/qa"
+        )
         return None
     return found[0], (found[1] if len(found) > 1 else None)  # type: ignore[return-value]
+
+
 CUTS = (2, 5, 10)
 
 
@@ -86,8 +94,15 @@ class StubReasoner:
         return "", LLMCall(job="answer", model=self.name)
 
 
-def build_corpus(ws, name: str, dataset: Path, mode: str = "paragraph", limit: int | None = None,
-                 triplets: Path | None = None, log=print):
+def build_corpus(
+    ws,
+    name: str,
+    dataset: Path,
+    mode: str = "paragraph",
+    limit: int | None = None,
+    triplets: Path | None = None,
+    log=print,
+):
     """Open corpus `name`, or build it from a dataset file with imported or offline triplets."""
     from engine.core.chunking import ChunkingSettings
     from engine.ingest.datasets import read_dataset
@@ -115,8 +130,10 @@ def build_corpus(ws, name: str, dataset: Path, mode: str = "paragraph", limit: i
         tf = read_triplet_file(triplets)
         rows, unresolved = resolve_rows(tf.rows, corpus.chunks())
         added = corpus.import_triplets(rows)
-        log(f"  {name}: imported {added} triplet links from {triplets.name} ({unresolved} rows unresolved, "
-            f"{tf.skipped} skipped) in {time.perf_counter() - t0:.0f}s")
+        log(
+            f"  {name}: imported {added} triplet links from {triplets.name} ({unresolved} rows unresolved, "
+            f"{tf.skipped} skipped) in {time.perf_counter() - t0:.0f}s"
+        )
     else:
         summary = run_extraction(corpus, OfflineReasoner(corpus.embedder), concurrency=1)
         corpus.refresh_indexes()
@@ -166,8 +183,10 @@ class Row:
     def line(self) -> str:
         n = max(self.n, 1)
         cuts = " | ".join(f"{self.at[c] / n:.3f}" for c in CUTS)
-        return (f"| {self.label} | {self.chunks / n:.2f} | {cuts} | {self.p / n:.3f} | {self.r / n:.3f} "
-                f"| {self.f1 / n:.3f} |")
+        return (
+            f"| {self.label} | {self.chunks / n:.2f} | {cuts} | {self.p / n:.3f} | {self.r / n:.3f} "
+            f"| {self.f1 / n:.3f} |"
+        )
 
 
 def score(corpus, chunk_ids: list[str], gold: set, by_doc: bool = False) -> dict:
@@ -240,7 +259,7 @@ def method_runners(args, corpus):
             if variant in ("default", "paper"):
                 settings = preset_settings("t2rag", "tuned" if variant == "default" else "paper")
             elif variant.startswith("paper+"):
-                settings = preset_settings("t2rag", "paper", **json.loads(variant[len("paper+"):]))
+                settings = preset_settings("t2rag", "paper", **json.loads(variant[len("paper+") :]))
             else:
                 settings = preset_settings("t2rag", "tuned", **json.loads(variant))
             label = "t2rag" if variant == "default" else f"t2rag {variant}"
@@ -251,7 +270,7 @@ def method_runners(args, corpus):
             if variant in ("default", "paper"):
                 settings = KG2RAGSettings() if variant == "default" else KG2RAGSettings.paper()
             elif variant.startswith("paper+"):
-                settings = KG2RAGSettings.paper(**json.loads(variant[len("paper+"):]))
+                settings = KG2RAGSettings.paper(**json.loads(variant[len("paper+") :]))
             else:
                 settings = KG2RAGSettings(**json.loads(variant))
             label = "kg2rag" if variant == "default" else f"kg2rag {variant}"
@@ -268,10 +287,16 @@ def with_hybrid_same_n(runners: dict, corpus) -> dict:
     hyb, memo, out = HybridRAG(StubReasoner()), {}, {}
     for name, run in runners.items():
         out[name] = (lambda n, r: lambda q: memo[(n, q)] if (n, q) in memo else memo.setdefault((n, q), r(q)))(
-            name, run)
+            name, run
+        )
         if name.startswith("kg2rag"):
-            out[f"hybrid @ same n as {name}"] = (lambda f: lambda q: hyb.answer(
-                q, corpus, HybridSettings(k=max(1, len(dict.fromkeys(f(q).evidence_chunk_ids))))))(out[name])
+            out[f"hybrid @ same n as {name}"] = (
+                lambda f: (
+                    lambda q: hyb.answer(
+                        q, corpus, HybridSettings(k=max(1, len(dict.fromkeys(f(q).evidence_chunk_ids))))
+                    )
+                )
+            )(out[name])
     return out
 
 
@@ -304,8 +329,12 @@ def evaluate(args, corpus, questions, log=print) -> tuple[dict[str, Row], list[d
             loss = recall_loss(res.method, res.trace, q, corpus, ids)
             losses[name].append(loss)
             s = score(corpus, ids, gold, bool(q.supporting_docs))
-            rec["methods"][name] = {**s, "chunk_ids": ids, "lost": dict(loss.lost) if loss else {},
-                                    "gained": loss.gained if loss else 0}
+            rec["methods"][name] = {
+                **s,
+                "chunk_ids": ids,
+                "lost": dict(loss.lost) if loss else {},
+                "gained": loss.gained if loss else 0,
+            }
             rows.setdefault(name, Row(name)).add(s)
             if res.method == "t2rag":
                 repeats[name] = repeats.get(name, 0) + repeated_solves(res.trace)
@@ -352,48 +381,108 @@ def per_question_lines(per_q: list[dict], method: str) -> list[str]:
             continue
         why = "; ".join(f"{k} x{v}" for k, v in m["lost"].items()) or "-"
         q = rec["question"] if len(rec["question"]) <= 70 else rec["question"][:67] + "..."
-        rows.append((m["r"] - m["semantic_same_n"]["r"],
-                     f"| {q} | {m['r']:.2f} | {m['semantic_same_n']['r']:.2f} | {m.get('gained', 0)} | {why} |"))
+        rows.append(
+            (
+                m["r"] - m["semantic_same_n"]["r"],
+                f"| {q} | {m['r']:.2f} | {m['semantic_same_n']['r']:.2f} | {m.get('gained', 0)} | {why} |",
+            )
+        )
     rows.sort(key=lambda r: r[0])
     wins = sum(1 for d, _ in rows if d > 0)
-    return [f"{method} vs semantic at the same n, question by question: {wins} better, {len(rows) - wins} worse, "
-            f"{len(per_q) - len(rows)} equal", "",
-            f"| question | {method} R | semantic R | gold gained by the expansion | gold lost at |",
-            "|---|---|---|---|---|", *[line for _, line in rows]]
+    return [
+        f"{method} vs semantic at the same n, question by question: {wins} better, {len(rows) - wins} worse, "
+        f"{len(per_q) - len(rows)} equal",
+        "",
+        f"| question | {method} R | semantic R | gold gained by the expansion | gold lost at |",
+        "|---|---|---|---|---|",
+        *[line for _, line in rows],
+    ]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--questions", type=int, default=100)
-    ap.add_argument("--datasets", nargs="*", default=["musique", "hotpotqa"], choices=list(DATASETS),
-                    help="pooled sets to run (none: only --long-docs)")
-    ap.add_argument("--long-docs", type=int, default=0, metavar="N",
-                    help="also the long-document sets (--long-datasets) of the first N questions (bench/long_documents.py): "
-                         "recall at document and at window level")
-    ap.add_argument("--long-datasets", nargs="+", default=["musique"], choices=["musique", "hotpotqa"],
-                    help="the long-document sets --long-docs builds: MuSiQue (GPT-3.5 OpenIE triplets) and "
-                         "HotpotQA (offline triplets), each question's paragraphs joined into one document")
-    ap.add_argument("--methods", nargs="+", default=["semantic", "hybrid", "t2rag", "kg2rag"],
-                    choices=["semantic", "hybrid", "bm25", "hipporag2", "lightrag", "t2rag", "kg2rag"])
-    ap.add_argument("--lightrag", nargs="+", default=["mix"], choices=["local", "global", "hybrid", "mix"],
-                    metavar="MODE", help="LightRAG query modes to run (`lightrag` is mix, its library's default)")
-    ap.add_argument("--kg2rag", nargs="+", default=["default", "paper"], metavar="VARIANT",
-                    help='KG2RAG variants: "default", "paper" (KG2RAGSettings.paper()), KG2RAGSettings fields '
-                         'as JSON (\'{"tree_score": "max"}\') or "paper+JSON" (the paper preset with overrides)')
-    ap.add_argument("--t2rag", nargs="+", default=["default", "paper"], metavar="VARIANT",
-                    help='T2RAG variants, as --kg2rag: "default" (tuned), "paper", T2RAGSettings fields as JSON '
-                         'over tuned (\'{"early_stop": false}\') or "paper+JSON"')
-    ap.add_argument("--hipporag2", nargs="+", default=["paper"], metavar="VARIANT",
-                    help='HippoRAG 2 variants (each reading 10 passages): "paper" (the row labelled hipporag2), '
-                         '"tuned", HippoRAG2Settings fields as JSON on tuned (\'{"damping": 0.7}\') or '
-                         '"paper+JSON"')
-    ap.add_argument("--per-question", default="", metavar="METHOD",
-                    help="also list the questions where METHOD (e.g. kg2rag) and semantic at the same n differ")
-    ap.add_argument("--no-hybrid-same-n", dest="hybrid_same_n", action="store_false",
-                    help="leave out the hybrid baseline cut to each method's chunk count")
-    ap.add_argument("--channel", default="", metavar="WEIGHT,CONSTANT",
-                    help="T2RAG chunk_channel's walk weight and fusion constant for this run (a sensitivity "
-                         "check; default: engine/methods/t2rag/channels.py's WALK_WEIGHT, FUSION_K)")
+    ap.add_argument(
+        "--datasets",
+        nargs="*",
+        default=["musique", "hotpotqa"],
+        choices=list(DATASETS),
+        help="pooled sets to run (none: only --long-docs)",
+    )
+    ap.add_argument(
+        "--long-docs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also the long-document sets (--long-datasets) of the first N questions (bench/long_documents.py): "
+        "recall at document and at window level",
+    )
+    ap.add_argument(
+        "--long-datasets",
+        nargs="+",
+        default=["musique"],
+        choices=["musique", "hotpotqa"],
+        help="the long-document sets --long-docs builds: MuSiQue (GPT-3.5 OpenIE triplets) and "
+        "HotpotQA (offline triplets), each question's paragraphs joined into one document",
+    )
+    ap.add_argument(
+        "--methods",
+        nargs="+",
+        default=["semantic", "hybrid", "t2rag", "kg2rag"],
+        choices=["semantic", "hybrid", "bm25", "hipporag2", "lightrag", "t2rag", "kg2rag"],
+    )
+    ap.add_argument(
+        "--lightrag",
+        nargs="+",
+        default=["mix"],
+        choices=["local", "global", "hybrid", "mix"],
+        metavar="MODE",
+        help="LightRAG query modes to run (`lightrag` is mix, its library's default)",
+    )
+    ap.add_argument(
+        "--kg2rag",
+        nargs="+",
+        default=["default", "paper"],
+        metavar="VARIANT",
+        help='KG2RAG variants: "default", "paper" (KG2RAGSettings.paper()), KG2RAGSettings fields '
+        'as JSON (\'{"tree_score": "max"}\') or "paper+JSON" (the paper preset with overrides)',
+    )
+    ap.add_argument(
+        "--t2rag",
+        nargs="+",
+        default=["default", "paper"],
+        metavar="VARIANT",
+        help='T2RAG variants, as --kg2rag: "default" (tuned), "paper", T2RAGSettings fields as JSON '
+        'over tuned (\'{"early_stop": false}\') or "paper+JSON"',
+    )
+    ap.add_argument(
+        "--hipporag2",
+        nargs="+",
+        default=["paper"],
+        metavar="VARIANT",
+        help='HippoRAG 2 variants (each reading 10 passages): "paper" (the row labelled hipporag2), '
+        '"tuned", HippoRAG2Settings fields as JSON on tuned (\'{"damping": 0.7}\') or '
+        '"paper+JSON"',
+    )
+    ap.add_argument(
+        "--per-question",
+        default="",
+        metavar="METHOD",
+        help="also list the questions where METHOD (e.g. kg2rag) and semantic at the same n differ",
+    )
+    ap.add_argument(
+        "--no-hybrid-same-n",
+        dest="hybrid_same_n",
+        action="store_false",
+        help="leave out the hybrid baseline cut to each method's chunk count",
+    )
+    ap.add_argument(
+        "--channel",
+        default="",
+        metavar="WEIGHT,CONSTANT",
+        help="T2RAG chunk_channel's walk weight and fusion constant for this run (a sensitivity "
+        "check; default: engine/methods/t2rag/channels.py's WALK_WEIGHT, FUSION_K)",
+    )
     args = ap.parse_args()
     if args.channel:
         from engine.methods.t2rag import channels
@@ -414,13 +503,16 @@ def main() -> None:
         if files is None:
             continue
         path, triplets = files
-        corpus = build_corpus(ws, f"{ds}-paragraphs" if ds != "musique" else "musique-hipporag-openie", path,
-                              triplets=triplets)
+        corpus = build_corpus(
+            ws, f"{ds}-paragraphs" if ds != "musique" else "musique-hipporag-openie", path, triplets=triplets
+        )
         c = corpus.counts()
         questions = corpus.questions()[: args.questions]
         source = "GPT-3.5 OpenIE (HippoRAG)" if triplets else "offline"
-        print(f"\n### {ds}: {len(questions)} questions, pooled corpus of {c.chunks} paragraph chunks, "
-              f"{c.triplets} {source} triplets\n")
+        print(
+            f"\n### {ds}: {len(questions)} questions, pooled corpus of {c.chunks} paragraph chunks, "
+            f"{c.triplets} {source} triplets\n"
+        )
         t0 = time.perf_counter()
         rows, per_q, losses = evaluate(args, corpus, questions)
         print(f"\n({time.perf_counter() - t0:.0f}s)\n")
@@ -459,12 +551,16 @@ def run_long_set(args, ds, corpus, counts) -> None:
 
     c = corpus.counts()
     source = "GPT-3.5 OpenIE" if ds == "musique" else "offline"
-    print(f"\n### {ds}, long documents: {args.long_docs} questions, each question's paragraphs joined into one "
-          f"document: {c.documents} documents, {c.chunks} windows, {c.triplets} {source} triplets\n")
+    print(
+        f"\n### {ds}, long documents: {args.long_docs} questions, each question's paragraphs joined into one "
+        f"document: {c.documents} documents, {c.chunks} windows, {c.triplets} {source} triplets\n"
+    )
     if counts:
-        print(f"OpenIE triplets linked to windows: {counts['triplets']} triplets, {counts['best window']:.2f} windows "
-              f"per triplet (best window), {counts['every window naming both']:.2f} with every window naming both "
-              "entities (the rule replaced)\n")
+        print(
+            f"OpenIE triplets linked to windows: {counts['triplets']} triplets, {counts['best window']:.2f} windows "
+            f"per triplet (best window), {counts['every window naming both']:.2f} with every window naming both "
+            "entities (the rule replaced)\n"
+        )
     cache_question_vectors(corpus)
     questions = corpus.questions()[: args.long_docs]
     t0 = time.perf_counter()
