@@ -20,7 +20,7 @@ from engine.reasoners.offline.match import (
     split_proposition,
 )
 from engine.reasoners.offline.questions import QuestionShape
-from engine.reasoners.offline.spans import STOPWORDS, find_spans, split_sentences
+from engine.reasoners.offline.spans import STOPWORDS, context_sentences, find_spans
 from engine.reasoners.offline.values import BIND_THRESHOLD, best_value
 
 
@@ -113,7 +113,7 @@ def from_facts(scorer: RelationScorer, shape: QuestionShape, question: str, fact
 
 def from_context(scorer: RelationScorer, shape: QuestionShape, question: str, context: str) -> tuple[str, str]:
     """The best-typed span of the sentence most similar to the question, not in the question."""
-    sentences = [s for s in split_sentences(context) if s.strip()]
+    sentences = context_sentences(context)
     if not sentences:
         return "", "no context"
     scores = scorer.sentence_scores(question, sentences)

@@ -86,6 +86,13 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _split(text) if s and s.strip()]
 
 
+def context_sentences(context: str) -> list[str]:
+    """Sentences of an answer step's context, one passage (a blank-line-separated chunk) at a time:
+    a chunk cut in mid-sentence (a window of a long document) never runs on into the next chunk's
+    title and text, so a sentence is never "about" an entity another chunk names."""
+    return [s for para in re.split(r"\n\s*\n", context) for s in split_sentences(para)]
+
+
 def is_cap(tok: str) -> bool:
     return bool(tok) and (tok[0].isupper() or (tok[0].isdigit() and any(c.isalpha() for c in tok)))
 

@@ -17,7 +17,7 @@ from engine.reasoners.offline.answering import from_context, named_as_asked
 from engine.reasoners.offline.match import Fact, RelationScorer, entity_score
 from engine.reasoners.offline.questions import QuestionShape
 from engine.reasoners.offline.rules import _same_person as same_person  # the extractor's own name rule
-from engine.reasoners.offline.spans import clean_title, find_spans, split_sentences
+from engine.reasoners.offline.spans import clean_title, context_sentences, find_spans
 from engine.reasoners.offline.values import (
     BIND_THRESHOLD,
     best_value,
@@ -90,7 +90,7 @@ def _from_sentences(
     scorer: RelationScorer, shape: QuestionShape, question: str, context: str, anchor: str, exclude: set[str]
 ) -> str:
     """A span of the right type from a context sentence that names `anchor` (the last bound value)."""
-    sentences = [s for s in split_sentences(context) if entity_score(anchor, s) > 0 or anchor.lower() in s.lower()]
+    sentences = [s for s in context_sentences(context) if entity_score(anchor, s) > 0 or anchor.lower() in s.lower()]
     if not sentences:
         return ""
     kind = placeholder_type(FINAL, shape.wh)
@@ -149,7 +149,7 @@ def chained_answer(
         anchor = bound.get(other, "")
     if anchor and context.strip() and final_hop is not None:
         exclude = set(bound.values()) | set(shape.entities)
-        about = [x for x in split_sentences(context) if entity_score(anchor, x) > 0 or anchor.lower() in x.lower()]
+        about = [x for x in context_sentences(context) if entity_score(anchor, x) > 0 or anchor.lower() in x.lower()]
         text = named_as_asked(question, about, tuple(exclude))
         if text:
             return text, f"a name holding the asked noun in a sentence about {anchor!r}", ""
