@@ -1,6 +1,6 @@
 """The evaluation harness: run methods over a corpus's questions, score, resume, summarize.
 
-    summary = run_eval(corpus, ["t2rag", "kg2rag"], reasoner, questions=20, out_dir="runs/x")
+    summary = run_eval(corpus, methods, reasoner, questions=20, out_dir="runs/x")   # registered method names
 
 Layout of `out_dir` (summaries built in engine/eval/report.py):
 

@@ -1,8 +1,8 @@
 """Named presets for every method, in one registry: `paper` and `tuned`.
 
-    settings = preset_settings("kg2rag", "paper")          # the paper and the authors' code
-    preset_name("kg2rag", settings)                          # "paper"
-    departures("kg2rag", tuned)                              # [Departure("seeds", "hybrid", "dense", ...), ...]
+    settings = preset_settings(method, "paper")            # the paper and the authors' code
+    preset_name(method, settings)                            # "paper"
+    departures(method, tuned)                                # [Departure(name, tuned value, paper value, ...), ...]
 
 * `paper` is the paper and its authors' code, with SPEC's documented bug fixes only (the method's `preset_fixes`, each
   named: every preset keeps them, and the trace lists them as departures of kind "fix").
@@ -121,7 +121,7 @@ def describe(method: str, settings: Any) -> tuple[str, list[Departure]]:
 
 
 def prompted(reasoner: Any, prompt_set: str) -> Any:
-    """`reasoner` building its prompts from `prompt_set` ("tuned", "t2rag-paper", "kg2rag-paper");
+    """`reasoner` building its prompts from `prompt_set` ("tuned", or a method's "<method>-paper" set);
     a reasoner without prompts (the offline rules) is returned as it is."""
     variant = getattr(reasoner, "with_prompt_set", None)
     return variant(prompt_set) if callable(variant) else reasoner
