@@ -85,6 +85,25 @@ def goto(at, page: str):
     return at
 
 
+def open_link(app_workspace, monkeypatch, page: str, params: dict[str, str]):
+    """A fresh session opening `/<page>?<params>` over `app_workspace`: a reload, or the link in a new
+    tab (no demo mode, no model from the environment). AppTest needs one run before it can switch
+    pages, so the session is marked unread and the link's parameters are set again for the page's run."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(app_workspace))
+    monkeypatch.delenv("TRIPLET_LENS_DEMO", raising=False)
+    monkeypatch.delenv("TRIPLET_LENS_MODEL", raising=False)
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.session_state["url_restored"] = False
+    at.query_params = dict(params)
+    switch_to(at, page)
+    at.run()
+    ok(at)
+    return at
+
+
 def next_step(at, state_key: str) -> bool:
     """Press a stepper's Next; False when it is disabled (the last step)."""
     btn = at.button(key=f"{state_key}_next")

@@ -2,25 +2,33 @@
 left behind, as `corpus check` does; a drop waits for a writer and says so (issue 38, docs/reliability.md
 rows 14 and 17)."""
 
+import fcntl
+import threading
+from pathlib import Path
+
 from tests._apptest import ok as _ok
+
+
+def _opened(at, app_workspace, embedder, name: str) -> Path:
+    """A one-document corpus `name`, made outside the app and picked on its page; its folder."""
+    from engine.core.types import Document
+    from engine.store import Workspace
+
+    corpus = Workspace(app_workspace, embedder=embedder).create(name)
+    corpus.add_documents([Document("d1", "Lisbon", "Lisbon is the capital of Portugal.", "a.txt")])
+    path = corpus.path
+    corpus.close()
+    at.session_state["corpus"] = name
+    at.run()
+    _ok(at)
+    return path
 
 
 def test_check_integrity_finishes_an_index_write_a_killed_writer_left_behind(app, app_workspace, embedder):
     """The Check button does what `corpus check` does: an index file a writer killed after its commit
     left missing is brought in step from the stored vectors (and said so), not reported as damage."""
-    import threading
-
-    from engine.core.types import Document
-    from engine.store import Workspace
-
-    corpus = Workspace(app_workspace, embedder=embedder).create("half-written")
-    corpus.add_documents([Document("d1", "Lisbon", "Lisbon is the capital of Portugal.", "a.txt")])
-    path = corpus.path
-    corpus.close()
     at = app
-    at.session_state["corpus"] = "half-written"
-    at.run()
-    _ok(at)
+    path = _opened(at, app_workspace, embedder, "half-written")
     for t in threading.enumerate():  # the app's warm-up opens the corpus in the background: let it finish
         if t.name.startswith("warmup-"):
             t.join(timeout=60)
@@ -35,20 +43,10 @@ def test_check_integrity_finishes_an_index_write_a_killed_writer_left_behind(app
 def test_drop_waits_for_a_writer_and_says_so(app, app_workspace, embedder, monkeypatch):
     """A drop while another process writes the corpus waits for its write lock, and the page says it
     waits (a toast), then drops once the writer is done."""
-    import fcntl
-    import threading
+    from engine.store import lock
 
-    from engine.core.types import Document
-    from engine.store import Workspace, lock
-
-    corpus = Workspace(app_workspace, embedder=embedder).create("busy")
-    corpus.add_documents([Document("d1", "Lisbon", "Lisbon is the capital of Portugal.", "a.txt")])
-    path = corpus.path
-    corpus.close()
     at = app
-    at.session_state["corpus"] = "busy"
-    at.run()
-    _ok(at)
+    path = _opened(at, app_workspace, embedder, "busy")
     writer = open(path / "write.lock", "a+")  # another process's writer, inside its transaction
     fcntl.flock(writer, fcntl.LOCK_EX)
 

@@ -13,26 +13,9 @@ from streamlit.testing.v1 import AppTest
 from tests._apptest import goto as _goto
 from tests._apptest import next_step as _next
 from tests._apptest import ok as _ok
-from tests._apptest import switch_to
+from tests._apptest import open_link as _open_link
 
 pytestmark = pytest.mark.timeout(600)
-
-
-def _new_session(app_workspace, monkeypatch, page: str, params: dict[str, str]) -> AppTest:
-    """A fresh session opening `/<page>?<params>`: a reload, or the link in a new tab."""
-    from tests._apptest import APP
-
-    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(app_workspace))
-    monkeypatch.delenv("TRIPLET_LENS_DEMO", raising=False)
-    monkeypatch.delenv("TRIPLET_LENS_MODEL", raising=False)
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.run()
-    at.session_state["url_restored"] = False
-    at.query_params = dict(params)
-    switch_to(at, page)
-    at.run()
-    _ok(at)
-    return at
 
 
 def _compare_second_question(app) -> tuple[AppTest, str]:
@@ -81,7 +64,7 @@ def test_after_a_reload_on_settings_compare_shows_the_question_and_methods(app, 
     at = _goto(at, "settings")
     link = dict(at.query_params)
     assert link["q"] == qid and link["methods"] == "t2rag,kg2rag,bm25", link
-    again = _new_session(app_workspace, monkeypatch, "settings", link)
+    again = _open_link(app_workspace, monkeypatch, "settings", link)
     again = _goto(again, "compare")
     assert again.selectbox(key="cmp_q_qid").value == qid
     assert again.multiselect(key="cmp_methods").value == ["t2rag", "kg2rag", "bm25"]
@@ -110,7 +93,7 @@ def test_presentation_survives_a_reload_on_the_same_run_and_step(app, app_worksp
     _next(at, "present_step")
     link = dict(at.query_params)
     assert link["present"] == "1" and link["from"] == "compare" and link["q"] == qid and link["step"] == "2"
-    again = _new_session(app_workspace, monkeypatch, "compare", link)  # app.py routes it to presentation
+    again = _open_link(app_workspace, monkeypatch, "compare", link)  # app.py routes it to presentation
     assert _presenting(again)
     run = again.session_state["present_run"]
     assert run is not None and run.qid == qid and [r.method for r in run.results] == ["t2rag", "kg2rag"]
@@ -127,7 +110,7 @@ def test_compare_runs_every_method_a_link_names(app_workspace, monkeypatch):
 
     wanted = "t2rag,kg2rag,hipporag2,bm25"
     assert set(wanted.split(",")) <= set(compare_options())
-    at = _new_session(app_workspace, monkeypatch, "compare", {"methods": wanted})  # no question: nothing runs
+    at = _open_link(app_workspace, monkeypatch, "compare", {"methods": wanted})  # no question: nothing runs
     assert at.multiselect(key="cmp_methods").value == wanted.split(",")
     assert at.session_state["compare"] is None
     at.button(key="cmp_go").click().run()
@@ -135,7 +118,7 @@ def test_compare_runs_every_method_a_link_names(app_workspace, monkeypatch):
     assert [r.method for r in at.session_state["compare"].results] == wanted.split(",")
     link = dict(at.query_params)
     assert link["methods"] == wanted
-    again = _new_session(app_workspace, monkeypatch, "compare", link)
+    again = _open_link(app_workspace, monkeypatch, "compare", link)
     assert [r.method for r in again.session_state["compare"].results] == wanted.split(",")
     boxes = [h.proto.body for h in again.get("html") if "tl-answer" in h.proto.body]
     assert len(boxes) >= 4  # one answer per method, side by side

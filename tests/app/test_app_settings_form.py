@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests._apptest import goto as _goto
 from tests._apptest import ok as _ok
-from tests._apptest import switch_to
+from tests._apptest import open_link as _open_link
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -80,22 +80,6 @@ def test_settings_neither_preset_say_custom_and_which_fields(app):
     assert not [c.value for c in at.caption if c.value.startswith("✏️ Custom:")]
 
 
-def _new_session(app_workspace, monkeypatch, page: str, params: dict[str, str]) -> AppTest:
-    """A fresh session opening `/<page>?<params>` (a reload or a shared link)."""
-    from tests._apptest import APP
-
-    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(app_workspace))
-    monkeypatch.delenv("TRIPLET_LENS_DEMO", raising=False)
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.run()
-    at.session_state["url_restored"] = False
-    at.query_params = dict(params)
-    switch_to(at, page)
-    at.run()
-    _ok(at)
-    return at
-
-
 def test_the_methods_settings_survive_a_reload_and_travel_in_a_link(app, app_workspace, monkeypatch):
     at = _goto(app, "settings")
     at.button(key="preset_kg2rag_paper").click().run()
@@ -105,7 +89,7 @@ def test_the_methods_settings_survive_a_reload_and_travel_in_a_link(app, app_wor
     link = dict(at.query_params)
     assert link["settings"] == "t2rag:tuned;k=8|kg2rag:paper", link
     sent = at.session_state["session"]
-    again = _new_session(app_workspace, monkeypatch, "settings", link)
+    again = _open_link(app_workspace, monkeypatch, "settings", link)
     got = again.session_state["session"]
     for method in PRESET_METHODS:
         assert got.settings_for(method) == sent.settings_for(method), method
@@ -114,7 +98,7 @@ def test_the_methods_settings_survive_a_reload_and_travel_in_a_link(app, app_wor
 
 
 def test_a_link_with_bad_settings_says_what_it_left_out(app_workspace, monkeypatch):
-    at = _new_session(
+    at = _open_link(
         app_workspace,
         monkeypatch,
         "settings",

@@ -9,7 +9,7 @@ import re
 from tests._apptest import goto as _goto
 from tests._apptest import next_step as _next
 from tests._apptest import ok as _ok
-from tests._apptest import switch_to
+from tests._apptest import open_link as _open_link
 
 
 def _strips(at) -> list[str]:
@@ -62,26 +62,6 @@ def test_presentation_and_export_carry_the_same_verdict(app):
     page = export_html(run, corpus=None)
     assert 'class="verdict"' in page and "T2RAG: " in page and "KG2RAG: " in page
     at.button(key="present_exit").click().run()
-
-
-def _open_link(app_workspace, monkeypatch, page: str, params: dict[str, str]):
-    """A fresh session opening `/<page>?<params>`: AppTest needs one run before it can switch pages,
-    so the session is marked unread and the link's parameters are set again for the page's run."""
-    from streamlit.testing.v1 import AppTest
-
-    from tests._apptest import APP
-
-    monkeypatch.setenv("TRIPLET_LENS_WORKSPACE", str(app_workspace))
-    monkeypatch.delenv("TRIPLET_LENS_DEMO", raising=False)
-    monkeypatch.delenv("TRIPLET_LENS_MODEL", raising=False)
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.run()
-    at.session_state["url_restored"] = False
-    at.query_params = dict(params)
-    switch_to(at, page)
-    at.run()
-    _ok(at)
-    return at
 
 
 def test_a_copied_compare_link_opens_the_same_question_methods_and_step(app, app_workspace, monkeypatch):
