@@ -195,6 +195,18 @@ def sample_server(tmp_path_factory, embedder, extra=None):
     srv.stop()
 
 
+def click_in_section(b: Browser, section: str, label: str, timeout: float = 90) -> None:
+    """Click the button `label` inside the expander whose title ends with `section`."""
+    b.wait_js(
+        "(() => { const d = [...document.querySelectorAll('details')].find(x => x.querySelector('summary')"
+        ".innerText.trim().endsWith(" + json.dumps(section) + ")); if (!d) return false; const btn = "
+        "[...d.querySelectorAll('button')].find(x => x.innerText.trim() === " + json.dumps(label) + ");"
+        " if (!btn || btn.disabled) return false; btn.click(); return true; })()",
+        timeout=timeout,
+        what=f"button {label!r} in {section!r}",
+    )
+
+
 def open_browser(binary: str, profile_dir: Path, width: int = 1400, height: int = 2200) -> Browser:
     """Headless Chromium on a fresh profile, its viewport `width` x `height` CSS pixels."""
     b = Browser(binary, profile_dir)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests._app_helpers import Browser, needs_chromium, open_browser
+from tests._app_helpers import Browser, click_in_section, needs_chromium, open_browser
 
 pytestmark = [pytest.mark.timeout(900), needs_chromium()]
 
@@ -27,18 +27,6 @@ def _nav(b: Browser, label: str) -> None:
     while not b.click_link(label):
         assert time.monotonic() < end, f"no link {label!r}; page text: {b.text()[:1500]!r}"
         b.pump(0.3)
-
-
-def _click_in_section(b: Browser, section: str, label: str) -> None:
-    """Click the button `label` inside the expander whose title starts with `section`."""
-    b.wait_js(
-        "(() => { const d = [...document.querySelectorAll('details')].find(x => x.querySelector('summary')"
-        ".innerText.trim().endsWith(" + json.dumps(section) + ")); if (!d) return false; const btn = "
-        "[...d.querySelectorAll('button')].find(x => x.innerText.trim() === " + json.dumps(label) + ");"
-        " if (!btn || btn.disabled) return false; btn.click(); return true; })()",
-        timeout=60,
-        what=f"button {label!r} in {section!r}",
-    )
 
 
 def _click(b: Browser, label: str, timeout: float = 60) -> None:
@@ -58,7 +46,7 @@ def test_settings_paper_preset_then_ask_kg2rag_shows_the_paper_badge(server, bro
     _nav(b, "Settings")
     b.wait_text("Method settings")
     b.wait_text("🛠 tuned preset")  # each method starts on tuned, its departures counted on the badge
-    _click_in_section(b, "KG2RAG", "Load the paper preset")
+    click_in_section(b, "KG2RAG", "Load the paper preset", timeout=60)
     # the KG2RAG section's badge turns to paper; T2RAG's stays tuned
     b.wait_text("📄 paper preset")
     assert "🛠 tuned preset" in b.text()

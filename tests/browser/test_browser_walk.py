@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests._app_helpers import SAMPLE, Browser, StreamlitServer, needs_chromium, open_browser
+from tests._app_helpers import SAMPLE, Browser, StreamlitServer, click_in_section, needs_chromium, open_browser
 
 pytestmark = [pytest.mark.timeout(1500), needs_chromium()]
 
@@ -115,18 +115,6 @@ def _click(b: Browser, label: str, timeout: float = 90) -> None:
         + "); if (!x || x.disabled) return false; x.click(); return true; })()",
         timeout=timeout,
         what=f"button {label!r}",
-    )
-
-
-def _click_in_section(b: Browser, section: str, label: str) -> None:
-    """Click the button `label` inside the expander whose title ends with `section`."""
-    b.wait_js(
-        "(() => { const d = [...document.querySelectorAll('details')].find(x => x.querySelector('summary')"
-        ".innerText.trim().endsWith(" + json.dumps(section) + ")); if (!d) return false; const btn = "
-        "[...d.querySelectorAll('button')].find(x => x.innerText.trim() === " + json.dumps(label) + ");"
-        " if (!btn || btn.disabled) return false; btn.click(); return true; })()",
-        timeout=90,
-        what=f"button {label!r} in {section!r}",
     )
 
 
@@ -255,7 +243,7 @@ def _settings_paper_then_compare(b: Browser) -> None:
     column's badge says paper."""
     _nav(b, "Settings")
     b.wait_text("Method settings", timeout=60)
-    _click_in_section(b, "KG2RAG", "Load the paper preset")
+    click_in_section(b, "KG2RAG", "Load the paper preset")
     b.wait_js(_PAPER_BADGE, 60, "KG2RAG's badge on paper")
     # every field shows the paper's value (a field's new value is drawn a moment after its label)
     want = {"First-stage retrieval": "dense", "Most chunks the expansion adds": "-1", "Seed guard": "false"}
@@ -263,7 +251,7 @@ def _settings_paper_then_compare(b: Browser) -> None:
     while {k: _fields(b, "KG2RAG").get(k) for k in want} != want and time.monotonic() < end:
         b.pump(0.5)
     assert {k: _fields(b, "KG2RAG").get(k) for k in want} == want, _fields(b, "KG2RAG")
-    _click_in_section(b, "KG2RAG", "Apply")
+    click_in_section(b, "KG2RAG", "Apply")
     b.wait_text("KG2RAG settings applied.", timeout=60)
     b.wait_js(_PAPER_BADGE, 60, "KG2RAG's badge on paper after Apply")
     _clean(b, "Settings")
