@@ -4,17 +4,10 @@ or one of many alike windows of one long document), which the seed guard (cosine
 
 from __future__ import annotations
 
-from engine.core.types import Chunk
-from engine.llm.base import LLMCall
 from engine.methods.kg2rag import KG2RAG, KG2RAGSettings
 from engine.methods.kg2rag.graph import spanning_trees
-from engine.methods.kg2rag.records import GraphEdge
 from engine.methods.kg2rag.select import guard_seeds, select_trees
-from tests.doubles import HashEmbedder, MemoryCorpus
-
-
-def E(u, v, cid, w, tid):  # noqa: N802 - a record constructor
-    return GraphEdge(u, v, u, "r", v, tid, cid, w)
+from tests._kg2rag_helpers import QUESTION, E, Silent, lone_hub_corpus
 
 
 def test_the_first_stages_best_seeds_keep_their_place_though_less_similar_than_expanded_chunks():
@@ -38,31 +31,8 @@ def test_the_first_stages_best_seeds_keep_their_place_though_less_similar_than_e
     assert keep_top_seeds([], chosen, [], seeds, 0, 4, scores) == (chosen, [], [])
 
 
-class Silent:
-    name = "silent"
-
-    def answer(self, question, context, *, facts=None):
-        return "", LLMCall(job="answer", model="silent")
-
-
 def test_tuned_keeps_the_first_stages_best_seed_and_the_paper_preset_does_not():
-    # seeds (k = 3): "lone" (closest to the question; its triplet is off topic, so its tree ranks
-    # last), "hub" and "filler" (no triplet). The top tree, hub with two expanded chunks, fills k.
-    chunks = [
-        Chunk("lone", "lone", 0, "Lone", "Which river flows through Paris? Lutetia was a Roman city"),
-        Chunk("hub", "hub", 0, "Hub", "Paris river Seine"),
-        Chunk("filler", "filler", 0, "Filler", "Water flows downhill"),
-        Chunk("x0", "x0", 0, "X0", "Town zero market square"),
-        Chunk("x1", "x1", 0, "X1", "Town one market hall"),
-    ]
-    trips = [
-        ("Paris", "river", "Seine", ("hub",)),
-        ("Town0", "near", "Paris", ("x0",)),
-        ("Town1", "near", "Paris", ("x1",)),
-        ("Lutetia", "old name", "Roman city", ("lone",)),
-    ]
-    corpus = MemoryCorpus(HashEmbedder(), chunks, trips)
-    q = "Which river flows through Paris?"
+    corpus, q = lone_hub_corpus(), QUESTION
     base = dict(k=3, seeds="dense", seed_trees=False, overflow="skip", tree_score="max", seed_guard=False)
     off = KG2RAG(Silent()).answer(q, corpus, KG2RAGSettings(**base, keep_seeds=0))
     on = KG2RAG(Silent()).answer(q, corpus, KG2RAGSettings(**base, keep_seeds=1))

@@ -15,16 +15,10 @@ from engine.eval.metrics import average_metrics, score_question
 from engine.eval.report import EvalSummary, MethodSummary, summary_markdown
 from engine.methods.kg2rag import KG2RAG, KG2RAGSettings
 from engine.methods.kg2rag.graph import spanning_trees
-from engine.methods.kg2rag.records import GraphEdge
 from engine.methods.kg2rag.select import guard_seeds, select_trees
 from engine.triplets.files import TripletRow
 from engine.triplets.resolve import resolve_rows
-from tests.doubles import HashEmbedder, MemoryCorpus
-
-
-def E(u, v, cid, w, tid):  # noqa: N802 - a record constructor
-    return GraphEdge(u, v, u, "r", v, tid, cid, w)
-
+from tests._kg2rag_helpers import QUESTION, E, Silent, lone_hub_corpus
 
 # --- the seed guard ------------------------------------------------------------------------
 
@@ -47,33 +41,7 @@ def test_a_seed_more_similar_than_every_expanded_chunk_keeps_its_place():
 
 
 def test_the_tuned_method_guards_and_the_paper_preset_does_not():
-    # seeds (k = 3): "lone" (closest to the question; its triplet is off topic, so its tree ranks
-    # last), "hub" and "filler" (no triplet). The top tree, hub with two expanded chunks that share
-    # no word with the question, fills k on its own.
-    chunks = [
-        Chunk("lone", "lone", 0, "Lone", "Which river flows through Paris? Lutetia was a Roman city"),
-        Chunk("hub", "hub", 0, "Hub", "Paris river Seine"),
-        Chunk("filler", "filler", 0, "Filler", "Water flows downhill"),
-        Chunk("x0", "x0", 0, "X0", "Town zero market square"),
-        Chunk("x1", "x1", 0, "X1", "Town one market hall"),
-    ]
-    trips = [
-        ("Paris", "river", "Seine", ("hub",)),
-        ("Town0", "near", "Paris", ("x0",)),
-        ("Town1", "near", "Paris", ("x1",)),
-        ("Lutetia", "old name", "Roman city", ("lone",)),
-    ]
-    corpus = MemoryCorpus(HashEmbedder(), chunks, trips)
-
-    class Silent:
-        name = "silent"
-
-        def answer(self, question, context, *, facts=None):
-            from engine.llm.base import LLMCall
-
-            return "", LLMCall(job="answer", model="silent")
-
-    q = "Which river flows through Paris?"
+    corpus, q = lone_hub_corpus(), QUESTION  # the graph stage's expanded chunks fill k on their own
     base = dict(
         k=3, seeds="dense", seed_trees=False, overflow="skip", tree_score="max", keep_seeds=0
     )  # the guard alone
